@@ -1,0 +1,404 @@
+"""The domain model: components, links and the topology that holds them (no Qt).
+
+Every change goes through a method of :class:`Topology`, which tells its subscribers with a
+:class:`ChangeEvent`. The GUI's scene follows these events; undo commands call these methods.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Callable
+
+import networkx as nx
+
+from designer.topology.kinds import ID_PREFIX, KINDS, MEDIA
+
+#: component kinds that sit in a rack; NICs and DPUs are attached to a server instead
+RACKABLE = ("gpu_server", "switch", "storage")
+ATTACHABLE = ("nic", "dpu")
+
+
+@dataclass
+class Component:
+    """One box on the canvas. ``model`` names a catalog entry; ``props`` override its figures."""
+
+    id: str
+    kind: str
+    model: str
+    name: str = ""
+    parent: str | None = None
+    slot: int | None = None
+    props: dict[str, Any] = field(default_factory=dict)
+    pos: tuple[float, float] | None = None
+
+    def copy(self) -> "Component":
+        return replace(self, props=copy.deepcopy(self.props))
+
+    @property
+    def label(self) -> str:
+        return self.name or self.id
+
+
+@dataclass
+class Link:
+    """A cable (or bundle of ``lanes`` cables) between two components."""
+
+    id: str
+    a: str
+    b: str
+    medium: str = "infiniband"
+    speed_Gbps: float = 400.0
+    latency_us: float = 0.0
+    lanes: int = 1
+    a_port: int | None = None
+    b_port: int | None = None
+
+    def copy(self) -> "Link":
+        return replace(self)
+
+    def other(self, end: str) -> str:
+        return self.b if end == self.a else self.a
+
+    @property
+    def capacity_Gbps(self) -> float:
+        """Total capacity of the bundle in one direction."""
+        return self.speed_Gbps * self.lanes
+
+
+COMPONENT_FIELDS = tuple(f.name for f in fields(Component))
+LINK_FIELDS = tuple(f.name for f in fields(Link))
+
+
+@dataclass(frozen=True)
+class ChangeEvent:
+    """What changed: ``type`` is one of ``EVENT_TYPES``; ``old``/``new`` are copies (or None)."""
+
+    type: str
+    id: str | None = None
+    old: Any = None
+    new: Any = None
+
+
+EVENT_TYPES = (
+    "component_added",
+    "component_removed",
+    "component_changed",
+    "link_added",
+    "link_removed",
+    "link_changed",
+    "reset",
+)
+
+
+class TopologyError(ValueError):
+    """An edit that would make the model inconsistent (unknown id, duplicate id, bad kind...)."""
+
+
+_ID_NUM = re.compile(r"^(.*?)(\d+)$")
+
+
+class Topology:
+    """Components and links, with change events, a networkx view and queries."""
+
+    def __init__(self) -> None:
+        self.components: dict[str, Component] = {}
+        self.links: dict[str, Link] = {}
+        self._links_of: dict[str, set[str]] = {}
+        self._children: dict[str, set[str]] = {}
+        self._counters: dict[str, int] = {}
+        self._subscribers: list[Callable[[ChangeEvent], None]] = []
+        self._graph: nx.MultiGraph | None = None
+        self.version = 0
+        self._batch = 0
+
+    # ----------------------------------------------------------------- events
+    def subscribe(self, callback: Callable[[ChangeEvent], None]) -> None:
+        if callback not in self._subscribers:
+            self._subscribers.append(callback)
+
+    def unsubscribe(self, callback: Callable[[ChangeEvent], None]) -> None:
+        if callback in self._subscribers:
+            self._subscribers.remove(callback)
+
+    def _emit(self, event: ChangeEvent) -> None:
+        self.version += 1
+        self._graph = None
+        for cb in list(self._subscribers):
+            cb(event)
+
+    # -------------------------------------------------------------------- ids
+    def new_id(self, prefix: str) -> str:
+        """A fresh id ``prefix-N``; ids are never reused within this topology (or its file)."""
+        n = self._counters.get(prefix, 0)
+        while True:
+            n += 1
+            candidate = f"{prefix}-{n}"
+            if candidate not in self.components and candidate not in self.links:
+                self._counters[prefix] = n
+                return candidate
+
+    def new_component_id(self, kind: str) -> str:
+        return self.new_id(ID_PREFIX.get(kind, kind))
+
+    def _note_id(self, ident: str) -> None:
+        m = _ID_NUM.match(ident)
+        if m:
+            prefix = m.group(1).rstrip("-")
+            num = int(m.group(2))
+            if num > self._counters.get(prefix, 0):
+                self._counters[prefix] = num
+
+    @property
+    def counters(self) -> dict[str, int]:
+        """Highest id number handed out per prefix (saved in files so ids stay unique)."""
+        return dict(self._counters)
+
+    def restore_counters(self, counters: dict[str, int]) -> None:
+        for prefix, n in counters.items():
+            if n > self._counters.get(prefix, 0):
+                self._counters[prefix] = int(n)
+
+    # ------------------------------------------------------------- components
+    def add_component(self, comp: Component) -> Component:
+        if comp.kind not in KINDS:
+            raise TopologyError(f"unknown component kind '{comp.kind}' (one of {', '.join(KINDS)})")
+        if comp.id in self.components or comp.id in self.links:
+            raise TopologyError(f"id '{comp.id}' is already used")
+        comp = comp.copy()
+        self.components[comp.id] = comp
+        self._links_of.setdefault(comp.id, set())
+        if comp.parent is not None:
+            self._children.setdefault(comp.parent, set()).add(comp.id)
+        self._note_id(comp.id)
+        self._emit(ChangeEvent("component_added", comp.id, None, comp.copy()))
+        return comp
+
+    def remove_component(self, comp_id: str) -> tuple[Component, list[Link], list[Component]]:
+        """Remove a component with its links; its children are detached (parent set to None).
+
+        Returns ``(component, removed_links, detached_children_before)`` so that an undo command can
+        restore exactly what was there.
+        """
+        comp = self._require(comp_id)
+        removed_links = [self.links[lid].copy() for lid in sorted(self._links_of.get(comp_id, ()))]
+        for link in removed_links:
+            self.remove_link(link.id)
+        detached = [self.components[c].copy() for c in sorted(self._children.get(comp_id, ()))]
+        for child in detached:
+            self.update_component(child.id, parent=None, slot=None)
+        del self.components[comp_id]
+        self._links_of.pop(comp_id, None)
+        self._children.pop(comp_id, None)
+        if comp.parent is not None:
+            self._children.get(comp.parent, set()).discard(comp_id)
+        self._emit(ChangeEvent("component_removed", comp_id, comp.copy(), None))
+        return comp, removed_links, detached
+
+    def update_component(self, comp_id: str, **changes: Any) -> Component:
+        """Change attributes of a component (``name``, ``model``, ``parent``, ``slot``, ``pos``,
+        ``props`` as a whole dict). Returns the old copy."""
+        comp = self._require(comp_id)
+        unknown = (set(changes) - set(COMPONENT_FIELDS)) | ({"id", "kind"} & set(changes))
+        if unknown:
+            raise TopologyError(f"cannot change {', '.join(sorted(unknown))} of a component")
+        if "parent" in changes and changes["parent"] is not None:
+            if changes["parent"] not in self.components:
+                raise TopologyError(f"no component '{changes['parent']}' to attach '{comp_id}' to")
+            if changes["parent"] == comp_id:
+                raise TopologyError(f"'{comp_id}' cannot contain itself")
+        old = comp.copy()
+        if "parent" in changes and changes["parent"] != comp.parent:
+            if comp.parent is not None:
+                self._children.get(comp.parent, set()).discard(comp_id)
+            if changes["parent"] is not None:
+                self._children.setdefault(changes["parent"], set()).add(comp_id)
+        for key, value in changes.items():
+            if key == "props":
+                value = copy.deepcopy(value)
+            elif key == "pos" and value is not None:
+                value = (float(value[0]), float(value[1]))
+            setattr(comp, key, value)
+        self._emit(ChangeEvent("component_changed", comp_id, old, comp.copy()))
+        return old
+
+    def set_prop(self, comp_id: str, name: str, value: Any) -> Component:
+        """Override one catalog figure of a component; ``None`` removes the override."""
+        comp = self._require(comp_id)
+        props = copy.deepcopy(comp.props)
+        if value is None:
+            props.pop(name, None)
+        else:
+            props[name] = value
+        return self.update_component(comp_id, props=props)
+
+    # ------------------------------------------------------------------ links
+    def add_link(self, link: Link) -> Link:
+        if link.id in self.links or link.id in self.components:
+            raise TopologyError(f"id '{link.id}' is already used")
+        for end in (link.a, link.b):
+            if end not in self.components:
+                raise TopologyError(f"link '{link.id}' names no component '{end}'")
+        if link.a == link.b:
+            raise TopologyError(f"link '{link.id}' joins '{link.a}' to itself")
+        if link.medium not in MEDIA:
+            raise TopologyError(f"link '{link.id}': unknown medium '{link.medium}' (one of {', '.join(MEDIA)})")
+        link = link.copy()
+        self.links[link.id] = link
+        self._links_of.setdefault(link.a, set()).add(link.id)
+        self._links_of.setdefault(link.b, set()).add(link.id)
+        self._note_id(link.id)
+        self._emit(ChangeEvent("link_added", link.id, None, link.copy()))
+        return link
+
+    def remove_link(self, link_id: str) -> Link:
+        link = self.links.pop(link_id, None)
+        if link is None:
+            raise TopologyError(f"no link '{link_id}'")
+        self._links_of.get(link.a, set()).discard(link_id)
+        self._links_of.get(link.b, set()).discard(link_id)
+        self._emit(ChangeEvent("link_removed", link_id, link.copy(), None))
+        return link
+
+    def update_link(self, link_id: str, **changes: Any) -> Link:
+        link = self.links.get(link_id)
+        if link is None:
+            raise TopologyError(f"no link '{link_id}'")
+        bad = (set(changes) - set(LINK_FIELDS)) | ({"id"} & set(changes))
+        if bad:
+            raise TopologyError(f"cannot change {', '.join(sorted(bad))} of a link")
+        for end in ("a", "b"):
+            if end in changes and changes[end] not in self.components:
+                raise TopologyError(f"link '{link_id}' names no component '{changes[end]}'")
+        if "medium" in changes and changes["medium"] not in MEDIA:
+            raise TopologyError(f"unknown medium '{changes['medium']}' (one of {', '.join(MEDIA)})")
+        old = link.copy()
+        for end in ("a", "b"):
+            if end in changes:
+                self._links_of.get(getattr(link, end), set()).discard(link_id)
+        for key, value in changes.items():
+            setattr(link, key, value)
+        self._links_of.setdefault(link.a, set()).add(link_id)
+        self._links_of.setdefault(link.b, set()).add(link_id)
+        self._emit(ChangeEvent("link_changed", link_id, old, link.copy()))
+        return old
+
+    # ------------------------------------------------------------------ whole
+    def clear(self) -> None:
+        self.components.clear()
+        self.links.clear()
+        self._links_of.clear()
+        self._children.clear()
+        self._emit(ChangeEvent("reset"))
+
+    def copy(self) -> "Topology":
+        """A deep copy without subscribers."""
+        other = Topology()
+        other.components = {k: c.copy() for k, c in self.components.items()}
+        other.links = {k: l.copy() for k, l in self.links.items()}
+        other._links_of = {k: set(v) for k, v in self._links_of.items()}
+        other._children = {k: set(v) for k, v in self._children.items()}
+        other._counters = dict(self._counters)
+        return other
+
+    def snapshot(self) -> tuple[tuple, tuple]:
+        """A hashable picture of the content (for equality checks in tests and soak runs)."""
+        comps = tuple(
+            sorted(
+                (c.id, c.kind, c.model, c.name, c.parent, c.slot, repr(sorted(c.props.items())), c.pos)
+                for c in self.components.values()
+            )
+        )
+        links = tuple(
+            sorted(
+                (l.id, l.a, l.b, l.medium, l.speed_Gbps, l.latency_us, l.lanes, l.a_port, l.b_port)
+                for l in self.links.values()
+            )
+        )
+        return comps, links
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Topology) and self.snapshot() == other.snapshot()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __len__(self) -> int:
+        return len(self.components)
+
+    # ---------------------------------------------------------------- queries
+    def _require(self, comp_id: str) -> Component:
+        comp = self.components.get(comp_id)
+        if comp is None:
+            raise TopologyError(f"no component '{comp_id}'")
+        return comp
+
+    def get(self, comp_id: str) -> Component | None:
+        return self.components.get(comp_id)
+
+    def of_kind(self, kind: str) -> list[Component]:
+        return [c for c in self.components.values() if c.kind == kind]
+
+    def servers(self) -> list[Component]:
+        return self.of_kind("gpu_server")
+
+    def racks(self) -> list[Component]:
+        return self.of_kind("rack")
+
+    def storage(self) -> list[Component]:
+        return self.of_kind("storage")
+
+    def switches(self, tier: str | None = None) -> list[Component]:
+        """Switches, optionally of one tier (``props['tier']``; the kind default is 'leaf')."""
+        result = self.of_kind("switch")
+        if tier is None:
+            return result
+        return [c for c in result if c.props.get("tier", "leaf") == tier]
+
+    def children(self, comp_id: str) -> list[Component]:
+        return [self.components[c] for c in sorted(self._children.get(comp_id, ()))]
+
+    def attached(self, server_id: str) -> list[Component]:
+        """NICs and DPUs attached to a server, in slot order."""
+        kids = [c for c in self.children(server_id) if c.kind in ATTACHABLE]
+        return sorted(kids, key=lambda c: (c.slot if c.slot is not None else 1 << 30, c.id))
+
+    def members(self, rack_id: str) -> list[Component]:
+        """Components in a rack, by U position."""
+        kids = [c for c in self.children(rack_id) if c.kind in RACKABLE]
+        return sorted(kids, key=lambda c: (c.slot if c.slot is not None else 1 << 30, c.id))
+
+    def links_of(self, comp_id: str) -> list[Link]:
+        return [self.links[l] for l in sorted(self._links_of.get(comp_id, ()))]
+
+    def neighbors(self, comp_id: str) -> list[str]:
+        return sorted({l.other(comp_id) for l in self.links_of(comp_id)})
+
+    def gpus(self, resolve: Callable[[Component], dict[str, Any]]) -> list[tuple[str, int]]:
+        """Every GPU as ``(server_id, index)``; ``resolve`` gives a server's effective figures
+        (normally ``Catalog.resolve``), whose ``gpu_count`` says how many it holds."""
+        return [(s.id, i) for s in self.servers() for i in range(int(resolve(s)["gpu_count"]))]
+
+    def graph(self) -> nx.MultiGraph:
+        """A networkx view: nodes are components (attribute ``kind``), edges are links (key = link
+        id, attributes of the link) plus attachment edges NIC/DPU–server (``medium='pcie'``,
+        ``attach=True``). Cached until the next change; do not modify it."""
+        if self._graph is None:
+            g = nx.MultiGraph()
+            for c in self.components.values():
+                g.add_node(c.id, kind=c.kind)
+            for l in self.links.values():
+                g.add_edge(l.a, l.b, key=l.id, medium=l.medium, speed_Gbps=l.speed_Gbps,
+                           lanes=l.lanes, latency_us=l.latency_us, attach=False)
+            for c in self.components.values():
+                if c.kind in ATTACHABLE and c.parent in self.components:
+                    g.add_edge(c.id, c.parent, key=f"attach:{c.id}", medium="pcie", attach=True)
+            self._graph = g
+        return self._graph
+
+    def shortest_path(self, a: str, b: str) -> list[str] | None:
+        """Fewest-hop path of component ids from a to b, or None if there is none."""
+        try:
+            return nx.shortest_path(self.graph(), a, b)
+        except (nx.NetworkXNoPath, nx.NodeNotFound):
+            return None
