@@ -1,0 +1,84 @@
+"""``dpu-designer catalog [KIND] [--json]``: list the catalog entries with key figures and sources."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from designer.errors import UsageError
+from designer.topology import catalog as cat
+
+#: figures shown in the table for each kind (every figure is in --json)
+KEY_FIGURES = {
+    "gpu": ("memory_GB", "bf16_dense_tflops", "nvlink_GBps", "tdp_W", "gemm_efficiency"),
+    "cpu": ("cores", "all_core_GHz", "tdp_W"),
+    "server": ("gpu_model", "gpu_count", "nic_model", "nic_count", "dpu_model", "dpu_count",
+               "base_power_W"),
+    "dpu": ("max_bandwidth_Gbps", "arm_cores", "crypto_Gbps", "power_W"),
+    "nic": ("port_speed_Gbps", "pcie_gen", "power_W"),
+    "switch": ("ports", "port_speed_Gbps", "latency_ns", "sharp_trees", "medium"),
+    "storage": ("read_GBps", "write_GBps", "capacity_TB", "ports", "port_speed_Gbps"),
+    "rack": ("rack_units", "power_budget_kW"),
+    cat.WORKLOAD: ("kind", "params_B", "gpus", "tp", "pp", "published_tflops_per_gpu",
+                   "bytes_per_sample"),
+}
+_SOURCE_WIDTH = 70
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "catalog", help="list hardware and workload catalog entries",
+        description="List catalog entries (packaged and user catalogs) with key figures and sources.")
+    parser.add_argument("kind", nargs="?", metavar="KIND",
+                        help=f"one of {', '.join(cat.ALL_KINDS)} (default: all)")
+    parser.add_argument("--json", action="store_true", help="print every figure and source as JSON")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    kinds = _kinds(args.kind)
+    catalog = cat.load_catalog()
+    for problem in catalog.problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    if args.json:
+        data = {kind: catalog.entries(kind) for kind in kinds}
+        print(json.dumps(data[kinds[0]] if args.kind else data, indent=2))
+        return 0
+    for n, kind in enumerate(kinds):
+        if n:
+            print()
+        print(_table(kind, catalog.entries(kind)))
+    return 0
+
+
+def _kinds(kind: str | None) -> tuple[str, ...]:
+    if kind is None:
+        return cat.ALL_KINDS
+    aliases = {"gpu_server": "server", "workloads": cat.WORKLOAD}
+    kind = aliases.get(kind.lower(), kind.lower())
+    if kind not in cat.ALL_KINDS:
+        raise UsageError(f"unknown kind '{kind}'; choose one of {', '.join(cat.ALL_KINDS)}")
+    return (kind,)
+
+
+def _table(kind: str, entries: list[dict]) -> str:
+    rows = [("ID", "NAME", "KEY FIGURES", "SOURCE")]
+    for e in entries:
+        figures = "  ".join(f"{f}={_fmt(e[f])}" for f in KEY_FIGURES[kind] if f in e)
+        source = e.get("source", "")
+        if len(source) > _SOURCE_WIDTH:
+            source = source[: _SOURCE_WIDTH - 3] + "..."
+        rows.append((e["id"], e["name"], figures, source))
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    lines = [f"{kind} ({len(entries)})"]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r[:3], widths)) + "  " + r[3] for r in rows]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _fmt(value) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)

@@ -1,0 +1,486 @@
+"""Resources stage: host CPU, DPU engines, storage, jitter and energy for one design and scenario.
+
+The pipeline hands :func:`assess` a :class:`ResourceInputs` built from what the earlier stages know
+(placement, traffic, network) and gets a :class:`ResourceReport` back: the extra seconds each
+iteration loses to the host CPU or DPU, to data stalls, stragglers and checkpoints, the host CPU's
+share of infrastructure work, each DPU engine's load, storage figures, power and energy, and
+plain-language bottlenecks.
+
+Servers are passed as :class:`ServerGroup` s: identical servers (same hardware, scenario, traffic)
+are carried once with a ``count``, so a 2,048-server design costs a handful of rows.
+
+Scenarios: ``"host"`` = host-managed adapters; the host CPU runs the network, storage, crypto and
+virtualization stacks (a DPU in such a server works as a plain NIC). ``"dpu"`` = the server's
+BlueField DPUs run them. Every group carries its own scenario, so mixes are allowed.
+
+The cost figures (cycles per byte, per packet, per IO ...) come from ``models/costs/*.toml`` through
+:mod:`designer.engine.hostcpu` and :mod:`designer.engine.dpu`; each figure there has its source.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from designer.engine import dpu, energy, hostcpu, jitter, storage
+from designer.engine.dpu import DpuCapacity, DpuCosts
+from designer.engine.hostcpu import HostCosts
+
+SCENARIOS = ("host", "dpu")
+#: host CPU consumers reported in ``HostCpuReport.by_task``; the first four are infrastructure
+TASKS = ("network", "storage", "crypto", "virtualization", "data_loading")
+INFRA_TASKS = TASKS[:4]
+#: DPU engines reported in ``ResourceReport.dpu``
+DPU_ENGINES = ("line", "crypto", "arm")
+
+
+@dataclass(frozen=True)
+class ServerGroup:
+    """``count`` identical GPU servers: their hardware, scenario and per-iteration traffic.
+
+    Hardware figures are per server (adapter figures per adapter) and come from the catalog
+    (``catalog.resolve`` of the server and of its attached DPUs/NICs).
+    """
+
+    count: int = 1
+    scenario: str = "host"  #: "host" or "dpu"
+    # --- compute
+    gpus: int = 8
+    gpu_power_W: float = 700.0  #: per GPU at training load
+    cpu_cores: int = 112  #: physical cores, all sockets (cpu.cores x cpu_sockets)
+    cpu_GHz: float = 2.0  #: all-core clock (cpu.all_core_GHz)
+    base_power_W: float = 2500.0  #: server without GPUs, NICs and DPUs (CPUs, memory, fans)
+    # --- adapters (figures per adapter)
+    dpus: int = 0
+    dpu_arm_cores: int = 16
+    dpu_arm_GHz: float = 2.0
+    dpu_crypto_Gbps: float = 400.0  #: inline crypto rate of one DPU
+    dpu_bandwidth_Gbps: float = 400.0  #: line rate of one DPU (max_bandwidth_Gbps)
+    dpu_storage_emulation: bool = True  #: NVMe/virtio-blk emulation (SNAP) available
+    dpu_ovs_offload: bool = True  #: virtual switch offload (ASAP2) available
+    dpu_power_W: float = 150.0
+    nics: int = 0
+    nic_power_W: float = 25.0
+    # --- capabilities of the path
+    rdma: bool = True  #: adapters and fabric carry RDMA (RoCE or InfiniBand)
+    gpudirect_rdma: bool = True  #: NIC reads/writes GPU memory directly (no host bounce buffer)
+    gpudirect_storage: bool = False  #: storage reads land in GPU memory directly (GDS)
+    # --- traffic of ONE server in ONE iteration
+    rdma_bytes: float = 0.0  #: collective bytes sent + received over RDMA verbs
+    tcp_bytes: float = 0.0  #: collective bytes sent + received over kernel TCP sockets
+    comm_s: float = 0.0  #: time the network stage needs to move those bytes at fabric speed
+    storage_fabric_GBps: float = 0.0  #: storage read rate the fabric path gives this server,
+    #: without training traffic (the converged-fabric sharing is applied here); 0 = not modelled
+    # --- security / tenancy
+    encrypt: bool = False  #: this tenant's traffic leaving the server is encrypted (AES-GCM)
+    isolated: bool = False  #: traffic passes a virtual switch / overlay (multi-tenant isolation)
+
+
+@dataclass(frozen=True)
+class ResourceInputs:
+    """What the resources stage needs, for one scenario run of one design."""
+
+    groups: tuple[ServerGroup, ...]
+    iteration_s: float  #: iteration time from compute + exposed communication, before this stage
+    # --- data ingest (global per iteration)
+    samples_per_iteration: float = 0.0  #: global batch, spread evenly over servers
+    sample_bytes: float = 0.0  #: bytes read from storage per sample
+    preprocess_core_s_per_sample: float = 0.0  #: host CPU core-seconds to decode/augment a sample
+    # --- storage targets and path (totals over all storage systems)
+    storage_read_GBps: float = 0.0
+    storage_write_GBps: float = 0.0
+    storage_converged: bool = False  #: storage traffic shares the compute fabric links
+    storage_transport: str = "rdma"  #: host NVMe-oF initiator transport: "rdma" or "tcp"
+    # --- checkpoints
+    parameters: float = 0.0  #: model parameters (checkpoint = parameters x bytes per parameter)
+    checkpoint_bytes_per_param: float | None = None  #: None = models/costs/storage.toml figure
+    checkpoint_every_iterations: int = 0  #: 0 = no checkpoints
+    # --- rest of the cluster
+    tenants: int = 1  #: jobs sharing the fabric (reported; isolation is per group)
+    switch_power_W: float = 0.0  #: all switches together
+    storage_power_W: float = 0.0  #: all storage systems together
+    iterations: int = 0  #: iterations of the whole run (0 = report per-iteration energy only)
+    price_per_kWh: float = 0.0  #: electricity price in the user's currency
+
+
+@dataclass(frozen=True)
+class HostCpuReport:
+    """Host CPU cycles, server-weighted over all servers."""
+
+    cores_total: int  #: physical cores of all servers
+    infra_fraction: float  #: share of cycles on network+storage+crypto+virtualization
+    by_task: dict[str, float]  #: share of cycles per task (keys: TASKS)
+    training_fraction: float  #: share left for the training process
+    saturated: bool  #: some server's CPU demand exceeded its cores
+
+
+@dataclass(frozen=True)
+class StorageReport:
+    read_demand_GBps: float  #: all servers together, to keep GPUs fed
+    read_achieved_GBps: float  #: what the slowest path element gives
+    checkpoint_GB: float
+    checkpoint_write_s: float  #: one checkpoint, all servers writing in parallel
+
+
+@dataclass(frozen=True)
+class EnergyReport:
+    power_W: dict[str, float]  #: keys: gpu, server, adapters, switches, storage, total
+    iteration_kWh: float
+    run_kWh: float  #: 0 when ``iterations`` is 0
+    run_cost: float  #: run_kWh x price_per_kWh
+    samples_per_s_per_kW: float  #: performance per watt (x1000)
+
+
+@dataclass(frozen=True)
+class GroupReport:
+    """Per server group detail (same order as ``ResourceInputs.groups``)."""
+
+    count: int
+    scenario: str
+    host_by_task: dict[str, float]  #: cores busy per task (keys: TASKS), demand before capping
+    host_cores: int
+    dpu_utilization: dict[str, float]  #: demand / capacity per engine (keys: DPU_ENGINES); >1 = over
+    network_slowdown: float  #: >= 1, how much longer the collective traffic takes on this server
+    read_achieved_GBps: float  #: per server
+    read_limit: str  #: which element limits the storage read ("target", "fabric", "host CPU", ...)
+    jitter_cv: float  #: coefficient of variation of this server's iteration time
+
+
+@dataclass(frozen=True)
+class ResourceReport:
+    """What the resources stage adds to an iteration and what it found."""
+
+    iteration_s: float  #: input iteration time + every extra term below
+    network_extra_s: float  #: collectives slowed by a saturated host CPU or DPU
+    data_stall_s: float  #: GPUs waiting for input data
+    straggler_s: float  #: synchronous step waits for the slowest server
+    checkpoint_s: float  #: checkpoint write time amortized per iteration
+    host_cpu: HostCpuReport
+    dpu: dict[str, float]  #: max utilization per DPU engine over servers with DPUs ({} if none)
+    storage: StorageReport
+    energy: EnergyReport
+    bottlenecks: list[str] = field(default_factory=list)  #: plain-language reasons
+    flags: list[str] = field(default_factory=list)  #: e.g. "host CPU saturated: ..."
+    groups: tuple[GroupReport, ...] = ()
+
+    def to_dict(self) -> dict:
+        """Plain JSON-able dict (floats, strings, lists, dicts)."""
+        return asdict(self)
+
+
+# ----------------------------------------------------------------------------------------------
+# cost figures
+
+COST_FILES = ("host_cpu", "dpu", "jitter", "storage")
+
+
+def cost_figures(catalog=None) -> dict[str, float]:
+    """All figures of ``models/costs/{host_cpu,dpu,jitter,storage}.toml`` by name.
+
+    Each figure is a table ``{value, source}``; a figure without a source is refused.
+    """
+    if catalog is None:
+        from designer.topology.catalog import load_catalog
+
+        catalog = load_catalog()
+    figures: dict[str, float] = {}
+    for name in COST_FILES:
+        for key, table in catalog.costs(name).items():
+            if not isinstance(table, dict) or "value" not in table or not table.get("source"):
+                raise ValueError(f"models/costs/{name}.toml: figure {key!r} needs a value and a "
+                                 f"source (write [{key}] value = ... source = \"...\")")
+            figures[key] = float(table["value"])
+    return figures
+
+
+# ----------------------------------------------------------------------------------------------
+# input checks
+
+
+def _check(inputs: ResourceInputs) -> None:
+    """Refuse inputs the models cannot use, saying what, where and how to fix it."""
+    if not inputs.groups:
+        raise ValueError("resources: no GPU servers to assess (add at least one GPU server)")
+    if not inputs.iteration_s > 0:
+        raise ValueError(f"resources: iteration_s must be positive, got {inputs.iteration_s!r}")
+    if inputs.storage_transport not in ("rdma", "tcp"):
+        raise ValueError(f"resources: storage_transport must be 'rdma' or 'tcp', "
+                         f"got {inputs.storage_transport!r}")
+    for i, g in enumerate(inputs.groups):
+        where = f"resources: server group {i}"
+        if g.scenario not in SCENARIOS:
+            raise ValueError(f"{where}: scenario must be one of {', '.join(SCENARIOS)}, "
+                             f"got {g.scenario!r}")
+        if g.count < 1 or g.gpus < 1:
+            raise ValueError(f"{where}: count and gpus must be at least 1")
+        if g.cpu_cores < 1 or not g.cpu_GHz > 0:
+            raise ValueError(f"{where}: the server needs CPU cores and a clock (cpu_cores >= 1, "
+                             f"cpu_GHz > 0); check the cpu catalog entry")
+        for name in ("rdma_bytes", "tcp_bytes", "comm_s", "storage_fabric_GBps"):
+            if getattr(g, name) < 0:
+                raise ValueError(f"{where}: {name} must not be negative")
+
+
+# ----------------------------------------------------------------------------------------------
+# one server group
+
+
+@dataclass
+class _Server:
+    """Working figures of one server of a group (one iteration)."""
+
+    report: GroupReport
+    network_extra_s: float
+    stall_s: float
+    write_s: float
+    host_cycles: dict[str, float]  #: by task, per iteration
+    capacity_Hz: float  #: cores x clock
+    window_demand_cores: float
+    window_free_cores: float
+    dpu_limited: str  #: DPU engine that slowed collectives, or ""
+    fallback: bool  #: scenario "dpu" asked but no DPU on the server
+
+
+def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: HostCosts,
+            dc: DpuCosts, servers: int) -> _Server:
+    offload = g.scenario == "dpu" and g.dpus > 0
+    emulation = offload and g.dpu_storage_emulation
+    T = inp.iteration_s
+    window = g.comm_s if g.comm_s > 0 else T
+    hz = g.cpu_GHz * 1e9
+    cap = DpuCapacity.of(g.dpus, g.dpu_bandwidth_Gbps, g.dpu_crypto_Gbps, g.dpu_arm_cores,
+                         g.dpu_arm_GHz) if offload else None
+
+    # --- collectives (inside the communication window)
+    kernel_b, rdma_b = hostcpu.collective_paths(offload=offload, rdma=g.rdma, encrypt=g.encrypt,
+                                                rdma_bytes=g.rdma_bytes, tcp_bytes=g.tcp_bytes)
+    coll_b = kernel_b + rdma_b
+    win = {"network": hostcpu.network_cycles(kernel_b, rdma_b, hc),
+           "crypto": hostcpu.crypto_cycles(coll_b, hc) if g.encrypt and not offload else 0.0,
+           # host-managed isolation: the kernel path crosses the host virtual switch (RDMA uses
+           # SR-IOV functions isolated by the NIC's embedded switch); with a DPU it switches
+           "virtualization": hostcpu.vswitch_cycles(kernel_b, hc.vswitch_cycles_per_packet,
+                                                    hc.vswitch_packet_bytes)
+           if g.isolated and not offload else 0.0}
+
+    # --- background host work spread over the iteration: data loading
+    samples = inp.samples_per_iteration / servers
+    load_cycles = samples * inp.preprocess_core_s_per_sample * hz
+    load_cores = hostcpu.cores_needed(load_cycles, T, g.cpu_GHz)
+
+    # --- storage read path
+    read_b = samples * inp.sample_bytes
+    cpb = hostcpu.storage_read_cycles_per_byte(
+        offload=offload, emulation=g.dpu_storage_emulation, transport=inp.storage_transport,
+        encrypt=g.encrypt, isolated=g.isolated, gpudirect_storage=g.gpudirect_storage, c=hc)
+    host_cpb = sum(cpb.values())
+    free_for_io = max(g.cpu_cores - load_cores, 0.0)
+    limits = {"storage target": inp.storage_read_GBps * 1e9 / servers}
+    if g.storage_fabric_GBps > 0:
+        fabric = g.storage_fabric_GBps * 1e9
+        limits["fabric"] = (storage.converged_fabric_Bps(fabric, g.comm_s, T)
+                            if inp.storage_converged else fabric)
+    if host_cpb > 0:
+        limits["host CPU"] = free_for_io * hz / host_cpb
+    arm_cpb = 0.0
+    if offload:
+        arm_cpb = dpu.storage_arm_cycles_per_byte(
+            emulation=emulation, isolated=g.isolated, ovs_offload=g.dpu_ovs_offload,
+            read_io_bytes=hc.read_io_bytes, vswitch_packet_bytes=hc.vswitch_packet_bytes, c=dc)
+        limits["DPU line rate"] = max(cap.line_Bps - coll_b / T, 0.0)
+        if g.encrypt:
+            limits["DPU crypto"] = max(cap.crypto_Bps - coll_b / T, 0.0)
+        if arm_cpb > 0:
+            limits["DPU Arm cores"] = cap.arm_Hz / arm_cpb
+    read_rate, read_limit = storage.achieved(limits)
+    read_s = storage.transfer_s(read_b, read_rate)
+    load_s = hostcpu.cores_needed(load_cycles, 1.0, g.cpu_GHz) / g.cpu_cores if load_cycles else 0.0
+    stall = storage.stall_s(max(read_s, load_s), T)
+    io_rate = read_b / max(T + stall, 1e-12)  # bytes/s actually read over the step
+
+    # --- collective slowdown: host cores and DPU engines
+    storage_cores = hostcpu.cores_needed(host_cpb * read_b, T + stall, g.cpu_GHz)
+    free = g.cpu_cores - load_cores - storage_cores
+    demand = hostcpu.cores_needed(sum(win.values()), window, g.cpu_GHz)
+    host_slow = hostcpu.slowdown(demand, free) if coll_b > 0 else 1.0
+    dpu_slow, dpu_limited, util = 1.0, "", {}
+    if offload:
+        coll_arm = (dpu.vswitch_arm_cycles(coll_b, g.dpu_ovs_offload, hc.vswitch_packet_bytes, dc)
+                    if g.isolated else 0.0)
+        util = dpu.utilization(cap, line_Bps=coll_b / window + io_rate,
+                               crypto_Bps=(coll_b / window + io_rate) if g.encrypt else 0.0,
+                               arm_Hz=coll_arm / window + arm_cpb * io_rate)
+        used = {"line": coll_b > 0, "crypto": g.encrypt and coll_b > 0, "arm": coll_arm > 0}
+        over = {k: v for k, v in util.items() if used[k] and v > 1.0}
+        if over:
+            dpu_limited = max(over, key=over.__getitem__)
+            dpu_slow = over[dpu_limited]
+    slow = max(host_slow, dpu_slow)
+    extra = g.comm_s * (slow - 1.0)
+
+    # --- checkpoint write (training paused: all cores free for the storage stack)
+    write_b = storage.checkpoint_bytes(inp.parameters, _bytes_per_param(inp, fig)) / servers
+    # same path elements as the read, without training traffic on the links or DPU engines
+    wlimits = {"storage target": inp.storage_write_GBps * 1e9 / servers}
+    if "fabric" in limits:
+        wlimits["fabric"] = g.storage_fabric_GBps * 1e9
+    if host_cpb > 0:
+        wlimits["host CPU"] = g.cpu_cores * hz / host_cpb
+    if offload:
+        wlimits["DPU line rate"] = cap.line_Bps
+        if g.encrypt:
+            wlimits["DPU crypto"] = cap.crypto_Bps
+        if arm_cpb > 0:
+            wlimits["DPU Arm cores"] = cap.arm_Hz / arm_cpb
+    write_s = storage.transfer_s(write_b, storage.achieved(wlimits)[0]) if write_b > 0 else 0.0
+
+    # --- host cycles per iteration by task
+    cycles = {t: 0.0 for t in TASKS}
+    for t, c in win.items():
+        cycles[t] += c
+    cycles["storage"] += cpb["storage"] * read_b
+    cycles["crypto"] += cpb["crypto"] * read_b
+    cycles["virtualization"] += cpb["virtualization"] * read_b
+    cycles["data_loading"] = load_cycles
+    by_task_cores = {t: hostcpu.cores_needed(c, T + stall + extra, g.cpu_GHz) for t, c in cycles.items()}
+    infra = sum(by_task_cores[t] for t in INFRA_TASKS) / g.cpu_cores
+    cv = jitter.worker_sigma(fig["gpu_cv"], jitter.host_cv(infra, fig["detour_s"], T + stall + extra))
+    report = GroupReport(count=g.count, scenario="dpu" if offload else "host",
+                         host_by_task=by_task_cores, host_cores=g.cpu_cores, dpu_utilization=util,
+                         network_slowdown=slow, read_achieved_GBps=read_rate / 1e9,
+                         read_limit=read_limit if read_b > 0 else "", jitter_cv=cv)
+    return _Server(report, extra, stall, write_s, cycles, g.cpu_cores * hz, demand, free,
+                   dpu_limited if dpu_slow >= host_slow else "", g.scenario == "dpu" and not offload)
+
+
+def _bytes_per_param(inp: ResourceInputs, fig: dict[str, float]) -> float:
+    if inp.checkpoint_bytes_per_param is not None:
+        return inp.checkpoint_bytes_per_param
+    return fig["checkpoint_bytes_per_param"]
+
+
+# ----------------------------------------------------------------------------------------------
+# the stage
+
+
+def assess(inputs: ResourceInputs, figures: dict[str, float] | None = None) -> ResourceReport:
+    """Resources stage of the pipeline; see the module docstring.
+
+    ``figures`` are the cost figures (default: :func:`cost_figures` of the packaged catalog).
+    Synchronous training waits for the slowest server: the extra network time, data stall and
+    checkpoint time are the maximum over server groups; the straggler term is the expected
+    maximum over all GPU workers' noise (:mod:`designer.engine.jitter`).
+    """
+    _check(inputs)
+    fig = cost_figures() if figures is None else figures
+    hc, dc = HostCosts.from_figures(fig), DpuCosts.from_figures(fig)
+    groups = inputs.groups
+    servers = sum(g.count for g in groups)
+    rows = [_server(g, inputs, fig, hc, dc, servers) for g in groups]
+
+    network_extra = max(r.network_extra_s for r in rows)
+    stall = max(r.stall_s for r in rows)
+    step = inputs.iteration_s + network_extra + stall
+    e_max = jitter.expected_max([r.report.jitter_cv for r in rows], [g.count * g.gpus for g in groups])
+    straggler = step * e_max
+    write_s = max(r.write_s for r in rows)
+    ckpt = storage.amortized_checkpoint_s(write_s, inputs.checkpoint_every_iterations)
+    iteration = step + straggler + ckpt
+
+    # --- host CPU, server-weighted, as shares of the cycles of a whole iteration
+    cap_total = sum(g.count * r.capacity_Hz for g, r in zip(groups, rows)) * iteration
+    raw = {t: sum(g.count * r.host_cycles[t] for g, r in zip(groups, rows)) / cap_total for t in TASKS}
+    busy = sum(raw.values())
+    by_task = {t: v / busy for t, v in raw.items()} if busy > 1.0 else raw
+    infra = sum(by_task[t] for t in INFRA_TASKS)
+    saturated = any(r.report.network_slowdown > 1.0 and not r.dpu_limited for r in rows) or busy > 1.0
+    host = HostCpuReport(cores_total=sum(g.count * g.cpu_cores for g in groups),
+                         infra_fraction=infra, by_task=by_task,
+                         training_fraction=max(0.0, 1.0 - sum(by_task.values())), saturated=saturated)
+
+    dpu_util: dict[str, float] = {}
+    for r in rows:
+        for k, v in r.report.dpu_utilization.items():
+            dpu_util[k] = max(dpu_util.get(k, 0.0), v)
+
+    # --- storage
+    demand = storage.read_demand_Bps(inputs.samples_per_iteration / inputs.iteration_s,
+                                     inputs.sample_bytes)
+    achieved_total = min(demand, sum(g.count * r.report.read_achieved_GBps * 1e9
+                                     for g, r in zip(groups, rows))) if demand > 0 else 0.0
+    stor = StorageReport(read_demand_GBps=demand / 1e9, read_achieved_GBps=achieved_total / 1e9,
+                         checkpoint_GB=storage.checkpoint_bytes(inputs.parameters,
+                                                                _bytes_per_param(inputs, fig)) / 1e9,
+                         checkpoint_write_s=write_s)
+
+    # --- power and energy
+    parts = {"gpu": 0.0, "server": 0.0, "adapters": 0.0}
+    for g in groups:
+        p = energy.server_power_W(gpus=g.gpus, gpu_power_W=g.gpu_power_W, base_power_W=g.base_power_W,
+                                  dpus=g.dpus, dpu_power_W=g.dpu_power_W, nics=g.nics,
+                                  nic_power_W=g.nic_power_W)
+        for k, v in p.items():
+            parts[k] += g.count * v
+    parts["switches"] = inputs.switch_power_W
+    parts["storage"] = inputs.storage_power_W
+    parts["total"] = sum(parts.values())
+    it_kwh = energy.kwh(parts["total"], iteration)
+    run_kwh = it_kwh * inputs.iterations
+    en = EnergyReport(power_W=parts, iteration_kWh=it_kwh, run_kWh=run_kwh,
+                      run_cost=run_kwh * inputs.price_per_kWh,
+                      samples_per_s_per_kW=energy.samples_per_s_per_kW(
+                          inputs.samples_per_iteration, iteration, parts["total"]))
+
+    bottlenecks, flags = _explain(inputs, rows, host, stor, network_extra, stall, straggler, ckpt)
+    return ResourceReport(iteration_s=iteration, network_extra_s=network_extra, data_stall_s=stall,
+                          straggler_s=straggler, checkpoint_s=ckpt, host_cpu=host, dpu=dpu_util,
+                          storage=stor, energy=en, bottlenecks=bottlenecks, flags=flags,
+                          groups=tuple(r.report for r in rows))
+
+
+def _explain(inp: ResourceInputs, rows: list[_Server], host: HostCpuReport, stor: StorageReport,
+             network_extra: float, stall: float, straggler: float, ckpt: float):
+    """Plain-language bottlenecks (what costs time and why) and flags (conditions to look at)."""
+    bottlenecks: list[str] = []
+    flags: list[str] = []
+    for i, (g, r) in enumerate(zip(inp.groups, rows)):
+        who = f"server group {i} ({g.count} x {'DPU-offloaded' if r.report.scenario == 'dpu' else 'host-managed'})"
+        if r.fallback:
+            flags.append(f"{who}: scenario 'dpu' but the server has no DPU; its host CPU runs the stacks")
+        s = r.report.network_slowdown
+        if s > 1.0 and not r.dpu_limited:
+            tasks = [t for t in INFRA_TASKS if r.host_cycles[t] > 0 and t != "storage"]
+            why = []
+            if g.encrypt and r.report.scenario == "host":
+                why.append("software AES-GCM encryption, which also forces collectives off RDMA onto kernel TCP")
+            elif g.tcp_bytes > 0 or not g.rdma:
+                why.append("kernel TCP collectives")
+            if g.isolated and r.report.scenario == "host":
+                why.append("the host virtual switch")
+            flags.append(f"host CPU saturated: network flows slowed to {100 / s:.0f}% on {who}")
+            bottlenecks.append(
+                f"host CPU on {who}: {', '.join(why) or ', '.join(tasks)} together need {r.window_demand_cores:.0f} "
+                f"cores while collectives run, {max(r.window_free_cores, 0):.0f} are free; "
+                f"collectives take {s:.2f}x as long (+{r.network_extra_s:.3g} s per iteration)")
+        if r.dpu_limited:
+            u = r.report.dpu_utilization[r.dpu_limited]
+            flags.append(f"DPU {r.dpu_limited} engine over-subscribed ({u:.2f}x) on {who}")
+            bottlenecks.append(f"DPU {r.dpu_limited} engine on {who} is over-subscribed {u:.2f}x: "
+                               f"collectives take {s:.2f}x as long (+{r.network_extra_s:.3g} s per iteration)")
+    if stall > 0:
+        r = max(rows, key=lambda x: x.stall_s)
+        limit = r.report.read_limit
+        extra = " (converged fabric shared with training traffic)" if limit == "fabric" and inp.storage_converged else ""
+        bottlenecks.append(f"data stall {stall:.3g} s per iteration: storage reads limited by {limit}{extra} "
+                           f"at {r.report.read_achieved_GBps:.3g} GB/s per server; "
+                           f"the cluster needs {stor.read_demand_GBps:.3g} GB/s")
+    if straggler > 0:
+        cvs = [r.report.jitter_cv for r in rows]
+        bottlenecks.append(f"stragglers {straggler:.3g} s per iteration: slowest of "
+                           f"{sum(g.count * g.gpus for g in inp.groups)} GPU workers, per-worker noise "
+                           f"{100 * max(cvs):.2g}% (host-stack interrupts add to GPU variation)")
+    if ckpt > 0:
+        bottlenecks.append(f"checkpoints {ckpt:.3g} s per iteration: {stor.checkpoint_GB:.3g} GB every "
+                           f"{inp.checkpoint_every_iterations} iterations, {stor.checkpoint_write_s:.3g} s each")
+    if host.infra_fraction > 0:
+        flags.append(f"host CPU infrastructure share {100 * host.infra_fraction:.1f}% of cycles")
+    return bottlenecks, flags

@@ -1,0 +1,257 @@
+"""The hardware and workload catalog: packaged TOML files plus the user's own catalog files.
+
+Packaged files (``designer.paths.models_dir()``): ``hardware/<kind>.toml`` for the kinds in
+``HARDWARE_KINDS``, ``workloads/*.toml`` and ``costs/<name>.toml``. Each hardware or workload file
+holds ``[[entry]]`` tables with ``id``, ``name``, ``source`` and figures whose names carry their unit;
+``[entry.sources]`` gives per-figure sources (see docs/ARCHITECTURE.md).
+
+User catalogs are loaded after the packaged one, in this order: ``user_config_dir()/"catalog"``
+(skipped when ``DPU_DESIGNER_NO_USER_CATALOG`` is set), then each folder of
+``$DPU_DESIGNER_CATALOG`` (``os.pathsep``-separated), then ``extra_dirs``. An entry with an id that
+is already there replaces it. A user file says which kind it holds by a top-level ``kind = "..."``
+or by its name (``server.toml``, ``server-mylab.toml``, ``workloads.toml``). A bad user file is
+skipped and reported in ``Catalog.problems``; a bad packaged file is a bug and raises CatalogError.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from designer import paths
+from designer.topology import kinds
+
+HARDWARE_KINDS = ("gpu", "cpu", "server", "dpu", "nic", "switch", "storage", "rack")
+#: the pseudo-kind under which workloads are kept
+WORKLOAD = "workload"
+WORKLOAD_KINDS = ("transformer", "vision")
+ALL_KINDS = HARDWARE_KINDS + (WORKLOAD,)
+
+#: catalog kind -> component kind whose FIELDS the entries fill (the reverse of kinds.CATALOG_KIND)
+_COMPONENT_KIND = {cat: comp for comp, cat in kinds.CATALOG_KIND.items()}
+_META = ("id", "name", "source", "sources", "kind")
+
+
+class CatalogError(Exception):
+    """A packaged catalog file is broken (a bug in the program's data)."""
+
+
+@dataclass(frozen=True)
+class CatalogProblem:
+    """A user catalog file that could not be used (it was skipped)."""
+
+    file: Path
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.message}"
+
+
+class _FileError(Exception):
+    pass
+
+
+class Catalog:
+    """All catalog entries by kind; see the module docstring for where they come from."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, dict[str, dict[str, Any]]] = {k: {} for k in ALL_KINDS}
+        self._origin: dict[tuple[str, str], Path] = {}
+        self._costs: dict[str, dict[str, Any]] = {}
+        self.problems: list[CatalogProblem] = []
+
+    # -- queries ---------------------------------------------------------------------------------
+    def get(self, kind: str, id: str) -> dict[str, Any]:
+        """The entry ``id`` of ``kind`` (a copy); KeyError naming close ids if there is none."""
+        return copy.deepcopy(self._entry(kind, id))
+
+    def entries(self, kind: str) -> list[dict[str, Any]]:
+        return [copy.deepcopy(e) for e in self._table(kind).values()]
+
+    def ids(self, kind: str) -> list[str]:
+        return list(self._table(kind))
+
+    def origin(self, kind: str, id: str) -> Path:
+        """The file the entry was loaded from (the last one, if a user file replaced it)."""
+        self._entry(kind, id)
+        return self._origin[(kind, id)]
+
+    def source_of(self, kind: str, id: str, field: str) -> str:
+        """The source of one figure: its ``sources`` line, else the entry's ``source``."""
+        entry = self._entry(kind, id)
+        if field not in entry:
+            raise KeyError(f"{kind} '{id}' has no figure '{field}'")
+        return entry.get("sources", {}).get(field) or entry.get("source", "")
+
+    def resolve(self, component: Any) -> dict[str, Any]:
+        """Effective figures of a component: kind defaults <- catalog entry <- ``component.props``.
+
+        Works with any object that has ``kind``, ``model`` and ``props``. Entry figures outside the
+        kind's FIELDS (e.g. a server's ``nic_model``) are included too; id/name/source are not.
+        """
+        values = kinds.defaults(component.kind)
+        if component.model:
+            entry = self.get(kinds.CATALOG_KIND[component.kind], component.model)
+            values.update({k: v for k, v in entry.items() if k not in _META})
+        values.update(component.props or {})
+        return values
+
+    def workload(self, id: str) -> dict[str, Any]:
+        return self.get(WORKLOAD, id)
+
+    def workloads(self, kind: str | None = None) -> list[dict[str, Any]]:
+        """All workloads, or those of one workload kind ("transformer" or "vision")."""
+        return [w for w in self.entries(WORKLOAD) if kind is None or w["kind"] == kind]
+
+    def costs(self, name: str) -> dict[str, Any]:
+        """``models/costs/<name>.toml`` as a dict (a copy); KeyError listing the available names."""
+        if name not in self._costs:
+            folder = paths.models_dir() / "costs"
+            file = folder / f"{name}.toml"
+            if not file.is_file():
+                known = sorted(p.stem for p in folder.glob("*.toml"))
+                raise KeyError(f"no cost table '{name}'; known: {', '.join(known) or 'none'}")
+            self._costs[name] = _read_toml(file)
+        return copy.deepcopy(self._costs[name])
+
+    def _entry(self, kind: str, id: str) -> dict[str, Any]:
+        table = self._table(kind)
+        if id not in table:
+            close = difflib.get_close_matches(str(id), list(table), n=3, cutoff=0.5)
+            hint = f"did you mean {', '.join(close)}?" if close else f"known: {', '.join(table) or 'none'}"
+            raise KeyError(f"no {kind} '{id}' in the catalog; {hint}")
+        return table[id]
+
+    def _table(self, kind: str) -> dict[str, dict[str, Any]]:
+        if kind not in self._entries:
+            raise KeyError(f"unknown catalog kind '{kind}'; choose one of {', '.join(ALL_KINDS)}")
+        return self._entries[kind]
+
+    # -- loading ---------------------------------------------------------------------------------
+    def _load_file(self, file: Path, kind: str | None, *, user: bool) -> None:
+        """Check a whole file first, then add its entries, so a bad file adds nothing."""
+        data = _read_toml(file)
+        kind = _file_kind(file, data) if kind is None else kind
+        raw = data.get("entry")
+        if not isinstance(raw, list) or not raw or not all(isinstance(e, dict) for e in raw):
+            raise _FileError("no [[entry]] tables")
+        seen: set[str] = set()
+        checked = []
+        for n, entry in enumerate(raw, 1):
+            entry = dict(entry)
+            if user:
+                entry.setdefault("source", f"user catalog {file}")
+            where = f"entry {n} (id '{entry.get('id', '?')}')"
+            message = _check_entry(kind, entry)
+            if message:
+                raise _FileError(f"{where}: {message}")
+            if entry["id"] in seen:
+                raise _FileError(f"{where}: id is used twice in this file")
+            seen.add(entry["id"])
+            checked.append(entry)
+        for entry in checked:
+            self._entries[kind][entry["id"]] = entry
+            self._origin[(kind, entry["id"])] = file
+
+
+def _read_toml(file: Path) -> dict[str, Any]:
+    try:
+        with open(file, "rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise _FileError(f"invalid TOML: {exc}") from None
+    except OSError as exc:
+        raise _FileError(f"cannot read: {exc.strerror}") from None
+
+
+def _file_kind(file: Path, data: dict[str, Any]) -> str:
+    kind = data.get("kind")
+    if kind is None:
+        stem = file.stem.split("-")[0].lower()
+        kind = {"workloads": WORKLOAD, "gpu_server": "server"}.get(stem, stem)
+    if kind not in ALL_KINDS:
+        raise _FileError(f"cannot tell which kind of entries this file holds; name it <kind>.toml "
+                         f"or add kind = \"...\" at the top (kinds: {', '.join(ALL_KINDS)})")
+    return kind
+
+
+def _check_entry(kind: str, entry: dict[str, Any]) -> str | None:
+    """A message if ``entry`` is not a valid entry of ``kind``, else None."""
+    if not isinstance(entry.get("id"), str) or not entry["id"].strip():
+        return "needs an id (a non-empty string)"
+    entry.setdefault("name", entry["id"])
+    if not isinstance(entry["name"], str) or not isinstance(entry.get("source", ""), str):
+        return "name and source must be strings"
+    sources = entry.setdefault("sources", {})
+    if not isinstance(sources, dict) or not all(isinstance(v, str) for v in sources.values()):
+        return "[entry.sources] must map figure names to strings"
+    for field in sources:
+        if field not in entry:
+            return f"[entry.sources] names '{field}', which the entry does not have"
+    if kind == WORKLOAD and entry.get("kind") not in WORKLOAD_KINDS:
+        return f"kind must be one of {', '.join(WORKLOAD_KINDS)}"
+    for spec in kinds.FIELDS.get(_COMPONENT_KIND.get(kind, ""), ()):
+        if spec.name in entry:
+            message = spec.check(entry[spec.name])
+            if message:
+                return f"{spec.name} {message}"
+    return None
+
+
+def _user_dirs(extra_dirs: Iterable[str | os.PathLike] | None) -> list[tuple[Path, bool]]:
+    """User catalog folders in load order, each with whether it must exist."""
+    dirs: list[tuple[Path, bool]] = []
+    if not os.environ.get("DPU_DESIGNER_NO_USER_CATALOG"):
+        dirs.append((paths.user_config_dir() / "catalog", False))
+    env = os.environ.get("DPU_DESIGNER_CATALOG", "")
+    dirs += [(Path(d), True) for d in env.split(os.pathsep) if d]
+    dirs += [(Path(d), True) for d in extra_dirs or ()]
+    return dirs
+
+
+def _build(extra_dirs: Iterable[str | os.PathLike] | None) -> Catalog:
+    catalog = Catalog()
+    models = paths.models_dir()
+    packaged = [(models / "hardware" / f"{k}.toml", k) for k in HARDWARE_KINDS]
+    packaged += [(f, WORKLOAD) for f in sorted((models / "workloads").glob("*.toml"))]
+    for file, kind in packaged:
+        try:
+            catalog._load_file(file, kind, user=False)
+        except _FileError as exc:
+            raise CatalogError(f"packaged catalog file {file}: {exc}") from None
+    for folder, must_exist in _user_dirs(extra_dirs):
+        if not folder.is_dir():
+            if must_exist:
+                catalog.problems.append(CatalogProblem(folder, "catalog folder does not exist"))
+            continue
+        for file in sorted(folder.glob("*.toml")):
+            try:
+                catalog._load_file(file, None, user=True)
+            except _FileError as exc:
+                catalog.problems.append(CatalogProblem(file, f"{exc} (file skipped)"))
+    return catalog
+
+
+_cached: Catalog | None = None
+
+
+def load_catalog(extra_dirs: Iterable[str | os.PathLike] | None = None) -> Catalog:
+    """The catalog; the default call (no ``extra_dirs``) is built once and cached."""
+    global _cached
+    if extra_dirs is not None:
+        return _build(extra_dirs)
+    if _cached is None:
+        _cached = _build(None)
+    return _cached
+
+
+def reload_catalog() -> Catalog:
+    """Drop the cached catalog (e.g. after the user edited a catalog file) and load it again."""
+    global _cached
+    _cached = None
+    return load_catalog()
