@@ -18,6 +18,12 @@ SCENARIO_DEFAULTS: dict[str, Any] = {
     "seed": 0,
 }
 
+#: allowed values of the scenario's choice settings
+SCENARIO_CHOICES: dict[str, tuple[str, ...]] = {
+    "offload": ("host", "dpu"),
+    "routing": ("ecmp", "adaptive"),
+}
+
 
 class Design:
     """What a design file holds. ``subscribe`` forwards topology events and adds

@@ -111,7 +111,6 @@ class Topology:
         self._subscribers: list[Callable[[ChangeEvent], None]] = []
         self._graph: nx.MultiGraph | None = None
         self.version = 0
-        self._batch = 0
 
     # ----------------------------------------------------------------- events
     def subscribe(self, callback: Callable[[ChangeEvent], None]) -> None:

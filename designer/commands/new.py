@@ -1,0 +1,64 @@
+"""``dpu-designer new --template NAME [options] -o FILE``: generate a design from a template.
+
+The options come from the templates' option specs (``designer.topology.templates.TEMPLATES``); an
+option that the chosen template does not take is refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from designer.errors import UsageError
+
+_TYPES = {"int": int, "float": float, "str": str, "choice": str}
+
+
+def _all_options() -> dict[str, object]:
+    from designer.topology.templates import TEMPLATES
+
+    seen: dict[str, object] = {}
+    for template in TEMPLATES.values():
+        for opt in template.options:
+            seen.setdefault(opt.name, opt)
+    return seen
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from designer.topology.templates import TEMPLATES
+
+    p = subparsers.add_parser("new", help="generate a design from a template",
+                              description="Generate a design from a template and save it.")
+    p.add_argument("--template", required=True, choices=list(TEMPLATES),
+                   help="; ".join(f"{t.name}: {t.help}" for t in TEMPLATES.values()))
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="design file to write")
+    for name, opt in _all_options().items():
+        defaults = {t.name: o.default for t in TEMPLATES.values() for o in t.options if o.name == name}
+        only = "" if len(defaults) == len(TEMPLATES) else f"; {', '.join(defaults)} only"
+        shown = (repr(opt.default) if len(set(map(repr, defaults.values()))) == 1
+                 else ", ".join(f"{v!r} ({t})" for t, v in defaults.items()))
+        p.add_argument("--" + name.replace("_", "-"), dest=name, type=_TYPES[opt.type], default=None,
+                       choices=opt.choices or None, metavar=None if opt.choices else opt.type.upper(),
+                       help=f"{opt.help} (default: {shown}{only})")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from designer.topology import fileformat
+    from designer.topology.templates import TEMPLATES
+    from designer.topology.validation import validate
+
+    template = TEMPLATES[args.template]
+    names = {o.name for o in template.options}
+    given = {n: getattr(args, n) for n in _all_options() if getattr(args, n) is not None}
+    wrong = sorted(set(given) - names)
+    if wrong:
+        raise UsageError(f"the {template.name} template takes no --{wrong[0].replace('_', '-')} "
+                         f"(its options: {', '.join('--' + n.replace('_', '-') for n in sorted(names))})")
+    design = template(**given)
+    fileformat.save(design, args.output)
+    problems = validate(design)
+    errors = sum(p.severity == "error" for p in problems)
+    topo = design.topology
+    print(f"wrote {args.output}: {len(topo.servers())} servers, {len(topo.switches())} switches, "
+          f"{len(topo.links)} links ({errors} design errors, {len(problems) - errors} warnings)")
+    return 0

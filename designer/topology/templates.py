@@ -1,0 +1,418 @@
+"""Design generators: two-tier leaf-spine, k-ary fat-tree and rail-optimized fabrics (no Qt).
+
+Every generator returns a :class:`Design` with servers in racks, switches in network racks and canvas
+positions from :func:`layout.layout_by_tier`. :data:`TEMPLATES` maps a name to a :class:`Template`
+whose ``options`` (name, type, default, help) build the ``dpu-designer new`` options and the GUI's
+"new from template" dialog.
+
+Rules shared by the generators (all figures come from the catalog through ``Catalog.resolve``):
+
+* A leaf switch of ``P`` ports with oversubscription ``r`` (downlink:uplink bandwidth) gives
+  ``floor(P * r / (1 + r))`` ports to hosts and the rest to spines. Spines: ``S = ceil(L * u / P)``
+  for ``L`` leaves of ``u`` uplinks; uplink ``g`` (numbered over all leaves) goes to spine ``g mod S``,
+  so every spine gets ``floor`` or ``ceil`` of ``L * u / S`` <= ``P`` cables, and every leaf reaches
+  every spine as long as ``S <= u``. A storage fabric too big for that gets a core tier (see
+  ``_Builder.spines``).
+* Each NIC/DPU uses one port to its leaf; a link runs at the lower of the two ends' port speeds and
+  on the switch's fabric medium.
+* Servers go into racks of the ``rack`` model, at most ``servers_per_rack`` (4, as in the DGX
+  SuperPOD) and as many as its height and power budget allow (power counted as in
+  :func:`validation.component_power_W`); switches and storage fill network racks the same way.
+* Storage ``separate``: each server's storage DPUs (``dpu_count`` of its ``dpu_model``; the server
+  itself as on-board NIC when the model has none) and the storage appliances' ports form their own
+  leaf-spine fabric. ``converged``: the appliances hang off the compute fabric (leaf-spine and
+  two-tier rail-optimized only).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from designer.errors import UsageError
+from designer.topology import kinds
+from designer.topology.design import Design
+from designer.topology.layout import layout_by_tier
+from designer.topology.model import Component, Link, Topology
+from designer.topology.validation import Resolver, component_power_W
+
+STORAGE_CHOICES = ("separate", "converged", "none")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of a template: ``type`` is "int", "float", "str" or "choice"; ``catalog`` names the
+    catalog kind whose ids are valid values (empty string allowed when ``default`` is "")."""
+
+    name: str
+    type: str
+    default: Any
+    help: str
+    choices: tuple[str, ...] = ()
+    catalog: str = ""
+    min: float | None = None
+
+
+@dataclass(frozen=True)
+class Template:
+    name: str
+    label: str
+    help: str
+    build: Callable[..., Design]
+    options: tuple[Option, ...]
+
+    def __call__(self, **options: Any) -> Design:
+        return self.build(**options)
+
+
+# ---------------------------------------------------------------------------------------- builder
+class _Builder:
+    """Adds components and links to a topology, with cached catalog figures and rack filling."""
+
+    def __init__(self, catalog: Any, rack_model: str, per_rack: int) -> None:
+        if catalog is None:
+            from designer.topology.catalog import load_catalog
+
+            catalog = load_catalog()
+        self.res = Resolver(catalog)
+        self.topo = Topology()
+        self.rack_model = rack_model
+        self.per_rack = per_rack
+        self._fill: dict[str, tuple[str | None, int, int, float]] = {}  # row -> rack, next U, count, W
+        self.need("rack", rack_model, "--rack")
+
+    def need(self, kind: str, model: str, option: str) -> dict[str, Any]:
+        if not self.res.known(kind, model):
+            known = ", ".join(sorted(self.res.ids(kind)))
+            raise UsageError(f"{option}: no {kinds.CATALOG_KIND[kind]} model '{model}' in the catalog "
+                             f"(known: {known})")
+        return self.fig(kind, model)
+
+    def fig(self, kind: str, model: str) -> dict[str, Any]:
+        return self.res(Component("", kind, model))
+
+    def add(self, kind: str, model: str, parent: str | None = None, slot: int | None = None,
+            props: dict[str, Any] | None = None) -> str:
+        cid = self.topo.new_component_id(kind)
+        self.topo.add_component(Component(cid, kind, model, parent=parent, slot=slot, props=props or {}))
+        return cid
+
+    def switch(self, model: str, tier: str) -> str:
+        return self.add("switch", model, props={"tier": tier})
+
+    def link(self, a: str, b: str, lanes: int = 1) -> None:
+        ends = [self.topo.components[a], self.topo.components[b]]
+        figs = [self.res(c) for c in ends if c.kind != "gpu_server"]
+        speed = min((f["port_speed_Gbps"] for f in figs), default=400.0)
+        switch = [self.res(c)["medium"] for c in ends if c.kind == "switch"]
+        medium = switch[0] if switch else (figs[0]["medium"] if figs else "ethernet")
+        self.topo.add_link(Link(self.topo.new_id("link"), a, b, medium, speed, lanes=lanes))
+
+    def rack(self, cid: str, row: str) -> None:
+        """Put a component in the current rack of ``row`` (a new one when it is full)."""
+        comp = self.topo.components[cid]
+        rack_fig = self.fig("rack", self.rack_model)
+        units = int(self.res(comp)["rack_units_used"])
+        power = component_power_W(self.topo, comp, self.res)
+        rack, next_u, count, used_W = self._fill.get(row, (None, 1, 0, 0.0))
+        full = (rack is None or (row == "compute" and count >= self.per_rack)
+                or next_u + units - 1 > rack_fig["rack_units"]
+                or used_W + power > rack_fig["power_budget_kW"] * 1000.0)
+        if full:
+            rack, next_u, count, used_W = self.add("rack", self.rack_model), 1, 0, 0.0
+        self.topo.update_component(cid, parent=rack, slot=next_u)
+        self._fill[row] = (rack, next_u + units, count + 1, used_W + power)
+
+    def leaf_ports(self, model: str, oversubscription: float) -> tuple[int, int]:
+        """(ports to hosts, ports to spines) of a leaf of ``model``."""
+        if not oversubscription >= 1.0:
+            raise UsageError("--oversubscription must be 1 or more (downlink:uplink bandwidth)")
+        ports = int(self.fig("switch", model)["ports"])
+        down = int(ports * oversubscription // (1.0 + oversubscription))
+        return down, ports - down
+
+    def leaves(self, groups: list[list[str]], model: str) -> list[str]:
+        """One leaf per group of endpoints (an id repeated n times takes n ports, one link)."""
+        out = []
+        for group in groups:
+            leaf = self.switch(model, "leaf")
+            for end in dict.fromkeys(group):
+                self.link(end, leaf, lanes=group.count(end))
+            out.append(leaf)
+        return out
+
+    def connect_up(self, lowers: list[tuple[str, int]], uppers: list[str]) -> None:
+        """Give each lower switch its uplinks, uplink ``g`` (numbered over all) to ``uppers[g mod n]``,
+        bundled into one link per pair."""
+        g = 0
+        for lower, n in lowers:
+            lanes = [0] * len(uppers)
+            for _ in range(n):
+                lanes[g % len(uppers)] += 1
+                g += 1
+            for upper, count in zip(uppers, lanes):
+                if count:
+                    self.link(lower, upper, lanes=count)
+
+    def spines(self, leaves: list[str], up: int, model: str, core: bool = False) -> None:
+        """Switch tiers above ``leaves`` with ``up`` uplinks each (see the module doc); none for one
+        leaf. When one spine layer cannot reach every leaf and ``core`` is allowed: pods of
+        ``ports/2`` leaves with ``up`` spines each (one cable per leaf, as many up as down), spine i of
+        every pod to core group i."""
+        if len(leaves) <= 1:
+            return
+        ports = int(self.fig("switch", model)["ports"])
+        count = math.ceil(len(leaves) * up / ports)
+        if count <= up:
+            spines = [self.switch(model, "spine") for _ in range(count)]
+            self.connect_up([(leaf, up) for leaf in leaves], spines)
+            return
+        pod = ports // 2
+        if not core or math.ceil(len(leaves) / pod) > ports:
+            raise UsageError(f"{len(leaves)} leaves are too many for {'three' if core else 'two'} switch "
+                             f"tiers of {ports}-port '{model}' switches; use fewer servers, a larger "
+                             "switch or another template")
+        groups: list[list[tuple[str, int]]] = [[] for _ in range(up)]
+        for first in range(0, len(leaves), pod):
+            members = leaves[first:first + pod]
+            spines = [self.switch(model, "spine") for _ in range(up)]
+            self.connect_up([(leaf, up) for leaf in members], spines)
+            for group, spine in zip(groups, spines):
+                group.append((spine, len(members)))
+        for group in groups:
+            cores = [self.switch(model, "core") for _ in range(math.ceil(sum(n for _, n in group) / ports))]
+            self.connect_up(group, cores)
+
+    def finish(self, name: str, workload: dict[str, Any] | None = None) -> Design:
+        for sw in self.topo.switches():
+            self.rack(sw.id, "network")
+        for cid, xy in layout_by_tier(self.topo).items():
+            self.topo.components[cid].pos = xy
+        return Design(self.topo, name, workload or {})
+
+
+def _chunks(items: list[str], size: int) -> list[list[str]]:
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+def _check_count(value: int, option: str, low: int = 1) -> None:
+    if not isinstance(value, int) or value < low:
+        raise UsageError(f"{option} must be a whole number of at least {low}")
+
+
+def _servers(b: _Builder, count: int, model: str, gpus: int, dpu: str, nic: str,
+             rails: int | None = None) -> tuple[list[str], list[list[str]]]:
+    """Servers with their fabric NICs (or DPUs when ``dpu`` is given), placed in racks.
+
+    Returns the server ids and, per server, its fabric devices in rail order. ``rails`` overrides the
+    model's ``nic_count`` (the fat-tree gives each host one NIC).
+    """
+    fig = b.need("gpu_server", model, "--server")
+    kind, device = ("dpu", dpu) if dpu else ("nic", nic or fig.get("nic_model", ""))
+    b.need(kind, device, "--dpu" if dpu else "--nic")
+    n = int(fig.get("nic_count", 1)) if rails is None else rails
+    props = {"gpu_count": gpus} if gpus else {}
+    servers, devices = [], []
+    for _ in range(count):
+        sid = b.add("gpu_server", model, props=props)
+        devices.append([b.add(kind, device, parent=sid, slot=r) for r in range(n)])
+        servers.append(sid)
+    return servers, devices
+
+
+def _storage_devices(b: _Builder, servers: list[str]) -> list[str]:
+    """Each server's storage-network endpoints: its ``dpu_count`` DPUs, else the server itself."""
+    out = []
+    for sid in servers:
+        fig = b.res(b.topo.components[sid])
+        count = int(fig.get("dpu_count", 0))
+        if count:
+            base = len(b.topo.attached(sid))
+            out += [b.add("dpu", fig["dpu_model"], parent=sid, slot=base + i) for i in range(count)]
+        else:
+            out.append(sid)
+    return out
+
+
+def _appliances(b: _Builder, count: int, model: str) -> list[str]:
+    b.need("storage", model, "--storage-model")
+    return [b.add("storage", model) for _ in range(count)]
+
+
+def _appliance_ports(b: _Builder, appliances: list[str]) -> list[str]:
+    return [a for a in appliances for _ in range(int(b.res(b.topo.components[a])["ports"]))]
+
+
+def _separate_storage(b: _Builder, servers: list[str], appliances: list[str], switch: str,
+                      oversubscription: float) -> None:
+    ends = _storage_devices(b, servers) + _appliance_ports(b, appliances)
+    down, up = b.leaf_ports(switch, oversubscription)
+    b.spines(b.leaves(_chunks(ends, down), switch), up, switch, core=True)
+
+
+def _rack_all(b: _Builder, servers: list[str], appliances: list[str]) -> None:
+    for sid in servers:
+        b.rack(sid, "compute")
+    for a in appliances:
+        b.rack(a, "network")
+
+
+def _storage_count(storage: str, count: int, servers: int, su_size: int = 32) -> int:
+    if storage not in STORAGE_CHOICES:
+        raise UsageError(f"--storage must be one of {', '.join(STORAGE_CHOICES)}")
+    if storage == "none":
+        return 0
+    _check_count(count, "--storage-count", 0)
+    return count or math.ceil(servers / su_size)
+
+
+# ------------------------------------------------------------------------------------- templates
+def leaf_spine(servers: int = 16, server: str = "dgx-h100", gpus_per_server: int = 0, nic: str = "",
+               dpu: str = "", switch: str = "qm9700", oversubscription: float = 1.0,
+               storage: str = "separate", storage_model: str = "generic-nvmeof-afa", storage_count: int = 0,
+               rack: str = "rack-42u", servers_per_rack: int = 4, name: str = "",
+               catalog: Any = None) -> Design:
+    """Two-tier leaf-spine: every NIC/DPU of every server to a leaf (filled in order), leaves to all
+    spines."""
+    _check_count(servers, "--servers")
+    _check_count(servers_per_rack, "--servers-per-rack")
+    b = _Builder(catalog, rack, servers_per_rack)
+    b.need("switch", switch, "--switch")
+    ids, devices = _servers(b, servers, server, gpus_per_server, dpu, nic)
+    appliances = _appliances(b, _storage_count(storage, storage_count, servers), storage_model)
+    ends = [d for devs in devices for d in devs]
+    if storage == "converged":
+        ends += _appliance_ports(b, appliances)
+    down, up = b.leaf_ports(switch, oversubscription)
+    b.spines(b.leaves(_chunks(ends, down), switch), up, switch)
+    if storage == "separate":
+        _separate_storage(b, ids, appliances, switch, oversubscription)
+    _rack_all(b, ids, appliances)
+    return b.finish(name or f"Leaf-spine, {servers} x {server}")
+
+
+def fat_tree(k: int = 8, server: str = "dgx-h100", gpus_per_server: int = 0, nic: str = "", dpu: str = "",
+             switch: str = "qm9700", storage: str = "none", storage_model: str = "generic-nvmeof-afa",
+             storage_count: int = 0, rack: str = "rack-42u", servers_per_rack: int = 4, name: str = "",
+             catalog: Any = None) -> Design:
+    """Three-tier k-ary fat-tree (Al-Fares et al., SIGCOMM 2008): k pods of k/2 edge and k/2
+    aggregation switches, (k/2)^2 core switches, k^3/4 hosts (servers with one NIC/DPU each).
+    Edge switches take k/2 hosts and link to every aggregation switch of their pod; aggregation switch
+    i of a pod links to core switches i*k/2 ... i*k/2 + k/2 - 1."""
+    if not isinstance(k, int) or k < 2 or k % 2:
+        raise UsageError("--k must be an even whole number of at least 2 (the switch radix)")
+    if storage == "converged":
+        raise UsageError("a fat-tree uses every switch port; use --storage separate or none")
+    _check_count(servers_per_rack, "--servers-per-rack")
+    half = k // 2
+    b = _Builder(catalog, rack, servers_per_rack)
+    b.need("switch", switch, "--switch")
+    hosts = k ** 3 // 4
+    ids, devices = _servers(b, hosts, server, gpus_per_server, dpu, nic, rails=1)
+    appliances = _appliances(b, _storage_count(storage, storage_count, hosts), storage_model)
+    cores = [b.switch(switch, "core") for _ in range(half * half)]
+    for pod in range(k):
+        aggs = [b.switch(switch, "spine") for _ in range(half)]
+        for e in range(half):
+            edge = b.switch(switch, "leaf")
+            first = (pod * half + e) * half
+            for devs in devices[first:first + half]:
+                b.link(devs[0], edge)
+            for agg in aggs:
+                b.link(edge, agg)
+        for i, agg in enumerate(aggs):
+            for core in cores[i * half:(i + 1) * half]:
+                b.link(agg, core)
+    if storage == "separate":
+        _separate_storage(b, ids, appliances, switch, 1.0)
+    _rack_all(b, ids, appliances)
+    return b.finish(name or f"Fat-tree k={k}, {hosts} x {server}")
+
+
+def rail_optimized(servers: int = 256, server: str = "dgx-h100", gpus_per_server: int = 0, nic: str = "",
+                   dpu: str = "", switch: str = "qm9700", su_size: int = 32, oversubscription: float = 1.0,
+                   storage: str = "separate", storage_model: str = "generic-nvmeof-afa",
+                   storage_count: int = 0, rack: str = "rack-42u", servers_per_rack: int = 4,
+                   name: str = "", catalog: Any = None) -> Design:
+    """Rail-optimized fabric in the style of the NVIDIA DGX SuperPOD reference architecture: scalable
+    units (SUs) of ``su_size`` servers; in each SU one leaf per rail, and NIC/DPU i of every server
+    goes to the rail-i leaf of its SU. While one spine can reach every leaf (leaves <= switch ports)
+    all leaves share one spine layer; beyond that each rail gets its own spine group and traffic
+    between rails crosses the NVLink domain inside a server (as NCCL's PXN does)."""
+    _check_count(servers, "--servers")
+    _check_count(su_size, "--su-size")
+    _check_count(servers_per_rack, "--servers-per-rack")
+    b = _Builder(catalog, rack, servers_per_rack)
+    ports = int(b.need("switch", switch, "--switch")["ports"])
+    if su_size >= ports:
+        raise UsageError(f"--su-size {su_size} leaves no uplink on a {ports}-port '{switch}' leaf")
+    if not oversubscription >= 1.0:
+        raise UsageError("--oversubscription must be 1 or more (downlink:uplink bandwidth)")
+    up = min(ports - su_size, math.ceil(su_size / oversubscription))
+    ids, devices = _servers(b, servers, server, gpus_per_server, dpu, nic)
+    rails = len(devices[0])
+    units = _chunks(list(range(servers)), su_size)
+    appliances = _appliances(b, _storage_count(storage, storage_count, servers, su_size), storage_model)
+    by_rail: list[list[str]] = [[] for _ in range(rails)]
+    for members in units:
+        for r in range(rails):
+            by_rail[r] += b.leaves([[devices[s][r] for s in members]], switch)
+    leaves = [leaf for su in range(len(units)) for leaf in (by_rail[r][su] for r in range(rails))]
+    if storage == "converged":
+        down, _ = b.leaf_ports(switch, oversubscription)
+        leaves += b.leaves(_chunks(_appliance_ports(b, appliances), down), switch)
+    if len(leaves) <= ports:
+        b.spines(leaves, up, switch)
+    elif storage == "converged":
+        raise UsageError("converged storage needs a single spine layer (at most "
+                         f"{ports} leaves); use --storage separate")
+    else:
+        for rail_leaves in by_rail:
+            b.spines(rail_leaves, up, switch)
+    if storage == "separate":
+        _separate_storage(b, ids, appliances, switch, oversubscription)
+    _rack_all(b, ids, appliances)
+    return b.finish(name or f"Rail-optimized, {servers} x {server}")
+
+
+# ------------------------------------------------------------------------------------ option specs
+def _common(storage_default: str = "separate", storage_choices: tuple[str, ...] = STORAGE_CHOICES,
+            ) -> tuple[Option, ...]:
+    return (
+        Option("server", "str", "dgx-h100", "GPU server model", catalog="server"),
+        Option("gpus_per_server", "int", 0, "GPUs per server (0: as the server model has)", min=0),
+        Option("nic", "str", "", "NIC model of the compute fabric (default: the server model's)",
+               catalog="nic"),
+        Option("dpu", "str", "", "put this DPU model in place of every compute NIC (e.g. bluefield-3)",
+               catalog="dpu"),
+        Option("switch", "str", "qm9700", "switch model of every tier", catalog="switch"),
+        Option("storage", "choice", storage_default, "storage on its own fabric, on the compute fabric "
+               "(converged) or none", choices=storage_choices),
+        Option("storage_model", "str", "generic-nvmeof-afa", "storage appliance model", catalog="storage"),
+        Option("storage_count", "int", 0, "storage appliances (0: one per 32 servers)", min=0),
+        Option("rack", "str", "rack-42u", "rack model", catalog="rack"),
+        Option("servers_per_rack", "int", 4, "at most this many servers per rack (fewer if U or power "
+               "run out)", min=1),
+        Option("name", "str", "", "design name"),
+    )
+
+
+_OVERSUB = Option("oversubscription", "float", 1.0, "leaf downlink:uplink bandwidth ratio (1 = non-blocking)",
+                  min=1.0)
+
+TEMPLATES: dict[str, Template] = {
+    t.name: t for t in (
+        Template("leaf-spine", "Two-tier leaf-spine", "every server NIC to a leaf, leaves to all spines",
+                 leaf_spine, (Option("servers", "int", 16, "GPU servers", min=1), _OVERSUB) + _common()),
+        Template("fat-tree", "Three-tier k-ary fat-tree", "k pods, (k/2)^2 core switches, k^3/4 hosts "
+                 "with one NIC each", fat_tree,
+                 (Option("k", "int", 8, "switch radix of the fat-tree (even)", min=2),)
+                 + _common("none", ("separate", "none"))),
+        Template("rail-optimized", "Rail-optimized (DGX SuperPOD style)",
+                 "scalable units of servers, one leaf per rail per unit, NIC i to the rail-i leaf",
+                 rail_optimized,
+                 (Option("servers", "int", 256, "GPU servers", min=1),
+                  Option("su_size", "int", 32, "servers per scalable unit", min=1), _OVERSUB) + _common()),
+    )
+}

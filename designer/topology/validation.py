@@ -1,0 +1,293 @@
+"""Design rules: what makes a design unbuildable or suspicious, each with a fix hint (no Qt).
+
+``validate(design_or_topology_or_file_dict, catalog=None) -> list[Problem]`` (errors first). Rules:
+
+* ``unknown-model``: a component names a model its catalog kind does not have.
+* ``bad-parent`` / ``unattached``: NICs and DPUs sit in a GPU server, servers, switches and storage sit
+  in a rack (or nowhere), racks sit nowhere; a NIC/DPU without a server is ``unattached``.
+* ``ports-exceeded``: a NIC, DPU, switch or storage has more cables (sum of link ``lanes``) than its
+  resolved ``ports``. Links that end on a server stand for its on-board NIC and are not counted.
+* ``link-too-fast``: a link's ``speed_Gbps`` above the ``port_speed_Gbps`` of either end.
+* ``server-isolated``: a server with no network path to the other servers; ``no-storage-path``: a server
+  with no path to any storage; ``storage-unreachable``: storage no server can reach. Paths run over
+  links and NIC/DPU attachments (so through a server's PCIe/NVLink too), found with connected
+  components of :meth:`Topology.graph` (linear in the design size).
+* ``rack-units``: members' ``rack_units_used`` add up to more than the rack's ``rack_units``;
+  ``rack-slot``: a member placed outside the rack or overlapping another member's U slots.
+* ``rack-power``: the rack's load above ``power_budget_kW``. Counted per member: a server draws its
+  ``base_power_W`` + ``gpu_count`` x the GPU's ``tdp_W`` + ``power_W`` of each attached NIC/DPU;
+  switches and storage their ``power_W``. These are maximum (nameplate) figures.
+* ``duplicate-id`` (file dicts only; a :class:`Topology` cannot hold two equal ids).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import networkx as nx
+
+from designer.topology import kinds
+from designer.topology.model import ATTACHABLE, RACKABLE, Component, Topology
+
+#: port-counted kinds (a link ending on a server is its on-board NIC, which has no port figure)
+PORTED = ("nic", "dpu", "switch", "storage")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One finding: ``severity`` "error" or "warning", a stable ``code``, what is wrong, how to fix it,
+    and the component and/or link concerned."""
+
+    severity: str
+    code: str
+    message: str
+    hint: str = ""
+    component: str | None = None
+    link: str | None = None
+
+    def __str__(self) -> str:
+        where = self.component or self.link
+        text = f"{self.severity}: {where + ': ' if where else ''}{self.message}"
+        return f"{text} (fix: {self.hint})" if self.hint else text
+
+
+def parent_problem(kind: str, parent_kind: str) -> str | None:
+    """Why a ``kind`` component cannot sit in a ``parent_kind`` one, or None if it can."""
+    if kind in ATTACHABLE:
+        ok = parent_kind == "gpu_server"
+        where = "a GPU server"
+    elif kind in RACKABLE:
+        ok = parent_kind == "rack"
+        where = "a rack"
+    else:
+        return f"a {kinds.KIND_LABEL[kind].lower()} is not placed inside anything"
+    return None if ok else f"a {kinds.KIND_LABEL[kind]} belongs in {where}, not in a {kinds.KIND_LABEL[parent_kind]}"
+
+
+class Resolver:
+    """``catalog.resolve`` with a cache for components without overrides (most of a big design);
+    an unknown model resolves to the kind defaults (the ``unknown-model`` rule reports it)."""
+
+    def __init__(self, catalog: Any) -> None:
+        self.catalog = catalog
+        self._cache: dict[tuple[str, str], dict[str, Any]] = {}
+        self._ids: dict[str, set[str]] = {}
+
+    def ids(self, kind: str) -> set[str]:
+        """Model ids of a component kind (or of a catalog section such as "gpu")."""
+        section = kinds.CATALOG_KIND.get(kind, kind)
+        if section not in self._ids:
+            self._ids[section] = set(self.catalog.ids(section))
+        return self._ids[section]
+
+    def known(self, kind: str, model: str) -> bool:
+        return model in self.ids(kind)
+
+    def __call__(self, comp: Any) -> dict[str, Any]:
+        key = (comp.kind, comp.model)
+        if comp.props or key not in self._cache:
+            if self.known(comp.kind, comp.model):
+                values = self.catalog.resolve(comp)
+            else:
+                values = {**kinds.defaults(comp.kind), **(comp.props or {})}
+            if comp.props:
+                return values
+            self._cache[key] = values
+        return self._cache[key]
+
+    def gpu_power_W(self, gpu_model: str) -> float:
+        if not self.known("gpu", gpu_model):
+            return 0.0
+        return float(self.catalog.get("gpu", gpu_model).get("tdp_W", 0.0))
+
+
+def validate(design: Any, catalog: Any = None) -> list[Problem]:
+    """All problems of a :class:`Design`, a :class:`Topology` or a design-file dict, errors first."""
+    if catalog is None:
+        from designer.topology.catalog import load_catalog
+
+        catalog = load_catalog()
+    if isinstance(design, dict):
+        return _validate_file_dict(design, catalog)
+    topo: Topology = getattr(design, "topology", design)
+    res = Resolver(catalog)
+    problems = (_models(topo, res) + _parents(topo) + _ports(topo, res) + _speeds(topo, res)
+                + _reachability(topo) + _racks(topo, res))
+    return sorted(problems, key=lambda p: p.severity != "error")
+
+
+def _validate_file_dict(data: dict[str, Any], catalog: Any) -> list[Problem]:
+    from designer.topology.fileformat import DesignFileError, from_dict
+
+    problems = []
+    ids = [x.get("id") for key in ("components", "links") for x in data.get(key) or () if isinstance(x, dict)]
+    for ident, n in Counter(ids).items():
+        if ident is not None and n > 1:
+            problems.append(Problem("error", "duplicate-id", f"the id '{ident}' is used {n} times",
+                                    "give each component and link its own id", component=str(ident)))
+    try:
+        design = from_dict(data, "<design>")
+    except DesignFileError as exc:
+        return problems + [Problem("error", "file", f"{p}: {m}" if p else m, "correct the file")
+                           for p, m in exc.errors if not m.startswith("duplicate id")]
+    return problems + validate(design, catalog)
+
+
+def _models(topo: Topology, res: Resolver) -> list[Problem]:
+    out = []
+    for c in topo.components.values():
+        if not res.known(c.kind, c.model):
+            section = kinds.CATALOG_KIND[c.kind]
+            close = difflib.get_close_matches(c.model, sorted(res.ids(c.kind)), n=3, cutoff=0.5)
+            hint = f"did you mean {', '.join(close)}? " if close else ""
+            out.append(Problem("error", "unknown-model", f"no {section} model '{c.model}' in the catalog",
+                               f"{hint}pick a model listed by 'dpu-designer catalog {section}' or add it "
+                               "to a user catalog", component=c.id))
+    return out
+
+
+def _parents(topo: Topology) -> list[Problem]:
+    out = []
+    for c in topo.components.values():
+        parent = topo.components.get(c.parent) if c.parent is not None else None
+        if c.parent is not None and parent is None:
+            out.append(Problem("error", "bad-parent", f"placed in '{c.parent}', which does not exist",
+                               "place it in an existing rack/server or clear its parent", component=c.id))
+        elif parent is not None and (msg := parent_problem(c.kind, parent.kind)):
+            out.append(Problem("error", "bad-parent", msg, "move it", component=c.id))
+        elif parent is None and c.kind in ATTACHABLE:
+            out.append(Problem("error", "unattached",
+                               f"this {kinds.KIND_LABEL[c.kind]} is not attached to a GPU server",
+                               "attach it to a server (drop it on the server) or delete it", component=c.id))
+    seen_loop: set[str] = set()
+    for c in topo.components.values():
+        chain = [c.id]
+        node = c
+        while node.parent in topo.components and len(chain) <= len(topo.components):
+            node = topo.components[node.parent]
+            chain.append(node.id)
+            if node.id == c.id:
+                if not seen_loop & set(chain):
+                    out.append(Problem("error", "bad-parent", "placement loops: " + " -> ".join(chain),
+                                       "clear the parent of one of them", component=c.id))
+                seen_loop.update(chain)
+                break
+    return out
+
+
+def _ports(topo: Topology, res: Resolver) -> list[Problem]:
+    used: Counter[str] = Counter()
+    for link in topo.links.values():
+        used[link.a] += link.lanes
+        used[link.b] += link.lanes
+    out = []
+    for cid, n in used.items():
+        comp = topo.components[cid]
+        if comp.kind not in PORTED:
+            continue
+        ports = int(res(comp)["ports"])
+        if n > ports:
+            out.append(Problem("error", "ports-exceeded",
+                               f"{n} cables on a {ports}-port {kinds.KIND_LABEL[comp.kind]}",
+                               f"remove {n - ports} link(s), spread them over more "
+                               f"{kinds.KIND_LABEL[comp.kind]}s or pick a model with more ports",
+                               component=cid))
+    return out
+
+
+def _speeds(topo: Topology, res: Resolver) -> list[Problem]:
+    out = []
+    for link in topo.links.values():
+        for end in (link.a, link.b):
+            comp = topo.components[end]
+            if comp.kind not in PORTED:
+                continue
+            port = float(res(comp)["port_speed_Gbps"])
+            if link.speed_Gbps > port:
+                out.append(Problem("error", "link-too-fast",
+                                   f"{link.speed_Gbps:g} Gb/s link on a {port:g} Gb/s port of '{end}'",
+                                   f"set the link speed to {port:g} Gb/s or less", component=end,
+                                   link=link.id))
+    return out
+
+
+def _reachability(topo: Topology) -> list[Problem]:
+    g: nx.MultiGraph = topo.graph()
+    part: dict[str, int] = {}
+    for i, nodes in enumerate(nx.connected_components(g)):
+        for n in nodes:
+            part[n] = i
+    servers = [s.id for s in topo.servers()]
+    storage = [s.id for s in topo.storage()]
+    out = []
+    if len(servers) > 1:
+        sizes = Counter(part[s] for s in servers)
+        main = max(sizes, key=lambda k: (sizes[k], -k))
+        for s in servers:
+            if part[s] != main:
+                out.append(Problem("error", "server-isolated",
+                                   "no network path to the other servers",
+                                   "link one of its NICs/DPUs to a switch of the cluster fabric", component=s))
+    if storage:
+        with_storage = {part[s] for s in storage}
+        with_servers = {part[s] for s in servers}
+        for s in servers:
+            if part[s] not in with_storage:
+                out.append(Problem("error", "no-storage-path", "no network path to any storage",
+                                   "connect the server (or its fabric) to the storage network", component=s))
+        for s in storage:
+            if part[s] not in with_servers:
+                out.append(Problem("error", "storage-unreachable", "no server can reach this storage",
+                                   "link it to a switch of the storage or compute fabric", component=s))
+    return out
+
+
+def component_power_W(topo: Topology, comp: Component, resolve: Any) -> float:
+    """Maximum power of a rack member as counted by the ``rack-power`` rule (see module doc)."""
+    fig = resolve(comp)
+    if comp.kind != "gpu_server":
+        return float(fig.get("power_W", 0.0))
+    gpus = int(fig["gpu_count"]) * resolve.gpu_power_W(fig["gpu_model"])
+    devices = sum(float(resolve(d).get("power_W", 0.0)) for d in topo.attached(comp.id))
+    return float(fig.get("base_power_W", 0.0)) + gpus + devices
+
+
+def _racks(topo: Topology, res: Resolver) -> list[Problem]:
+    out = []
+    for rack in topo.racks():
+        fig = res(rack)
+        height = int(fig["rack_units"])
+        members = topo.members(rack.id)
+        total_u = 0
+        taken: dict[int, str] = {}
+        for m in members:
+            units = int(res(m)["rack_units_used"])
+            total_u += units
+            if m.slot is None:
+                continue
+            top = m.slot + units - 1
+            if m.slot < 1 or top > height:
+                out.append(Problem("error", "rack-slot",
+                                   f"occupies U{m.slot}-U{top} of a {height}U rack '{rack.id}'",
+                                   f"place it between U1 and U{height - units + 1}", component=m.id))
+                continue
+            clash = sorted({taken[u] for u in range(m.slot, top + 1) if u in taken})
+            if clash:
+                out.append(Problem("error", "rack-slot",
+                                   f"U{m.slot}-U{top} overlap {', '.join(clash)} in '{rack.id}'",
+                                   "move it to free U slots", component=m.id))
+            taken.update((u, m.id) for u in range(m.slot, top + 1))
+        if total_u > height:
+            out.append(Problem("error", "rack-units", f"members need {total_u}U; the rack has {height}U",
+                               "move some of them to another rack", component=rack.id))
+        power = sum(component_power_W(topo, m, res) for m in members)
+        budget = float(fig["power_budget_kW"]) * 1000.0
+        if power > budget:
+            out.append(Problem("error", "rack-power",
+                               f"members draw up to {power / 1000:.1f} kW; the budget is {budget / 1000:.1f} kW",
+                               "move servers to another rack or raise the rack's power budget",
+                               component=rack.id))
+    return out

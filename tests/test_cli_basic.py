@@ -1,0 +1,69 @@
+"""`dpu-designer new` and `validate`: exit codes and one-line errors."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from designer.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_new_then_validate(tmp_path, capsys):
+    out = tmp_path / "x.json"
+    assert main(["new", "--template", "fat-tree", "--k", "4", "--dpu", "bluefield-3", "-o", str(out)]) == 0
+    assert "16 servers, 20 switches" in capsys.readouterr().out
+    assert main(["validate", str(out)]) == 0
+    assert "0 errors, 0 warnings" in capsys.readouterr().out
+
+
+def test_broken_file_exits_2_with_the_path(tmp_path, capsys):
+    good = tmp_path / "x.json"
+    main(["new", "--template", "leaf-spine", "--servers", "2", "-o", str(good)])
+    data = json.loads(good.read_text())
+    data["components"][0]["props"] = {"gpu_count": 0}
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    capsys.readouterr()
+    assert main(["validate", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: {bad}: components[0].props.gpu_count: must be a positive integer\n"
+
+
+def test_design_rule_errors_exit_1(tmp_path, capsys):
+    path = tmp_path / "x.json"
+    main(["new", "--template", "leaf-spine", "--servers", "2", "--storage", "none", "-o", str(path)])
+    data = json.loads(path.read_text())
+    data["links"] = data["links"][1:]  # one NIC loses its cable: still connected via its server
+    data["links"][0]["speed_Gbps"] = 800.0
+    path.write_text(json.dumps(data))
+    capsys.readouterr()
+    assert main(["validate", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "error:" in out and "800 Gb/s link" in out and "2 errors" in out  # both 400 Gb/s ends
+
+
+def test_bad_options_exit_2(tmp_path, capsys):
+    out = str(tmp_path / "x.json")
+    assert main(["new", "--template", "fat-tree", "--servers", "4", "-o", out]) == 2
+    assert "the fat-tree template takes no --servers" in capsys.readouterr().err
+    assert main(["new", "--template", "leaf-spine", "--dpu", "bluefield-9", "-o", out]) == 2
+    assert "--dpu: no dpu model 'bluefield-9'" in capsys.readouterr().err
+    assert main(["new", "--template", "mesh", "-o", out]) == 2
+    assert main(["validate", str(tmp_path / "none.json")]) == 2
+    assert "none.json: no such file" in capsys.readouterr().err
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_installed_entry_point_runs(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = tmp_path / "r.json"
+    run = subprocess.run([sys.executable, "-m", "designer.cli", "new", "--template", "rail-optimized",
+                          "--servers", "32", "--dpu", "bluefield-3", "-o", str(out)],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert run.returncode == 0, run.stderr
+    run = subprocess.run([sys.executable, "-m", "designer.cli", "validate", str(out)],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert run.returncode == 0 and "32 servers" in run.stdout and run.stderr == ""

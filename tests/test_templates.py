@@ -1,0 +1,126 @@
+"""Generators: published fabric sizes, racks, positions, option specs and the embedded example."""
+
+from collections import Counter
+
+import pytest
+
+from designer.errors import UsageError
+from designer.paths import resources_dir
+from designer.topology import fileformat
+from designer.topology.catalog import load_catalog
+from designer.topology.layout import layout_by_tier
+from designer.topology.templates import TEMPLATES, fat_tree, leaf_spine, rail_optimized
+from designer.topology.validation import validate
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog()
+
+
+def tiers(design):
+    return Counter(c.props["tier"] for c in design.topology.switches())
+
+
+def test_fat_tree_k8_has_80_switches_and_128_hosts(catalog):
+    # Al-Fares et al. 2008: 5k^2/4 switches (k=8: 80) and k^3/4 hosts (128)
+    d = fat_tree(k=8, catalog=catalog)
+    topo = d.topology
+    assert tiers(d) == {"core": 16, "spine": 32, "leaf": 32}
+    assert len(topo.servers()) == 128
+    assert all(len(topo.attached(s.id)) == 1 for s in topo.servers())
+    assert all(len(topo.links_of(sw.id)) == 8 for sw in topo.switches())  # every port of a k=8 switch
+    assert validate(d, catalog) == []
+
+
+def test_rail_optimized_256_servers(catalog):
+    d = rail_optimized(servers=256, storage="none", catalog=catalog)
+    topo = d.topology
+    # 8 scalable units of 32, one leaf per rail per unit: 64 leaves; 64 x 32 uplinks / 64 ports: 32 spines
+    assert tiers(d) == {"leaf": 64, "spine": 32}
+    srv = topo.servers()[40]  # unit 2
+    rails = topo.attached(srv.id)
+    assert len(rails) == 8
+    leaves = [topo.neighbors(nic.id)[0] for nic in rails]
+    assert len(set(leaves)) == 8
+    same_unit = topo.servers()[63]
+    assert [topo.neighbors(n.id)[0] for n in topo.attached(same_unit.id)] == leaves
+    assert validate(d, catalog) == []
+
+
+def test_rail_optimized_with_dpus_and_separate_storage(catalog):
+    d = rail_optimized(servers=64, dpu="bluefield-3", catalog=catalog)
+    topo = d.topology
+    kinds = Counter(c.kind for c in topo.components.values())
+    # 8 rail DPUs + 2 storage DPUs (dgx-h100 catalog dpu_count) per server; 2 appliances (1 per 32)
+    assert kinds["dpu"] == 64 * 10 and kinds["nic"] == 0 and kinds["storage"] == 2
+    # 10.2 kW + 8 x (150 - 25) W = 11.2 kW a server: 3 fit under the rack's 40.8 kW
+    racks = [r for r in topo.racks() if any(m.kind == "gpu_server" for m in topo.members(r.id))]
+    assert [len(topo.members(r.id)) for r in racks] == [3] * 21 + [1]
+    assert validate(d, catalog) == []
+
+
+def test_leaf_spine_oversubscription(catalog):
+    d = leaf_spine(servers=12, oversubscription=3.0, storage="converged", storage_count=1, catalog=catalog)
+    topo = d.topology
+    # 64-port leaf at 3:1 -> 48 down, 16 up; 96 NICs + 8 storage ports = 104 -> 3 leaves, ceil(48/64) = 1 spine
+    assert tiers(d) == {"leaf": 3, "spine": 1}
+    leaf = topo.switches("leaf")[0]
+    up = sum(l.lanes for l in topo.links_of(leaf.id) if topo.get(l.other(leaf.id)).kind == "switch")
+    assert up == 16
+    assert validate(d, catalog) == []
+
+
+def test_big_storage_fabric_gets_a_core_tier(catalog):
+    # 32-port leaves, 16 down/16 up. Compute: 128 NICs -> 8 leaves, 4 spines. Storage: 32 DPUs +
+    # 80 x 8 appliance ports = 672 -> 42 leaves; ceil(42 x 16 / 32) = 21 spines > 16 uplinks, so pods
+    # of 16 leaves (3 pods x 16 spines) and 16 core groups of ceil((16 + 16 + 10) / 32) = 2.
+    d = leaf_spine(servers=16, switch="generic-leaf", storage="separate", storage_count=80, catalog=catalog)
+    assert tiers(d) == {"leaf": 50, "spine": 4 + 48, "core": 32}
+    assert validate(d, catalog) == []
+
+
+def test_bad_options_are_usage_errors(catalog):
+    with pytest.raises(UsageError, match="--k must be an even"):
+        fat_tree(k=7, catalog=catalog)
+    with pytest.raises(UsageError, match="no server model 'dgx-h999'"):
+        leaf_spine(server="dgx-h999", catalog=catalog)
+    with pytest.raises(UsageError, match="--oversubscription"):
+        leaf_spine(oversubscription=0.5, catalog=catalog)
+    with pytest.raises(UsageError, match="too many for two switch tiers"):
+        leaf_spine(servers=600, storage="none", catalog=catalog)
+    with pytest.raises(UsageError, match="--storage must be one of"):
+        rail_optimized(servers=8, storage="cloud", catalog=catalog)
+
+
+def test_layout_rows_and_spacing(catalog):
+    d = leaf_spine(servers=8, catalog=catalog)
+    topo = d.topology
+    pos = layout_by_tier(topo)
+    assert set(pos) == set(topo.components)
+    assert all(topo.get(c).pos == xy for c, xy in pos.items())
+    y = {kind: {pos[c.id][1] for c in cs} for kind, cs in
+         (("spine", topo.switches("spine")), ("leaf", topo.switches("leaf")), ("srv", topo.servers()),
+          ("stor", topo.storage()))}
+    assert all(len(v) == 1 for v in y.values())
+    assert y["spine"].pop() < y["leaf"].pop() < y["srv"].pop() < y["stor"].pop()
+    xs = sorted(pos[s.id][0] for s in topo.servers())
+    assert min(b - a for a, b in zip(xs, xs[1:])) >= 10 * 80  # room for 10 attached devices each
+
+
+def test_option_specs_cover_the_generators():
+    import inspect
+
+    for template in TEMPLATES.values():
+        params = inspect.signature(template.build).parameters
+        for opt in template.options:
+            assert params[opt.name].default == opt.default, (template.name, opt.name)
+        assert set(params) - {o.name for o in template.options} == {"catalog"}
+
+
+def test_example_design_is_what_its_template_makes(catalog):
+    example = fileformat.load(resources_dir() / "examples" / "example.json")
+    assert validate(example, catalog) == []
+    again = TEMPLATES[example.meta["template"]](catalog=catalog, **example.meta["options"])
+    assert again.topology == example.topology
+    assert example.workload["id"] == "llama3-8b"
