@@ -1,0 +1,191 @@
+"""Sweeps: the engine run over values of one design parameter, host-managed and DPU-offloaded.
+
+A parameter is named as
+  ``servers``               regenerate the design from the template recorded in ``design.meta``
+  ``workload.NAME`` / NAME  a numeric workload setting (``global_batch``, ``tokens`` ...)
+  ``scenario.NAME`` / NAME  a numeric scenario setting (``tenants``, ``checkpoint_interval_s`` ...)
+  ``KIND.FIELD``            a numeric field of every component of a kind (``gpu_server.gpu_count``)
+  ``ID.FIELD``              a numeric field of one component (``srv1.gpu_count``)
+
+Points run in separate processes (``concurrent.futures.ProcessPoolExecutor``). Each point gets the
+design as a plain dict and the same seed, so a point's result does not depend on which worker ran
+it or in what order: results are identical for any worker count.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from designer.errors import UsageError
+from designer.topology.design import SCENARIO_DEFAULTS, Design
+from designer.topology.kinds import FIELDS, KINDS
+
+SCENARIOS = ("host", "dpu")
+#: figures kept from each engine result (keys of ``Result.to_json()``)
+METRICS = ("training_time_days", "mfu", "iteration_time_s", "tflops_per_gpu", "tokens_per_s")
+
+_NUMERIC = ("int", "float")
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    param: str
+    values: tuple[float, ...]
+    #: ``rows[i][scenario][metric]`` for ``values[i]``
+    rows: tuple[dict[str, dict[str, float]], ...]
+
+    def to_json(self) -> dict:
+        return {"param": self.param, "scenarios": list(SCENARIOS), "metrics": list(METRICS),
+                "points": [{"value": v, **row} for v, row in zip(self.values, self.rows)]}
+
+    def series(self, scenario: str, metric: str) -> list[float]:
+        return [row[scenario][metric] for row in self.rows]
+
+
+def parse_values(text: str) -> list[float]:
+    """``"16,64,256"`` -> [16, 64, 256]; a clear message for anything else."""
+    out = []
+    for part in (p.strip() for p in text.split(",")):
+        try:
+            value = float(part)
+        except ValueError:
+            raise UsageError(f"--values: '{part}' is not a number (give a comma-separated list "
+                             "such as 16,64,256)") from None
+        if not math.isfinite(value):
+            raise UsageError(f"--values: '{part}' is not a finite number")
+        out.append(int(value) if value.is_integer() else value)
+    if not out:
+        raise UsageError("--values: give at least one value")
+    return out
+
+
+def _field_spec(kind: str, name: str, where: str):
+    for spec in FIELDS[kind]:
+        if spec.name == name:
+            if spec.type not in _NUMERIC:
+                raise UsageError(f"{where}: '{name}' of a {kind} is not numeric ({spec.type})")
+            return spec
+    names = ", ".join(s.name for s in FIELDS[kind] if s.type in _NUMERIC)
+    raise UsageError(f"{where}: a {kind} has no field '{name}' (numeric fields: {names})")
+
+
+def _regenerate(design: Design, servers: float) -> Design:
+    info = design.meta.get("template")
+    if isinstance(info, str):  # {"template": NAME, "options": {...}} as the templates record it
+        info = {"name": info, "options": design.meta.get("options") or {}}
+    if not isinstance(info, dict) or "name" not in info:
+        raise UsageError("--param servers: this design does not record the template it was made "
+                         "from (design meta 'template'); make it with 'dpu-designer new' or sweep a "
+                         "component field instead, e.g. --param gpu_server.gpu_count")
+    from designer.topology.templates import TEMPLATES
+
+    name = info["name"]
+    if name not in TEMPLATES:
+        raise UsageError(f"--param servers: unknown template '{name}' in the design's meta "
+                         f"(known: {', '.join(TEMPLATES)})")
+    template = TEMPLATES[name]
+    if "servers" not in {o.name for o in template.options}:
+        raise UsageError(f"--param servers: the {name} template does not take a server count "
+                         "(sweep one of its own options instead)")
+    if not float(servers).is_integer() or servers < 1:
+        raise UsageError(f"--param servers: {servers} is not a positive whole number of servers")
+    options = {**info.get("options", {}), "servers": int(servers)}
+    new = template(**options)
+    new.name, new.workload, new.scenario = design.name, dict(design.workload), dict(design.scenario)
+    new.meta = {**design.meta, "template": name, "options": options}
+    return new
+
+
+def apply_param(design: Design, param: str, value: float) -> Design:
+    """A copy of ``design`` with ``param`` (see the module docstring) set to ``value``."""
+    if param == "servers":
+        return _regenerate(design, value)
+    new = design.copy()
+    head, _, tail = param.partition(".")
+    if tail and head in ("workload", "scenario"):
+        section, name = head, tail
+    elif not tail:
+        if param in new.workload:
+            section, name = "workload", param
+        elif param in SCENARIO_DEFAULTS:
+            section, name = "scenario", param
+        else:
+            section, name = "workload", param  # a workload setting left at its default
+    else:
+        section = ""
+    if section:
+        current = getattr(new, section).get(name, SCENARIO_DEFAULTS.get(name) if section == "scenario" else 0)
+        if isinstance(current, bool) or not isinstance(current, (int, float)):
+            raise UsageError(f"--param {param}: the {section} setting '{name}' is not numeric "
+                             f"(it is {current!r})")
+        getattr(new, section)[name] = value
+        return new
+    topo = new.topology
+    if head in KINDS:
+        _field_spec(head, tail, f"--param {param}")
+        targets = [c for c in topo.components.values() if c.kind == head]
+        if not targets:
+            raise UsageError(f"--param {param}: the design has no {head} components")
+    elif head in topo.components:
+        targets = [topo.components[head]]
+        _field_spec(targets[0].kind, tail, f"--param {param}")
+    else:
+        raise UsageError(f"--param {param}: '{head}' is neither a component id nor a kind "
+                         f"({', '.join(KINDS)}), nor 'workload'/'scenario'")
+    for comp in targets:
+        topo.set_prop(comp.id, tail, value)
+    return new
+
+
+def _engine_point(design: Design, scenario: str, seed: int) -> dict[str, float]:
+    from designer.engine import pipeline
+    from designer.topology.catalog import load_catalog
+
+    data = pipeline.run(design, load_catalog(), scenario={"offload": scenario}, seed=seed).to_json()
+    return {m: float(data[m]) for m in METRICS}
+
+
+def _point(task: tuple) -> dict[str, dict[str, float]]:
+    design_dict, param, value, seed, evaluate = task
+    from designer.topology.fileformat import from_dict
+
+    design = apply_param(from_dict(design_dict, source="<sweep>"), param, value)
+    return {s: evaluate(design, s, seed) for s in SCENARIOS}
+
+
+def sweep(design: Design, param: str, values: Sequence[float], *, seed: int = 0,
+          workers: int | None = None,
+          evaluate: Callable[[Design, str, int], dict[str, float]] = _engine_point,
+          progress: Callable[[int, int], None] | None = None) -> SweepResult:
+    """Run ``evaluate(design_with_value, scenario, seed)`` for every value and both scenarios.
+
+    ``workers``: processes (default: the machine's cores, at most one per value); 1 runs in this
+    process. ``evaluate`` must be a module-level function (it is sent to the worker processes).
+    ``progress(done, total)`` is called in this process as points finish.
+    """
+    from designer.topology.fileformat import to_dict
+
+    if not values:
+        raise UsageError("sweep: give at least one value")
+    apply_param(design, param, values[0])  # bad parameter names fail here, before any process starts
+    payload = to_dict(design)
+    tasks = [(payload, param, v, seed, evaluate) for v in values]
+    n = len(tasks)
+    workers = max(1, min(workers or os.cpu_count() or 1, n))
+    rows: list[dict[str, dict[str, float]]] = []
+    if workers == 1:
+        for i, task in enumerate(tasks):
+            rows.append(_point(task))
+            if progress:
+                progress(i + 1, n)
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            for i, row in enumerate(pool.map(_point, tasks)):  # map keeps the input order
+                rows.append(row)
+                if progress:
+                    progress(i + 1, n)
+    return SweepResult(param, tuple(values), tuple(rows))

@@ -1,0 +1,462 @@
+"""Timeline: the whole training run stepped through in simulated time (no Qt).
+
+The steady-state engine gives one iteration; this module plays the run out from the first token to
+the token budget and yields samples as it goes, so a GUI can plot them live and the CLI can write
+them to CSV. What it adds to the steady state:
+
+* **Jitter.** Each of ``n_workers`` synchronous workers takes ``t0 * (1 + sigma * Z)`` with Z standard
+  normal; the step waits for the slowest, ``t0 * (1 + sigma * M_n)`` with ``M_n = max(Z_1..Z_n)``.
+  ``P(M_n <= x) = Phi(x) ** n``, so ``M_n = Phi^-1(U ** (1/n))`` for U uniform (inverse-CDF sampling;
+  one draw per iteration whatever n is).
+* **Data loader.** A prefetch buffer holding ``prefetch_iterations`` batches is filled from storage
+  at the achieved read rate A and drained by one batch, ``B = demand * t0`` bytes, per iteration.
+  Over a block of k iterations lasting T, the GPUs wait ``max(0, k*B - level - A*T) / A`` (fluid
+  model; it gives the steady-state stall ``B/A - t0`` per iteration when ``A < demand``). After a
+  (re)start the buffer is empty and the first batch must be read before the first step.
+* **Checkpoints.** Every ``checkpoint_interval_s`` of wall time the job stops for
+  ``checkpoint_write_s`` (synchronous save) and the work so far becomes safe.
+* **Failures.** Interruptions arrive as a Poisson process at ``failure_rate_per_gpu_hour * n_gpus``
+  per hour of running time. A failure throws away the work since the last completed checkpoint and
+  costs ``restart_s`` before training resumes.
+
+Goodput is useful time / wall time, where useful time is the time of the iterations that count
+toward the final model (the "effective training time" of the Llama 3 report: time spent on useful
+training over elapsed time). Data stalls, checkpoint writes, restarts and lost work are not useful.
+
+Samples are rows of :data:`COLUMNS`; each covers a block of iterations, a checkpoint write or a
+restart. The block size is chosen so that a run yields about ``target_samples`` rows.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Iterable, Iterator, Mapping
+
+import numpy as np
+from scipy import integrate, special
+
+from designer.errors import UsageError
+
+#: Unexpected interruptions per GPU-hour: 419 in a 54-day snapshot on 16,384 H100 GPUs.
+#: Source: "The Llama 3 Herd of Models", Meta, 2024, section 3.3.4 (Reliability and operational
+#: challenges). 419 / (54 * 24 h * 16,384 GPUs) = 1.97e-5 per GPU-hour.
+LLAMA3_FAILURES_PER_GPU_HOUR = 419 / (54 * 24 * 16384)
+
+#: Default time from an interruption to training again (detect, reschedule, reload the checkpoint).
+#: Assumption, bounded by the same report: >90% effective training time with 466 interruptions in
+#: 54 days leaves at most 0.1 * 54 d / 466 = 16.7 min per interruption for restart plus lost work.
+DEFAULT_RESTART_S = 600.0
+
+#: Default prefetch depth: PyTorch's DataLoader keeps ``prefetch_factor`` = 2 batches per worker
+#: in flight (torch.utils.data.DataLoader documentation).
+DEFAULT_PREFETCH_ITERATIONS = 2.0
+
+#: sample columns (units in the names); ``state`` is one of STATES' indices
+COLUMNS = ("t_s", "dt_s", "gpu_util", "host_cpu_util", "dpu_util", "network_GBps",
+           "storage_read_GBps", "storage_write_GBps", "tokens", "iteration_s", "prefetch_fill",
+           "state")
+STATES = ("training", "checkpoint", "restart")
+TRAINING, CHECKPOINT, RESTART = range(3)
+_COL = {name: i for i, name in enumerate(COLUMNS)}
+
+#: above this many iterations per block, a block's summed iteration time is drawn from its normal
+#: approximation (central limit theorem) instead of iteration by iteration
+_EXACT_BLOCK = 64
+
+
+@dataclass(frozen=True)
+class TimelineInputs:
+    """Plain numbers the timeline needs, per scenario (see :meth:`from_result`).
+
+    ``iteration_s`` is the engine's steady-state iteration; the parts of it that the timeline plays
+    out itself (data stall, straggler wait, amortized checkpoints) are named so they can be taken
+    out first (:attr:`base_s`).
+    """
+
+    iteration_s: float  #: steady-state iteration time (what the engine reports)
+    tokens_per_iteration: float  #: global batch in tokens
+    token_budget: float  #: tokens of the whole run
+    n_gpus: int = 1
+    breakdown_s: Mapping[str, float] = field(default_factory=dict)  #: parts of ``iteration_s``
+    compute_s: float | None = None  #: GPU busy time per iteration (default: breakdown "compute")
+    # --- jitter
+    jitter_sigma: float = 0.0  #: coefficient of variation of one worker's iteration time
+    n_workers: int = 1  #: synchronous workers the step waits for (servers)
+    straggler_s: float = 0.0  #: part of ``iteration_s`` that is the expected straggler wait
+    checkpoint_amortized_s: float = 0.0  #: part of ``iteration_s`` that is checkpoints spread out
+    # --- data loading
+    data_stall_s: float = 0.0  #: part of ``iteration_s`` that is the steady-state data stall
+    storage_read_demand_GBps: float = 0.0  #: to keep the GPUs fed (0 = no storage reads)
+    storage_read_achieved_GBps: float = 0.0  #: what the storage path gives
+    prefetch_iterations: float = DEFAULT_PREFETCH_ITERATIONS
+    # --- checkpoints and failures
+    checkpoint_interval_s: float = 0.0  #: 0 = no checkpoints
+    checkpoint_write_s: float = 0.0
+    checkpoint_GB: float = 0.0
+    failure_rate_per_gpu_hour: float = LLAMA3_FAILURES_PER_GPU_HOUR
+    restart_s: float = DEFAULT_RESTART_S
+    # --- load figures carried into the samples
+    host_cpu_util: float = 0.0  #: host CPU busy share while training
+    dpu_util: float = 0.0  #: busiest DPU engine's load while training
+    network_GB_per_iteration: float = 0.0  #: bytes all servers put on the fabric per iteration
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        positive = ("iteration_s", "tokens_per_iteration", "token_budget", "n_gpus", "n_workers")
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in ("breakdown_s", "label") or value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise UsageError(f"timeline input {f.name}: must be a finite number, got {value!r}")
+            if value < 0 or (f.name in positive and value <= 0):
+                need = "greater than 0" if f.name in positive else "0 or more"
+                raise UsageError(f"timeline input {f.name}: must be {need}, got {value!r}")
+        if self.storage_read_demand_GBps > 0 and self.storage_read_achieved_GBps <= 0:
+            raise UsageError("timeline input storage_read_achieved_GBps: must be greater than 0 "
+                             "when storage_read_demand_GBps is set (the GPUs would never get data)")
+        if self.base_s <= 0:
+            raise UsageError("timeline input iteration_s: must be larger than data_stall_s + "
+                             "straggler_s + checkpoint_amortized_s (the parts it contains)")
+
+    @property
+    def base_s(self) -> float:
+        """Iteration time without the terms the timeline plays out itself (stall, straggler)."""
+        straggler = self.straggler_s if self.jitter_sigma > 0 else 0.0
+        return self.iteration_s - self.data_stall_s - straggler - self.checkpoint_amortized_s
+
+    @property
+    def busy_s(self) -> float:
+        """GPU busy time per iteration."""
+        if self.compute_s is not None:
+            return min(self.compute_s, self.base_s)
+        return min(float(self.breakdown_s.get("compute", self.base_s)), self.base_s)
+
+    @property
+    def iterations(self) -> int:
+        return math.ceil(self.token_budget / self.tokens_per_iteration - 1e-9)
+
+    def with_(self, **changes: Any) -> "TimelineInputs":
+        """A copy with some fields changed (e.g. failures off: ``failure_rate_per_gpu_hour=0``)."""
+        return replace(self, **changes)
+
+    @classmethod
+    def from_result(cls, result: Any, **overrides: Any) -> "TimelineInputs":
+        """Build the inputs from an engine ``Result`` (or its ``to_json()`` dict).
+
+        The engine's iteration (``designer.engine.resources.assess``) is ``step + straggler +
+        amortized checkpoint`` with ``step`` including the data stall and
+        ``straggler = step * E[max of the workers' noise]``. The timeline plays stalls, stragglers
+        and checkpoints out itself, so those terms become :attr:`data_stall_s`, :attr:`straggler_s`
+        and :attr:`checkpoint_amortized_s`, and the per-worker sigma is chosen so that the drawn
+        maximum has the engine's mean: ``sigma = (straggler / step) / E[M_n]`` with n = GPUs.
+        ``overrides`` replace any field (e.g. ``checkpoint_interval_s`` from the scenario).
+        """
+        from designer.engine.jitter import expected_max
+
+        data = result.to_json() if hasattr(result, "to_json") else dict(result)
+        it = float(data["iteration_time_s"])
+        breakdown = {k: float(v or 0.0) for k, v in (data.get("breakdown_s") or {}).items()}
+        res = data.get("resources") or {}
+        stor = res.get("storage") or data.get("storage") or {}
+        gpus = int(data.get("gpus") or 1)
+        straggler = float(res.get("straggler_s") or 0.0)
+        ckpt = float(res.get("checkpoint_s") or 0.0)
+        step = it - straggler - ckpt
+        e_max = expected_max([1.0], [gpus]) if gpus > 1 else 0.0
+        sigma = straggler / step / e_max if straggler > 0 and e_max > 0 else 0.0
+        workload = data.get("workload") or {}
+        tokens_per_iteration = float(data["tokens_per_s"]) * it
+        budget = float(workload.get("tokens") or tokens_per_iteration * float(
+            data["training_time_days"]) * 86400 / it)
+        host = res.get("host_cpu") or {}
+        fabric_GB = sum(float(c["bytes"]) * int(c["calls_per_iteration"]) * int(c["ranks"])
+                        for c in data.get("collectives") or [] if int(c.get("servers", 1)) > 1) / 1e9
+        kw: dict[str, Any] = dict(
+            iteration_s=it, tokens_per_iteration=tokens_per_iteration, token_budget=budget,
+            n_gpus=gpus, breakdown_s=breakdown, compute_s=breakdown.get("compute"),
+            jitter_sigma=sigma, n_workers=gpus, straggler_s=straggler,
+            data_stall_s=float(res.get("data_stall_s") or 0.0), checkpoint_amortized_s=ckpt,
+            storage_read_demand_GBps=float(stor.get("read_demand_GBps") or 0.0),
+            storage_read_achieved_GBps=float(stor.get("read_achieved_GBps") or 0.0),
+            checkpoint_write_s=float(stor.get("checkpoint_write_s") or 0.0),
+            checkpoint_GB=float(stor.get("checkpoint_GB") or 0.0),
+            host_cpu_util=min(1.0, float(sum((host.get("by_task") or {}).values()))),
+            dpu_util=min(1.0, max((float(v) for v in (res.get("dpu") or {}).values()), default=0.0)),
+            network_GB_per_iteration=fabric_GB,
+        )
+        kw.update(overrides)
+        return cls(**kw)
+
+
+class Samples:
+    """A block of timeline rows: an ``(n, len(COLUMNS))`` float array, columns by name."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: np.ndarray) -> None:
+        self.data = np.asarray(data, dtype=float).reshape(-1, len(COLUMNS))
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.data[:, _COL[name]]
+
+    @classmethod
+    def concat(cls, parts: Iterable["Samples"]) -> "Samples":
+        arrays = [p.data for p in parts]
+        return cls(np.concatenate(arrays) if arrays else np.empty((0, len(COLUMNS))))
+
+
+@dataclass(frozen=True)
+class TimelineSummary:
+    """What the whole run came to."""
+
+    wall_s: float
+    useful_s: float  #: time of the iterations that count toward the final model
+    goodput: float  #: useful_s / wall_s
+    iterations: int  #: iterations the model needed
+    iterations_run: int  #: including those lost to failures
+    failures: int
+    checkpoints: int
+    time_s: dict[str, float]  #: wall time by what it went to (useful, data_stall, checkpoint, restart, lost)
+    mean_iteration_s: float  #: (iteration + data stall time) / iterations run
+
+    @property
+    def training_time_days(self) -> float:
+        return self.wall_s / 86400.0
+
+    def to_json(self) -> dict:
+        return {"wall_s": self.wall_s, "training_time_days": self.training_time_days,
+                "useful_s": self.useful_s, "goodput": self.goodput, "iterations": self.iterations,
+                "iterations_run": self.iterations_run, "failures": self.failures,
+                "checkpoints": self.checkpoints, "time_s": dict(self.time_s),
+                "mean_iteration_s": self.mean_iteration_s}
+
+
+def _max_normal_moments(n: int) -> tuple[float, float]:
+    """Mean and variance of the maximum of n standard normals (density n phi(x) Phi(x)^(n-1))."""
+    def density(x: float) -> float:
+        return n * math.exp(-0.5 * x * x) / math.sqrt(2 * math.pi) * special.ndtr(x) ** (n - 1)
+
+    m1 = integrate.quad(lambda x: x * density(x), -12, 12, limit=200)[0]
+    m2 = integrate.quad(lambda x: x * x * density(x), -12, 12, limit=200)[0]
+    return m1, max(m2 - m1 * m1, 0.0)
+
+
+class TimelineRun:
+    """One simulated run. Iterate :meth:`batches`; read :attr:`progress` and, at the end, :attr:`summary`."""
+
+    def __init__(self, inputs: TimelineInputs, *, seed: int = 0, target_samples: int = 20000,
+                 batch_rows: int = 1024) -> None:
+        self.inputs = inputs
+        self.seed = int(seed)
+        self.batch_rows = max(1, int(batch_rows))
+        n = inputs.iterations
+        k = max(1, math.ceil(n / max(1, target_samples)))
+        if inputs.checkpoint_interval_s > 0:  # several blocks per checkpoint interval
+            k = min(k, max(1, int(inputs.checkpoint_interval_s / (4 * inputs.base_s))))
+        self.block = k
+        self.progress = 0.0
+        self.summary: TimelineSummary | None = None
+
+    # --- random streams (independent, so turning failures on does not change the jitter draws)
+    def _block_sums(self, rng: np.random.Generator, k: int, m: int) -> np.ndarray:
+        """Summed iteration time (without data stall) of m blocks of k iterations."""
+        inp = self.inputs
+        t0 = inp.base_s
+        if inp.jitter_sigma <= 0:
+            return np.full(m, k * t0)
+        n = inp.n_workers
+        if k <= _EXACT_BLOCK:
+            u = rng.random((m, k))
+            # M_n = Phi^-1(U^(1/n)) written with expm1 so that U^(1/n) near 1 keeps its precision
+            mx = -special.ndtri(-np.expm1(np.log(u) / n))
+            return np.maximum(t0 * (1 + inp.jitter_sigma * mx), 0.0).sum(axis=1)
+        mean, var = self._moments
+        z = rng.standard_normal(m)
+        return k * t0 * (1 + inp.jitter_sigma * mean) + math.sqrt(k * var) * t0 * inp.jitter_sigma * z
+
+    def batches(self) -> Iterator[Samples]:
+        inp = self.inputs
+        if inp.jitter_sigma > 0 and self.block > _EXACT_BLOCK:
+            self._moments = _max_normal_moments(inp.n_workers)
+        root = np.random.SeedSequence(self.seed)
+        jitter_rng, failure_rng = (np.random.default_rng(s) for s in root.spawn(2))
+        rate_per_s = inp.failure_rate_per_gpu_hour * inp.n_gpus / 3600.0
+
+        def next_failure() -> float:
+            return failure_rng.exponential(1 / rate_per_s) if rate_per_s > 0 else math.inf
+
+        t0, busy, k = inp.base_s, inp.busy_s, self.block
+        n_total = inp.iterations
+        tok = inp.tokens_per_iteration
+        batch_B = inp.storage_read_demand_GBps * t0  # GB per iteration
+        rate_A = inp.storage_read_achieved_GBps
+        reads = batch_B > 0
+        cap = max(inp.prefetch_iterations, 1.0) * batch_B
+        net = inp.network_GB_per_iteration
+
+        rows: list[tuple] = []
+        t = 0.0
+        level = 0.0  # prefetch buffer, GB
+        to_failure = next_failure()  # running time until the next interruption
+        since_ckpt = 0.0  # wall time since the last checkpoint ended (or restart)
+        done = 0  # iterations safe in the last checkpoint
+        pending = 0  # iterations since then
+        pend_iter_s = pend_stall_s = 0.0
+        useful = stall_total = lost_stall = ckpt_total = restart_total = lost_total = run_iter_s = 0.0
+        iterations_run = failures = checkpoints = 0
+        need_fill = reads
+        sums = np.empty(0)
+        si = 0
+
+        def emit(dt, gpu, running, netGB, readGB, writeGB, iter_s, state):
+            rows.append((t, dt, gpu, inp.host_cpu_util if running else 0.0,
+                         inp.dpu_util if running else 0.0, netGB / dt if dt > 0 else 0.0,
+                         readGB / dt if dt > 0 else 0.0, writeGB / dt if dt > 0 else 0.0,
+                         (done + pending) * tok, iter_s, level / cap if reads else 1.0, state))
+
+        def fail(dt: float) -> None:
+            nonlocal t, level, pending, pend_iter_s, pend_stall_s, lost_total, restart_total
+            nonlocal failures, to_failure, since_ckpt, need_fill, lost_stall
+            lost_total += pend_iter_s + pend_stall_s
+            lost_stall += pend_stall_s
+            pending, pend_iter_s, pend_stall_s = 0, 0.0, 0.0
+            failures += 1
+            level = 0.0
+            t += inp.restart_s
+            restart_total += inp.restart_s
+            emit(inp.restart_s, 0.0, False, 0.0, 0.0, 0.0, math.nan, RESTART)
+            to_failure = next_failure()
+            since_ckpt = 0.0
+            need_fill = reads
+
+        while done + pending < n_total:
+            kb = min(k, n_total - done - pending)
+            if kb == k:
+                if si >= len(sums):
+                    sums, si = self._block_sums(jitter_rng, k, 1024), 0
+                iter_s = float(sums[si])
+                si += 1
+            else:
+                iter_s = float(self._block_sums(jitter_rng, kb, 1)[0])
+            stall = 0.0
+            read = 0.0
+            if reads:
+                fill = batch_B / rate_A if need_fill else 0.0  # first batch before the first step
+                need_fill = False
+                stall = fill + max(0.0, kb * batch_B - level - rate_A * iter_s) / rate_A
+                read = min(cap - level + kb * batch_B, rate_A * (iter_s + stall))
+                level = level + read - kb * batch_B
+            dt = iter_s + stall
+            if dt > to_failure:  # interrupted inside this block: its work is lost anyway
+                part = to_failure / dt
+                t += to_failure
+                pend_iter_s += iter_s * part
+                pend_stall_s += stall * part
+                stall_total += stall * part
+                run_iter_s += dt * part
+                iterations_run += int(kb * part)
+                pending += int(kb * part)
+                emit(to_failure, kb * part * busy / to_failure if to_failure > 0 else 0.0, True,
+                     net * kb * part, read * part, 0.0, dt / kb, TRAINING)
+                fail(to_failure)
+                continue
+            to_failure -= dt
+            t += dt
+            since_ckpt += dt
+            pending += kb
+            iterations_run += kb
+            pend_iter_s += iter_s
+            pend_stall_s += stall
+            stall_total += stall
+            run_iter_s += dt
+            emit(dt, kb * busy / dt, True, net * kb, read, 0.0, dt / kb, TRAINING)
+            finished = done + pending >= n_total
+            if (not finished and inp.checkpoint_interval_s > 0
+                    and since_ckpt >= inp.checkpoint_interval_s):
+                w = inp.checkpoint_write_s
+                if w > to_failure:  # interrupted while writing: the checkpoint never completes
+                    t += to_failure
+                    ckpt_total += to_failure
+                    emit(to_failure, 0.0, True, 0.0, 0.0, inp.checkpoint_GB * to_failure / w,
+                         math.nan, CHECKPOINT)
+                    fail(to_failure)
+                else:
+                    to_failure -= w
+                    t += w
+                    ckpt_total += w
+                    if reads:  # the loader keeps reading while the GPUs wait
+                        level = min(cap, level + rate_A * w)
+                    done, pending = done + pending, 0
+                    useful += pend_iter_s
+                    pend_iter_s = pend_stall_s = 0.0
+                    checkpoints += 1
+                    since_ckpt = 0.0
+                    emit(w, 0.0, True, 0.0, 0.0, inp.checkpoint_GB, math.nan, CHECKPOINT)
+            self.progress = (done + pending) / n_total
+            if len(rows) >= self.batch_rows:
+                yield Samples(np.array(rows))
+                rows = []
+        useful += pend_iter_s
+        if rows:
+            yield Samples(np.array(rows))
+        self.progress = 1.0
+        self.summary = TimelineSummary(
+            wall_s=t, useful_s=useful, goodput=useful / t if t > 0 else 0.0, iterations=n_total,
+            iterations_run=iterations_run, failures=failures, checkpoints=checkpoints,
+            time_s={"useful": useful, "data_stall": stall_total - lost_stall,
+                    "checkpoint": ckpt_total, "restart": restart_total, "lost": lost_total},
+            mean_iteration_s=run_iter_s / iterations_run if iterations_run else math.nan)
+
+
+def simulate(inputs: TimelineInputs, **kw: Any) -> tuple[Samples, TimelineSummary]:
+    """Run the whole timeline at once: all samples and the summary (``kw`` as for TimelineRun)."""
+    run = TimelineRun(inputs, **kw)
+    samples = Samples.concat(list(run.batches()))
+    assert run.summary is not None
+    return samples, run.summary
+
+
+def write_csv(samples: Samples | Iterable[Samples], path: str) -> int:
+    """Write samples (one block or an iterable of blocks) to ``path`` as CSV; returns the row count.
+
+    Header = :data:`COLUMNS`; ``state`` is written as its name (training/checkpoint/restart).
+    """
+    parts = [samples] if isinstance(samples, Samples) else list(samples)
+    count = 0
+    try:
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(COLUMNS)
+            state = _COL["state"]
+            for part in parts:
+                for row in part.data:
+                    out: list[Any] = ["" if math.isnan(v) else f"{v:.6g}" for v in row[:state]]
+                    out.append(STATES[int(row[state])])
+                    writer.writerow(out)
+                    count += 1
+    except OSError as exc:
+        raise UsageError(f"cannot write the timeline to {path}: {exc.strerror or exc} "
+                         "(check the folder exists and is writable)") from None
+    return count
+
+
+def inputs_for(design: Any, catalog: Any, scenario: str, *, seed: int = 0) -> tuple[Any, TimelineInputs]:
+    """Run the steady-state engine for one scenario ("host" or "dpu") and build the timeline inputs.
+
+    Returns ``(Result, TimelineInputs)``; the checkpoint interval comes from the design's scenario
+    settings (``checkpoint_interval_s``) unless the result carries one.
+    """
+    from designer.engine import pipeline
+
+    result = pipeline.run(design, catalog, scenario={"offload": scenario}, seed=seed)
+    inputs = TimelineInputs.from_result(result, label=scenario)
+    if inputs.checkpoint_interval_s == 0:
+        interval = float(design.scenario.get("checkpoint_interval_s", 0.0) or 0.0)
+        inputs = inputs.with_(checkpoint_interval_s=interval)
+    return result, inputs

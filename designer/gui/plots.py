@@ -1,0 +1,259 @@
+"""Live plots of timeline runs, host-managed and DPU-offloaded overlaid on the same axes.
+
+The plotting pattern is pyqtgraph's streaming one: the curves exist from the start; samples are
+appended to numpy buffers as they arrive; one QTimer (25 Hz) calls ``setData`` on the curves whose
+data changed. Rates and utilizations are drawn as time-weighted means in :data:`BINS` time bins;
+every plot also downsamples automatically and clips to the view, so the 20,000+ point progress
+curves stay cheap.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+
+from designer.engine.timeline import COLUMNS, TRAINING, Samples
+
+#: colour per scenario (Okabe-Ito palette, readable with colour blindness)
+SCENARIO_COLOR = {"host": "#E69F00", "dpu": "#0072B2"}
+SCENARIO_LABEL = {"host": "host-managed", "dpu": "DPU-offloaded"}
+BREAKDOWN_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
+                    "#999999")
+REFRESH_HZ = 25
+#: time bins of the utilization and throughput curves
+BINS = 2000
+_DAY = 86400.0
+
+
+class _Buffer:
+    """Growing sample store for one scenario (capacity doubles; appends are amortized O(1))."""
+
+    def __init__(self) -> None:
+        self.data = np.empty((1024, len(COLUMNS)))
+        self.n = 0
+
+    def append(self, samples: Samples) -> None:
+        m = len(samples)
+        if self.n + m > len(self.data):
+            grown = np.empty((max(2 * len(self.data), self.n + m), len(COLUMNS)))
+            grown[: self.n] = self.data[: self.n]
+            self.data = grown
+        self.data[self.n: self.n + m] = samples.data
+        self.n += m
+
+    def column(self, name: str) -> np.ndarray:
+        return self.data[: self.n, COLUMNS.index(name)]
+
+    def binned(self, names: tuple[str, ...], bins: int = BINS,
+               training_only: bool = False) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """Time-weighted means in equal time bins: x (bin centres, days) and one array per name.
+
+        Samples last from a few seconds (a checkpoint) to minutes (a block of iterations); a plain
+        mean over samples would give a short checkpoint the weight of a long block. Each sample
+        goes to the bin of its midpoint with weight ``dt_s``; empty bins are left out.
+        """
+        dt = self.column("dt_s")
+        mid = self.column("t_s") - dt / 2
+        keep = self.column("state") == TRAINING if training_only else np.ones(self.n, bool)
+        span = max(float(self.column("t_s")[-1]) if self.n else 0.0, 1e-9)
+        idx = np.minimum((mid / span * bins).astype(int), bins - 1)[keep]
+        w = np.bincount(idx, dt[keep], bins)
+        full = w > 0
+        x = ((np.arange(bins) + 0.5) * span / bins / _DAY)[full]
+        means = {n: (np.bincount(idx, (self.column(n) * dt)[keep], bins)[full] / w[full])
+                 for n in names}
+        return x, means
+
+
+class LivePlots(QWidget):
+    """Six plots: GPU utilization, iteration time, host CPU vs DPU, network and storage throughput,
+    training progress with ETA, and the stacked iteration breakdown."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        pg.setConfigOptions(antialias=False, background="w", foreground="#333")
+        self.view = pg.GraphicsLayoutWidget()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.view)
+        self.plots: dict[str, pg.PlotItem] = {}
+        self.curves: dict[tuple[str, str], pg.PlotDataItem] = {}
+        self._buffers: dict[str, _Buffer] = {}
+        self._budget: dict[str, float] = {}
+        self._dirty: set[str] = set()
+        self._bars: list[pg.BarGraphItem] = []
+        self.breakdown: dict[str, dict[str, float]] = {}
+        specs = [
+            ("gpu", "GPU utilization", "%", 0, 0),
+            ("iter", "Iteration time", "s", 0, 1),
+            ("cpu", "Host CPU vs DPU utilization", "%", 1, 0),
+            ("io", "Network and storage throughput", "GB/s", 1, 1),
+            ("progress", "Training progress", "% of tokens", 2, 0),
+            ("breakdown", "Iteration breakdown", "s", 2, 1),
+        ]
+        for key, title, unit, row, col in specs:
+            plot = self.view.addPlot(row=row, col=col, title=title)
+            plot.setLabel("left", unit)
+            plot.showGrid(x=True, y=True, alpha=0.2)
+            plot.addLegend(offset=(-5, 5), labelTextSize="8pt", brush=(255, 255, 255, 210))
+            if key != "breakdown":
+                plot.setLabel("bottom", "simulated time", units="days")
+                plot.setDownsampling(auto=True, mode="mean")
+                plot.setClipToView(True)
+            self.plots[key] = plot
+        axis = self.plots["breakdown"].getAxis("bottom")
+        axis.setTicks([[(0, SCENARIO_LABEL["host"]), (1, SCENARIO_LABEL["dpu"])]])
+        self.plots["breakdown"].setXRange(-0.6, 1.6)
+        for scenario in ("host", "dpu"):
+            self._add_curves(scenario)
+        self.timer = QTimer(self)
+        self.timer.setInterval(1000 // REFRESH_HZ)
+        self.timer.timeout.connect(self.refresh)
+
+    def _add_curves(self, scenario: str) -> None:
+        color, label = SCENARIO_COLOR[scenario], SCENARIO_LABEL[scenario]
+
+        def curve(plot: str, name: str, style=None, suffix: str = "") -> None:
+            pen = pg.mkPen(color, width=1.5, style=style) if style else pg.mkPen(color, width=1.5)
+            self.curves[(scenario, name)] = self.plots[plot].plot(
+                [], [], pen=pen, name=f"{label}{suffix}", connect="finite")
+
+        curve("gpu", "gpu_util")
+        curve("iter", "iteration_s")
+        curve("cpu", "host_cpu_util", suffix=": host CPU")
+        curve("cpu", "dpu_util", Qt.PenStyle.DashLine, ": DPU")
+        curve("io", "network_GBps", suffix=": network")
+        curve("io", "storage_GBps", Qt.PenStyle.DashLine, ": storage")
+        curve("progress", "tokens")
+
+    # --- feeding
+    def clear(self) -> None:
+        self._buffers.clear()
+        self._budget.clear()
+        self.breakdown.clear()
+        for c in self.curves.values():
+            c.setData([], [])
+        self._draw_breakdown()
+        self.plots["progress"].setTitle("Training progress")
+
+    def start(self, scenario: str, token_budget: float, breakdown_s: dict[str, float]) -> None:
+        """A scenario's run begins: its token budget (for progress) and its iteration breakdown."""
+        self._buffers[scenario] = _Buffer()
+        self._budget[scenario] = token_budget
+        self.breakdown[scenario] = dict(breakdown_s)
+        self._draw_breakdown()
+        self.timer.start()
+
+    def append(self, scenario: str, samples: Samples) -> None:
+        self._buffers[scenario].append(samples)
+        self._dirty.add(scenario)
+
+    def points(self, scenario: str) -> int:
+        buf = self._buffers.get(scenario)
+        return buf.n if buf else 0
+
+    def stop(self) -> None:
+        """No more data is coming: draw what is left and stop the timer."""
+        self.refresh()
+        self.timer.stop()
+
+    # --- drawing (the timer's slot)
+    def refresh(self) -> None:
+        for scenario in sorted(self._dirty):
+            buf = self._buffers[scenario]
+            x, means = buf.binned(("gpu_util", "host_cpu_util", "dpu_util", "network_GBps",
+                                   "storage_read_GBps", "storage_write_GBps"))
+            for name in ("gpu_util", "host_cpu_util", "dpu_util"):
+                self.curves[(scenario, name)].setData(x, 100 * means[name])
+            self.curves[(scenario, "network_GBps")].setData(x, means["network_GBps"])
+            self.curves[(scenario, "storage_GBps")].setData(
+                x, means["storage_read_GBps"] + means["storage_write_GBps"])
+            xi, it = buf.binned(("iteration_s",), training_only=True)
+            self.curves[(scenario, "iteration_s")].setData(xi, it["iteration_s"])
+            self.curves[(scenario, "tokens")].setData(
+                buf.column("t_s") / _DAY, 100 * buf.column("tokens") / self._budget[scenario])
+        if self._dirty:
+            self.plots["progress"].setTitle(self._eta_title())
+        self._dirty.clear()
+
+    def _eta_title(self) -> str:
+        parts = []
+        for scenario, buf in self._buffers.items():
+            if not buf.n:
+                continue
+            t = buf.data[buf.n - 1, COLUMNS.index("t_s")]
+            frac = buf.data[buf.n - 1, COLUMNS.index("tokens")] / self._budget[scenario]
+            eta = f"day {t / frac / _DAY:.1f}" if frac > 0 else "-"
+            parts.append(f"<span style='color:{SCENARIO_COLOR[scenario]}'>"
+                         f"{SCENARIO_LABEL[scenario]} {100 * min(frac, 1):.0f}%, ends ~{eta}</span>")
+        return "Training progress: " + " &nbsp; ".join(parts)
+
+    def _draw_breakdown(self) -> None:
+        plot = self.plots["breakdown"]
+        for bar in self._bars:
+            plot.removeItem(bar)
+        self._bars.clear()
+        if plot.legend is not None:
+            plot.legend.clear()
+        parts: list[str] = []
+        for b in self.breakdown.values():
+            parts += [k for k in b if k not in parts]
+        bottoms = np.zeros(2)
+        for i, part in enumerate(parts):
+            heights = np.array([max(self.breakdown.get(s, {}).get(part, 0.0), 0.0)
+                                for s in ("host", "dpu")])
+            if not heights.any():
+                continue
+            bar = pg.BarGraphItem(x=np.arange(2), height=heights, y0=bottoms.copy(), width=0.6,
+                                  brush=BREAKDOWN_COLORS[i % len(BREAKDOWN_COLORS)], name=part)
+            plot.addItem(bar)
+            self._bars.append(bar)
+            bottoms += heights
+        top = float(bottoms.max()) if len(parts) else 1.0
+        plot.setYRange(0, top * 1.05 if top > 0 and math.isfinite(top) else 1.0)
+
+
+class SweepPlot(QWidget):
+    """A sweep's training time and MFU against the swept value, host vs DPU, as a plot and a table."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.view = pg.GraphicsLayoutWidget()
+        self.table = QTableWidget()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.view, 3)
+        layout.addWidget(self.table, 2)
+        self.days = self.view.addPlot(row=0, col=0, title="Training time")
+        self.mfu = self.view.addPlot(row=0, col=1, title="MFU")
+        self.days.setLabel("left", "days")
+        self.mfu.setLabel("left", "%")
+        for plot in (self.days, self.mfu):
+            plot.addLegend(offset=(-5, 5), labelTextSize="8pt", brush=(255, 255, 255, 210))
+            plot.showGrid(x=True, y=True, alpha=0.2)
+
+    def show_result(self, result) -> None:
+        from designer.engine.sweep import SCENARIOS
+
+        x = np.asarray(result.values, dtype=float)
+        for plot, metric, scale in ((self.days, "training_time_days", 1), (self.mfu, "mfu", 100)):
+            plot.clear()
+            plot.setLabel("bottom", result.param)
+            for s in SCENARIOS:
+                plot.plot(x, scale * np.asarray(result.series(s, metric)), name=SCENARIO_LABEL[s],
+                          pen=pg.mkPen(SCENARIO_COLOR[s], width=2), symbol="o",
+                          symbolBrush=SCENARIO_COLOR[s], symbolSize=6)
+        heads = [result.param] + [f"{SCENARIO_LABEL[s]} {m}" for s in SCENARIOS
+                                  for m in ("days", "MFU %")]
+        self.table.setColumnCount(len(heads))
+        self.table.setHorizontalHeaderLabels(heads)
+        self.table.setRowCount(len(x))
+        for r, (value, row) in enumerate(zip(result.values, result.rows)):
+            cells = [f"{value:g}"] + [c for s in SCENARIOS for c in (
+                f"{row[s]['training_time_days']:.2f}", f"{100 * row[s]['mfu']:.1f}")]
+            for c, text in enumerate(cells):
+                self.table.setItem(r, c, QTableWidgetItem(text))

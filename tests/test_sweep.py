@@ -1,0 +1,87 @@
+"""Sweeps: parameter paths, parallel runs with deterministic results, the CLI."""
+
+import json
+
+import pytest
+
+from designer.cli import main
+from designer.engine.sweep import METRICS, SCENARIOS, apply_param, parse_values, sweep
+from designer.errors import UsageError
+from designer.paths import resources_dir
+from designer.topology.fileformat import load
+
+EXAMPLE = resources_dir() / "examples" / "example.json"
+
+
+@pytest.fixture()
+def design():
+    return load(EXAMPLE)
+
+
+def test_values_are_parsed_with_clear_errors():
+    assert parse_values("16, 64,256") == [16, 64, 256]
+    assert parse_values("0.5,2") == [0.5, 2]
+    with pytest.raises(UsageError, match="'x' is not a number"):
+        parse_values("16,x")
+
+
+def test_parameters_change_a_copy_of_the_design(design):
+    servers = len(design.topology.servers())
+    new = apply_param(design, "servers", 16)
+    assert len(new.topology.servers()) == 16 and len(design.topology.servers()) == servers
+    assert new.workload == design.workload and new.meta["options"]["servers"] == 16
+    batch = apply_param(design, "global_batch", 1024)
+    assert batch.workload["global_batch"] == 1024 and design.workload["global_batch"] == 512
+    tenants = apply_param(design, "scenario.tenants", 3)
+    assert tenants.scenario["tenants"] == 3
+    gpus = apply_param(design, "gpu_server.gpu_count", 4)
+    assert {c.props.get("gpu_count") for c in gpus.topology.servers()} == {4}
+    one = design.topology.servers()[0].id
+    single = apply_param(design, f"{one}.gpu_count", 4)
+    assert [c.props.get("gpu_count") for c in single.topology.servers()].count(4) == 1
+
+
+@pytest.mark.parametrize("param,words", [
+    ("nonsense.field", "neither a component id nor a kind"),
+    ("gpu_server.gpu_model", "not numeric"),
+    ("switch.speed", "a switch has no field 'speed'"),
+    ("scenario.routing", "not numeric"),
+])
+def test_bad_parameters_say_what_is_wrong(design, param, words):
+    with pytest.raises(UsageError, match=words):
+        apply_param(design, param, 2)
+
+
+def test_servers_needs_a_recorded_template(design):
+    design.meta = {}
+    with pytest.raises(UsageError, match="does not record the template"):
+        apply_param(design, "servers", 16)
+
+
+def test_parallel_sweep_equals_serial_and_scales(design):
+    serial = sweep(design, "servers", [4, 16], workers=1)
+    parallel = sweep(design, "servers", [4, 16], workers=2)
+    assert serial.to_json() == parallel.to_json()
+    for s in SCENARIOS:
+        days = serial.series(s, "training_time_days")
+        assert days[1] < days[0] / 2  # four times the servers: well under half the time
+        assert set(serial.rows[0][s]) == set(METRICS)
+
+
+def test_cli_json_and_table(capsys):
+    assert main(["sweep", str(EXAMPLE), "--param", "servers", "--values", "4,8", "--json",
+                 "--workers", "1"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [p["value"] for p in data["points"]] == [4, 8]
+    assert data["points"][0]["dpu"]["mfu"] > 0
+    assert main(["sweep", str(EXAMPLE), "--param", "servers", "--values", "4", "--workers", "1"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[0] == "servers" and out[1].split()[0] == "4"
+
+
+def test_cli_bad_input_is_one_line(capsys):
+    assert main(["sweep", str(EXAMPLE), "--param", "rack.nonsense", "--values", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "a rack has no field 'nonsense'" in err[0]
+    assert main(["sweep", str(EXAMPLE), "--param", "servers", "--values", "4,a"]) == 2
+    assert "'a' is not a number" in capsys.readouterr().err

@@ -1,0 +1,187 @@
+"""Timeline simulation: steady state, data loader, jitter, checkpoints, failures, CSV."""
+
+import csv
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from designer.engine.timeline import (LLAMA3_FAILURES_PER_GPU_HOUR, STATES, TimelineInputs,
+                                      TimelineRun, inputs_for, simulate, write_csv)
+from designer.errors import UsageError
+
+DATA = Path(__file__).parent / "data"
+DAY = 86400.0
+
+
+def base(**kw):
+    args = dict(iteration_s=10.0, tokens_per_iteration=1e6, token_budget=1e6 * 20000,
+                n_gpus=1024, breakdown_s={"compute": 8.0, "tp_comm": 2.0},
+                failure_rate_per_gpu_hour=0.0)
+    args.update(kw)
+    return TimelineInputs(**args)
+
+
+@pytest.fixture(scope="module")
+def example():
+    from designer.paths import resources_dir
+    from designer.topology.catalog import load_catalog
+    from designer.topology.fileformat import load
+
+    return load(resources_dir() / "examples" / "example.json"), load_catalog()
+
+
+@pytest.mark.parametrize("scenario", ["host", "dpu"])
+def test_mean_iteration_agrees_with_the_steady_state_engine(example, scenario):
+    design, catalog = example
+    result, inputs = inputs_for(design, catalog, scenario)
+    quiet = inputs.with_(jitter_sigma=0.0, failure_rate_per_gpu_hour=0.0, checkpoint_interval_s=0.0)
+    _, summary = simulate(quiet)
+    assert summary.mean_iteration_s == pytest.approx(result.iteration_time_s, rel=0.02)
+    # jitter on: the drawn stragglers have the engine's expected straggler wait on average
+    _, jittery = simulate(inputs.with_(failure_rate_per_gpu_hour=0.0, checkpoint_interval_s=0.0))
+    assert inputs.jitter_sigma > 0
+    assert jittery.mean_iteration_s == pytest.approx(result.iteration_time_s, rel=0.02)
+    assert summary.goodput == pytest.approx(1.0, abs=1e-6)
+
+
+def test_slow_storage_stalls_each_step_by_the_missing_read_time():
+    # each iteration needs demand * t0 bytes; at half the demand rate they take 2 * t0 to read
+    inp = base(storage_read_demand_GBps=40.0, storage_read_achieved_GBps=20.0)
+    _, summary = simulate(inp)
+    assert summary.mean_iteration_s == pytest.approx(20.0, rel=0.02)
+    assert summary.time_s["data_stall"] == pytest.approx(summary.wall_s / 2, rel=0.02)
+    # storage faster than the demand: only the first batch is waited for
+    _, fast = simulate(base(storage_read_demand_GBps=40.0, storage_read_achieved_GBps=80.0))
+    assert fast.time_s["data_stall"] == pytest.approx(5.0)
+
+
+@pytest.mark.parametrize("blocks", [200, 20000])  # exact draws (k <= 64) and the CLT path (k > 64)
+def test_jitter_mean_matches_the_published_expected_maximum(blocks):
+    ref = json.loads((DATA / "normal_max_expectation.json").read_text())["expected_max"]
+    sigma, n = 0.05, 10
+    inp = base(jitter_sigma=sigma, n_workers=n, token_budget=1e6 * 2_000_000)
+    _, summary = simulate(inp, target_samples=blocks)
+    assert summary.mean_iteration_s == pytest.approx(10.0 * (1 + sigma * ref[str(n)]), rel=2e-3)
+    two = base(jitter_sigma=sigma, n_workers=2, token_budget=1e6 * 400_000)
+    _, s2 = simulate(two, target_samples=blocks)
+    assert s2.mean_iteration_s == pytest.approx(10.0 * (1 + sigma * ref["2"]), rel=2e-3)
+
+
+def test_goodput_falls_as_the_failure_rate_rises():
+    goodputs = []
+    for rate in (0.0, 1e-6, 1e-5, 1e-4):
+        inp = base(failure_rate_per_gpu_hour=rate, checkpoint_interval_s=1800.0,
+                   checkpoint_write_s=30.0, token_budget=1e6 * 200_000)
+        goodputs.append(simulate(inp, seed=3)[1].goodput)
+    assert all(a > b for a, b in zip(goodputs, goodputs[1:])), goodputs
+    # no failures: only the checkpoint writes are lost, 30 s per 1800 s of training
+    assert goodputs[0] == pytest.approx(1800 / 1830, rel=0.01)
+
+
+def test_waste_follows_youngs_first_order_model():
+    # Young (1974): waste per unit time ~ W/C + lambda * (C/2 + R) for checkpoint interval C,
+    # write time W, restart R and failure rate lambda (first order in lambda*C)
+    C, W, R, n, rate = 3600.0, 60.0, 600.0, 8192, 2e-5
+    lam = rate * n / 3600
+    inp = base(n_gpus=n, failure_rate_per_gpu_hour=rate, checkpoint_interval_s=C,
+               checkpoint_write_s=W, restart_s=R, token_budget=1e6 * 500_000)
+    _, s = simulate(inp, seed=1)
+    waste = 1 - s.goodput
+    assert waste == pytest.approx(W / C + lam * (C / 2 + R), rel=0.15)
+
+
+def test_llama3_default_rate_gives_the_reported_interruptions():
+    # 16,384 GPUs running 54 days (restarts excluded): 419 interruptions expected
+    inp = base(n_gpus=16384, failure_rate_per_gpu_hour=LLAMA3_FAILURES_PER_GPU_HOUR,
+               restart_s=60.0, checkpoint_interval_s=3600.0, checkpoint_write_s=10.0,
+               iteration_s=20.0, token_budget=1e6 * 54 * DAY / 20 * 0.8)
+    counts = []
+    for seed in range(3):
+        _, s = simulate(inp, seed=seed)
+        running = s.wall_s - s.time_s["restart"]
+        counts.append(s.failures / (running / (54 * DAY)))
+    mean = float(np.mean(counts))
+    assert abs(mean - 419) < 4 * math.sqrt(419 / 3)
+
+
+def test_time_accounting_and_samples():
+    inp = base(failure_rate_per_gpu_hour=5e-5, checkpoint_interval_s=3600.0, checkpoint_write_s=60.0,
+               storage_read_demand_GBps=10.0, storage_read_achieved_GBps=30.0, jitter_sigma=0.02,
+               n_workers=128, host_cpu_util=0.4, dpu_util=0.3, network_GB_per_iteration=50.0,
+               checkpoint_GB=500.0, token_budget=1e6 * 100_000)
+    samples, s = simulate(inp, seed=7)
+    assert sum(s.time_s.values()) == pytest.approx(s.wall_s, rel=1e-9)
+    assert s.goodput == pytest.approx(s.time_s["useful"] / s.wall_s)
+    assert s.failures > 0 and s.checkpoints > 0
+    assert s.iterations_run > s.iterations == 100_000
+    t, dt = samples["t_s"], samples["dt_s"]
+    assert np.all(np.diff(t) > 0) and t[-1] == pytest.approx(s.wall_s)
+    assert np.allclose(np.diff(t), dt[1:])
+    assert samples["tokens"][-1] >= inp.token_budget
+    state = samples["state"].astype(int)
+    restarts = state == STATES.index("restart")
+    assert restarts.sum() == s.failures
+    assert np.all(samples["gpu_util"][restarts] == 0) and np.all(samples["host_cpu_util"][restarts] == 0)
+    training = state == 0
+    assert np.all((samples["gpu_util"][training] > 0) & (samples["gpu_util"][training] <= 0.8 + 1e-9))
+    ckpt = state == STATES.index("checkpoint")
+    assert np.all(samples["storage_write_GBps"][ckpt] > 0)
+    # a failure throws the progress back to the last checkpoint
+    tokens = samples["tokens"]
+    drops = np.flatnonzero(np.diff(tokens) < 0)
+    assert len(drops) > 0
+
+
+def test_a_60_day_run_at_16k_gpus_gives_at_least_10000_samples():
+    inp = base(n_gpus=16384, iteration_s=8.0, token_budget=1e6 * 60 * DAY / 8,
+               failure_rate_per_gpu_hour=LLAMA3_FAILURES_PER_GPU_HOUR, checkpoint_interval_s=3600,
+               checkpoint_write_s=60, jitter_sigma=0.01, n_workers=16384)
+    samples, s = simulate(inp)
+    assert len(samples) >= 10_000
+    assert s.wall_s > 60 * DAY
+
+
+def test_same_seed_same_run_and_batches_stream_progress():
+    inp = base(failure_rate_per_gpu_hour=2e-5, jitter_sigma=0.03, n_workers=64,
+               checkpoint_interval_s=3600, checkpoint_write_s=20)
+    a, _ = simulate(inp, seed=5)
+    b, _ = simulate(inp, seed=5)
+    c, _ = simulate(inp, seed=6)
+    assert np.array_equal(a.data, b.data, equal_nan=True)
+    assert not np.array_equal(a.data, c.data, equal_nan=True)
+    run = TimelineRun(inp, batch_rows=100)
+    seen = []
+    for batch in run.batches():
+        assert len(batch) <= 102  # a block can add a checkpoint or restart row past the limit
+        seen.append(run.progress)
+        assert run.summary is None
+    assert len(seen) > 5 and all(0 < p <= 1 for p in seen) and seen[0] < 0.5
+    assert run.summary is not None and run.progress == 1.0
+
+
+@pytest.mark.parametrize("field,value,words", [
+    ("iteration_s", 0.0, "iteration_s: must be greater than 0"),
+    ("token_budget", -1.0, "token_budget"),
+    ("jitter_sigma", float("nan"), "jitter_sigma: must be a finite number"),
+    ("storage_read_demand_GBps", 5.0, "storage_read_achieved_GBps"),
+])
+def test_bad_inputs_are_named(field, value, words):
+    with pytest.raises(UsageError, match=words):
+        base(**{field: value})
+
+
+def test_csv_has_the_columns_and_every_row(tmp_path):
+    inp = base(failure_rate_per_gpu_hour=1e-4, checkpoint_interval_s=3600, checkpoint_write_s=20)
+    run = TimelineRun(inp, batch_rows=500)
+    out = tmp_path / "timeline.csv"
+    n = write_csv(run.batches(), str(out))
+    rows = list(csv.DictReader(out.open()))
+    assert n == len(rows) > 1000
+    assert {r["state"] for r in rows} == {"training", "checkpoint", "restart"}
+    restart = next(r for r in rows if r["state"] == "restart")
+    assert restart["iteration_s"] == "" and float(restart["dt_s"]) == pytest.approx(600)
+    with pytest.raises(UsageError, match="cannot write the timeline"):
+        write_csv(simulate(base())[0], str(tmp_path / "missing" / "t.csv"))
