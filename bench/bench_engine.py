@@ -1,0 +1,50 @@
+"""Engine solve time and peak memory on rail-optimized designs (run: python bench/bench_engine.py).
+
+Prints, per size: build time of the design (not the engine), first solve (routing + fairness),
+re-solve after one link-speed edit (routes cached on the topology structure), peak Python memory
+(tracemalloc) of the first solve.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from designer.engine.pipeline import run  # noqa: E402
+from designer.topology import templates  # noqa: E402
+from designer.topology.catalog import load_catalog  # noqa: E402
+
+
+def bench(gpus: int) -> dict:
+    cat = load_catalog()
+    t0 = time.perf_counter()
+    design = templates.rail_optimized(servers=gpus // 8)
+    built = time.perf_counter() - t0
+    kw = dict(workload="megatron-gpt-39.1b", tp=8, pp=1, dp=gpus // 8, global_batch=gpus // 8 * 4,
+              scenario={"checkpoint_interval_s": 0})
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    run(design, cat, **kw)
+    first = time.perf_counter() - t0
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    link = next(iter(design.topology.links))
+    design.topology.update_link(link, speed_Gbps=design.topology.links[link].speed_Gbps / 2)
+    t0 = time.perf_counter()
+    run(design, cat, **kw)
+    again = time.perf_counter() - t0
+    return {"gpus": gpus, "build_s": built, "solve_s": first, "resolve_after_edit_s": again,
+            "peak_MB": peak / 1e6, "links": len(design.topology.links)}
+
+
+if __name__ == "__main__":
+    sizes = [int(a) for a in sys.argv[1:]] or [1024, 16384, 131072]
+    for n in sizes:
+        r = bench(n)
+        print(f"{r['gpus']:>7} GPUs  {r['links']:>7} links  build {r['build_s']:7.2f} s  "
+              f"solve {r['solve_s']:7.3f} s  re-solve after edit {r['resolve_after_edit_s']:7.3f} s  "
+              f"peak {r['peak_MB']:8.1f} MB", flush=True)

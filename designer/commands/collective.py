@@ -1,0 +1,67 @@
+"""``dpu-designer collective FILE``: an nccl-tests-style table for the drawn fabric."""
+
+from __future__ import annotations
+
+from designer.commands.run import _positive_int, load_design
+from designer.errors import UsageError
+
+_UNITS = {"": 1, "B": 1, "K": 1024, "KB": 1024, "M": 1024 ** 2, "MB": 1024 ** 2, "G": 1024 ** 3,
+          "GB": 1024 ** 3}
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("collective", help="nccl-tests-style table of one collective on the fabric",
+                              description="Predict size/time/algbw/busbw of a collective on the drawn "
+                                          "fabric, like nccl-tests' *_perf -b MIN -e MAX -f 2.")
+    p.add_argument("file", help="design file (.json)")
+    p.add_argument("--op", default="allreduce",
+                   choices=("allreduce", "reduce_scatter", "allgather", "broadcast", "sendrecv"))
+    p.add_argument("--min", default="8", help="smallest size (bytes, K, M, G suffixes; default 8)")
+    p.add_argument("--max", default="8G", help="largest size (default 8G)")
+    p.add_argument("--gpus", type=_positive_int, help="GPUs in the communicator (default: all)")
+    p.add_argument("--algorithm", help="force one algorithm (ring, tree, hierarchical, nvls, sharp)")
+    p.add_argument("--routing", choices=("ecmp", "adaptive"))
+    p.set_defaults(func=run)
+
+
+def parse_size(text: str) -> int:
+    t = text.strip().upper()
+    num = t.rstrip("KMGB")
+    try:
+        value = float(num) * _UNITS[t[len(num):]]
+    except (ValueError, KeyError):
+        raise UsageError(f"size {text!r} is not a byte count like 8, 64K, 128M or 8G") from None
+    if value < 1:
+        raise UsageError(f"size {text!r} must be at least 1 byte")
+    return int(value)
+
+
+def run(args) -> int:
+    from designer.engine import collectives as coll
+    from designer.engine.pipeline import group_shape_for
+    from designer.topology.catalog import load_catalog
+
+    lo, hi = parse_size(args.min), parse_size(args.max)
+    if lo > hi:
+        raise UsageError(f"--min {args.min} is larger than --max {args.max}")
+    if args.algorithm and args.algorithm not in coll.ALGORITHMS:
+        raise UsageError(f"--algorithm must be one of {', '.join(coll.ALGORITHMS)}")
+    design = load_design(args.file)
+    scenario = {"routing": args.routing} if args.routing else {}
+    shape = group_shape_for(design, load_catalog(), args.gpus, scenario=scenario)
+    allowed = (args.algorithm,) if args.algorithm else coll.ALGORITHMS
+    print(f"# {args.op} on {shape.ranks} GPUs, {shape.nodes} servers "
+          f"(rail rate {shape.net_GBps:.1f} GB/s per GPU after sharing)" if shape.nodes > 1 else
+          f"# {args.op} on {shape.ranks} GPUs in one server")
+    print(f"#{'size':>12} {'time(us)':>12} {'algbw(GB/s)':>12} {'busbw(GB/s)':>12}  algorithm")
+    size = lo
+    while size <= hi:
+        try:
+            c = coll.best(args.op, float(size), shape, allowed)
+        except ValueError as exc:
+            raise UsageError(f"{exc}; --algorithm {args.algorithm} does not apply to this group") from None
+        print(f"{size:>13} {c.time_s * 1e6:12.2f} {c.algbw_GBps:12.2f} {c.busbw_GBps:12.2f}  "
+              f"{c.algorithm}/{c.protocol}")
+        size *= 2
+    return 0
+

@@ -1,0 +1,254 @@
+"""Cost of NCCL collectives on a group of GPUs, and the choice of the fastest algorithm.
+
+Every algorithm is modelled as NCCL's tuner does: time = latency + bytes / algorithm bandwidth
+(NVIDIA/nccl ``src/graph/tuning.cc``, ``ncclTopoTuneModel`` / ``ncclTopoGetAlgoTime``), and the
+fastest (algorithm, protocol) pair wins. Bus bandwidth follows nccl-tests (``doc/PERFORMANCE.md``):
+busbw = algbw·2(n−1)/n for all-reduce, algbw·(n−1)/n for reduce-scatter and all-gather, algbw for
+broadcast and send/recv.
+
+The group is described by a :class:`GroupShape`: how many ranks on how many servers, the NVLink
+rate per GPU, and the network rate each rank achieves on its rail (given by the network stage, so
+oversubscription and ECMP collisions on the drawn fabric reach the collectives through it).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+OPS = ("allreduce", "reduce_scatter", "allgather", "broadcast", "sendrecv")
+ALGORITHMS = ("ring", "tree", "hierarchical", "nvls", "sharp")
+
+#: Achieved fraction of the NVLink per-direction rate for ring collectives. Derivation: nccl-tests
+#: all_reduce_perf on 8×H100 SXM (NVLink4, 450 GB/s per direction) reaches ≈370 GB/s busbw
+#: (NVIDIA DGX H100 nccl-tests results) → 370/450 = 0.82. The same figure gives 247 GB/s on A100
+#: NVLink3, close to NCCL's own 235 GB/s A100 cap in tuning.cc.
+NVLINK_EFFICIENCY = 370.0 / 450.0
+#: Payload fraction of NCCL's wire protocol on the network: 120 data bytes per 128-byte line
+#: (NCCL tuning.cc, LL128 ratio "0.92 /*120.0/128.0*/"); 400 Gb/s → 46.9 GB/s.
+NET_EFFICIENCY = 120.0 / 128.0
+#: NVLS (NVLink SHARP) efficiency on Hopper: NCCL ``nvlsEfficiency`` = 0.85 (src/tuning nvls).
+NVLS_EFFICIENCY = 0.85
+#: Double-binary-tree bandwidth derating: NCCL tuning.cc multiplies tree busBw by 0.92.
+TREE_EFFICIENCY = 0.92
+#: PCIe per-direction GB/s of an x16 slot per generation (PCI-SIG: 8/16/32/64 GT/s per lane,
+#: 128b/130b coding) times 0.8 for TLP headers; used when GPUs have no NVLink.
+PCIE_X16_GBPS = {3: 15.75 * 0.8, 4: 31.5 * 0.8, 5: 63.0 * 0.8, 6: 121.0 * 0.8}
+
+# Latencies in microseconds, from NCCL tuning.cc (2.18–2.19 tables), Simple and LL protocols.
+#: base latency per algorithm and protocol
+BASE_LAT_US = {("ring", "simple"): 8.4, ("ring", "ll"): 6.6,
+               ("tree", "simple"): 8.4, ("tree", "ll"): 6.8,
+               ("nvls", "simple"): 23.0, ("sharp", "simple"): 10.7}
+#: per-hop latency inside a server (NVLink) and across the network, per algorithm/protocol
+NVLINK_LAT_US = {("ring", "simple"): 3.4, ("ring", "ll"): 0.6,
+                 ("tree", "simple"): 4.0, ("tree", "ll"): 0.6}
+PCI_LAT_US = {("ring", "simple"): 5.7, ("ring", "ll"): 1.0,
+              ("tree", "simple"): 5.7, ("tree", "ll"): 1.0}
+NET_LAT_US = {("ring", "simple"): 14.0, ("ring", "ll"): 2.7,
+              ("tree", "simple"): 14.0, ("tree", "ll"): 5.0}
+#: LL protocol: each 8-byte line carries 4 bytes of data and a 4-byte flag → half the bandwidth
+LL_BANDWIDTH_FACTOR = 0.5
+#: Above this size NCCL uses Simple; LL only pays off for small messages (NCCL thresholds ~64 KiB
+#: per rank); the cost model below decides, this only bounds the search.
+PROTOCOLS = ("simple", "ll")
+
+
+@dataclass(frozen=True)
+class GroupShape:
+    """A communicator: ``ranks`` GPUs on ``nodes`` servers, ``ranks // nodes`` per server.
+
+    Rates are per GPU and per direction in GB/s. ``net_GBps`` is what one rank's rail achieves on
+    the fabric under the phase's concurrent traffic (network stage); ``net_line_GBps`` the NIC line
+    rate. ``sharp`` means every switch the group's traffic crosses can reduce in-network;
+    ``tree_depth`` is the number of switch tiers the reduction climbs; ``switch_latency_us`` one
+    switch's port-to-port latency.
+    """
+
+    ranks: int
+    nodes: int = 1
+    nvlink_GBps: float = 0.0
+    pcie_gen: int = 5
+    nvswitch: bool = False
+    nvls: bool = False
+    net_GBps: float = 0.0
+    net_line_GBps: float = 0.0
+    nics_per_node: int = 1
+    sharp: bool = False
+    tree_depth: int = 1
+    switch_latency_us: float = 0.5
+
+    @property
+    def per_node(self) -> int:
+        return max(1, self.ranks // max(1, self.nodes))
+
+    @property
+    def intra_GBps(self) -> float:
+        """Achieved GPU-to-GPU rate inside a server (NVLink, else PCIe)."""
+        if self.nvlink_GBps > 0:
+            return self.nvlink_GBps * NVLINK_EFFICIENCY
+        return PCIE_X16_GBPS.get(self.pcie_gen, PCIE_X16_GBPS[5])
+
+    @property
+    def intra_lat(self) -> dict:
+        return NVLINK_LAT_US if self.nvlink_GBps > 0 else PCI_LAT_US
+
+
+@dataclass(frozen=True)
+class Choice:
+    """Cost of one collective call with the algorithm NCCL's cost model would pick."""
+
+    op: str
+    nbytes: float
+    algorithm: str
+    protocol: str
+    time_s: float
+    algbw_GBps: float
+    busbw_GBps: float
+
+
+def bus_factor(op: str, n: int) -> float:
+    """busbw / algbw as nccl-tests defines it."""
+    if n <= 1:
+        return 1.0
+    if op == "allreduce":
+        return 2.0 * (n - 1) / n
+    if op in ("reduce_scatter", "allgather"):
+        return (n - 1) / n
+    return 1.0
+
+
+def _ring_steps(op: str, n: int) -> int:
+    return {"allreduce": 2 * (n - 1), "reduce_scatter": n - 1, "allgather": n - 1}.get(op, n - 1)
+
+
+def _ring(op: str, nbytes: float, g: GroupShape, proto: str) -> tuple[float, float] | None:
+    """Flat ring through all ranks; each server's ring hop to the next server uses one NIC, and
+    NCCL runs one channel per NIC, so inter-server busbw = min(per_node, NICs) × rail rate."""
+    n, N = g.ranks, g.nodes
+    if N == 1:
+        busbw = g.intra_GBps
+    else:
+        channels = max(1, min(g.per_node, g.nics_per_node))
+        busbw = min(g.intra_GBps, channels * g.net_GBps)
+    if proto == "ll":
+        busbw *= LL_BANDWIDTH_FACTOR
+    if busbw <= 0:
+        return None
+    steps = _ring_steps(op, n)
+    inter = 0 if N == 1 else (2 * (N - 1) if op == "allreduce" else N - 1)
+    lat = (BASE_LAT_US[("ring", proto)] + (steps - inter) * g.intra_lat[("ring", proto)]
+           + inter * NET_LAT_US[("ring", proto)])
+    if op == "sendrecv":
+        lat = BASE_LAT_US[("ring", proto)] + (NET_LAT_US if N > 1 else g.intra_lat)[("ring", proto)]
+    algbw = busbw / bus_factor(op, n)
+    return lat * 1e-6 + nbytes / (algbw * 1e9), algbw
+
+
+def _tree(op: str, nbytes: float, g: GroupShape, proto: str) -> tuple[float, float] | None:
+    """Double binary tree across servers, chain inside (all-reduce only). NCCL: algbw = 0.5 ×
+    busBw × 0.92; latency = base + 2·((per_node − 1)·intra + log2(nodes)·net)."""
+    if op != "allreduce" or g.nodes < 2:
+        return None
+    channels = max(1, min(g.per_node, g.nics_per_node))
+    busbw = min(g.intra_GBps, channels * g.net_GBps) * TREE_EFFICIENCY
+    if proto == "ll":
+        busbw *= LL_BANDWIDTH_FACTOR
+    if busbw <= 0:
+        return None
+    lat = BASE_LAT_US[("tree", proto)] + 2 * ((g.per_node - 1) * g.intra_lat[("tree", proto)]
+                                               + math.log2(g.nodes) * NET_LAT_US[("tree", proto)])
+    algbw = 0.5 * busbw
+    return lat * 1e-6 + nbytes / (algbw * 1e9), algbw
+
+
+def _intra(op: str, nbytes: float, g: GroupShape) -> float:
+    """Ring reduce-scatter/all-gather among the per_node ranks of one server (Simple)."""
+    k = g.per_node
+    if k <= 1:
+        return 0.0
+    local = GroupShape(ranks=k, nodes=1, nvlink_GBps=g.nvlink_GBps, pcie_gen=g.pcie_gen)
+    return _ring(op, nbytes, local, "simple")[0]
+
+
+def _hierarchical(op: str, nbytes: float, g: GroupShape, proto: str) -> tuple[float, float] | None:
+    """All-reduce as reduce-scatter inside each server (NVLink), all-reduce of 1/per_node of the
+    data across servers on each rail (one ring per local rank, concurrently), all-gather inside."""
+    if op != "allreduce" or g.nodes < 2 or g.per_node < 2 or proto != "simple":
+        return None
+    k = g.per_node
+    rail = GroupShape(ranks=g.nodes, nodes=g.nodes, nvlink_GBps=g.nvlink_GBps, pcie_gen=g.pcie_gen,
+                      net_GBps=g.net_GBps * min(1.0, g.nics_per_node / k), nics_per_node=1)
+    inter = _ring("allreduce", nbytes / k, rail, "simple")
+    if inter is None:
+        return None
+    t = _intra("reduce_scatter", nbytes, g) + inter[0] + _intra("allgather", nbytes, g)
+    return t, nbytes / t / 1e9
+
+
+def _nvls(op: str, nbytes: float, g: GroupShape, proto: str) -> tuple[float, float] | None:
+    """NVLink SHARP inside one NVSwitch domain (all-reduce). The switch reduces (multimem
+    ld_reduce) and multicasts (multimem st): each GPU sends and receives S·(1 + 1/n) bytes, so
+    algbw = B·n/(n+1) with B the NVLink rate × NVLINK_EFFICIENCY × NVLS_EFFICIENCY."""
+    if op != "allreduce" or not g.nvls or g.nodes != 1 or g.ranks < 2 or proto != "simple":
+        return None
+    n = g.ranks
+    algbw = g.intra_GBps * NVLS_EFFICIENCY * n / (n + 1)
+    return BASE_LAT_US[("nvls", "simple")] * 1e-6 + nbytes / (algbw * 1e9), algbw
+
+
+def _sharp(op: str, nbytes: float, g: GroupShape, proto: str) -> tuple[float, float] | None:
+    """In-network reduction (SHARP / NCCL CollNet) across servers: each rail NIC sends its share
+    once up the aggregation tree and receives the result once, so the network carries S/per_node
+    per NIC each way (half a ring's 2(n−1)/n). Latency = base + 2 × tree depth × switch latency:
+    it grows with the depth of the tree, not with the number of ranks."""
+    if op != "allreduce" or not g.sharp or g.nodes < 2 or proto != "simple" or g.net_GBps <= 0:
+        return None
+    k = g.per_node
+    net = g.net_GBps * min(1.0, g.nics_per_node / k)
+    t_net = (BASE_LAT_US[("sharp", "simple")] + 2 * g.tree_depth * g.switch_latency_us) * 1e-6 \
+        + nbytes / k / (net * 1e9)
+    t = _intra("reduce_scatter", nbytes, g) + t_net + _intra("allgather", nbytes, g)
+    return t, nbytes / t / 1e9
+
+
+_IMPL = {"ring": _ring, "tree": _tree, "hierarchical": _hierarchical, "nvls": _nvls,
+         "sharp": _sharp}
+
+
+def cost(op: str, nbytes: float, g: GroupShape, algorithm: str, protocol: str = "simple") -> Choice | None:
+    """Cost of one algorithm/protocol, or None where it does not apply."""
+    if op not in OPS:
+        raise ValueError(f"unknown collective '{op}' (one of {', '.join(OPS)})")
+    if g.ranks <= 1 or nbytes <= 0:
+        return Choice(op, nbytes, "none", "none", 0.0, math.inf, math.inf)
+    res = _IMPL[algorithm](op, nbytes, g, protocol)
+    if res is None:
+        return None
+    t, algbw = res
+    algbw = nbytes / t / 1e9
+    return Choice(op, nbytes, algorithm, protocol, t, algbw, algbw * bus_factor(op, g.ranks))
+
+
+def best(op: str, nbytes: float, g: GroupShape, allowed: tuple[str, ...] = ALGORITHMS) -> Choice:
+    """The fastest applicable algorithm and protocol, as NCCL's tuner picks it."""
+    options = [c for a in allowed for p in PROTOCOLS
+               if (c := cost(op, nbytes, g, a, p)) is not None]
+    if not options:
+        raise ValueError(f"no algorithm can run {op} on this group (no network path?)")
+    return min(options, key=lambda c: (c.time_s, ALGORITHMS.index(c.algorithm)
+                                       if c.algorithm in ALGORITHMS else -1))
+
+
+def allreduce_lower_bound_s(nbytes: float, g: GroupShape) -> float:
+    """No all-reduce can beat this: inside one server every rank must ship at least (n−1)/n of its
+    data over its own links (at their raw line rate); across servers each server must send at
+    least S (its reduced contribution) through its NICs at line rate, even with in-network
+    reduction."""
+    if g.ranks <= 1:
+        return 0.0
+    if g.nodes == 1:
+        raw = g.nvlink_GBps if g.nvlink_GBps > 0 else PCIE_X16_GBPS.get(g.pcie_gen, 50.0) / 0.8
+        return nbytes * (g.ranks - 1) / g.ranks / (raw * 1e9)
+    line = g.net_line_GBps or g.net_GBps
+    return nbytes / (min(g.per_node, g.nics_per_node) * line * 1e9)

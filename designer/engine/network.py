@@ -1,0 +1,326 @@
+"""Network stage: route flows over the drawn links and share link capacity by max-min fairness.
+
+Model
+- Every link is two directed arcs of capacity ``speed_Gbps × lanes / 8`` GB/s.
+- Flows start and end at endpoints (NIC, DPU, storage, or a server with an on-board NIC); only
+  switches forward traffic. Routes are shortest paths (fewest hops) on the drawn graph.
+- ``routing="ecmp"``: at every hop a flow takes ONE of the equal-cost next hops, picked by a hash
+  of the flow and the switch (as switches hash the 5-tuple), so two flows can collide on one link
+  while another stays idle. ``routing="adaptive"``: a flow spreads evenly over all equal-cost next
+  hops at every hop (adaptive routing / packet spraying as the fluid limit).
+- Rates: max-min fair (progressive filling, Bertsekas & Gallager, *Data Networks* §6.5.2): all
+  unfrozen flows grow together until a link saturates or a flow meets its demand; flows crossing a
+  saturated link freeze; repeat. With a split flow the link carries its fraction of the rate.
+
+Speed: distances between switches come from ``scipy.sparse.csgraph`` BFS, routes are walked hop by
+hop for all flows at once with numpy, and the fairness loop is sparse matrix–vector products.
+The routing tables and the routes of a flow set are cached on the topology's *structure* (which
+components are joined by which links), so re-solving after a speed edit or a scenario change
+skips routing entirely.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import shortest_path
+
+ROUTING = ("ecmp", "adaptive")
+_INF = np.iinfo(np.int32).max // 4
+_EMPTY = np.zeros(0, dtype=np.int64)
+
+
+@dataclass
+class Fabric:
+    """Arrays describing the drawn network (no racks, no GPUs)."""
+
+    key: str  #: structural signature (what is joined to what)
+    nodes: list[str]
+    index: dict[str, int]
+    is_switch: np.ndarray  #: bool per node
+    arc_src: np.ndarray
+    arc_dst: np.ndarray
+    arc_link: np.ndarray  #: index into ``link_ids``
+    link_ids: list[str]
+    out_ptr: np.ndarray  #: CSR of out-arcs per node (arcs sorted by source)
+    out_arc: np.ndarray
+    switch_pos: np.ndarray  #: node -> row in the switch distance table (-1 if not a switch)
+    _dist: dict[int, np.ndarray] = field(default_factory=dict)  #: switch row -> distances
+    _switch_adj: sp.csr_matrix | None = None
+    _routes: "OrderedDict[str, Routes]" = field(default_factory=OrderedDict)
+
+    def distances_from(self, switch_rows: np.ndarray) -> np.ndarray:
+        """Hop distances from every switch to each of ``switch_rows`` (shape switches × rows)."""
+        need = [int(r) for r in np.unique(switch_rows) if int(r) not in self._dist]
+        for start in range(0, len(need), 256):
+            chunk = need[start:start + 256]
+            d = shortest_path(self._switch_adj, unweighted=True, directed=False, indices=chunk)
+            d[~np.isfinite(d)] = _INF
+            for r, row in zip(chunk, d.astype(np.int32)):
+                self._dist[r] = row
+        if len(switch_rows) == 0:
+            return np.zeros((int(self.is_switch.sum()), 0), dtype=np.int32)
+        return np.stack([self._dist[int(r)] for r in switch_rows], axis=1)
+
+
+def structure_key(topology) -> str:
+    """Hash of which components exist (id, kind) and which links join which ends."""
+    h = hashlib.blake2b(digest_size=16)
+    for c in topology.components.values():
+        if c.kind != "rack":
+            h.update(f"{c.id}\x00{c.kind}\x00{c.parent}\x01".encode())
+    for l in topology.links.values():
+        h.update(f"{l.id}\x00{l.a}\x00{l.b}\x02".encode())
+    return h.hexdigest()
+
+
+_FABRICS: "OrderedDict[str, Fabric]" = OrderedDict()
+_FABRIC_CACHE_SIZE = 4
+
+
+def fabric_of(topology) -> Fabric:
+    """The Fabric of a topology, cached on its structure key."""
+    key = structure_key(topology)
+    fab = _FABRICS.get(key)
+    if fab is not None:
+        _FABRICS.move_to_end(key)
+        return fab
+    nodes = [c.id for c in topology.components.values() if c.kind != "rack"]
+    index = {n: i for i, n in enumerate(nodes)}
+    is_switch = np.array([topology.components[n].kind == "switch" for n in nodes], dtype=bool)
+    link_ids, a_idx, b_idx = [], [], []
+    for l in topology.links.values():
+        if l.a in index and l.b in index:
+            link_ids.append(l.id)
+            a_idx.append(index[l.a])
+            b_idx.append(index[l.b])
+    a = np.array(a_idx, dtype=np.int64)
+    b = np.array(b_idx, dtype=np.int64)
+    nl = len(link_ids)
+    arc_src = np.concatenate([a, b])
+    arc_dst = np.concatenate([b, a])
+    arc_link = np.concatenate([np.arange(nl), np.arange(nl)])
+    order = np.lexsort((arc_dst, arc_src))
+    out_arc = order.astype(np.int64)
+    out_ptr = np.zeros(len(nodes) + 1, dtype=np.int64)
+    np.add.at(out_ptr, arc_src + 1, 1)
+    out_ptr = np.cumsum(out_ptr)
+    switch_pos = np.full(len(nodes), -1, dtype=np.int64)
+    switch_pos[is_switch] = np.arange(int(is_switch.sum()))
+    ns = int(is_switch.sum())
+    both = is_switch[arc_src] & is_switch[arc_dst]
+    adj = sp.csr_matrix((np.ones(int(both.sum())), (switch_pos[arc_src[both]], switch_pos[arc_dst[both]])),
+                        shape=(ns, ns))
+    fab = Fabric(key, nodes, index, is_switch, arc_src, arc_dst, arc_link, link_ids, out_ptr,
+                 out_arc, switch_pos, _switch_adj=adj)
+    _FABRICS[key] = fab
+    while len(_FABRICS) > _FABRIC_CACHE_SIZE:
+        _FABRICS.popitem(last=False)
+    return fab
+
+
+@dataclass
+class Routes:
+    """Sparse flow–arc incidence: flow ``flow[k]`` puts fraction ``share[k]`` of its rate on
+    arc ``arc[k]``. ``routed[f]`` is False for a flow with no path."""
+
+    flow: np.ndarray
+    arc: np.ndarray
+    share: np.ndarray
+    routed: np.ndarray
+    hops: np.ndarray  #: arcs on the (longest) path of each flow
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64 finaliser: a fast, well-spread integer hash (Steele et al., OOPSLA 2014)."""
+    x = x.astype(np.uint64)
+    with np.errstate(over="ignore"):
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        x = x ^ (x >> np.uint64(31))
+    return x
+
+
+def route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str = "ecmp",
+          seed: int = 0) -> Routes:
+    """Shortest-path routes of flows ``src[i] -> dst[i]`` (node indices); cached per flow set."""
+    if routing not in ROUTING:
+        raise ValueError(f"routing must be one of {', '.join(ROUTING)}, got {routing!r}")
+    h = hashlib.blake2b(src.astype(np.int64).tobytes() + b"|" + dst.astype(np.int64).tobytes()
+                        + f"|{routing}|{seed}".encode(), digest_size=16).hexdigest()
+    hit = fab._routes.get(h)
+    if hit is not None:
+        return hit
+    res = _route(fab, src.astype(np.int64), dst.astype(np.int64), routing, seed)
+    fab._routes[h] = res
+    while len(fab._routes) > 16:
+        fab._routes.popitem(last=False)
+    return res
+
+
+def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: int) -> Routes:
+    nf = len(src)
+    # distance of a switch to a destination endpoint = 1 + min over the switches it hangs off;
+    # one column per distinct set of such switches (all NICs under one leaf share a column)
+    att_ptr, att_sw = fab.out_ptr, fab.arc_dst[fab.out_arc]
+    dst_u, dst_inv = np.unique(dst, return_inverse=True)
+    sets: dict[tuple[int, ...], int] = {}
+    col_of_dst = np.empty(len(dst_u), dtype=np.int64)
+    for j, d in enumerate(dst_u):
+        neigh = att_sw[att_ptr[d]:att_ptr[d + 1]]
+        key = tuple(sorted(set(fab.switch_pos[neigh[fab.is_switch[neigh]]].tolist())))
+        col_of_dst[j] = sets.setdefault(key, len(sets))
+    dst_col = col_of_dst[dst_inv]
+    ns = int(fab.is_switch.sum())
+    col_dist = np.full((ns, len(sets)), _INF, dtype=np.int64)
+    rows = [r for key in sets for r in key]
+    if rows:
+        dist_rows = fab.distances_from(np.array(rows))
+        k = 0
+        for key, c in sets.items():
+            if key:
+                col_dist[:, c] = dist_rows[:, k:k + len(key)].min(axis=1)
+            k += len(key)
+
+    flow_hash = _mix(np.arange(nf, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+                     + _mix(src * 1_000_003 + dst) + np.uint64(seed))
+    st_f = np.arange(nf, dtype=np.int64)
+    st_node = src.copy()
+    st_mass = np.ones(nf)
+    out_f, out_a, out_m = [], [], []
+    hops = np.zeros(nf, dtype=np.int64)
+    routed = np.ones(nf, dtype=bool)
+    for _ in range(4 * ns + 4):
+        active = st_node != dst[st_f]
+        st_f, st_node, st_mass = st_f[active], st_node[active], st_mass[active]
+        if len(st_f) == 0:
+            break
+        deg = fab.out_ptr[st_node + 1] - fab.out_ptr[st_node]
+        dead = deg == 0
+        if dead.any():
+            routed[st_f[dead]] = False
+            keep = ~dead
+            st_f, st_node, st_mass, deg = st_f[keep], st_node[keep], st_mass[keep], deg[keep]
+            if len(st_f) == 0:
+                break
+        seg = np.repeat(np.arange(len(st_f)), deg)
+        offs = np.arange(int(deg.sum())) - np.repeat(np.cumsum(deg) - deg, deg)
+        cand = fab.out_arc[np.repeat(fab.out_ptr[st_node], deg) + offs]
+        head = fab.arc_dst[cand]
+        f_of = st_f[seg]
+        at_dst = head == dst[f_of]
+        sw = fab.switch_pos[head]
+        d = np.where(at_dst, 0, np.where(sw >= 0, 1 + col_dist[np.maximum(sw, 0), dst_col[f_of]], _INF))
+        starts = np.r_[0, np.cumsum(deg)[:-1]]
+        best = np.minimum.reduceat(d, starts)
+        ok = (d == best[seg]) & (best[seg] < _INF)
+        unreachable = best >= _INF
+        if unreachable.any():
+            routed[st_f[unreachable]] = False
+        nvalid = np.bincount(seg[ok], minlength=len(st_f))
+        if routing == "ecmp":
+            rank_in = np.cumsum(ok) - 1 - np.repeat(np.r_[0, np.cumsum(nvalid)[:-1]], deg)
+            # one hash per (flow, switch): the same flow may take different ports at each hop
+            pick = (_mix(flow_hash[f_of] ^ _mix(st_node[seg]))
+                    % np.maximum(nvalid[seg], 1).astype(np.uint64)).astype(np.int64)
+            take = ok & (rank_in == pick)
+            mass = st_mass[seg][take]
+        else:
+            take = ok
+            mass = (st_mass / np.maximum(nvalid, 1))[seg][take]
+        nf_ = f_of[take]
+        na = cand[take]
+        out_f.append(nf_)
+        out_a.append(na)
+        out_m.append(mass)
+        hops[np.unique(nf_)] += 1
+        st_f, st_node, st_mass = nf_, head[take], mass
+        if routing == "adaptive" and len(st_f):
+            key = st_f * len(fab.nodes) + st_node
+            uk, inv = np.unique(key, return_inverse=True)
+            st_mass = np.bincount(inv, weights=st_mass)
+            st_f, st_node = uk // len(fab.nodes), uk % len(fab.nodes)
+    flow = np.concatenate(out_f) if out_f else _EMPTY
+    arc = np.concatenate(out_a) if out_a else _EMPTY
+    share = np.concatenate(out_m) if out_m else np.zeros(0)
+    if len(flow):
+        # merge repeated (flow, arc) pairs of split flows
+        key = flow * len(fab.arc_src) + arc
+        uk, inv = np.unique(key, return_inverse=True)
+        share = np.bincount(inv, weights=share)
+        flow, arc = uk // len(fab.arc_src), uk % len(fab.arc_src)
+    routed &= src != dst
+    return Routes(flow, arc, share, routed, hops)
+
+
+@dataclass
+class Solution:
+    """Max-min fair rates of one phase."""
+
+    rate_GBps: np.ndarray  #: per flow
+    arc_load_GBps: np.ndarray  #: per arc
+    arc_capacity_GBps: np.ndarray
+    bottleneck_arc: np.ndarray  #: per flow: its most utilized arc (-1 if unrouted)
+    iterations: int
+
+    @property
+    def arc_utilization(self) -> np.ndarray:
+        cap = self.arc_capacity_GBps
+        return np.divide(self.arc_load_GBps, cap, out=np.zeros_like(cap), where=cap > 0)
+
+
+def max_min(routes: Routes, capacity: np.ndarray, demand: np.ndarray) -> Solution:
+    """Max-min fair rates by progressive filling (see module docstring). ``demand`` caps each
+    flow (np.inf for a flow that takes what it gets). Unrouted flows get rate 0."""
+    nf, na = len(demand), len(capacity)
+    A = sp.csr_matrix((routes.share, (routes.arc, routes.flow)), shape=(na, nf))
+    At = A.T.tocsr()
+    rate = np.zeros(nf)
+    remaining = capacity.astype(float).copy()
+    active = routes.routed & (demand > 0)
+    tol = 1e-9 * max(1.0, float(capacity.max()) if na else 1.0)
+    it = 0
+    while active.any():
+        it += 1
+        load = A @ active.astype(float)
+        used = load > 1e-12
+        step = np.inf
+        if used.any():
+            step = float(np.min(remaining[used] / load[used]))
+        headroom = demand[active] - rate[active]
+        step = min(step, float(headroom.min()))
+        if not np.isfinite(step):
+            raise ValueError("a flow with unlimited demand crosses no link")
+        step = max(step, 0.0)
+        rate[active] += step
+        remaining -= step * load
+        saturated = used & (remaining <= tol + 1e-9 * capacity)
+        frozen = (At @ saturated.astype(float)) > 0
+        frozen |= rate >= demand - 1e-12
+        newly = active & frozen
+        if not newly.any():  # numerical safety: freeze the flows of the tightest link
+            tight = np.argmin(np.where(used, remaining / np.maximum(load, 1e-30), np.inf))
+            newly = active & ((At[:, [tight]].toarray().ravel()) > 0)
+        active &= ~newly
+        if it > nf + na + 5:
+            break
+    arc_load = A @ rate
+    util = np.divide(arc_load, capacity, out=np.zeros(na), where=capacity > 0)
+    bott = np.full(nf, -1, dtype=np.int64)
+    if len(routes.flow):
+        order = np.lexsort((-util[routes.arc], routes.flow))
+        f_sorted = routes.flow[order]
+        first = np.r_[True, f_sorted[1:] != f_sorted[:-1]]
+        bott[f_sorted[first]] = routes.arc[order][first]
+    return Solution(rate, arc_load, capacity, bott, it)
+
+
+def arc_capacity_GBps(fab: Fabric, topology) -> np.ndarray:
+    """Capacity of each arc: the link's ``speed_Gbps × lanes / 8`` (read fresh: speeds may change
+    without changing the routes)."""
+    cap = np.array([topology.links[l].capacity_Gbps / 8.0 for l in fab.link_ids])
+    return cap[fab.arc_link] if len(cap) else np.zeros(0)

@@ -1,0 +1,324 @@
+"""The engine: workload → placement → traffic → network (+ collectives) → resources → result.
+
+Iteration model (Narayanan et al. SC'21 §2.2 and §3): with m micro-batches per pipeline,
+    t_iteration = m·t_mb + bubble + exposed DP communication (+ resources-stage extras)
+    t_mb        = compute (GEMM + memory-bound) + TP all-reduces + PP send/receive
+    bubble      = (p − 1)/v · t_mb
+The DP gradient all-reduce overlaps the backward pass of the last micro-batch (gradient buckets
+are reduced as they complete); only what is left over is exposed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from designer.engine import collectives as coll
+from designer.engine import network as net
+from designer.engine import resources_adapter
+from designer.engine import traffic as tr
+from designer.engine.placement import Placement, place, servers_of
+from designer.engine.result import CollectiveResult, LinkResult, Result
+from designer.engine.workload import (Workload, bubble_s, compute, from_dict, model_flops_per_iteration,
+                                      parameters, training_time_s)
+from designer.errors import UsageError
+
+#: keyword overrides ``run`` accepts (workload fields, plus ``workload`` = preset id or dict and
+#: ``placement`` = nesting order)
+OVERRIDES = ("tp", "pp", "dp", "micro_batch", "global_batch", "seq_len", "tokens", "tflops_per_gpu",
+             "interleave", "recompute", "optimizer_sharded", "precision")
+
+
+def resolve_workload(design, catalog, total_gpus: int, gpu_model: str,
+                     overrides: dict[str, Any]) -> Workload:
+    """Design workload (``preset`` = catalog id, plus fields) ← ``workload`` override ← fields."""
+    data: dict[str, Any] = {}
+    spec = overrides.get("workload")
+    base = dict(design.workload or {})
+    preset = base.pop("preset", None)
+    if isinstance(spec, dict):
+        base, preset = dict(spec), spec.get("preset")
+    elif isinstance(spec, str) and spec:
+        base, preset = {}, spec
+    if preset:
+        try:
+            data.update(catalog.workload(preset))
+        except KeyError as exc:
+            raise UsageError(f"workload: {exc.args[0]}") from None
+    data.update(base)
+    for key in OVERRIDES:
+        if overrides.get(key) is not None:
+            data[key] = overrides[key]
+    if any(overrides.get(k) is not None for k in ("tp", "pp")) and overrides.get("dp") is None:
+        data.pop("dp", None)
+        data.pop("gpus", None)
+    return from_dict(data, total_gpus, gpu_model=gpu_model)
+
+
+@dataclass
+class _Phase:
+    name: str
+    flows: tr.FlowSet
+    routes: net.Routes | None = None
+    sol: net.Solution | None = None
+    idx_src: np.ndarray | None = None
+
+
+def _solve_phase(fab: net.Fabric, cap: np.ndarray, ph: _Phase, routing: str, seed: int) -> None:
+    missing = [s for s in ph.flows.src + ph.flows.dst if s is None or s not in fab.index]
+    if missing:
+        raise UsageError(f"{ph.name} traffic must leave a server that has no network link; "
+                         f"connect its NICs/DPUs to a switch")
+    src = np.array([fab.index[s] for s in ph.flows.src], dtype=np.int64)
+    dst = np.array([fab.index[s] for s in ph.flows.dst], dtype=np.int64)
+    ph.idx_src = src
+    ph.routes = net.route(fab, src, dst, routing, seed)
+    ph.sol = net.max_min(ph.routes, cap, ph.flows.demand)
+
+
+def _line_GBps(topology, endpoint: str) -> float:
+    return sum(l.capacity_Gbps for l in topology.links_of(endpoint)) / 8.0
+
+
+def _group_shape(pl: Placement, dim: str, ph: _Phase | None, topology, catalog,
+                 fab: net.Fabric | None) -> tuple[coll.GroupShape, dict[str, Any]]:
+    """Communicator shape of the slowest group of ``dim`` on the solved phase."""
+    groups = pl.groups[dim]
+    ranks = groups.shape[1]
+    srv0 = pl.servers[int(pl.server[groups[0][0]])]
+    nodes = pl.nodes_spanned(dim)
+    per_node = max(1, ranks // nodes)
+    nvlink = float(srv0.gpu.get("nvlink_GBps") or 0.0) if srv0.nvlink_domain >= min(per_node, ranks) \
+        and srv0.nvlink_domain > 1 else 0.0
+    nvls = bool(srv0.nvswitch and int(srv0.gpu.get("nvlink_gen") or 0) >= 4)
+    info: dict[str, Any] = {}
+    shape = dict(ranks=ranks, nodes=nodes, nvlink_GBps=nvlink, pcie_gen=srv0.pcie_gen,
+                 nvswitch=srv0.nvswitch, nvls=nvls)
+    if nodes > 1 and ph is not None and ph.sol is not None:
+        mask = ph.flows.group >= 0
+        grp = ph.flows.group[mask]
+        rate = ph.sol.rate_GBps[mask]
+        per_group = np.full(len(groups), np.inf)
+        np.minimum.at(per_group, grp, rate)
+        worst = int(np.argmin(per_group))
+        eps0 = [e for e in pl.endpoint(groups[worst]) if e]
+        line = min(_line_GBps(topology, e) for e in eps0) if eps0 else 0.0
+        fl = np.flatnonzero(mask)[grp == worst]
+        nics = len(set(pl.endpoint(groups[worst][pl.server[groups[worst]] == pl.server[groups[worst][0]]])))
+        # switches the group's flows cross: SHARP capability, depth, latency
+        on = np.isin(ph.routes.flow, fl)
+        heads = np.unique(fab.arc_dst[ph.routes.arc[on]])
+        sw = [fab.nodes[h] for h in heads if fab.is_switch[h]]
+        figs = [catalog.resolve(topology.components[s]) for s in sw]
+        sharp = bool(figs) and all(f.get("sharp") for f in figs)
+        if sharp:
+            # every group of this dimension needs its own aggregation tree through a switch
+            all_heads = fab.arc_dst[ph.routes.arc]
+            f_group = ph.flows.group[ph.routes.flow]
+            pairs = np.unique(np.stack([all_heads, f_group]), axis=1)
+            per_switch = np.bincount(pairs[0], minlength=len(fab.nodes))
+            trees = min(int(f.get("sharp_trees") or 0) for f in figs)
+            sharp = int(per_switch[heads].max()) <= trees
+            info["sharp_groups_per_switch"] = int(per_switch[heads].max())
+            info["sharp_trees"] = trees
+        depth = max(1, math.ceil((int(ph.routes.hops[fl].max()) - 1) / 2)) if len(fl) else 1
+        lat = max((float(f.get("latency_ns") or 0) for f in figs), default=500.0) / 1000.0
+        shape.update(net_GBps=float(per_group[worst]) * coll.NET_EFFICIENCY, net_line_GBps=line,
+                     nics_per_node=max(1, nics), sharp=sharp, tree_depth=depth, switch_latency_us=lat)
+        info.update(worst_rate_GBps=float(per_group[worst]), line_GBps=line,
+                    median_rate_GBps=float(np.median(per_group[np.isfinite(per_group)])),
+                    bottleneck_arc=int(ph.sol.bottleneck_arc[fl[np.argmin(ph.sol.rate_GBps[fl])]]),
+                    hops=int(ph.routes.hops[fl].max()) if len(fl) else 0)
+    return coll.GroupShape(**shape), info
+
+
+def _collective(name: str, op: str, nbytes: float, calls: int, shape: coll.GroupShape) -> CollectiveResult:
+    c = coll.best(op, nbytes, shape)
+    return CollectiveResult(name, op, c.algorithm, c.protocol, nbytes, calls, c.time_s, c.algbw_GBps,
+                            c.busbw_GBps, shape.ranks, shape.nodes)
+
+
+def run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int = 0,
+        **overrides: Any) -> Result:
+    """Run every stage for ``design`` and return the Result (see module docstring)."""
+    scen = {**design.scenario, **(scenario or {})}
+    routing = scen.get("routing", "ecmp")
+    if routing not in net.ROUTING:
+        raise UsageError(f"scenario routing must be one of {', '.join(net.ROUTING)}, got {routing!r}")
+    topo = design.topology
+    servers = servers_of(design, catalog)
+    if not servers:
+        raise UsageError("the design has no GPU server; add one before running the engine")
+    total = sum(s.gpus for s in servers)
+    gpu = servers[0].gpu
+    w = resolve_workload(design, catalog, total, servers[0].gpu.get("id", ""), overrides)
+    pl = place(w, servers, overrides.get("placement") or design.workload.get("placement"))
+    warnings = []
+    if len({s.gpu.get("id") for s in servers}) > 1:
+        warnings.append("servers have different GPU models; compute uses the first server's GPU")
+    ct = compute(w, gpu)
+    vol = tr.volumes(w)
+
+    # --- storage demand (GPUs consume samples at the compute-only rate)
+    used = np.unique(pl.server)
+    compute_only = w.micro_batches * ct.micro_batch_s + bubble_s(w, ct.micro_batch_s)
+    read_demand = w.global_batch * w.bytes_per_sample / compute_only / 1e9 if w.bytes_per_sample else 0.0
+    linked = {l.a for l in topo.links.values()} | {l.b for l in topo.links.values()}
+    storage_ids = [s.id for s in topo.storage() if s.id in linked]
+    per_server_read = read_demand / len(used) if len(used) else 0.0
+    stor = tr.storage_flows(pl, storage_ids, per_server_read)
+
+    # --- network phases
+    fab = net.fabric_of(topo)
+    cap = net.arc_capacity_GBps(fab, topo)
+    phases: dict[str, _Phase] = {}
+    for dim, flows in (("dp", tr.ring_flows(pl, "dp") if w.dp > 1 else tr.empty()),
+                       ("pp", tr.pipeline_flows(pl) if w.pp > 1 else tr.empty()),
+                       ("tp", tr.ring_flows(pl, "tp") if w.tp > 1 else tr.empty())):
+        if flows.src:
+            phases[dim] = _Phase(dim, flows.extend(stor))
+    if stor.src and "dp" not in phases:
+        phases["storage"] = _Phase("storage", stor)
+    for ph in phases.values():
+        _solve_phase(fab, cap, ph, routing, seed)
+
+    shapes, infos = {}, {}
+    for dim in ("tp", "pp", "dp"):
+        shapes[dim], infos[dim] = _group_shape(pl, dim, phases.get(dim), topo, catalog, fab)
+
+    # --- collectives and timing
+    colls: list[CollectiveResult] = []
+    m = w.micro_batches
+    tp_mb = 0.0
+    if w.tp > 1 and vol.tp_calls_per_micro_batch:
+        c = _collective("tp_allreduce", "allreduce", vol.tp_bytes, vol.tp_calls_per_micro_batch * m,
+                        shapes["tp"])
+        colls.append(c)
+        tp_mb = c.time_s * vol.tp_calls_per_micro_batch
+    pp_mb = 0.0
+    if w.pp > 1:
+        # scatter/gather optimisation (SC'21 §4.1): each TP rank sends 1/t across servers, then
+        # the stage all-gathers over NVLink
+        pp_shape = shapes["pp"]
+        pair = coll.GroupShape(ranks=2, nodes=min(2, pp_shape.nodes), nvlink_GBps=pp_shape.nvlink_GBps,
+                               pcie_gen=pp_shape.pcie_gen, net_GBps=pp_shape.net_GBps,
+                               net_line_GBps=pp_shape.net_line_GBps)
+        sends = 2 * vol.pp_sends_per_micro_batch
+        split = w.tp if pair.nodes > 1 and shapes["tp"].nodes == 1 else 1
+        c = _collective("pp_sendrecv", "sendrecv", vol.pp_bytes / split, sends * m, pair)
+        colls.append(c)
+        pp_mb = c.time_s * sends
+        if split > 1:
+            g = _collective("pp_allgather", "allgather", vol.pp_bytes, sends * m, shapes["tp"])
+            colls.append(g)
+            pp_mb += g.time_s * sends
+    t_mb = ct.micro_batch_s + tp_mb + pp_mb
+    bubble = bubble_s(w, t_mb)
+    dp_time = 0.0
+    if w.dp > 1 and vol.dp_bytes > 0:
+        ops = (("dp_reduce_scatter", "reduce_scatter"), ("dp_allgather", "allgather")) \
+            if vol.dp_sharded else (("dp_allreduce", "allreduce"),)
+        for name, op in ops:
+            c = _collective(name, op, vol.dp_bytes, 1, shapes["dp"])
+            colls.append(c)
+            dp_time += c.time_s
+    overlap = ct.backward_fraction * ct.micro_batch_s
+    dp_exposed = max(0.0, dp_time - overlap)
+    iteration = m * t_mb + bubble + dp_exposed
+    breakdown = {"compute": m * ct.micro_batch_s, "tp_comm": m * tp_mb, "pp_comm": m * pp_mb,
+                 "dp_exposed": dp_exposed, "bubble": bubble, "other": 0.0}
+
+    # --- storage: rate under training traffic (converged fabric) and alone, per server
+    storage = {"read_demand_GBps": read_demand, "read_achieved_GBps": 0.0,
+               "read_alone_GBps": 0.0}
+    alone: dict[str, float] = {}
+    converged = False
+    if stor.src:
+        sph = phases.get("dp") or phases["storage"]
+        is_st = sph.flows.group < 0
+        storage["read_achieved_GBps"] = float(sph.sol.rate_GBps[is_st].sum())
+        solo = _Phase("storage alone", stor)
+        _solve_phase(fab, cap, solo, routing, seed)
+        storage["read_alone_GBps"] = float(solo.sol.rate_GBps.sum())
+        owner = {e: s.id for s in pl.servers for e in s.endpoints}
+        for dst, r in zip(stor.dst, solo.sol.rate_GBps):
+            alone[owner[dst]] = alone.get(owner[dst], 0.0) + float(r)
+        st_arcs = np.unique(sph.routes.arc[is_st[sph.routes.flow]])
+        tr_arcs = np.unique(sph.routes.arc[~is_st[sph.routes.flow]])
+        converged = bool(np.intersect1d(st_arcs, tr_arcs).size)
+
+    # --- resources stage (host CPU, DPU, storage stalls, stragglers, checkpoints, energy)
+    try:
+        res_report = resources_adapter.assess(resources_adapter.build_inputs(
+            design, catalog, scen, w, pl, iteration, dp_time + m * (tp_mb + pp_mb), alone, converged))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    breakdown["other"] = max(0.0, res_report.iteration_s - iteration)
+    iteration += breakdown["other"]
+    resources = res_report.to_dict()
+
+    # --- throughput
+    F = model_flops_per_iteration(w)
+    n = w.gpus
+    tflops = F / (iteration * n) / 1e12
+    F_model = F * (72.0 / 96.0) if (w.kind == "transformer" and w.recompute) else F
+    mfu = F_model / (iteration * n * ct.peak_tflops * 1e12)
+    per_s = w.global_batch * (w.seq_len if w.kind == "transformer" else 1) / iteration
+    P = parameters(w)
+    if w.tflops_per_gpu > 0:
+        train_s = training_time_s(w.tokens, P, n, w.tflops_per_gpu)
+    elif w.kind == "transformer":
+        train_s = w.tokens / per_s
+    else:
+        train_s = math.inf
+    links = _link_results(fab, topo, phases)
+    result = Result(
+        iteration_time_s=iteration, breakdown_s=breakdown, tflops_per_gpu=tflops, mfu=mfu,
+        percent_of_peak=100.0 * tflops / ct.peak_tflops, tokens_per_s=per_s,
+        training_time_days=train_s / 86400.0, gpus=n, parameters=P, workload=w.to_dict(),
+        placement=pl.summary(), collectives=colls, links=links, bottlenecks=[], storage=storage,
+        resources=resources, warnings=warnings)
+    from designer.engine.bottlenecks import explain
+    result.bottlenecks = explain(result, w, fab, topo, phases, shapes, infos, res_report)
+    return result
+
+
+def _link_results(fab: net.Fabric, topo, phases: dict[str, _Phase]) -> list[LinkResult]:
+    nl = len(fab.link_ids)
+    best = np.zeros(nl)
+    where = np.full(nl, "", dtype=object)
+    for name, ph in phases.items():
+        util = ph.sol.arc_utilization
+        per_link = np.zeros(nl)
+        np.maximum.at(per_link, fab.arc_link, util)
+        better = per_link > best
+        best[better] = per_link[better]
+        where[better] = name
+    return [LinkResult(fab.link_ids[i], float(min(best[i], 1.0 + 1e-9)), where[i]) for i in range(nl)]
+
+
+
+def group_shape_for(design, catalog, gpus: int | None = None, *,
+                    scenario: dict[str, Any] | None = None, seed: int = 0) -> coll.GroupShape:
+    """Communicator of the first ``gpus`` GPUs of the design (all by default), with the rail rate
+    its per-rail rings get on the drawn fabric (for ``dpu-designer collective``)."""
+    scen = {**design.scenario, **(scenario or {})}
+    servers = servers_of(design, catalog)
+    total = sum(s.gpus for s in servers)
+    if not servers:
+        raise UsageError("the design has no GPU server; add one first")
+    n = total if gpus is None else gpus
+    if n > total:
+        raise UsageError(f"--gpus {n} is more than the design's {total} GPUs")
+    pl = place(Workload(tp=1, pp=1, dp=n, global_batch=n), servers)
+    fab = net.fabric_of(design.topology)
+    ph = None
+    flows = tr.ring_flows(pl, "dp")
+    if flows.src:
+        ph = _Phase("dp", flows)
+        _solve_phase(fab, net.arc_capacity_GBps(fab, design.topology), ph,
+                     scen.get("routing", "ecmp"), seed)
+    return _group_shape(pl, "dp", ph, design.topology, catalog, fab)[0]

@@ -1,0 +1,81 @@
+"""Result of one engine run: what the GUI, the report and ``dpu-designer run --json`` show.
+
+Units are in the field names (``_s`` seconds, ``_GBps`` 10^9 byte/s, ``tflops`` 10^12 FLOP/s).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+#: keys of ``Result.breakdown_s``; they add up to ``iteration_time_s``
+BREAKDOWN_KEYS = ("compute", "tp_comm", "pp_comm", "dp_exposed", "bubble", "other")
+
+
+@dataclass(frozen=True)
+class CollectiveResult:
+    """One collective of the iteration with the algorithm the NCCL-style cost model chose."""
+
+    name: str  #: "tp_allreduce", "pp_sendrecv", "dp_allreduce", "dp_reduce_scatter", ...
+    op: str
+    algorithm: str
+    protocol: str
+    bytes: float  #: per call
+    calls_per_iteration: int
+    time_s: float  #: per call
+    algbw_GBps: float
+    busbw_GBps: float
+    ranks: int
+    servers: int
+
+
+@dataclass(frozen=True)
+class LinkResult:
+    id: str
+    utilization: float  #: busier direction, highest over the communication phases (0..1)
+    phase: str  #: phase where the peak occurs
+
+
+@dataclass
+class Result:
+    """Iteration time, its breakdown, throughput and what limits it."""
+
+    iteration_time_s: float
+    breakdown_s: dict[str, float]
+    tflops_per_gpu: float  #: achieved model TFLOP/s per GPU (Megatron's definition, eq. 3)
+    mfu: float  #: model FLOPs without recomputation / (time × GPUs × dense peak)
+    percent_of_peak: float  #: tflops_per_gpu / dense peak × 100 (Megatron's "% of peak")
+    tokens_per_s: float  #: transformer: tokens/s; vision: samples/s
+    training_time_days: float
+    gpus: int
+    parameters: float
+    workload: dict[str, Any]
+    placement: dict[str, Any]
+    collectives: list[CollectiveResult]
+    links: list[LinkResult]
+    bottlenecks: list[str]
+    storage: dict[str, float] = field(default_factory=dict)
+    resources: dict[str, Any] | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-able dict (numpy scalars become Python ones, infinities None)."""
+        return _clean(asdict(self))
+
+    def top_links(self, n: int = 10) -> list[LinkResult]:
+        return sorted(self.links, key=lambda l: -l.utilization)[:n]
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value

@@ -1,0 +1,270 @@
+"""Workload stage: what one training iteration asks of each GPU (no network yet).
+
+A :class:`Workload` is a transformer LLM trained with tensor (TP), pipeline (PP) and data (DP)
+parallelism as in Megatron-LM, or a vision workload described by samples/s and bytes per sample
+(which matters for storage, not for the GPU model here). :func:`compute` turns it plus a GPU's
+catalog figures into per-micro-batch compute times.
+
+Sources
+- Narayanan et al., "Efficient Large-Scale Language Model Training on GPU Clusters Using
+  Megatron-LM", SC'21 (arXiv 2104.04473): model FLOPs (§5.1), parameter count, pipeline bubble
+  (§2.2), training-time estimate (eq. 4).
+- Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models",
+  MLSys 2023 (arXiv 2205.05198), §4.1: activation bytes per layer.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+from designer.errors import UsageError
+
+#: bytes per value of each training precision (weights, activations and gradients)
+PRECISION_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1, "fp32": 4, "tf32": 4}
+#: catalog GPU field holding the dense tensor-core peak of each precision
+PRECISION_PEAK_FIELD = {"bf16": "bf16_dense_tflops", "fp16": "bf16_dense_tflops",
+                        "fp8": "fp8_dense_tflops", "fp32": "tf32_dense_tflops",
+                        "tf32": "tf32_dense_tflops"}
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One training job. Sizes are counts; ``tokens`` is the training token budget.
+
+    ``dp`` = 0 means "as many data-parallel replicas as the GPUs of the design allow".
+    ``optimizer_sharded`` (ZeRO-1 / distributed optimizer) turns the DP all-reduce into a
+    reduce-scatter of gradients plus an all-gather of parameters.
+    ``tflops_per_gpu`` > 0 replaces the predicted throughput (to reproduce published estimates).
+    """
+
+    name: str = "custom"
+    kind: str = "transformer"  #: "transformer" (LLM) or "vision"
+    layers: int = 24
+    hidden: int = 2048
+    heads: int = 16
+    vocab: int = 51200
+    seq_len: int = 2048
+    tp: int = 1
+    pp: int = 1
+    dp: int = 0
+    micro_batch: int = 1
+    global_batch: int = 512
+    precision: str = "bf16"
+    recompute: bool = True
+    interleave: int = 1  #: virtual pipeline stages per GPU (1 = plain 1F1B)
+    optimizer_sharded: bool = False
+    tokens: float = 300e9
+    tflops_per_gpu: float = 0.0
+    # vision / data ingest
+    samples_per_s_per_gpu: float = 0.0  #: vision: samples one GPU trains per second
+    bytes_per_sample: float = 0.0  #: bytes read from storage per sample (0 = none)
+    params: float = 0.0  #: vision: model parameters (for the gradient all-reduce; 0 = ignore)
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.pp * self.dp
+
+    @property
+    def micro_batches(self) -> int:
+        """m = B / (dp * b): micro-batches per pipeline per iteration."""
+        return self.global_batch // (self.dp * self.micro_batch)
+
+    @property
+    def bytes_per_value(self) -> int:
+        return PRECISION_BYTES[self.precision]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+_INT_FIELDS = {"layers", "hidden", "heads", "vocab", "seq_len", "tp", "pp", "dp", "micro_batch",
+               "global_batch", "interleave"}
+_FIELD_NAMES = {f.name for f in fields(Workload)}
+
+
+def from_dict(data: dict[str, Any], total_gpus: int, where: str = "workload",
+              gpu_model: str = "") -> Workload:
+    """Build and check a Workload from a dict (catalog entry, design file, CLI overrides).
+
+    Unknown keys are ignored (catalog entries carry sources, ids ...); ``gpus`` of a catalog entry
+    sets ``dp`` when ``dp`` is not given; ``tokens_B`` gives ``tokens`` in billions; a vision
+    entry's ``samples_per_s_<gpu_model>`` gives ``samples_per_s_per_gpu`` for that GPU. Raises UsageError naming the bad field.
+    """
+    values: dict[str, Any] = {}
+    data = dict(data)
+    if data.get("kind") == "llm":
+        data["kind"] = "transformer"
+    if "tokens" not in data and data.get("tokens_B"):
+        data["tokens"] = float(data["tokens_B"]) * 1e9
+    if data.get("kind") == "vision" and not data.get("samples_per_s_per_gpu") and gpu_model:
+        data["samples_per_s_per_gpu"] = data.get("samples_per_s_" + gpu_model.replace("-", "_"), 0.0)
+    for key, value in data.items():
+        if key in _FIELD_NAMES and value is not None:
+            values[key] = value
+    if "id" in data and "name" not in values:
+        values["name"] = str(data["id"])
+    for key in _INT_FIELDS & set(values):
+        v = values[key]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not float(v).is_integer():
+            raise UsageError(f"{where}: '{key}' must be a whole number, got {v!r}")
+        values[key] = int(v)
+    w = Workload(**values)
+    if w.kind not in ("transformer", "vision"):
+        raise UsageError(f"{where}: kind must be 'transformer' or 'vision', got {w.kind!r}")
+    if w.kind == "vision" and w.samples_per_s_per_gpu <= 0:
+        raise UsageError(f"{where}: a vision workload needs samples_per_s_per_gpu > 0 (or a "
+                         f"samples_per_s_<gpu model> figure for the design's GPU)")
+    if w.precision not in PRECISION_BYTES:
+        raise UsageError(f"{where}: precision must be one of {', '.join(PRECISION_BYTES)}, "
+                         f"got {w.precision!r}")
+    for key in ("layers", "hidden", "heads", "seq_len", "tp", "pp", "micro_batch",
+                "global_batch", "interleave"):
+        if getattr(w, key) < 1:
+            raise UsageError(f"{where}: '{key}' must be at least 1, got {getattr(w, key)}")
+    if w.dp < 0:
+        raise UsageError(f"{where}: 'dp' must be 0 (fill the design) or positive, got {w.dp}")
+    if w.dp == 0:
+        wanted = data.get("gpus")
+        pool = int(wanted) if wanted and int(wanted) <= total_gpus else total_gpus
+        dp = pool // (w.tp * w.pp)
+        if dp < 1:
+            raise UsageError(f"{where}: tp x pp = {w.tp * w.pp} needs more GPUs than the design "
+                             f"has ({total_gpus}); lower --tp/--pp or add GPU servers")
+        w = replace(w, dp=dp)
+    if w.gpus > total_gpus:
+        raise UsageError(f"{where}: tp x pp x dp = {w.gpus} GPUs, but the design has only "
+                         f"{total_gpus}; lower the parallelism or add GPU servers")
+    if w.global_batch % (w.dp * w.micro_batch):
+        raise UsageError(f"{where}: global batch {w.global_batch} is not a multiple of "
+                         f"dp x micro-batch = {w.dp} x {w.micro_batch}; change --global-batch")
+    if w.kind == "transformer":
+        if w.layers % (w.pp * w.interleave):
+            raise UsageError(f"{where}: {w.layers} layers do not split into pp x interleave = "
+                             f"{w.pp} x {w.interleave} equal stages")
+        if w.hidden % w.heads or w.heads % w.tp:
+            raise UsageError(f"{where}: hidden {w.hidden} / heads {w.heads} / tp {w.tp} must "
+                             f"divide evenly (heads split across TP ranks)")
+    return w
+
+
+def parameters(w: Workload) -> float:
+    """Parameter count P = 12·l·h²·(1 + 13/(12h) + (V + s)/(12·l·h)).
+
+    Narayanan et al. SC'21, §5.1 (weights of attention and MLP blocks, biases and layer norms,
+    token and position embeddings). Vision: the ``params`` figure given.
+    """
+    if w.kind == "vision":
+        return w.params
+    l, h, V, s = w.layers, w.hidden, w.vocab, w.seq_len
+    return 12.0 * l * h * h * (1 + 13.0 / (12 * h) + (V + s) / (12.0 * l * h))
+
+
+def model_flops_per_iteration(w: Workload) -> float:
+    """Model FLOPs of one iteration, Megatron's definition.
+
+    F = 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)) with activation recomputation (one extra forward
+    pass), 72·B·s·l·h²·(...) without. Narayanan et al. SC'21, §5.1; the recompute variant is the
+    figure their Table 1 TFLOP/s are computed from. Vision: samples × GFLOPs per sample.
+    """
+    if w.kind == "vision":
+        return 6.0 * w.params * w.global_batch
+    factor = 96.0 if w.recompute else 72.0
+    B, s, l, h, V = w.global_batch, w.seq_len, w.layers, w.hidden, w.vocab
+    return factor * B * s * l * h * h * (1 + s / (6.0 * h) + V / (16.0 * l * h))
+
+
+def activation_bytes_per_layer(w: Workload) -> float:
+    """Activation bytes one GPU stores per transformer layer and micro-batch.
+
+    s·b·h·(10 + 24/t + 5·a·s/(h·t)) for 16-bit activations with tensor parallelism t and no
+    sequence parallelism: Korthikanti et al. 2023, §4.1, eq. (2). Scaled for other precisions.
+    """
+    s, b, h, a, t = w.seq_len, w.micro_batch, w.hidden, w.heads, w.tp
+    return s * b * h * (10 + 24.0 / t + 5.0 * a * s / (h * t)) * w.bytes_per_value / 2.0
+
+
+#: passes over the activation bytes per micro-batch: forward writes them, backward reads them
+#: and writes their gradients (3); recomputation writes them once more (4). Derivation: the
+#: element-wise and normalisation kernels are memory-bound and touch each stored activation in
+#: every one of those passes.
+MEMORY_PASSES = {False: 3, True: 4}
+
+
+@dataclass(frozen=True)
+class ComputeTimes:
+    """Per GPU, per micro-batch, per pipeline stage (all virtual stages of the GPU), in seconds."""
+
+    flops_per_gpu_per_iteration: float
+    gemm_s: float  #: tensor-core time at the GPU's achievable GEMM efficiency
+    memory_s: float  #: memory-bound element-wise time (activations over HBM bandwidth)
+    peak_tflops: float  #: dense peak of the GPU in the workload's precision
+    gemm_efficiency: float
+    recompute: bool = True
+
+    @property
+    def micro_batch_s(self) -> float:
+        return self.gemm_s + self.memory_s
+
+    @property
+    def backward_fraction(self) -> float:
+        """Share of a micro-batch's compute that is backward pass (2 of 3 or 2 of 4 forward units
+        with recomputation; a backward pass costs two forwards)."""
+        return 0.5 if self.recompute else 2.0 / 3.0
+
+
+def gpu_peak_tflops(gpu: dict[str, Any], precision: str) -> float:
+    """Dense tensor peak of a catalog GPU entry for a precision (falls back to bf16)."""
+    peak = float(gpu.get(PRECISION_PEAK_FIELD[precision]) or 0.0)
+    if peak <= 0:
+        peak = float(gpu.get("bf16_dense_tflops") or 0.0)
+    if peak <= 0:
+        raise UsageError(f"GPU model '{gpu.get('id', '?')}' has no dense tensor peak in the catalog "
+                         f"(bf16_dense_tflops); add it to the GPU entry")
+    return peak
+
+
+def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
+    """Compute time of one micro-batch on one GPU of one pipeline stage.
+
+    GEMM time = model FLOPs per GPU per micro-batch / (dense peak × gemm_efficiency), where the
+    FLOPs per GPU are F / (tp·pp·dp) spread over m micro-batches and gemm_efficiency is the
+    catalog constant of the GPU type. Memory-bound time = MEMORY_PASSES × activation bytes per
+    layer × layers per stage / HBM bandwidth (catalog ``memory_bw_TBps``); this is what makes
+    small-hidden models slower per FLOP than large ones.
+    """
+    peak = gpu_peak_tflops(gpu, w.precision)
+    eff = float(gpu.get("gemm_efficiency") or 0.0)
+    if not 0 < eff <= 1:
+        raise UsageError(f"GPU model '{gpu.get('id', '?')}' needs gemm_efficiency in (0, 1] in the "
+                         f"catalog, got {eff}")
+    flops_gpu = model_flops_per_iteration(w) / w.gpus
+    m = w.micro_batches
+    if w.kind == "vision":
+        sample_s = w.global_batch / w.gpus / m / w.samples_per_s_per_gpu
+        return ComputeTimes(flops_gpu, sample_s, 0.0, peak, eff, w.recompute)
+    gemm_s = flops_gpu / m / (peak * 1e12 * eff)
+    memory_s = 0.0
+    hbm = float(gpu.get("memory_bw_TBps") or 0.0)
+    if hbm > 0:
+        layers_per_gpu = w.layers / w.pp
+        memory_s = MEMORY_PASSES[w.recompute] * activation_bytes_per_layer(w) * layers_per_gpu / (hbm * 1e12)
+    return ComputeTimes(flops_gpu, gemm_s, memory_s, peak, eff, w.recompute)
+
+
+def bubble_s(w: Workload, micro_batch_s: float) -> float:
+    """Pipeline bubble time = (p − 1)/v × t_micro-batch.
+
+    Narayanan et al. SC'21 §2.2: the bubble fraction of the ideal time m·t is (p−1)/(v·m) for 1F1B
+    (v = 1) and the interleaved schedule with v model chunks per GPU.
+    """
+    return (w.pp - 1) / w.interleave * micro_batch_s
+
+
+def training_time_s(tokens: float, params: float, gpus: int, tflops_per_gpu: float) -> float:
+    """End-to-end training time ≈ 8·T·P / (n·X) (Narayanan et al. SC'21 eq. 4: with recomputation
+    one token costs ≈ 8·P FLOPs; T tokens, P parameters, n GPUs, X FLOP/s per GPU)."""
+    if tflops_per_gpu <= 0 or gpus <= 0:
+        return math.inf
+    return 8.0 * tokens * params / (gpus * tflops_per_gpu * 1e12)
