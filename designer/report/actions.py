@@ -1,0 +1,97 @@
+"""File → Export in the designer window: canvas (whole or selection), plots, and the PDF report.
+
+The main window calls :func:`install_export_menu` with its File menu. The window must have
+``scene`` (the canvas :class:`DesignScene`), ``design`` and ``catalog``; the plots are found as
+the window's :class:`LivePlots` children. Failures are shown in a message box, never raised.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QMessageBox, QWidget
+
+from designer.errors import UsageError
+from designer.gui.plots import LivePlots
+from designer.report.export import export_graphics_item, export_scene
+
+_PICTURE_FILTERS = "PNG image (*.png);;SVG image (*.svg)"
+
+
+def _ask_path(window: QWidget, title: str, name: str, filters: str) -> Path | None:
+    path, chosen = QFileDialog.getSaveFileName(window, title, name, filters)
+    if not path:
+        return None
+    path = Path(path)
+    if not path.suffix:  # the dialog does not always add it
+        path = path.with_suffix(".svg" if "svg" in chosen.lower() else
+                                ".pdf" if "pdf" in chosen.lower() else ".png")
+    return path
+
+
+def _guarded(window: QWidget, what: str, work: Callable[[], object]) -> None:
+    QApplication.setOverrideCursor(Qt.WaitCursor)
+    try:
+        result = work()
+    except UsageError as exc:
+        QApplication.restoreOverrideCursor()
+        QMessageBox.warning(window, what, str(exc))
+        return
+    except OSError as exc:
+        QApplication.restoreOverrideCursor()
+        QMessageBox.warning(window, what, f"Cannot write the file: {exc.strerror or exc}")
+        return
+    QApplication.restoreOverrideCursor()
+    if hasattr(window, "show_message"):
+        window.show_message(f"{what}: wrote {result}")
+
+
+def export_canvas(window, selection_only: bool = False) -> None:
+    what = "Export selection" if selection_only else "Export canvas"
+    if selection_only and not window.scene.selectedItems():
+        QMessageBox.information(window, what, "Select the components to export first.")
+        return
+    path = _ask_path(window, what, "topology.png", _PICTURE_FILTERS)
+    if path:
+        _guarded(window, what, lambda: export_scene(window.scene, path,
+                                                    selection_only=selection_only))
+
+
+def export_plot(window, plot_item, name: str) -> None:
+    path = _ask_path(window, f"Export plot: {name}", f"{name}.png", _PICTURE_FILTERS)
+    if path:
+        _guarded(window, "Export plot", lambda: export_graphics_item(plot_item, path))
+
+
+def export_report(window) -> None:
+    path = _ask_path(window, "Export PDF report", f"{window.design.name}.pdf", "PDF (*.pdf)")
+    if path:
+        from designer.report.build import build_report
+
+        _guarded(window, "Export report",
+                 lambda: build_report(window.design, window.catalog, path).pdf)
+
+
+def _fill_plot_menu(window, menu: QMenu) -> None:
+    menu.clear()
+    items = [(plot.titleLabel.text or key, plot)
+             for plots in window.findChildren(LivePlots) for key, plot in plots.plots.items()]
+    for title, plot in items:
+        label = title.split(":")[0].strip()
+        menu.addAction(label, lambda p=plot, n=label: export_plot(window, p, n.lower().replace(" ", "-")))
+    if not items:
+        menu.addAction("(no plots open)").setEnabled(False)
+
+
+def install_export_menu(window, file_menu: QMenu) -> QMenu:
+    """Add File → Export (canvas, selection, plots, PDF report) to ``file_menu``."""
+    menu = file_menu.addMenu("&Export")
+    menu.addAction("&Canvas as PNG/SVG…", lambda: export_canvas(window))
+    menu.addAction("&Selection as PNG/SVG…", lambda: export_canvas(window, selection_only=True))
+    plots = menu.addMenu("&Plot as PNG/SVG")
+    plots.aboutToShow.connect(lambda: _fill_plot_menu(window, plots))
+    menu.addSeparator()
+    menu.addAction("PDF &report…", lambda: export_report(window))
+    return menu

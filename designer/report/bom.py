@@ -1,0 +1,103 @@
+"""Bill of materials of a design: counts by catalog model, nameplate power and rack space (no Qt).
+
+Power is the catalog's maximum (nameplate) power of each part, not the power at training load
+(the engine reports that). A GPU server's ``base_power_W`` excludes its GPUs, NICs and DPUs
+(``models/hardware/server.toml`` derives it so), which is why GPUs and adapters are rows of their
+own and the rows add up to the design's total.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from designer.topology.design import Design
+from designer.topology.kinds import CATALOG_KIND, KIND_LABEL
+from designer.topology.validation import Resolver
+
+#: row order of the bill: racked equipment, then what sits inside the servers
+ORDER = ("gpu_server", "gpu", "cpu", "dpu", "nic", "switch", "storage")
+_LABEL = {**KIND_LABEL, "gpu": "GPU", "cpu": "CPU"}
+
+
+@dataclass(frozen=True)
+class BomRow:
+    kind: str          #: component kind, or "gpu"/"cpu" for the parts inside servers
+    model: str         #: catalog id ("" when a component names no model)
+    name: str          #: catalog name
+    count: int
+    unit_power_W: float
+    unit_U: int        #: rack units of one (0 for parts inside a server)
+
+    @property
+    def label(self) -> str:
+        return _LABEL[self.kind]
+
+    @property
+    def power_kW(self) -> float:
+        return self.count * self.unit_power_W / 1000.0
+
+    @property
+    def rack_U(self) -> int:
+        return self.count * self.unit_U
+
+
+@dataclass(frozen=True)
+class Bom:
+    rows: tuple[BomRow, ...]
+    racks: int
+    rack_capacity_U: int       #: sum of the racks' heights
+    rack_power_budget_kW: float
+
+    @property
+    def power_kW(self) -> float:
+        return sum(r.power_kW for r in self.rows)
+
+    @property
+    def rack_U(self) -> int:
+        return sum(r.rack_U for r in self.rows)
+
+    def count(self, kind: str) -> int:
+        return sum(r.count for r in self.rows if r.kind == kind)
+
+
+def bill_of_materials(design: Design, catalog) -> Bom:
+    """Count the design's parts by catalog model and add up nameplate power and rack units.
+
+    Power is split as :func:`designer.topology.validation.component_power_W` counts it: a server's
+    ``base_power_W``, plus ``tdp_W`` per GPU, plus ``power_W`` of each attached NIC/DPU.
+    """
+    resolve = Resolver(catalog)
+    # (kind, model, unit power, unit U) -> count; parts whose props change their power or
+    # height get a row of their own
+    counts: dict[tuple[str, str, float, int], int] = {}
+
+    def add(kind: str, model: str, count: int, power_W: float, units: int) -> None:
+        if count > 0:
+            key = (kind, model, power_W, units)
+            counts[key] = counts.get(key, 0) + count
+
+    def name(kind: str, model: str) -> str:
+        if not resolve.known(kind, model):
+            return f"{model or '(no model)'} (not in the catalog)"
+        return catalog.get(CATALOG_KIND.get(kind, kind), model)["name"]
+
+    racks, capacity, budget = 0, 0, 0.0
+    for comp in design.topology.components.values():
+        fig = resolve(comp)
+        if comp.kind == "rack":
+            racks += 1
+            capacity += int(fig["rack_units"])
+            budget += float(fig["power_budget_kW"])
+            continue
+        if comp.kind == "gpu_server":
+            gpu, cpu = fig["gpu_model"], fig["cpu_model"]
+            add("gpu_server", comp.model, 1, float(fig["base_power_W"]), int(fig["rack_units_used"]))
+            add("gpu", gpu, int(fig["gpu_count"]), resolve.gpu_power_W(gpu), 0)
+            # CPU power is inside the server's base_power_W; the row only counts the CPUs
+            add("cpu", cpu, int(fig["cpu_sockets"]), 0.0, 0)
+        else:
+            units = int(fig.get("rack_units_used", 0)) if comp.kind in ("switch", "storage") else 0
+            add(comp.kind, comp.model, 1, float(fig["power_W"]), units)
+    ordered = sorted(counts.items(), key=lambda kv: (ORDER.index(kv[0][0]),) + kv[0][1:])
+    return Bom(tuple(BomRow(k, m, name(k, m), n, p, u) for (k, m, p, u), n in ordered),
+               racks, capacity, budget)

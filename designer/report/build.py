@@ -1,0 +1,496 @@
+"""The design report: runs the engine for both scenarios and writes an A4 PDF (and PNG figures).
+
+:func:`gather` runs :func:`designer.engine.pipeline.run` with offload "host" and "dpu" and plays
+both runs out with :mod:`designer.engine.timeline`, so every figure in the report is the engine's.
+:func:`build_report` lays the sections out (each on a new page) and prints them with
+:mod:`designer.report.pdf`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from dataclasses import dataclass, field
+from html import escape as _esc
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QSize
+
+from designer import __version__
+from designer.engine import pipeline
+from designer.engine.timeline import Samples, TimelineInputs, TimelineSummary, simulate
+from designer.errors import UsageError
+from designer.gui.plots import SCENARIO_COLOR, SCENARIO_LABEL
+from designer.report import assumptions as assume
+from designer.report.bom import Bom, bill_of_materials
+from designer.report.charts import Chart, Series, line_plot, stacked_bars
+from designer.report.export import save_picture
+from designer.report.html import (STYLE, Markup, days, heading, image, num, para, percent,
+                                  table)
+from designer.report.pdf import (DPI, PdfDocument, check_target, heading_pages, page_geometry,
+                                 write_pdf)
+from designer.report.remedies import BREAKDOWN_REMEDY, remedy
+from designer.report.topology_picture import paint_scene, topology_image, topology_scene
+from designer.topology.design import Design
+from designer.topology.validation import validate
+
+SCENARIOS = ("host", "dpu")
+LABEL = {s: SCENARIO_LABEL[s][0].upper() + SCENARIO_LABEL[s][1:] for s in SCENARIOS}
+#: names of the iteration-time parts (``Result.breakdown_s`` keys)
+BREAKDOWN_LABEL = {
+    "compute": "Compute",
+    "tp_comm": "Tensor-parallel communication",
+    "pp_comm": "Pipeline send/receive",
+    "dp_exposed": "Exposed data-parallel communication",
+    "bubble": "Pipeline bubble",
+    "other": "Host CPU, DPU, data, stragglers, checkpoints",
+}
+#: catalog kinds as the assumptions section names them
+KIND_TITLE = {"workload": "Workload", "server": "GPU server", "gpu": "GPU", "cpu": "CPU", "dpu": "DPU",
+              "nic": "NIC", "switch": "Switch", "storage": "Storage", "rack": "Rack"}
+#: section titles in report order; each starts a page
+SECTIONS = ("Summary", "Topology", "Bill of materials", "Workload and parallelism", "Results",
+            "Utilization over time", "Host-managed vs DPU-offloaded", "Bottlenecks",
+            "Assumptions and sources")
+#: timeline samples plotted per scenario (time-weighted bins of the whole run)
+PLOT_BINS = 300
+DEFAULT_PNG_SIZE = QSize(1600, 1000)
+
+
+@dataclass
+class ReportData:
+    design: Design
+    catalog: Any
+    date: str
+    seed: int
+    results: dict[str, dict]                          #: scenario -> Result.to_json()
+    timelines: dict[str, tuple[Samples, TimelineSummary]]
+    bom: Bom
+
+
+@dataclass
+class ReportInfo:
+    """What :func:`build_report` wrote."""
+
+    pdf: Path
+    pages: int
+    pngs: list[Path] = field(default_factory=list)
+    data: ReportData | None = None
+
+
+# ------------------------------------------------------------------------------------ engine runs
+def gather(design: Design, catalog, *, seed: int = 0, date: str | None = None) -> ReportData:
+    """Run the engine and the timeline for both scenarios; UsageError if the design cannot run."""
+    errors = [p for p in validate(design, catalog) if p.severity == "error"]
+    if errors:
+        first = errors[0]
+        raise UsageError(f"the design has {len(errors)} error(s), e.g. {first.message}; "
+                         "fix them first (see 'dpu-designer validate FILE')")
+    results = {s: pipeline.run(design, catalog, scenario={"offload": s}, seed=seed).to_json()
+               for s in SCENARIOS}
+    interval = float(design.scenario.get("checkpoint_interval_s") or 0.0)
+    timelines = {}
+    for s in SCENARIOS:
+        inputs = TimelineInputs.from_result(results[s], checkpoint_interval_s=interval, label=s)
+        timelines[s] = simulate(inputs, seed=seed, target_samples=4 * PLOT_BINS)
+    return ReportData(design, catalog, date or _dt.date.today().isoformat(), seed, results,
+                      timelines, bill_of_materials(design, catalog))
+
+
+def binned(samples: Samples, column: str, bins: int = PLOT_BINS) -> tuple[np.ndarray, np.ndarray]:
+    """Time-weighted mean of ``column`` over ``bins`` equal slices of the run: (mid time in days,
+    mean). Checkpoint writes and restarts count as the zeros the samples hold for them."""
+    t, dt, y = samples["t_s"], samples["dt_s"], samples[column]
+    if not len(t):
+        return np.zeros(0), np.zeros(0)
+    start = t - dt
+    edges = np.linspace(start.min(), t.max(), bins + 1)
+    slot = np.clip(np.searchsorted(edges, start + dt / 2, side="right") - 1, 0, bins - 1)
+    weight = np.bincount(slot, dt, bins)
+    total = np.bincount(slot, dt * np.nan_to_num(y), bins)
+    keep = weight > 0
+    mid = (edges[:-1] + edges[1:]) / 2 / 86400.0
+    return mid[keep], total[keep] / weight[keep]
+
+
+# ------------------------------------------------------------------------------------- charts
+def breakdown_chart(data: ReportData) -> Chart:
+    bars = []
+    shown = {k for s in SCENARIOS for k, v in data.results[s]["breakdown_s"].items() if (v or 0) > 0}
+    for s in SCENARIOS:
+        parts = data.results[s]["breakdown_s"]
+        bars.append((LABEL[s], [(BREAKDOWN_LABEL.get(k, k), float(v or 0.0))
+                                for k, v in parts.items() if k in shown]))
+    return stacked_bars(bars, title="Iteration time breakdown", unit="s")
+
+
+def utilization_charts(data: ReportData) -> dict[str, Chart]:
+    gpu, cpu = [], []
+    for s in SCENARIOS:
+        samples = data.timelines[s][0]
+        x, y = binned(samples, "gpu_util")
+        gpu.append(Series(LABEL[s], x, 100 * y, SCENARIO_COLOR[s]))
+        x, y = binned(samples, "host_cpu_util")
+        cpu.append(Series(f"{LABEL[s]}: host CPU", x, 100 * y, SCENARIO_COLOR[s]))
+        if s == "dpu":
+            x, y = binned(samples, "dpu_util")
+            cpu.append(Series(f"{LABEL[s]}: DPU (busiest engine)", x, 100 * y, SCENARIO_COLOR[s],
+                              dashed=True))
+    return {
+        "gpu-utilization": line_plot(gpu, title="GPU utilization over the training run",
+                                     x_label="simulated time (days)", y_label="utilization (%)",
+                                     y_range=(0, 100), height=340),
+        "cpu-dpu-utilization": line_plot(cpu, title="Host CPU and DPU utilization",
+                                         x_label="simulated time (days)",
+                                         y_label="utilization (%)", y_range=(0, 100), height=340),
+    }
+
+
+# ------------------------------------------------------------------------------------- sections
+def _resources(result: dict) -> dict:
+    return result.get("resources") or {}
+
+
+def _host_infra(result: dict) -> float | None:
+    host = _resources(result).get("host_cpu") or {}
+    return host.get("infra_fraction")
+
+
+def _dpu_peak(result: dict) -> float | None:
+    dpu = _resources(result).get("dpu") or {}
+    return max(dpu.values()) if dpu else None
+
+
+def _power_kW(result: dict) -> float | None:
+    power = (_resources(result).get("energy") or {}).get("power_W") or {}
+    return power["total"] / 1000.0 if "total" in power else None
+
+
+def _run_MWh(result: dict) -> float | None:
+    energy = _resources(result).get("energy") or {}
+    return energy["run_kWh"] / 1000.0 if energy.get("run_kWh") else None
+
+
+def comparison_rows(data: ReportData) -> list[tuple[str, float | None, float | None, bool]]:
+    """``(metric, host value, DPU value, lower is better)`` for the comparison table."""
+    h, d = data.results["host"], data.results["dpu"]
+    th, td = data.timelines["host"][1], data.timelines["dpu"][1]
+    rows = [
+        ("Iteration time (s)", h["iteration_time_s"], d["iteration_time_s"], True),
+        ("Training time, steady state (days)", h["training_time_days"], d["training_time_days"], True),
+        ("Training time with checkpoints and failures (days)", th.training_time_days,
+         td.training_time_days, True),
+        ("Goodput (%)", 100 * th.goodput, 100 * td.goodput, False),
+        ("Throughput (tokens/s)", h["tokens_per_s"], d["tokens_per_s"], False),
+        ("Model TFLOP/s per GPU", h["tflops_per_gpu"], d["tflops_per_gpu"], False),
+        ("MFU (%)", 100 * h["mfu"], 100 * d["mfu"], False),
+        ("Host CPU cycles on infrastructure (%)", _pct(_host_infra(h)), _pct(_host_infra(d)), True),
+        ("Busiest DPU engine (%)", _pct(_dpu_peak(h)), _pct(_dpu_peak(d)), True),
+        ("Power at training load (kW)", _power_kW(h), _power_kW(d), True),
+        ("Energy of the run (MWh)", _run_MWh(h), _run_MWh(d), True),
+    ]
+    return [r for r in rows if r[1] is not None or r[2] is not None]
+
+
+def _pct(fraction: float | None) -> float | None:
+    return None if fraction is None else 100 * fraction
+
+
+def delta_text(host: float | None, dpu: float | None) -> tuple[str, str]:
+    """(DPU − host, relative change) as printed in the comparison table."""
+    if host is None or dpu is None or not (math.isfinite(host) and math.isfinite(dpu)):
+        return "–", "–"
+    diff = dpu - host
+    rel = f"{100 * diff / host:+.1f} %" if host else "–"
+    return (("+" if diff > 0 else "") + num(diff)), rel
+
+
+def _summary(data: ReportData, contents: list[tuple[str, int]]) -> str:
+    d, h, o = data.design, data.results["host"], data.results["dpu"]
+    top = data.design.topology
+    out = [
+        '<p style="font-size: 11pt; color: #555555;">DPU Cluster Designer — design report</p>',
+        f'<p style="font-size: 24pt; font-weight: bold; color: #1f3a5f;">{_esc(d.name)}</p>',
+        f'<p style="color: #555555;">{_esc(data.date)} · dpu-designer {__version__} · engine seed '
+        f'{data.seed}</p>',
+        "<h2>Key figures</h2>",
+        table(["", LABEL["host"], LABEL["dpu"]], [
+            ("Training time (steady state)", days(h["training_time_days"]),
+             days(o["training_time_days"])),
+            ("Iteration time", f"{num(h['iteration_time_s'])} s", f"{num(o['iteration_time_s'])} s"),
+            ("MFU", percent(h["mfu"]), percent(o["mfu"])),
+            ("Throughput", f"{num(h['tokens_per_s'])} tokens/s", f"{num(o['tokens_per_s'])} tokens/s"),
+        ], [40, 30, 30], "lrr"),
+        table(["Design", ""], [
+            ("GPU servers", len(top.servers())),
+            ("GPUs (used by the workload)", f"{data.bom.count('gpu'):,} ({h['gpus']:,})"),
+            ("DPUs / NICs", f"{data.bom.count('dpu'):,} / {data.bom.count('nic'):,}"),
+            ("Switches", len(top.switches())),
+            ("Storage systems", len(top.storage())),
+            ("Racks", data.bom.racks),
+            ("Workload", f"{h['workload'].get('name', '')}, {num(h['parameters'] / 1e9)} B parameters"),
+        ], [40, 60], "lr"),
+        "<h2>Contents</h2>",
+        table(["Section", "Page"], [(t, p) for t, p in contents], [85, 15], "lr"),
+    ]
+    return "".join(out)
+
+
+def _topology(data: ReportData, picture: tuple[float, float]) -> str:
+    top = data.design.topology
+    by_medium: dict[tuple[str, float], int] = {}
+    for link in top.links.values():
+        key = (link.medium, link.speed_Gbps)
+        by_medium[key] = by_medium.get(key, 0) + link.lanes
+    rows = [(m, f"{num(s)} Gb/s", n) for (m, s), n in sorted(by_medium.items())]
+    return "".join([
+        heading("Topology"),
+        image("topology", *picture, DPI),
+        para("As drawn on the canvas: racks with their servers, switches and storage; NICs and "
+             "DPUs are the badges on the servers; lines are network links.", small=True),
+        "<h2>Links</h2>",
+        table(["Medium", "Speed per cable", "Cables"], rows, [40, 35, 25], "lrr"),
+    ])
+
+
+def _bom(data: ReportData) -> str:
+    b = data.bom
+    rows = [(r.label, r.model, r.name, r.count, num(r.unit_power_W) if r.unit_power_W else "–",
+             num(r.power_kW) if r.unit_power_W else "–", r.unit_U or "–", r.rack_U or "–")
+            for r in b.rows]
+    rows.append((Markup("<b>Total</b>"), "", "", "", "", Markup(f"<b>{num(b.power_kW)}</b>"), "",
+                 Markup(f"<b>{b.rack_U}</b>")))
+    return "".join([
+        heading("Bill of materials"),
+        table(["Part", "Model", "Name", "Count", "Power each (W)", "Power (kW)", "U each", "U"],
+              rows, [11, 13, 34, 8, 10, 9, 7, 8], "lllrrrrr", small=True),
+        para("Power is the catalog's maximum (nameplate) figure of each part. A server's own line "
+             "excludes its GPUs, NICs and DPUs, which have lines of their own; CPU power is inside "
+             "the server's line."),
+        table(["Rack space and power", ""], [
+            ("Racks", b.racks),
+            ("Rack space (U used / available)", f"{b.rack_U} / {b.rack_capacity_U}"),
+            ("Nameplate power (kW) / rack power budget (kW)",
+             f"{num(b.power_kW)} / {num(b.rack_power_budget_kW)}"),
+        ], [60, 40], "lr"),
+    ])
+
+
+_WORKLOAD_FIELDS = (("name", "Workload"), ("kind", "Kind"), ("layers", "Layers"),
+                    ("hidden", "Hidden size"), ("heads", "Attention heads"), ("seq_len", "Sequence length"),
+                    ("vocab", "Vocabulary"), ("global_batch", "Global batch (sequences)"),
+                    ("micro_batch", "Micro-batch"), ("precision", "Precision"),
+                    ("recompute", "Activation recomputation"), ("tokens", "Training tokens"))
+_PARALLEL_FIELDS = (("tp", "Tensor parallel (tp)"), ("pp", "Pipeline parallel (pp)"),
+                    ("dp", "Data parallel (dp)"), ("interleave", "Interleaved stages per GPU"),
+                    ("optimizer_sharded", "Sharded optimizer (ZeRO-1)"))
+
+
+def _workload(data: ReportData) -> str:
+    h = data.results["host"]
+    w = h["workload"]
+    rows = [(label, w[k]) for k, label in _WORKLOAD_FIELDS if k in w]
+    rows.insert(3, ("Parameters", f"{num(h['parameters'] / 1e9)} billion"))
+    par = [(label, w[k]) for k, label in _PARALLEL_FIELDS if k in w]
+    par.append(("GPUs used (tp × pp × dp) / in the design", f"{h['gpus']:,} / {data.bom.count('gpu'):,}"))
+    if w.get("dp") and w.get("micro_batch"):
+        par.append(("Micro-batches per pipeline per iteration",
+                    w["global_batch"] // (w["dp"] * w["micro_batch"])))
+    placement = [(str(k).replace("_", " ").capitalize(), _plain(v))
+                 for k, v in (h.get("placement") or {}).items()]
+    out = [heading("Workload and parallelism"),
+           table(["Workload", ""], rows, [55, 45], "lr"),
+           table(["Parallelism", ""], par, [55, 45], "lr")]
+    if placement:
+        out.append(table(["Placement", ""], placement, [55, 45], "lr"))
+    return "".join(out)
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_plain(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_plain(v) for v in value)
+    return num(value)
+
+
+def _results(data: ReportData, chart: tuple[float, float]) -> str:
+    h, d = data.results["host"], data.results["dpu"]
+    rows = [
+        ("Iteration time (s)", h["iteration_time_s"], d["iteration_time_s"]),
+        ("Training time, steady state", days(h["training_time_days"]), days(d["training_time_days"])),
+        ("Throughput (tokens/s)", h["tokens_per_s"], d["tokens_per_s"]),
+        ("Model TFLOP/s per GPU", h["tflops_per_gpu"], d["tflops_per_gpu"]),
+        ("MFU", percent(h["mfu"]), percent(d["mfu"])),
+        ("Percent of dense peak", f"{h['percent_of_peak']:.1f} %", f"{d['percent_of_peak']:.1f} %"),
+    ]
+    total = {s: data.results[s]["iteration_time_s"] for s in SCENARIOS}
+    parts = list(dict.fromkeys(list(h["breakdown_s"]) + list(d["breakdown_s"])))
+    brk = [(BREAKDOWN_LABEL.get(k, k),
+            *[data.results[s]["breakdown_s"].get(k) for s in SCENARIOS],
+            *[percent((data.results[s]["breakdown_s"].get(k) or 0) / total[s]) for s in SCENARIOS])
+           for k in parts]
+    out = [heading("Results"),
+           table(["", LABEL["host"], LABEL["dpu"]], rows, [40, 30, 30], "lrr"),
+           "<h2>Iteration breakdown (s)</h2>",
+           table(["Part", LABEL["host"], LABEL["dpu"], "share, host", "share, DPU"], brk,
+                 [36, 16, 16, 16, 16], "lrrrr"),
+           image("breakdown", *chart, DPI)]
+    colls = h.get("collectives") or []
+    if colls:
+        out += ["<h2>Collectives (host-managed)</h2>",
+                table(["Collective", "Algorithm", "Bytes per call", "Calls", "Time per call (s)",
+                       "Bus bandwidth (GB/s)"],
+                      [(c["name"], f"{c['algorithm']}/{c['protocol']}", c["bytes"],
+                        c["calls_per_iteration"], c["time_s"], c["busbw_GBps"]) for c in colls],
+                      [22, 20, 16, 10, 16, 16], "llrrrr", small=True)]
+    return "".join(out)
+
+
+def _utilization(data: ReportData, charts: dict[str, tuple[float, float]]) -> str:
+    rows = []
+    for key, label in (("training_time_days", "Wall time (days)"), ("goodput", "Goodput"),
+                       ("failures", "Failures"), ("checkpoints", "Checkpoints written"),
+                       ("iterations_run", "Iterations run (incl. lost work)")):
+        vals = [getattr(data.timelines[s][1], key) for s in SCENARIOS]
+        rows.append((label, *[percent(v) if key == "goodput" else v for v in vals]))
+    return "".join([
+        heading("Utilization over time"),
+        para("The whole run played out in simulated time with jitter, data loading, checkpoints "
+             f"and failures (seed {data.seed}); each point is the time-weighted mean of one of "
+             f"{PLOT_BINS} equal slices of the run."),
+        *[image(name, *size, DPI) for name, size in charts.items()],
+        table(["Run", LABEL["host"], LABEL["dpu"]], rows, [40, 30, 30], "lrr"),
+    ])
+
+
+def _comparison(data: ReportData) -> str:
+    rows = []
+    for metric, host, dpu, lower_better in comparison_rows(data):
+        diff, rel = delta_text(host, dpu)
+        better = "–"
+        if host is not None and dpu is not None and host != dpu:
+            better = LABEL["dpu"] if (dpu < host) == lower_better else LABEL["host"]
+        rows.append((metric, host, dpu, diff, rel, better))
+    h, d = data.results["host"], data.results["dpu"]
+    change = d["training_time_days"] - h["training_time_days"]
+    verdict = (f"Offloading the infrastructure stacks to the DPUs changes the steady-state "
+               f"training time from {days(h['training_time_days'])} to "
+               f"{days(d['training_time_days'])} ({'+' if change > 0 else ''}{change:,.1f} days).")
+    return "".join([
+        heading("Host-managed vs DPU-offloaded"),
+        para("The same design run twice: host-managed (the host CPUs run the network, storage, "
+             "crypto and virtualization stacks) and DPU-offloaded (the servers' DPUs run them)."),
+        table(["Metric", LABEL["host"], LABEL["dpu"], "Change", "Change (%)", "Better"], rows,
+              [34, 13, 13, 12, 12, 16], "lrrrrl", small=True),
+        para(verdict),
+    ])
+
+
+def _bottlenecks(data: ReportData) -> str:
+    out = [heading("Bottlenecks")]
+    for s in SCENARIOS:
+        r = data.results[s]
+        found = list(r.get("bottlenecks") or [])
+        parts = {k: v for k, v in r["breakdown_s"].items() if k != "compute" and (v or 0) > 0}
+        out.append(f"<h2>{LABEL[s]}</h2>")
+        if parts:
+            worst = max(parts, key=parts.get)
+            share = parts[worst] / r["iteration_time_s"]
+            out.append(para(f"Largest part of the iteration besides compute: "
+                            f"{BREAKDOWN_LABEL.get(worst, worst).lower()}, {num(parts[worst])} s "
+                            f"({percent(share)}). {BREAKDOWN_REMEDY.get(worst, '')}"))
+        if found:
+            out.append(table(["Bottleneck (engine)", "What would relieve it"],
+                             [(b, remedy(b) or "–") for b in found], [55, 45], small=True))
+        elif not parts:
+            out.append(para("The iteration is all compute: nothing in the cluster holds the GPUs back."))
+    links = sorted(data.results["host"].get("links") or [], key=lambda l: -(l["utilization"] or 0))
+    if links:
+        out += ["<h2>Busiest links (host-managed)</h2>",
+                table(["Link", "Peak utilization", "Phase"],
+                      [(l["id"], percent(l["utilization"]), l["phase"]) for l in links[:10]],
+                      [40, 30, 30], "lrl")]
+    return "".join(out)
+
+
+def _assumptions(data: ReportData) -> str:
+    workload = data.design.workload or {}
+    preset = workload.get("preset") or workload.get("id")
+    if preset not in data.catalog.ids("workload"):
+        preset = None
+    out = [heading("Assumptions and sources"),
+           para("Every catalog figure the design uses, with its source. An entry's source covers "
+                "all its figures unless a figure has its own line.")]
+    for e in assume.catalog_assumptions(data.design, data.catalog, preset):
+        figures = ", ".join(f"{f.name} = {_plain(f.value)}" for f in e.figures)
+        out.append(f"<h3>{_esc(KIND_TITLE.get(e.kind, e.kind))}: {_esc(e.name)} ({_esc(e.id)})</h3>")
+        out.append(para(f"Source: {e.source}", small=True))
+        out.append(para(figures, small=True))
+        own = e.own_sources
+        if own:
+            out.append(table(["Figure", "Value", "Source"],
+                             [(f.name, _plain(f.value), f.source) for f in own],
+                             [22, 12, 66], "lrl", small=True))
+    overrides = assume.design_overrides(data.design)
+    if overrides:
+        out += ["<h2>Figures set in the design</h2>",
+                table(["Component", "Figure", "Value"],
+                      [(c, f.name, _plain(f.value)) for c, f in overrides], [40, 35, 25], "llr",
+                      small=True)]
+    costs = assume.cost_assumptions(data.catalog)
+    if costs:
+        out += ["<h2>Engine cost figures</h2>",
+                table(["Table", "Figure", "Value", "Source"],
+                      [(t, f.name, _plain(f.value), f.source) for t, f in costs],
+                      [10, 22, 9, 59], "llrl", small=True)]
+    return "".join(out)
+
+
+# ------------------------------------------------------------------------------------- assembly
+def _document(data: ReportData, images: dict, sizes: dict, contents: list[tuple[str, int]]) -> PdfDocument:
+    body = [STYLE, "<body>",
+            _summary(data, contents),
+            _topology(data, sizes["topology"]),
+            _bom(data),
+            _workload(data),
+            _results(data, sizes["breakdown"]),
+            _utilization(data, {k: sizes[k] for k in ("gpu-utilization", "cpu-dpu-utilization")}),
+            _comparison(data),
+            _bottlenecks(data),
+            _assumptions(data),
+            "</body>"]
+    return PdfDocument(f"{data.design.name} — design report", "".join(body), images,
+                       f"dpu-designer {__version__}")
+
+
+def build_report(design: Design, catalog, out_pdf: str | Path, *, png_dir: str | Path | None = None,
+                 png_size: QSize = DEFAULT_PNG_SIZE, seed: int = 0, date: str | None = None) -> ReportInfo:
+    """Write the report of ``design`` to ``out_pdf`` (and its figures as PNGs into ``png_dir``)."""
+    out_pdf = check_target(out_pdf)
+    data = gather(design, catalog, seed=seed, date=date)
+    page = page_geometry()
+    width = round(page.width)
+    scene = topology_scene(design, catalog)
+    charts = {"breakdown": breakdown_chart(data), **utilization_charts(data)}
+    images = {"topology": topology_image(scene, width, round(page.height * 0.55))}
+    images.update({name: chart.image(width) for name, chart in charts.items()})
+    sizes = {name: (img.width(), img.height()) for name, img in images.items()}
+    doc = _document(data, images, sizes, [(t, 0) for t in SECTIONS[1:]])
+    contents = [(t, p) for t, p in heading_pages(doc)]
+    doc = _document(data, images, sizes, contents)
+    pages = write_pdf(doc, out_pdf)
+    pngs = []
+    if png_dir is not None:
+        folder = Path(png_dir)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"--png-dir {folder}: cannot create the folder ({exc.strerror})") from None
+        pngs.append(save_picture(lambda p, r: paint_scene(scene, p, r), png_size,
+                                 folder / "topology.png", title="Topology"))
+        for name, chart in charts.items():
+            pngs.append(save_picture(chart.paint, png_size, folder / f"{name}.png", title=name))
+    return ReportInfo(out_pdf, pages, pngs, data)

@@ -1,0 +1,70 @@
+"""What would relieve a bottleneck: advice for each part of the iteration time and each kind of
+bottleneck the engine names (no Qt).
+
+The advice follows the engine's own model: each remedy shrinks the term of the iteration-time
+formula (``designer.engine.pipeline`` module docstring) that the bottleneck inflates.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: iteration-time parts (``Result.breakdown_s`` keys) and what shrinks each
+BREAKDOWN_REMEDY = {
+    "tp_comm": "Keep tensor parallelism inside one NVLink domain (tp no larger than the GPUs "
+               "joined by NVLink); inside it, a lower tp or GPUs with faster NVLink shorten it.",
+    "pp_comm": "Fewer pipeline stages (lower pp), or faster links between the servers that hold "
+               "neighbouring stages.",
+    "dp_exposed": "More network bandwidth per GPU (faster NICs/DPUs, lower leaf oversubscription), "
+                  "in-network reduction (SHARP switches), or a larger global batch so the gradient "
+                  "all-reduce hides behind the backward pass.",
+    "bubble": "More micro-batches per pipeline (larger global batch or smaller micro-batch), an "
+              "interleaved schedule (interleave > 1), or fewer pipeline stages.",
+    "other": "See the resource bottlenecks below: host CPU, DPU engines, storage, stragglers and "
+             "checkpoints.",
+}
+
+#: patterns of the engine's bottleneck sentences (``designer.engine.bottlenecks`` and the
+#: resources stage), matched case-insensitively in this order, and the remedy; first match wins
+#: (path problems come first: their sentences also name the phase they slow down)
+PATTERN_REMEDY = tuple((re.compile(p, re.IGNORECASE), advice) for p, advice in (
+    (r"\bDPU crypto engine", "Use a DPU with a higher inline crypto rate, or encrypt only the "
+                            "tenants that need it."),
+    (r"\bDPU arm engine", "Turn on the DPU hardware offloads (ASAP2 virtual switch, SNAP storage "
+                         "emulation) so the Arm cores only handle control work, or use a DPU with "
+                         "more Arm cores."),
+    (r"\bDPU line engine", "Give each server more DPU line rate: more DPUs, or DPUs with faster "
+                          "ports."),
+    (r"\bhost CPU\b", "Move the network, storage and crypto stacks onto DPUs (scenario offload = "
+                      "dpu), use RDMA collectives instead of kernel TCP, or use servers with more "
+                      "CPU cores."),
+    (r"\bECMP hash collisions", "Turn on adaptive routing (scenario routing = adaptive) so flows "
+                               "spread evenly over the uplinks."),
+    (r"\boversubscription\b", "Add uplinks or spine switches to bring the oversubscription down "
+                              "to 1:1 for training traffic."),
+    (r"\bcrosses the .* links", "Align the rails: connect NIC/DPU i of every server to the leaf "
+                               "of rail i, so same-rail traffic stays on one leaf."),
+    (r"\blink .* saturates|reaches only .* line rate", "Add capacity on the saturated link (more "
+                                                      "parallel cables or faster ports), or spread "
+                                                      "flows with adaptive routing."),
+    (r"\bpipeline bubble", BREAKDOWN_REMEDY["bubble"]),
+    (r"\bTP all-reduces?\b", BREAKDOWN_REMEDY["tp_comm"]),
+    (r"\bpipeline send/receive", BREAKDOWN_REMEDY["pp_comm"]),
+    (r"\bexposed DP\b", BREAKDOWN_REMEDY["dp_exposed"]),
+    (r"\bstorage reads\b|\bdata stall", "Raise the storage read rate per server: more or faster "
+                                       "storage appliances, a storage fabric separate from the "
+                                       "training fabric, GPUDirect Storage, or DPU storage "
+                                       "offload."),
+    (r"\bstragglers?\b", "Cut host-stack interruptions on the GPU servers (offload the stacks to "
+                        "DPUs) so the slowest worker is closer to the mean."),
+    (r"\bcheckpoints?\b", "Checkpoint less often (longer interval), write checkpoints "
+                         "asynchronously, or add storage write bandwidth."),
+))
+
+
+def remedy(bottleneck: str) -> str:
+    """Advice for one bottleneck sentence of the engine; "" when no pattern matches."""
+    for pattern, advice in PATTERN_REMEDY:
+        if pattern.search(bottleneck):
+            return advice
+    return ""

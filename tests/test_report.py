@@ -1,0 +1,162 @@
+"""The PDF report and the headless ``report`` command: pages, text read back with pypdf, PNGs."""
+
+import re
+import unicodedata
+
+import pytest
+from pypdf import PdfReader
+from PySide6.QtCore import QSize
+from PySide6.QtGui import QImage
+
+from designer.cli import main
+from designer.engine import pipeline
+from designer.paths import resources_dir
+from designer.report.build import SECTIONS, build_report
+from designer.report.pdf import PdfDocument, write_pdf
+from designer.topology import fileformat
+from designer.topology.catalog import load_catalog
+from designer.topology.validation import Resolver, component_power_W
+
+EXAMPLE = resources_dir() / "examples" / "example.json"
+
+
+def _words(text: str) -> str:
+    """pypdf separates words with tabs or newlines and keeps ligatures (ﬄ); compare plain text
+    with single spaces."""
+    return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text))
+
+
+def non_white_share(path) -> float:
+    img = QImage(str(path)).convertToFormat(QImage.Format_RGB32)
+    step = 4
+    total = busy = 0
+    for y in range(0, img.height(), step):
+        for x in range(0, img.width(), step):
+            total += 1
+            busy += (img.pixel(x, y) & 0xFFFFFF) != 0xFFFFFF
+    return busy / total
+
+
+@pytest.fixture(scope="module")
+def encrypted_example():
+    """The example design with in-flight encryption, so host-managed and DPU-offloaded differ."""
+    design = fileformat.load(EXAMPLE)
+    design.scenario["encryption"] = True
+    return design
+
+
+@pytest.fixture(scope="module")
+def report(qapp, tmp_path_factory, encrypted_example):
+    out = tmp_path_factory.mktemp("report")
+    info = build_report(encrypted_example, load_catalog(), out / "r.pdf", png_dir=out / "png",
+                        png_size=QSize(800, 500), date="2025-01-31")
+    reader = PdfReader(str(info.pdf))
+    pages = [_words(p.extract_text()) for p in reader.pages]
+    return info, pages
+
+
+def test_every_section_starts_a_page_in_order_and_the_footer_counts_pages(report):
+    info, pages = report
+    assert len(pages) == info.pages >= len(SECTIONS)
+    for n, text in enumerate(pages, 1):
+        assert f"Page {n} of {len(pages)}" in text
+    starts = {}
+    for title in SECTIONS[1:]:
+        found = [n for n, text in enumerate(pages, 1) if text.lstrip().startswith(title)]
+        assert found, f"no page starts with '{title}'"
+        starts[title] = found[0]
+    assert list(starts.values()) == sorted(starts.values())
+    # the contents on the title page give the same page numbers
+    for title, page in starts.items():
+        assert re.search(rf"{re.escape(title)} {page}\b", pages[0]), title
+
+
+def test_text_holds_name_training_time_and_the_engines_comparison(report, encrypted_example):
+    _, pages = report
+    text = " ".join(pages)
+    assert encrypted_example.name in pages[0]
+    assert "2025-01-31" in pages[0]
+    catalog = load_catalog()
+    res = {s: pipeline.run(encrypted_example, catalog, scenario={"offload": s}).to_json()
+           for s in ("host", "dpu")}
+    assert res["host"]["iteration_time_s"] != res["dpu"]["iteration_time_s"]
+    for s in ("host", "dpu"):
+        assert f"{res[s]['training_time_days']:,.1f} days" in pages[0]
+    comparison = next(p for p in pages if p.lstrip().startswith("Host-managed vs DPU-offloaded"))
+    h, d = res["host"]["iteration_time_s"], res["dpu"]["iteration_time_s"]
+    row = f"Iteration time (s) {h:.3g} {d:.3g} {d - h:+.3g} {100 * (d - h) / h:+.1f} %"
+    assert row in comparison
+    hd, dd = res["host"]["training_time_days"], res["dpu"]["training_time_days"]
+    assert f"{hd:,.1f} days to {dd:,.1f} days" in comparison
+    # every engine bottleneck is listed
+    for s in ("host", "dpu"):
+        for b in res[s]["bottlenecks"]:
+            assert _words(b)[:40] in text
+
+
+def test_assumptions_list_catalog_figures_with_their_sources(report):
+    _, pages = report
+    text = " ".join(pages)
+    catalog = load_catalog()
+    bf3 = catalog.get("dpu", "bluefield-3")
+    assert bf3["name"] in text
+    assert catalog.source_of("dpu", "bluefield-3", "crypto_Gbps")[:50] in text
+    assert catalog.costs("host_cpu")["aes_gcm_cycles_per_byte"]["source"][:50] in text
+
+
+def test_bill_of_materials_totals_match_the_rack_power_rule(report, encrypted_example):
+    info, pages = report
+    topo = encrypted_example.topology
+    res = Resolver(load_catalog())
+    racked = [c for c in topo.components.values() if c.kind in ("gpu_server", "switch", "storage")]
+    watts = sum(component_power_W(topo, c, res) for c in racked)
+    bom = info.data.bom
+    assert bom.power_kW == pytest.approx(watts / 1000)
+    assert bom.count("gpu_server") == len(topo.servers())
+    assert bom.count("gpu") == sum(int(res(s)["gpu_count"]) for s in topo.servers())
+    bom_page = next(p for p in pages if p.lstrip().startswith("Bill of materials"))
+    assert f"Total {bom.power_kW:.1f} {bom.rack_U}" in bom_page
+
+
+def test_pngs_have_the_requested_size_and_are_not_blank(report):
+    info, _ = report
+    names = sorted(p.name for p in info.pngs)
+    assert names == ["breakdown.png", "cpu-dpu-utilization.png", "gpu-utilization.png",
+                     "topology.png"]
+    for path in info.pngs:
+        img = QImage(str(path))
+        assert (img.width(), img.height()) == (800, 500), path.name
+        assert non_white_share(path) > 0.01, path.name
+
+
+def test_pdf_writer_breaks_pages_and_numbers_them(qapp, tmp_path):
+    breaks = ["", ' style="page-break-before: always;"', ' style="page-break-before: always;"']
+    html = "".join(f"<h1{b}>Part {i}</h1><p>text {i}</p>" for i, b in enumerate(breaks))
+    long_table = "<table>" + "".join(f"<tr><td>row {i}</td></tr>" for i in range(300)) + "</table>"
+    pages = write_pdf(PdfDocument("T", html + long_table), tmp_path / "t.pdf")
+    reader = PdfReader(str(tmp_path / "t.pdf"))
+    assert pages == len(reader.pages) > 3  # 300 rows do not fit the third page
+    text = [_words(p.extract_text()) for p in reader.pages]
+    assert [t.lstrip().startswith(f"Part {i}") for i, t in enumerate(text[:3])] == [True] * 3
+    assert "row 299" in text[-1] and f"Page {pages} of {pages}" in text[-1]
+
+
+def test_report_command_headless(qapp, tmp_path, capsys):
+    out = tmp_path / "x.pdf"
+    assert main(["report", str(EXAMPLE), "-o", str(out), "--png-dir", str(tmp_path / "p"),
+                 "--png-size", "640x400"]) == 0
+    assert len(PdfReader(str(out)).pages) >= len(SECTIONS)
+    assert QImage(str(tmp_path / "p" / "topology.png")).size() == QSize(640, 400)
+    assert f"{out}:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-o", "{tmp}/missing/x.pdf"], "does not exist"),
+    (["-o", "{tmp}/x.txt"], "name the file .pdf"),
+    (["-o", "{tmp}/x.pdf", "--png-size", "wide"], "WIDTHxHEIGHT"),
+])
+def test_report_command_bad_input_is_one_line(tmp_path, capsys, args, message):
+    args = [a.format(tmp=tmp_path) for a in args]
+    assert main(["report", str(EXAMPLE), *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
