@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import fields
 
 from designer.errors import UsageError
 
@@ -11,6 +12,16 @@ from designer.errors import UsageError
 def register(subparsers) -> None:
     p = subparsers.add_parser("run", help="predict iteration time, throughput and bottlenecks of a design",
                               description="Run the performance engine on a design file.")
+    add_engine_options(p)
+    p.add_argument("--timeline", metavar="OUT.csv",
+                   help="also simulate the whole run (failures, checkpoints, stalls) and write its "
+                        "timeline as CSV; --json then carries its summary as 'timeline'")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run)
+
+
+def add_engine_options(p) -> None:
+    """The design file and the workload/scenario options ``run`` and ``compare`` share."""
     p.add_argument("file", help="design file (.json)")
     p.add_argument("--workload", help="catalog workload id (see 'dpu-designer catalog') or a JSON file")
     for opt, help_ in (("--tp", "tensor-parallel size"), ("--pp", "pipeline-parallel size"),
@@ -23,9 +34,11 @@ def register(subparsers) -> None:
                    help="use this achieved TFLOP/s per GPU for the training time (paper eq. 4)")
     p.add_argument("--placement", help="rank nesting order, innermost first (default tp,pp,dp)")
     p.add_argument("--routing", choices=("ecmp", "adaptive"), help="override the design's routing")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="sets",
+                   help="change a scenario or workload setting for this run, e.g. "
+                        "--set scenario.encryption=true --set scenario.tenants=4 "
+                        "--set workload.global_batch=1024 (repeatable; the file is not changed)")
     p.add_argument("--seed", type=int, default=None, help="seed (default: the design's)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.set_defaults(func=run)
 
 
 def _positive_int(text: str) -> int:
@@ -69,22 +82,92 @@ def load_design(path: str):
     return fileformat.load(path)
 
 
-def run(args) -> int:
-    from designer.engine.pipeline import run as engine_run
+#: scenario keys --set accepts besides the design file's own (``designer.topology.design``)
+EXTRA_SCENARIO_KEYS = {"nic_as_dpu": False}
+
+
+def apply_sets(design, sets: list[str]) -> None:
+    """Apply ``--set section.key=value`` to ``design`` (values are JSON: true, 4, 2.5, "x"; a bare
+    word is a string). Unknown keys and values of the wrong type are refused."""
+    from designer.engine.workload import Workload
+    from designer.topology.design import SCENARIO_CHOICES, SCENARIO_DEFAULTS
+
+    scenario_keys = {**SCENARIO_DEFAULTS, **EXTRA_SCENARIO_KEYS}
+    workload_keys = {f.name for f in fields(Workload)} | {"preset", "placement"}
+    for item in sets:
+        key, eq, text = item.partition("=")
+        section, _, name = key.strip().partition(".")
+        if not eq or not name or section not in ("scenario", "workload"):
+            raise UsageError(f"--set {item}: write scenario.NAME=VALUE or workload.NAME=VALUE, "
+                             f"e.g. --set scenario.encryption=true")
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            value = text.strip()
+        if section == "scenario":
+            if name not in scenario_keys:
+                raise UsageError(f"--set {item}: unknown scenario setting '{name}' "
+                                 f"(known: {', '.join(sorted(scenario_keys))})")
+            default = scenario_keys[name]
+            if isinstance(default, bool) and not isinstance(value, bool):
+                raise UsageError(f"--set {item}: '{name}' is true or false")
+            if (isinstance(default, (int, float)) and not isinstance(default, bool)
+                    and (isinstance(value, bool) or not isinstance(value, (int, float)))):
+                raise UsageError(f"--set {item}: '{name}' must be a number")
+            if isinstance(default, dict) and not isinstance(value, dict):
+                raise UsageError(f"--set {item}: '{name}' must be a JSON object, e.g. "
+                                 f"'{{\"srv-1\": \"dpu\"}}'")
+            if name in SCENARIO_CHOICES and value not in SCENARIO_CHOICES[name]:
+                raise UsageError(f"--set {item}: '{name}' must be one of "
+                                 f"{', '.join(SCENARIO_CHOICES[name])}")
+            design.scenario[name] = value
+        else:
+            if name not in workload_keys:
+                raise UsageError(f"--set {item}: unknown workload setting '{name}' "
+                                 f"(known: {', '.join(sorted(workload_keys))})")
+            design.workload[name] = value
+
+
+def prepare(args):
+    """``(design, catalog, seed, engine keyword arguments)`` from the shared options."""
     from designer.topology.catalog import load_catalog
 
     design = load_design(args.file)
-    scenario = {"routing": args.routing} if args.routing else {}
+    apply_sets(design, args.sets)
+    if args.routing:
+        design.scenario["routing"] = args.routing
     seed = args.seed if args.seed is not None else int(design.scenario.get("seed", 0))
-    result = engine_run(design, load_catalog(), scenario=scenario, seed=seed,
-                        workload=_workload_arg(args.workload), tp=args.tp, pp=args.pp, dp=args.dp,
-                        micro_batch=args.micro_batch, global_batch=args.global_batch, seq_len=args.seq,
-                        interleave=args.interleave, tokens=args.tokens,
-                        tflops_per_gpu=args.tflops_per_gpu, placement=args.placement)
+    kwargs = dict(workload=_workload_arg(args.workload), tp=args.tp, pp=args.pp, dp=args.dp,
+                  micro_batch=args.micro_batch, global_batch=args.global_batch, seq_len=args.seq,
+                  interleave=args.interleave, tokens=args.tokens,
+                  tflops_per_gpu=args.tflops_per_gpu, placement=args.placement)
+    return design, load_catalog(), seed, kwargs
+
+
+def run(args) -> int:
+    from designer.engine.pipeline import run as engine_run
+
+    design, catalog, seed, kwargs = prepare(args)
+    result = engine_run(design, catalog, seed=seed, **kwargs)
+    data = result.to_json()
+    if args.timeline:
+        from designer.engine.timeline import TimelineInputs, TimelineRun, write_csv
+
+        inputs = TimelineInputs.from_result(
+            result, checkpoint_interval_s=float(design.scenario.get("checkpoint_interval_s", 0) or 0))
+        tl = TimelineRun(inputs, seed=seed)
+        rows = write_csv(tl.batches(), args.timeline)
+        data["timeline"] = tl.summary.to_json()
+        data["timeline"]["csv"], data["timeline"]["rows"] = args.timeline, rows
     if args.json:
-        print(json.dumps(result.to_json(), indent=1))
+        print(json.dumps(data, indent=1))
         return 0
     print(format_table(result))
+    if args.timeline:
+        t = data["timeline"]
+        print(f"\ntimeline            {rows} rows written to {args.timeline}: "
+              f"{t['training_time_days']:.1f} days wall time, goodput {100 * t['goodput']:.1f}%, "
+              f"{t['failures']} failures, {t['checkpoints']} checkpoints")
     return 0
 
 
@@ -102,7 +185,9 @@ def format_table(r) -> str:
               f"MFU {100 * r.mfu:.0f}%)",
               f"tokens/s            {r.tokens_per_s:10.4g}",
               f"training time       {r.training_time_days:10.1f} days  ({w['tokens']:.3g} tokens)",
-              "", f"{'collective':<18} {'algorithm':<13} {'bytes':>10} {'time':>10} {'algbw':>9} {'busbw':>9}"]
+              f"energy              {_kwh(r.energy_kwh):>10}  ({r.power_W.get('total', 0) / 1e3:.0f} kW)",
+              "", *resource_lines(r)]
+    lines += ["", f"{'collective':<18} {'algorithm':<13} {'bytes':>10} {'time':>10} {'algbw':>9} {'busbw':>9}"]
     for c in r.collectives:
         lines.append(f"{c.name:<18} {c.algorithm:<13} {_size(c.bytes):>10} {c.time_s * 1e3:8.3f}ms "
                      f"{c.algbw_GBps:7.1f}GB/s {c.busbw_GBps:6.1f}GB/s")
@@ -115,6 +200,27 @@ def format_table(r) -> str:
     for warn in r.warnings:
         lines.append(f"warning: {warn}")
     return "\n".join(lines)
+
+
+def resource_lines(r) -> list[str]:
+    """Host CPU, DPU and storage lines of the readable table."""
+    h = r.host_cpu
+    tasks = ", ".join(f"{t} {100 * v:.1f}%" for t, v in h.get("by_task", {}).items() if v > 0)
+    lines = [f"host CPU            {h.get('cores_total', 0):10d} cores, infrastructure "
+             f"{100 * h.get('infra_fraction', 0.0):.1f}% of cycles" + (f" ({tasks})" if tasks else "")]
+    if r.dpu:
+        lines.append("DPU engines         " + ", ".join(f"{k} {100 * v:.0f}%" for k, v in r.dpu.items()))
+    st = r.storage
+    lines.append(f"storage             read {st.get('read_achieved_GBps', 0.0):.3g} of "
+                 f"{st.get('read_demand_GBps', 0.0):.3g} GB/s needed; checkpoint write "
+                 f"{st.get('checkpoint_write_s', 0.0):.3g} s")
+    return lines
+
+
+def _kwh(v: float) -> str:
+    if v is None or not math.isfinite(v):
+        return "-"
+    return f"{v / 1e3:.4g} MWh" if v >= 1e4 else f"{v:.4g} kWh"
 
 
 def _size(n: float) -> str:

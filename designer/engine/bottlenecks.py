@@ -77,10 +77,6 @@ def explain(result, w, fab: net.Fabric, topo, phases: dict, shapes: dict, infos:
     if b["dp_exposed"] / it > 0.05:
         items.append((b["dp_exposed"] / it, f"exposed DP gradient communication takes "
                       f"{100 * b['dp_exposed'] / it:.0f}% of the iteration (dp={w.dp})"))
-    st = result.storage
-    if st.get("read_demand_GBps", 0) > 0 and st["read_achieved_GBps"] < 0.95 * st["read_demand_GBps"]:
-        items.append((0.4, f"storage reads reach {st['read_achieved_GBps']:.1f} of "
-                      f"{st['read_demand_GBps']:.1f} GB/s the GPUs need, on the fabric under training traffic"))
     if res_report is not None:
         for i, text in enumerate(res_report.bottlenecks):
             items.append((0.3 - 0.01 * i, text))

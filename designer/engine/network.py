@@ -64,7 +64,7 @@ class Fabric:
                 self._dist[r] = row
         if len(switch_rows) == 0:
             return np.zeros((int(self.is_switch.sum()), 0), dtype=np.int32)
-        return np.stack([self._dist[int(r)] for r in switch_rows], axis=1)
+        return np.stack([self._dist[int(r)] for r in switch_rows]).T  # rows stay contiguous
 
 
 def structure_key(topology) -> str:
@@ -162,29 +162,49 @@ def route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str = "ecmp",
     return res
 
 
+def _destination_columns(fab: Fabric, dst_u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Hop distance of every switch to each destination endpoint, one column per distinct set of
+    switches the endpoints hang off (all NICs under one leaf share a column): the distance of a
+    switch to an endpoint is 1 + its distance to the nearest of those switches. Returns the column
+    of each endpoint of ``dst_u`` and the (switches x columns) int32 table. The usual endpoint has
+    one switch: those are grouped with numpy; the rest (multi-homed) one by one."""
+    ptr, nbr = fab.out_ptr, fab.arc_dst[fab.out_arc]
+    deg = ptr[dst_u + 1] - ptr[dst_u]
+    owner = np.repeat(np.arange(len(dst_u)), deg)
+    first = np.cumsum(deg) - deg
+    heads = nbr[np.repeat(ptr[dst_u], deg) + np.arange(int(deg.sum())) - np.repeat(first, deg)]
+    on_switch = fab.is_switch[heads]
+    n_sw = np.bincount(owner[on_switch], minlength=len(dst_u))
+    single = n_sw == 1
+    lone_pos = np.full(len(dst_u), -1, dtype=np.int64)
+    lone_pos[owner[on_switch][single[owner[on_switch]]]] = fab.switch_pos[heads[on_switch][single[owner[on_switch]]]]
+    rows, col_of_lone = np.unique(lone_pos[single], return_inverse=True)
+    col_of_dst = np.empty(len(dst_u), dtype=np.int64)
+    col_of_dst[single] = col_of_lone
+    multi: dict[tuple[int, ...], int] = {}
+    for j in np.flatnonzero(~single):
+        mine = heads[first[j]:first[j] + deg[j]]
+        key = tuple(sorted(set(fab.switch_pos[mine[fab.is_switch[mine]]].tolist())))
+        col_of_dst[j] = multi.setdefault(key, len(rows) + len(multi))
+    extra = sorted({r for key in multi for r in key} - set(rows.tolist()))
+    all_rows = np.r_[rows, np.array(extra, dtype=np.int64)].astype(np.int64)
+    table = fab.distances_from(all_rows)  # switches x len(all_rows), int32
+    where = {int(r): i for i, r in enumerate(all_rows)}
+    cols = [table[:, :len(rows)]]
+    for key in multi:
+        cols.append(np.full((table.shape[0], 1), _INF, dtype=np.int32) if not key else
+                    table[:, [where[r] for r in key]].min(axis=1, keepdims=True))
+    return col_of_dst, (np.concatenate(cols, axis=1) if len(cols) > 1 else cols[0])
+
+
 def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: int) -> Routes:
     nf = len(src)
     # distance of a switch to a destination endpoint = 1 + min over the switches it hangs off;
     # one column per distinct set of such switches (all NICs under one leaf share a column)
-    att_ptr, att_sw = fab.out_ptr, fab.arc_dst[fab.out_arc]
     dst_u, dst_inv = np.unique(dst, return_inverse=True)
-    sets: dict[tuple[int, ...], int] = {}
-    col_of_dst = np.empty(len(dst_u), dtype=np.int64)
-    for j, d in enumerate(dst_u):
-        neigh = att_sw[att_ptr[d]:att_ptr[d + 1]]
-        key = tuple(sorted(set(fab.switch_pos[neigh[fab.is_switch[neigh]]].tolist())))
-        col_of_dst[j] = sets.setdefault(key, len(sets))
+    col_of_dst, col_dist = _destination_columns(fab, dst_u)
     dst_col = col_of_dst[dst_inv]
     ns = int(fab.is_switch.sum())
-    col_dist = np.full((ns, len(sets)), _INF, dtype=np.int64)
-    rows = [r for key in sets for r in key]
-    if rows:
-        dist_rows = fab.distances_from(np.array(rows))
-        k = 0
-        for key, c in sets.items():
-            if key:
-                col_dist[:, c] = dist_rows[:, k:k + len(key)].min(axis=1)
-            k += len(key)
 
     flow_hash = _mix(np.arange(nf, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
                      + _mix(src * 1_000_003 + dst) + np.uint64(seed))
@@ -214,7 +234,7 @@ def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: in
         f_of = st_f[seg]
         at_dst = head == dst[f_of]
         sw = fab.switch_pos[head]
-        d = np.where(at_dst, 0, np.where(sw >= 0, 1 + col_dist[np.maximum(sw, 0), dst_col[f_of]], _INF))
+        d = np.where(at_dst, 0, np.where(sw >= 0, 1 + col_dist[np.maximum(sw, 0), dst_col[f_of]].astype(np.int64), _INF))
         starts = np.r_[0, np.cumsum(deg)[:-1]]
         best = np.minimum.reduceat(d, starts)
         ok = (d == best[seg]) & (best[seg] < _INF)

@@ -1,11 +1,13 @@
 """The engine: workload → placement → traffic → network (+ collectives) → resources → result.
 
 Iteration model (Narayanan et al. SC'21 §2.2 and §3): with m micro-batches per pipeline,
-    t_iteration = m·t_mb + bubble + exposed DP communication (+ resources-stage extras)
+    t_iteration = m·t_mb + bubble + exposed DP communication + resources-stage extras
     t_mb        = compute (GEMM + memory-bound) + TP all-reduces + PP send/receive
     bubble      = (p − 1)/v · t_mb
 The DP gradient all-reduce overlaps the backward pass of the last micro-batch (gradient buckets
-are reduced as they complete); only what is left over is exposed.
+are reduced as they complete); only what is left over is exposed. The resources stage adds collectives
+slowed by a saturated host CPU or DPU engine, data stalls, stragglers and amortized checkpoints
+(``breakdown_s`` names each; see ``designer.engine.result.BREAKDOWN_KEYS``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from designer.engine import collectives as coll
+from designer.engine import energy
 from designer.engine import network as net
 from designer.engine import resources_adapter
 from designer.engine import traffic as tr
@@ -229,17 +232,17 @@ def run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int = 
     dp_exposed = max(0.0, dp_time - overlap)
     iteration = m * t_mb + bubble + dp_exposed
     breakdown = {"compute": m * ct.micro_batch_s, "tp_comm": m * tp_mb, "pp_comm": m * pp_mb,
-                 "dp_exposed": dp_exposed, "bubble": bubble, "other": 0.0}
+                 "dp_exposed": dp_exposed, "bubble": bubble}
 
     # --- storage: rate under training traffic (converged fabric) and alone, per server
-    storage = {"read_demand_GBps": read_demand, "read_achieved_GBps": 0.0,
+    storage = {"read_demand_GBps": read_demand, "read_under_training_GBps": 0.0,
                "read_alone_GBps": 0.0}
     alone: dict[str, float] = {}
     converged = False
     if stor.src:
         sph = phases.get("dp") or phases["storage"]
         is_st = sph.flows.group < 0
-        storage["read_achieved_GBps"] = float(sph.sol.rate_GBps[is_st].sum())
+        storage["read_under_training_GBps"] = float(sph.sol.rate_GBps[is_st].sum())
         solo = _Phase("storage alone", stor)
         _solve_phase(fab, cap, solo, routing, seed)
         storage["read_alone_GBps"] = float(solo.sol.rate_GBps.sum())
@@ -252,13 +255,16 @@ def run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int = 
 
     # --- resources stage (host CPU, DPU, storage stalls, stragglers, checkpoints, energy)
     try:
-        res_report = resources_adapter.assess(resources_adapter.build_inputs(
-            design, catalog, scen, w, pl, iteration, dp_time + m * (tp_mb + pp_mb), alone, converged))
+        rep = resources_adapter.assess(resources_adapter.build_inputs(
+            design, catalog, scen, w, pl, iteration, colls, alone, converged))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    breakdown["other"] = max(0.0, res_report.iteration_s - iteration)
-    iteration += breakdown["other"]
-    resources = res_report.to_dict()
+    breakdown.update(_resource_terms(rep))
+    iteration = rep.iteration_s
+    resources = rep.to_dict()
+    storage.update(read_achieved_GBps=rep.storage.read_achieved_GBps,
+                   checkpoint_GB=rep.storage.checkpoint_GB,
+                   checkpoint_write_s=rep.storage.checkpoint_write_s)
 
     # --- throughput
     F = model_flops_per_iteration(w)
@@ -280,10 +286,21 @@ def run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int = 
         percent_of_peak=100.0 * tflops / ct.peak_tflops, tokens_per_s=per_s,
         training_time_days=train_s / 86400.0, gpus=n, parameters=P, workload=w.to_dict(),
         placement=pl.summary(), collectives=colls, links=links, bottlenecks=[], storage=storage,
-        resources=resources, warnings=warnings)
+        resources=resources, warnings=warnings, host_cpu=resources["host_cpu"], dpu=rep.dpu,
+        power_W=rep.energy.power_W, energy_kwh=energy.kwh(rep.energy.power_W["total"], train_s))
     from designer.engine.bottlenecks import explain
-    result.bottlenecks = explain(result, w, fab, topo, phases, shapes, infos, res_report)
+    result.bottlenecks = explain(result, w, fab, topo, phases, shapes, infos, rep)
     return result
+
+
+def _resource_terms(rep) -> dict[str, float]:
+    """The resources stage's extra seconds as named breakdown parts (they add up to what it adds:
+    ``rep.iteration_s`` = input iteration + these)."""
+    extra = rep.network_extra_s
+    return {"host_cpu_slowdown": extra if rep.network_extra_cause == "host_cpu" else 0.0,
+            "dpu_slowdown": extra if rep.network_extra_cause == "dpu" else 0.0,
+            "data_stall": rep.data_stall_s, "straggler": rep.straggler_s,
+            "checkpoint": rep.checkpoint_s}
 
 
 def _link_results(fab: net.Fabric, topo, phases: dict[str, _Phase]) -> list[LinkResult]:

@@ -14,7 +14,7 @@ is one adapter per GPU). A server with direct links and no adapter is its own en
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -41,12 +41,15 @@ def servers_of(design, catalog) -> list[ServerInfo]:
     topo = design.topology
     linked = {l.a for l in topo.links.values()} | {l.b for l in topo.links.values()}
     out = []
+    gpus: dict[str, dict[str, Any]] = {}  # one entry per GPU model, shared by its servers
     for srv in topo.servers():
         f = catalog.resolve(srv)
-        try:
-            gpu = catalog.get("gpu", f["gpu_model"])
-        except KeyError as exc:
-            raise UsageError(f"server '{srv.id}': {exc.args[0]}") from None
+        gpu = gpus.get(f["gpu_model"])
+        if gpu is None:
+            try:
+                gpu = gpus[f["gpu_model"]] = catalog.get("gpu", f["gpu_model"])
+            except KeyError as exc:
+                raise UsageError(f"server '{srv.id}': {exc.args[0]}") from None
         eps = tuple(c.id for c in topo.attached(srv.id) if c.id in linked)
         if not eps and srv.id in linked:
             eps = (srv.id,)
@@ -64,17 +67,16 @@ class Placement:
     local: np.ndarray  #: GPU index inside its server
     servers: list[ServerInfo]
     groups: dict[str, np.ndarray]  #: "tp"/"pp"/"dp" -> (groups, size) array of ranks
+    _endpoints: np.ndarray | None = field(default=None, init=False, repr=False)
 
     def endpoint(self, ranks: np.ndarray) -> list[str | None]:
         """Network endpoint id of each rank's GPU (None if its server has no network link)."""
-        out = []
-        for r in np.asarray(ranks).ravel():
-            s = self.servers[self.server[r]]
-            if not s.endpoints:
-                out.append(None)
-                continue
-            out.append(s.endpoints[self.local[r] * len(s.endpoints) // s.gpus])
-        return out
+        if self._endpoints is None:
+            per_gpu = [s.endpoints[i * len(s.endpoints) // s.gpus] if s.endpoints else None
+                       for s in self.servers for i in range(s.gpus)]
+            first = np.r_[0, np.cumsum([s.gpus for s in self.servers])[:-1]].astype(np.int64)
+            self._endpoints = np.array(per_gpu, dtype=object)[first[self.server] + self.local]
+        return self._endpoints[np.asarray(ranks, dtype=np.int64).ravel()].tolist()
 
     def nodes_spanned(self, dim: str) -> int:
         """Servers one group of ``dim`` spans (the most over all groups)."""

@@ -58,6 +58,8 @@ class ServerGroup:
     dpu_storage_emulation: bool = True  #: NVMe/virtio-blk emulation (SNAP) available
     dpu_ovs_offload: bool = True  #: virtual switch offload (ASAP2) available
     dpu_power_W: float = 150.0
+    port_Gbps: float = 0.0  #: line rate of the DPUs' network links as the network stage modelled
+    #: them (sum, one direction); 0 = traffic not bounded by a network stage
     nics: int = 0
     nic_power_W: float = 25.0
     # --- capabilities of the path
@@ -161,6 +163,7 @@ class ResourceReport:
     bottlenecks: list[str] = field(default_factory=list)  #: plain-language reasons
     flags: list[str] = field(default_factory=list)  #: e.g. "host CPU saturated: ..."
     groups: tuple[GroupReport, ...] = ()
+    network_extra_cause: str = ""  #: "host_cpu" or "dpu": what slows the slowest server's collectives
 
     def to_dict(self) -> dict:
         """Plain JSON-able dict (floats, strings, lists, dicts)."""
@@ -309,8 +312,7 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
         util = dpu.utilization(cap, line_Bps=coll_b / window + io_rate,
                                crypto_Bps=(coll_b / window + io_rate) if g.encrypt else 0.0,
                                arm_Hz=coll_arm / window + arm_cpb * io_rate)
-        used = {"line": coll_b > 0, "crypto": g.encrypt and coll_b > 0, "arm": coll_arm > 0}
-        over = {k: v for k, v in util.items() if used[k] and v > 1.0}
+        over = {k: v for k, v in _limiting(util, cap, g, coll_b, coll_arm).items() if v > 1.0}
         if over:
             dpu_limited = max(over, key=over.__getitem__)
             dpu_slow = over[dpu_limited]
@@ -352,6 +354,31 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
                    dpu_limited if dpu_slow >= host_slow else "", g.scenario == "dpu" and not offload)
 
 
+def _limiting(util: dict[str, float], cap: DpuCapacity, g: ServerGroup, coll_b: float,
+              coll_arm: float) -> dict[str, float]:
+    """DPU engines that can slow this server's collectives, with the factor they slow them by.
+
+    The network stage already moves the collectives at no more than the ports' line rate
+    (``port_Gbps``): a DPU whose line rate is at least that carries the same traffic a NIC of that
+    rate carries, and counting its line load again would count the link time twice. So the line
+    engine slows collectives only when the DPUs' line rate is below the port rate the network stage
+    assumed, and then by at most port rate / DPU line rate. Without a network stage (``port_Gbps``
+    0) the line load counts as it is. Crypto and Arm engines are extra work on top of the link and
+    count whenever the collectives use them (the Arm load of storage reads limits the reads).
+    """
+    if coll_b <= 0:
+        return {}
+    out = {"line": util["line"]}
+    if g.port_Gbps > 0:
+        ratio = g.port_Gbps * 1e9 / 8 / cap.line_Bps if cap.line_Bps > 0 else float("inf")
+        out["line"] = min(util["line"], ratio) if ratio > 1.0 else 0.0
+    if g.encrypt:
+        out["crypto"] = util["crypto"]
+    if coll_arm > 0:
+        out["arm"] = util["arm"]
+    return out
+
+
 def _bytes_per_param(inp: ResourceInputs, fig: dict[str, float]) -> float:
     if inp.checkpoint_bytes_per_param is not None:
         return inp.checkpoint_bytes_per_param
@@ -377,7 +404,9 @@ def assess(inputs: ResourceInputs, figures: dict[str, float] | None = None) -> R
     servers = sum(g.count for g in groups)
     rows = [_server(g, inputs, fig, hc, dc, servers) for g in groups]
 
-    network_extra = max(r.network_extra_s for r in rows)
+    slowest = max(rows, key=lambda r: r.network_extra_s)
+    network_extra = slowest.network_extra_s
+    cause = ("dpu" if slowest.dpu_limited else "host_cpu") if network_extra > 0 else ""
     stall = max(r.stall_s for r in rows)
     step = inputs.iteration_s + network_extra + stall
     e_max = jitter.expected_max([r.report.jitter_cv for r in rows], [g.count * g.gpus for g in groups])
@@ -434,7 +463,7 @@ def assess(inputs: ResourceInputs, figures: dict[str, float] | None = None) -> R
     return ResourceReport(iteration_s=iteration, network_extra_s=network_extra, data_stall_s=stall,
                           straggler_s=straggler, checkpoint_s=ckpt, host_cpu=host, dpu=dpu_util,
                           storage=stor, energy=en, bottlenecks=bottlenecks, flags=flags,
-                          groups=tuple(r.report for r in rows))
+                          groups=tuple(r.report for r in rows), network_extra_cause=cause)
 
 
 def _explain(inp: ResourceInputs, rows: list[_Server], host: HostCpuReport, stor: StorageReport,
@@ -477,7 +506,7 @@ def _explain(inp: ResourceInputs, rows: list[_Server], host: HostCpuReport, stor
         cvs = [r.report.jitter_cv for r in rows]
         bottlenecks.append(f"stragglers {straggler:.3g} s per iteration: slowest of "
                            f"{sum(g.count * g.gpus for g in inp.groups)} GPU workers, per-worker noise "
-                           f"{100 * max(cvs):.2g}% (host-stack interrupts add to GPU variation)")
+                           f"{100 * max(cvs):.3g}% (host-stack interrupts add to GPU variation)")
     if ckpt > 0:
         bottlenecks.append(f"checkpoints {ckpt:.3g} s per iteration: {stor.checkpoint_GB:.3g} GB every "
                            f"{inp.checkpoint_every_iterations} iterations, {stor.checkpoint_write_s:.3g} s each")

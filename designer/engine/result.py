@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 
 #: keys of ``Result.breakdown_s``; they add up to ``iteration_time_s``
-BREAKDOWN_KEYS = ("compute", "tp_comm", "pp_comm", "dp_exposed", "bubble", "other")
+BREAKDOWN_KEYS = ("compute", "tp_comm", "pp_comm", "dp_exposed", "bubble", "host_cpu_slowdown",
+                  "dpu_slowdown", "data_stall", "straggler", "checkpoint")
 
 
 @dataclass(frozen=True)
@@ -57,25 +58,33 @@ class Result:
     collectives: list[CollectiveResult]
     links: list[LinkResult]
     bottlenecks: list[str]
+    #: read_demand_GBps, read_achieved_GBps (every path limit), read_under_training_GBps and
+    #: read_alone_GBps (network stage), checkpoint_GB, checkpoint_write_s
     storage: dict[str, float] = field(default_factory=dict)
-    resources: dict[str, Any] | None = None
+    resources: dict[str, Any] | None = None  #: ``ResourceReport.to_dict()``
     warnings: list[str] = field(default_factory=list)
+    #: cores_total, infra_fraction, by_task (share of cycles), training_fraction, saturated
+    host_cpu: dict[str, Any] = field(default_factory=dict)
+    dpu: dict[str, float] = field(default_factory=dict)  #: busiest utilization per DPU engine
+    power_W: dict[str, float] = field(default_factory=dict)  #: gpu, server, adapters, switches, storage, total
+    energy_kwh: float = math.nan  #: whole training run (power_W total x training time)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict (numpy scalars become Python ones, infinities None)."""
-        return _clean(asdict(self))
+        return clean(asdict(self))
 
     def top_links(self, n: int = 10) -> list[LinkResult]:
         return sorted(self.links, key=lambda l: -l.utilization)[:n]
 
 
-def _clean(value: Any) -> Any:
+def clean(value: Any) -> Any:
+    """JSON-able copy: numpy scalars become Python ones, infinities and NaN None."""
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
+        return {k: clean(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
+        return [clean(v) for v in value]
     return value

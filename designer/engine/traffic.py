@@ -76,20 +76,29 @@ def ring_flows(pl: Placement, dim: str) -> FlowSet:
     src, dst, grp = [], [], []
     for gi, ranks in enumerate(groups):
         srv = pl.server[ranks]
-        servers = list(dict.fromkeys(srv.tolist()))
+        servers, first = np.unique(srv, return_index=True)
         if len(servers) < 2:
             continue
-        by_server = [ranks[srv == s] for s in servers]
-        width = min(len(r) for r in by_server)
-        eps = [pl.endpoint(r[:width]) for r in by_server]
-        for j in range(width):
-            for k in range(len(servers)):
-                a, b = eps[k][j], eps[(k + 1) % len(servers)][j]
-                if len(servers) == 2 and k == 1 and a == b:
-                    continue
-                src.append(a)
-                dst.append(b)
-                grp.append(gi)
+        # ranks grouped by server (servers in order of first appearance, ranks in group order)
+        appear = np.argsort(first, kind="stable")
+        slot = np.empty(len(servers), dtype=np.int64)
+        slot[appear] = np.arange(len(servers))
+        k_of = slot[np.searchsorted(servers, srv)]
+        by_server = ranks[np.argsort(k_of, kind="stable")]
+        counts = np.bincount(k_of, minlength=len(servers))
+        width = int(counts.min())
+        starts = np.r_[0, np.cumsum(counts)[:-1]]
+        mat = by_server[starts[:, None] + np.arange(width)[None, :]]  # servers x width
+        eps = np.array(pl.endpoint(mat), dtype=object).reshape(mat.shape)
+        n = len(servers)
+        a = eps.T.ravel()  # rail j, server k: j-major
+        b = np.roll(eps, -1, axis=0).T.ravel()
+        if n == 2:  # two servers: one pair per rail, both directions unless it is one endpoint
+            keep = ~((np.tile(np.arange(n), width) == 1) & (a == b))
+            a, b = a[keep], b[keep]
+        src += a.tolist()
+        dst += b.tolist()
+        grp += [gi] * len(a)
     n = len(src)
     return FlowSet(src, dst, np.full(n, np.inf), np.array(grp, dtype=np.int64), [dim] * n)
 

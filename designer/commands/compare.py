@@ -1,0 +1,92 @@
+"""``dpu-designer compare FILE``: the design host-managed and DPU-offloaded, side by side.
+
+Same workload and scenario options as ``run``. The numbers come from
+:func:`designer.engine.compare.compare`, which the GUI and the report use too.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from designer.commands.run import add_engine_options, prepare
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "compare", help="the design host-managed vs DPU-offloaded, side by side",
+        description="Run the design twice: every server host-managed (the host CPU runs the "
+                    "network, storage, crypto and virtualization stacks) and DPU-offloaded "
+                    "(BlueField DPUs run them), plus the design's own per-server mix if it has "
+                    "one; print both with the differences and their reasons.")
+    add_engine_options(p)
+    p.add_argument("--json", action="store_true",
+                   help='print {"host": {...}, "dpu": {...}, "deltas": {...}, ...} (run --json objects)')
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from designer.engine.compare import compare
+
+    design, catalog, seed, kwargs = prepare(args)
+    cmp = compare(design, catalog, seed=seed, **kwargs)
+    if args.json:
+        print(json.dumps(cmp.to_json(), indent=1))
+    else:
+        print(format_table(cmp))
+    return 0
+
+
+def _pct(v: float) -> str:
+    return "" if v is None or not math.isfinite(v) else f"{v:+.1f}%"
+
+
+def format_table(cmp) -> str:
+    from designer.engine.compare import LABEL
+
+    names = list(cmp.runs)
+    runs = [cmp.runs[n] for n in names]
+    head = f"{'':<24}" + "".join(f"{LABEL[n]:>16}" for n in names) + f"{'DPU − host':>14}{'':>9}"
+    lines = [head]
+
+    def row(label: str, values: list[str], delta: dict | None = None, fmt: str = "{:+.3g}") -> None:
+        ok = delta is not None and math.isfinite(delta["delta"])
+        d = (fmt.format(delta["delta"]) if ok else "").rjust(14)
+        lines.append(f"{label:<24}" + "".join(v.rjust(16) for v in values) + d
+                     + (_pct(delta["percent"]).rjust(9) if ok else ""))
+
+    D = cmp.deltas
+    row("iteration time (s)", [f"{r.iteration_time_s:.4g}" for r in runs], D["iteration_time_s"])
+    for k, d in D["breakdown_s"].items():
+        if any(r.breakdown_s.get(k, 0.0) for r in runs):
+            row(f"  {k}", [f"{r.breakdown_s.get(k, 0.0):.4g}" for r in runs], d)
+    row("TFLOP/s per GPU", [f"{r.tflops_per_gpu:.1f}" for r in runs], D["tflops_per_gpu"], "{:+.1f}")
+    row("MFU", [f"{100 * r.mfu:.1f}%" for r in runs], {**D["mfu"], "delta": 100 * D["mfu"]["delta"]},
+        "{:+.1f} pts")
+    row("training time (days)", [f"{r.training_time_days:.2f}" for r in runs], D["training_time_days"],
+        "{:+.2f}")
+    row("energy (MWh)", ["-" if not math.isfinite(r.energy_kwh) else f"{r.energy_kwh / 1e3:.4g}"
+                         for r in runs],
+        {**D["energy_kwh"], "delta": D["energy_kwh"]["delta"] / 1e3}, "{:+.4g}")
+    row("host infra share", [f"{100 * r.host_cpu['infra_fraction']:.1f}%" for r in runs],
+        {**D["infra_fraction"], "delta": 100 * D["infra_fraction"]["delta"]}, "{:+.1f} pts")
+    for t in runs[0].host_cpu["by_task"]:
+        if any(r.host_cpu["by_task"].get(t, 0.0) for r in runs):
+            row(f"  {t}", [f"{100 * r.host_cpu['by_task'].get(t, 0.0):.1f}%" for r in runs])
+    engines = sorted({e for r in runs for e in r.dpu})
+    for e in engines:
+        row(f"DPU {e} engine", [f"{100 * r.dpu[e]:.0f}%" if e in r.dpu else "-" for r in runs])
+    if any(r.storage.get("read_demand_GBps") for r in runs):
+        row("storage read (GB/s)", [f"{r.storage['read_achieved_GBps']:.3g}/{r.storage['read_demand_GBps']:.3g}"
+                                    for r in runs])
+    row("checkpoint write (s)", [f"{r.storage.get('checkpoint_write_s', 0.0):.3g}" for r in runs])
+    lines += ["", cmp.vendor_claim()["text"]]
+    if cmp.notes:
+        lines += ["", *[f"note: {n}" for n in cmp.notes]]
+    if cmp.reasons:
+        lines += ["", "differences"] + [f"  - {r}" for r in cmp.reasons]
+    for n, r in zip(names, runs):
+        if r.bottlenecks:
+            lines += ["", f"bottlenecks, {LABEL[n]}"] + [f"  {i + 1}. {b}" for i, b in enumerate(r.bottlenecks[:6])]
+        lines += [f"warning ({LABEL[n]}): {w}" for w in r.warnings]
+    return "\n".join(lines)

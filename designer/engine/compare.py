@@ -1,0 +1,140 @@
+"""Host-managed vs DPU-offloaded: one design run in both scenarios, the differences and why.
+
+``"host"``: every server host-managed (NICs; a DPU works as a plain NIC), the host CPU runs the
+network, storage, crypto and virtualization stacks. ``"dpu"``: every server's BlueField DPUs run
+them; every NIC is modelled as the catalog DPU of the same line rate
+(scenario ``nic_as_dpu``, see :func:`designer.engine.resources_adapter.dpu_for_nic`). ``"design"``:
+the design's own per-server mix, when it has one (``scenario.per_server``).
+
+Deltas are ``dpu − host`` (absolute and in % of host). Each iteration-time part that differs gets
+a reason: the bottleneck sentence of the run where the part is larger. The GUI and the report use
+these numbers through :func:`compare`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from designer.engine import pipeline
+from designer.engine.resources_adapter import dpu_for_nic
+from designer.engine.result import BREAKDOWN_KEYS, Result, clean
+
+#: scenario settings of each compared run
+SCENARIO_SETTINGS: dict[str, dict[str, Any]] = {
+    "host": {"offload": "host", "per_server": {}},
+    "dpu": {"offload": "dpu", "per_server": {}, "nic_as_dpu": True},
+}
+LABEL = {"host": "host-managed", "dpu": "DPU-offloaded", "design": "design's mix"}
+#: top-level figures compared (``Result`` attributes; all but ``infra_fraction``)
+METRICS = ("iteration_time_s", "tflops_per_gpu", "mfu", "training_time_days", "energy_kwh",
+           "infra_fraction")
+#: a breakdown part differs when the runs differ by more than this share of the host iteration
+MIN_DIFFERENCE = 1e-3
+#: bottleneck sentences that explain each resources-stage part (lower-case substrings)
+REASON_OF = {"host_cpu_slowdown": "host cpu on", "dpu_slowdown": "engine on", "data_stall": "data stall",
+             "straggler": "stragglers", "checkpoint": "checkpoints", "dp_exposed": "dp ",
+             "tp_comm": "tp all-reduce", "pp_comm": "pipeline send"}
+VENDOR_CLAIM = (0.25, 0.40)  #: share of host cycles on infrastructure the DPU vendor quotes
+
+
+@dataclass
+class Comparison:
+    runs: dict[str, Result]  #: "host", "dpu" and, for a per-server mix, "design"
+    deltas: dict[str, Any]  #: metric -> {"host", "dpu", "delta", "percent"}; "breakdown_s" -> same per part
+    reasons: list[str]  #: one sentence per difference
+    notes: list[str] = field(default_factory=list)  #: how the runs were modelled
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {name: r.to_json() for name, r in self.runs.items()}
+        out.update(deltas=clean(self.deltas), reasons=list(self.reasons), notes=list(self.notes),
+                   vendor_claim=self.vendor_claim())
+        return out
+
+    def vendor_claim(self) -> dict[str, Any]:
+        lo, hi = VENDOR_CLAIM
+        host, dpu = (self.runs[s].host_cpu.get("infra_fraction", 0.0) for s in ("host", "dpu"))
+        return {"claim_fraction": [lo, hi], "host_fraction": host, "dpu_fraction": dpu,
+                "text": f"vendor claim: {100 * lo:.0f}–{100 * hi:.0f}% of host cycles on "
+                        f"infrastructure; this design: {100 * host:.1f}% host-managed, "
+                        f"{100 * dpu:.1f}% offloaded"}
+
+
+def _value(r: Result, metric: str) -> float:
+    if metric == "infra_fraction":
+        return float(r.host_cpu.get("infra_fraction", 0.0))
+    return float(getattr(r, metric))
+
+
+def _delta(a: float, b: float) -> dict[str, float]:
+    d = b - a
+    pct = 100.0 * d / a if a and math.isfinite(a) and math.isfinite(b) else math.nan
+    return {"host": a, "dpu": b, "delta": d, "percent": pct}
+
+
+def _reason(part: str, host: Result, dpu: Result, d: float) -> str:
+    """``part`` changes by ``d`` seconds: the bottleneck sentences behind it, larger run first."""
+    key = REASON_OF.get(part)
+    order = (("host", host), ("dpu", dpu)) if d < 0 else (("dpu", dpu), ("host", host))
+    whys = [f"{LABEL[name]}: {why}" for name, r in order
+            for why in [next((b for b in r.bottlenecks if key and key in b.lower()), "")] if why]
+    sign = "+" if d > 0 else "−"
+    text = f"{part} {sign}{abs(d):.3g} s per iteration with DPU offload"
+    return f"{text} because {'; '.join(whys)}" if whys else text
+
+
+def _host_reason(host: Result, dpu: Result) -> str | None:
+    a, b = host.host_cpu.get("by_task", {}), dpu.host_cpu.get("by_task", {})
+    moved = [(t, b.get(t, 0.0) - v) for t, v in a.items() if abs(b.get(t, 0.0) - v) > 1e-4]
+    if not moved:
+        return None
+    parts = ", ".join(f"{t} {100 * d:+.1f} pts" for t, d in moved)
+    return (f"host CPU infrastructure share {100 * host.host_cpu['infra_fraction']:.1f}% → "
+            f"{100 * dpu.host_cpu['infra_fraction']:.1f}% ({parts}): the DPU runs those stacks")
+
+
+def _energy_reason(host: Result, dpu: Result) -> str | None:
+    pa, pb = host.power_W.get("total", 0.0), dpu.power_W.get("total", 0.0)
+    if not (math.isfinite(host.energy_kwh) and math.isfinite(dpu.energy_kwh)):
+        return None
+    t = 100 * (dpu.training_time_days / host.training_time_days - 1) if host.training_time_days else 0.0
+    p = 100 * (pb / pa - 1) if pa else 0.0
+    return (f"energy {100 * (dpu.energy_kwh / host.energy_kwh - 1):+.1f}%: training time {t:+.1f}%, "
+            f"cluster power {p:+.1f}% (adapters {host.power_W.get('adapters', 0) / 1e3:.1f} → "
+            f"{dpu.power_W.get('adapters', 0) / 1e3:.1f} kW)")
+
+
+def _nic_notes(design, catalog) -> list[str]:
+    topo = design.topology
+    counts: dict[tuple[str, str, float], int] = {}
+    for srv in topo.servers():
+        kids = topo.attached(srv.id)
+        f = catalog.resolve(srv)
+        for c in (c for c in kids if c.kind == "nic"):
+            nic = catalog.resolve(c)
+            d = dpu_for_nic(catalog, nic, f.get("dpu_model"))
+            key = (c.model, str(d.get("id", "DPU")), float(nic.get("max_bandwidth_Gbps") or 0))
+            counts[key] = counts.get(key, 0) + 1
+    return [f"the DPU-offloaded run models each of the {n} {nic} NICs as a {dpu} DPU of the same "
+            f"line rate ({rate:g} Gb/s)" for (nic, dpu, rate), n in counts.items()]
+
+
+def compare(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int = 0,
+            **overrides: Any) -> Comparison:
+    """Run ``design`` host-managed and DPU-offloaded (and as its own mix) and compare them."""
+    base = {**design.scenario, **(scenario or {})}
+    runs = {name: pipeline.run(design, catalog, scenario={**base, **s}, seed=seed, **overrides)
+            for name, s in SCENARIO_SETTINGS.items()}
+    if base.get("per_server"):
+        runs["design"] = pipeline.run(design, catalog, scenario=base, seed=seed, **overrides)
+    host, dpu = runs["host"], runs["dpu"]
+    deltas: dict[str, Any] = {m: _delta(_value(host, m), _value(dpu, m)) for m in METRICS}
+    deltas["breakdown_s"] = {k: _delta(host.breakdown_s.get(k, 0.0), dpu.breakdown_s.get(k, 0.0))
+                             for k in BREAKDOWN_KEYS}
+    deltas["dpu_utilization"] = dict(dpu.dpu)
+    reasons = [_reason(k, host, dpu, v["delta"]) for k, v in deltas["breakdown_s"].items()
+               if abs(v["delta"]) > MIN_DIFFERENCE * host.iteration_time_s]
+    reasons += [r for r in (_host_reason(host, dpu), _energy_reason(host, dpu)) if r]
+    return Comparison(runs, deltas, reasons, _nic_notes(design, catalog))
+

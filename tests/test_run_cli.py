@@ -1,0 +1,79 @@
+"""``dpu-designer run``: the named breakdown, resources in --json and the table, --set, --timeline."""
+
+import csv
+import json
+
+import pytest
+
+from designer.cli import main
+from designer.engine.result import BREAKDOWN_KEYS
+from designer.paths import resources_dir
+
+EXAMPLE = str(resources_dir() / "examples" / "example.json")
+
+
+def run_json(capsys, *args):
+    capsys.readouterr()
+    assert main(["run", EXAMPLE, "--json", *args]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_json_names_every_iteration_part_and_the_resources(capsys):
+    d = run_json(capsys)
+    assert set(d["breakdown_s"]) == set(BREAKDOWN_KEYS)
+    assert {"data_stall", "straggler", "checkpoint"} <= set(d["breakdown_s"])
+    assert sum(d["breakdown_s"].values()) == pytest.approx(d["iteration_time_s"], rel=1e-12)
+    assert d["host_cpu"]["cores_total"] == 8 * 112  # 8 DGX H100, 2 x 56-core Xeon 8480C
+    assert set(d["host_cpu"]["by_task"]) == {"network", "storage", "crypto", "virtualization", "data_loading"}
+    assert 0 <= d["host_cpu"]["infra_fraction"] <= 1
+    assert {"read_demand_GBps", "read_achieved_GBps", "checkpoint_write_s"} <= set(d["storage"])
+    # energy of the run = cluster power x training time
+    assert d["energy_kwh"] == pytest.approx(d["power_W"]["total"] * d["training_time_days"] * 24 / 1e3)
+
+
+def test_set_changes_the_scenario_for_one_run(capsys):
+    plain = run_json(capsys)
+    enc = run_json(capsys, "--set", "scenario.encryption=true")
+    off = run_json(capsys, "--set", "scenario.encryption=true", "--set", "scenario.offload=dpu")
+    assert enc["host_cpu"]["by_task"]["crypto"] > 0 == plain["host_cpu"]["by_task"]["crypto"]
+    assert off["dpu"]["crypto"] > 0 and off["host_cpu"]["by_task"]["crypto"] == 0
+    assert off["iteration_time_s"] < enc["iteration_time_s"]
+
+
+@pytest.mark.parametrize("arg, message", [
+    ("scenario.bogus=1", "unknown scenario setting 'bogus'"),
+    ("encryption=true", "write scenario.NAME=VALUE"),
+    ("scenario.tenants=many", "'tenants' must be a number"),
+    ("scenario.offload=cloud", "must be one of host, dpu"),
+    ("workload.flavour=2", "unknown workload setting 'flavour'"),
+])
+def test_bad_set_is_one_clear_line(capsys, arg, message):
+    assert main(["run", EXAMPLE, "--set", arg]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_table_shows_the_resources(capsys):
+    capsys.readouterr()
+    assert main(["run", EXAMPLE, "--set", "scenario.offload=dpu"]) == 0
+    out = capsys.readouterr().out
+    for text in ("straggler", "data_stall", "checkpoint", "host CPU", "896 cores", "DPU engines",
+                 "storage", "energy"):
+        assert text in out
+
+
+def test_timeline_csv_and_summary(capsys, tmp_path):
+    out = tmp_path / "tl.csv"
+    d = run_json(capsys, "--timeline", str(out))
+    with open(out, newline="") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0][:3] == ["t_s", "dt_s", "gpu_util"] and len(rows) > 1
+    assert d["timeline"]["rows"] == len(rows) - 1
+    assert 0 < d["timeline"]["goodput"] <= 1
+    # the simulated run lasts at least the steady-state training time
+    assert d["timeline"]["training_time_days"] >= d["training_time_days"] * 0.99
+
+
+def test_timeline_to_a_missing_folder_is_one_line(capsys, tmp_path):
+    assert main(["run", EXAMPLE, "--timeline", str(tmp_path / "no" / "tl.csv")]) == 2
+    assert "cannot write the timeline" in capsys.readouterr().err
