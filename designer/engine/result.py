@@ -14,6 +14,19 @@ import numpy as np
 #: keys of ``Result.breakdown_s``; they add up to ``iteration_time_s``
 BREAKDOWN_KEYS = ("compute", "tp_comm", "pp_comm", "dp_exposed", "bubble", "host_cpu_slowdown",
                   "dpu_slowdown", "data_stall", "straggler", "checkpoint")
+#: what each breakdown part is called in tables, plots and reports
+BREAKDOWN_LABEL = {
+    "compute": "Compute",
+    "tp_comm": "Tensor-parallel communication",
+    "pp_comm": "Pipeline send/receive",
+    "dp_exposed": "Exposed data-parallel communication",
+    "bubble": "Pipeline bubble",
+    "host_cpu_slowdown": "Host CPU over capacity (network stacks)",
+    "dpu_slowdown": "DPU engine over capacity",
+    "data_stall": "Data stall (storage reads)",
+    "straggler": "Stragglers (slowest worker)",
+    "checkpoint": "Checkpoints (amortized)",
+}
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from designer.engine.compare import SCENARIO_SETTINGS
 from designer.errors import UsageError
 from designer.topology.design import SCENARIO_DEFAULTS, Design
 from designer.topology.kinds import FIELDS, KINDS
@@ -145,7 +146,7 @@ def _engine_point(design: Design, scenario: str, seed: int) -> dict[str, float]:
     from designer.engine import pipeline
     from designer.topology.catalog import load_catalog
 
-    data = pipeline.run(design, load_catalog(), scenario={"offload": scenario}, seed=seed).to_json()
+    data = pipeline.run(design, load_catalog(), scenario=dict(SCENARIO_SETTINGS[scenario]), seed=seed).to_json()
     return {m: float(data[m]) for m in METRICS}
 
 

@@ -37,6 +37,7 @@ from typing import Any, Iterable, Iterator, Mapping
 import numpy as np
 from scipy import integrate, special
 
+from designer.engine.compare import SCENARIO_SETTINGS
 from designer.errors import UsageError
 
 #: Unexpected interruptions per GPU-hour: 419 in a 54-day snapshot on 16,384 H100 GPUs.
@@ -454,7 +455,7 @@ def inputs_for(design: Any, catalog: Any, scenario: str, *, seed: int = 0) -> tu
     """
     from designer.engine import pipeline
 
-    result = pipeline.run(design, catalog, scenario={"offload": scenario}, seed=seed)
+    result = pipeline.run(design, catalog, scenario=dict(SCENARIO_SETTINGS[scenario]), seed=seed)
     inputs = TimelineInputs.from_result(result, label=scenario)
     if inputs.checkpoint_interval_s == 0:
         interval = float(design.scenario.get("checkpoint_interval_s", 0.0) or 0.0)

@@ -16,6 +16,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
+from designer.engine.result import BREAKDOWN_LABEL
 from designer.engine.timeline import COLUMNS, TRAINING, Samples
 
 #: colour per scenario (Okabe-Ito palette, readable with colour blindness)
@@ -209,7 +210,8 @@ class LivePlots(QWidget):
             if not heights.any():
                 continue
             bar = pg.BarGraphItem(x=np.arange(2), height=heights, y0=bottoms.copy(), width=0.6,
-                                  brush=BREAKDOWN_COLORS[i % len(BREAKDOWN_COLORS)], name=part)
+                                  brush=BREAKDOWN_COLORS[i % len(BREAKDOWN_COLORS)],
+                                  name=BREAKDOWN_LABEL.get(part, part))
             plot.addItem(bar)
             self._bars.append(bar)
             bottoms += heights

@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import QSize
 
+from designer.engine.compare import SCENARIO_SETTINGS
+from designer.engine.result import BREAKDOWN_LABEL
 from designer import __version__
 from designer.engine import pipeline
 from designer.engine.timeline import Samples, TimelineInputs, TimelineSummary, simulate
@@ -38,15 +40,6 @@ from designer.topology.validation import validate
 
 SCENARIOS = ("host", "dpu")
 LABEL = {s: SCENARIO_LABEL[s][0].upper() + SCENARIO_LABEL[s][1:] for s in SCENARIOS}
-#: names of the iteration-time parts (``Result.breakdown_s`` keys)
-BREAKDOWN_LABEL = {
-    "compute": "Compute",
-    "tp_comm": "Tensor-parallel communication",
-    "pp_comm": "Pipeline send/receive",
-    "dp_exposed": "Exposed data-parallel communication",
-    "bubble": "Pipeline bubble",
-    "other": "Host CPU, DPU, data, stragglers, checkpoints",
-}
 #: catalog kinds as the assumptions section names them
 KIND_TITLE = {"workload": "Workload", "server": "GPU server", "gpu": "GPU", "cpu": "CPU", "dpu": "DPU",
               "nic": "NIC", "switch": "Switch", "storage": "Storage", "rack": "Rack"}
@@ -88,7 +81,7 @@ def gather(design: Design, catalog, *, seed: int = 0, date: str | None = None) -
         first = errors[0]
         raise UsageError(f"the design has {len(errors)} error(s), e.g. {first.message}; "
                          "fix them first (see 'dpu-designer validate FILE')")
-    results = {s: pipeline.run(design, catalog, scenario={"offload": s}, seed=seed).to_json()
+    results = {s: pipeline.run(design, catalog, scenario=dict(SCENARIO_SETTINGS[s]), seed=seed).to_json()
                for s in SCENARIOS}
     interval = float(design.scenario.get("checkpoint_interval_s") or 0.0)
     timelines = {}

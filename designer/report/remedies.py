@@ -20,8 +20,17 @@ BREAKDOWN_REMEDY = {
                   "all-reduce hides behind the backward pass.",
     "bubble": "More micro-batches per pipeline (larger global batch or smaller micro-batch), an "
               "interleaved schedule (interleave > 1), or fewer pipeline stages.",
-    "other": "See the resource bottlenecks below: host CPU, DPU engines, storage, stragglers and "
-             "checkpoints.",
+    "host_cpu_slowdown": "Move the network, storage and crypto stacks onto DPUs, use RDMA instead of "
+                         "kernel TCP, or give the servers more CPU cores.",
+    "dpu_slowdown": "A DPU model with a faster engine (crypto rate, Arm cores, line rate), fewer "
+                    "services per DPU, or more DPUs per server.",
+    "data_stall": "Raise the storage read rate per server: more or faster storage appliances, a "
+                  "storage fabric separate from the training fabric, GPUDirect Storage, or DPU "
+                  "storage offload.",
+    "straggler": "Cut host-stack interruptions on the GPU servers (offload the stacks to DPUs) so "
+                 "the slowest worker is closer to the mean.",
+    "checkpoint": "Checkpoint less often (longer interval), write checkpoints asynchronously, or "
+                  "add storage write bandwidth.",
 }
 
 #: patterns of the engine's bottleneck sentences (``designer.engine.bottlenecks`` and the
@@ -51,14 +60,9 @@ PATTERN_REMEDY = tuple((re.compile(p, re.IGNORECASE), advice) for p, advice in (
     (r"\bTP all-reduces?\b", BREAKDOWN_REMEDY["tp_comm"]),
     (r"\bpipeline send/receive", BREAKDOWN_REMEDY["pp_comm"]),
     (r"\bexposed DP\b", BREAKDOWN_REMEDY["dp_exposed"]),
-    (r"\bstorage reads\b|\bdata stall", "Raise the storage read rate per server: more or faster "
-                                       "storage appliances, a storage fabric separate from the "
-                                       "training fabric, GPUDirect Storage, or DPU storage "
-                                       "offload."),
-    (r"\bstragglers?\b", "Cut host-stack interruptions on the GPU servers (offload the stacks to "
-                        "DPUs) so the slowest worker is closer to the mean."),
-    (r"\bcheckpoints?\b", "Checkpoint less often (longer interval), write checkpoints "
-                         "asynchronously, or add storage write bandwidth."),
+    (r"\bstorage reads\b|\bdata stall", BREAKDOWN_REMEDY["data_stall"]),
+    (r"\bstragglers?\b", BREAKDOWN_REMEDY["straggler"]),
+    (r"\bcheckpoints?\b", BREAKDOWN_REMEDY["checkpoint"]),
 ))
 
 
