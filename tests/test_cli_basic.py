@@ -67,3 +67,25 @@ def test_installed_entry_point_runs(tmp_path):
     run = subprocess.run([sys.executable, "-m", "designer.cli", "validate", str(out)],
                          capture_output=True, text=True, env=env, timeout=120)
     assert run.returncode == 0 and "32 servers" in run.stdout and run.stderr == ""
+
+
+def test_new_saves_a_workload_that_fills_the_design_and_runs(tmp_path, capsys):
+    out = tmp_path / "w.json"
+    assert main(["new", "--template", "leaf-spine", "--servers", "6", "--workload", "llama3-8b",
+                 "-o", str(out)]) == 0
+    workload = json.loads(out.read_text())["workload"]
+    assert workload["preset"] == "llama3-8b"
+    # 6 DGX H100 = 48 GPUs, tp=2: 24 replicas; the batch is a multiple of 24 micro-batches of 1
+    assert workload["global_batch"] % 24 == 0 and workload["global_batch"] >= 512
+    capsys.readouterr()
+    assert main(["run", str(out), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["workload"]["dp"] == 24 and result["gpus"] == 48
+
+
+def test_new_refuses_a_workload_that_does_not_fit(tmp_path, capsys):
+    code = main(["new", "--template", "leaf-spine", "--servers", "2", "--workload", "gpt3-175b",
+                 "-o", str(tmp_path / "w.json")])
+    assert code == 2
+    assert "needs more GPUs than the design has (16)" in capsys.readouterr().err
+    assert not (tmp_path / "w.json").exists()

@@ -11,6 +11,25 @@ import argparse
 from designer.errors import UsageError
 
 _TYPES = {"int": int, "float": float, "str": str, "choice": str}
+DEFAULT_WORKLOAD = "llama3-8b"
+
+
+def fitted_workload(preset: str, design, catalog) -> dict:
+    """The design's workload setting for a catalog preset: ``dp = 0`` (as many data-parallel
+    replicas as the GPUs allow) and the preset's global batch rounded up to the next multiple of
+    ``dp x micro-batch`` so that every replica gets whole micro-batches."""
+    from designer.engine.workload import from_dict
+
+    try:
+        entry = catalog.workload(preset)
+    except KeyError as exc:
+        raise UsageError(f"--workload: {exc.args[0]}") from None
+    gpus = sum(int(catalog.resolve(s)["gpu_count"]) for s in design.topology.servers())
+    dp = gpus // (int(entry.get("tp", 1)) * int(entry.get("pp", 1)))
+    step = max(dp, 1) * int(entry.get("micro_batch", 1))
+    batch = -(-int(entry.get("global_batch", step)) // step) * step
+    from_dict({**entry, "dp": 0, "gpus": gpus, "global_batch": batch}, gpus, where="--workload")
+    return {"preset": preset, "dp": 0, "gpus": gpus, "global_batch": batch}
 
 
 def _all_options() -> dict[str, object]:
@@ -31,6 +50,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--template", required=True, choices=list(TEMPLATES),
                    help="; ".join(f"{t.name}: {t.help}" for t in TEMPLATES.values()))
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="design file to write")
+    p.add_argument("--workload", default=DEFAULT_WORKLOAD, metavar="ID",
+                   help="catalog workload saved with the design, its data parallelism filling the "
+                        "design and its global batch rounded up to a multiple of dp x micro-batch "
+                        f"(default: {DEFAULT_WORKLOAD}; see 'dpu-designer catalog workload')")
     for name, opt in _all_options().items():
         defaults = {t.name: o.default for t in TEMPLATES.values() for o in t.options if o.name == name}
         only = "" if len(defaults) == len(TEMPLATES) else f"; {', '.join(defaults)} only"
@@ -55,6 +78,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"the {template.name} template takes no --{wrong[0].replace('_', '-')} "
                          f"(its options: {', '.join('--' + n.replace('_', '-') for n in sorted(names))})")
     design = template(**given)
+    from designer.topology.catalog import load_catalog
+
+    design.workload = fitted_workload(args.workload, design, load_catalog())
     fileformat.save(design, args.output)
     problems = validate(design)
     errors = sum(p.severity == "error" for p in problems)
