@@ -97,39 +97,47 @@ def test_invariants_on_generated_designs(seed):
 
 
 def _table1_hits():
+    """Each Table 1 row on a DGX A100 / HDR design, run as the authors ran it: micro-batch size and
+    interleaved stages from their reproduction script (columns micro_batch and interleave, see
+    ``run_config_source`` in the data file), everything else from the catalog preset."""
+    cols = TABLE1["columns"]
     hits, report = 0, []
-    for row in TABLE1["rows"]:
-        wid, gpus, published = row[0], row[7], row[9]
-        servers = gpus // 8
-        d = cluster(servers, server_model="dgx-a100", nic_Gbps=200, switch_model="qm8700",
+    for values in TABLE1["rows"]:
+        row = dict(zip(cols, values))
+        d = cluster(row["gpus"] // 8, server_model="dgx-a100", nic_Gbps=200, switch_model="qm8700",
                     servers_per_leaf=20, spines=20)
-        r = run(d, CAT, workload=wid, scenario={"routing": "adaptive", "checkpoint_interval_s": 0})
-        err = r.tflops_per_gpu / published - 1
-        report.append(f"{wid}: {r.tflops_per_gpu:.0f} vs {published} ({100 * err:+.0f}%)")
+        r = run(d, CAT, workload=row["catalog_id"], micro_batch=row["micro_batch"],
+                interleave=row["interleave"], scenario={"routing": "adaptive", "checkpoint_interval_s": 0})
+        err = r.tflops_per_gpu / row["tflops_per_gpu"] - 1
+        report.append(f"{row['catalog_id']}: {r.tflops_per_gpu:.0f} vs {row['tflops_per_gpu']} ({100 * err:+.0f}%)")
         hits += abs(err) <= 0.10
     return hits, "; ".join(report)
 
 
-_TABLE1 = None
-
-
-def _table1():
-    global _TABLE1
-    if _TABLE1 is None:
-        _TABLE1 = _table1_hits()
-    return _TABLE1
-
-
-def test_table1_tflops_regression_guard():
-    """Today 7 of 10 rows are within ±10% (the two largest models are 13-14% low)."""
-    hits, report = _table1()
-    assert hits >= 7, report
-
-
-@pytest.mark.xfail(strict=True, reason="acceptance target of issue 3 not met yet: 7 of 10 rows")
 def test_table1_tflops_within_10_percent_on_8_of_10_rows():
-    hits, report = _table1()
+    """Issue 3 acceptance: predicted TFLOP/s per GPU within ±10% of Megatron-LM Table 1 on at least
+    8 of its 10 rows, with the single catalog gemm_efficiency of the A100 (no per-row tuning)."""
+    hits, report = _table1_hits()
     assert hits >= 8, report
+
+
+def test_ring_flows_join_the_same_rail_of_consecutive_servers():
+    from designer.engine.placement import place, servers_of
+    from designer.engine.traffic import ring_flows
+    from designer.engine.workload import Workload
+
+    d = cluster(3, rails=2, servers_per_leaf=1, spines=1)
+    pl = place(Workload(tp=1, pp=1, dp=24, global_batch=24), servers_of(d, CAT))
+    f = ring_flows(pl, "dp")
+    # GPUs 0-3 of a server use NIC 0, GPUs 4-7 NIC 1; the DP group of all 24 GPUs spans 3 servers
+    # with 8 GPUs each: 8 rings (one per local GPU) of 3 hops
+    assert len(f.src) == 24
+    assert list(zip(f.src[:3], f.dst[:3])) == [("nic-0-0", "nic-1-0"), ("nic-1-0", "nic-2-0"),
+                                                ("nic-2-0", "nic-0-0")]
+    assert (f.src[-1], f.dst[-1]) == ("nic-2-1", "nic-0-1")
+    two = cluster(2, rails=1, servers_per_leaf=1, spines=1)
+    f2 = ring_flows(place(Workload(tp=1, pp=1, dp=16, global_batch=16), servers_of(two, CAT)), "dp")
+    assert len(f2.src) == 16  # 8 rings of two servers, each pair in both directions
 
 
 def _cli(*args):

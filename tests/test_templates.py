@@ -48,6 +48,23 @@ def test_rail_optimized_256_servers(catalog):
     assert validate(d, catalog) == []
 
 
+def test_rail_optimized_beyond_two_tiers_gets_a_core_tier_per_rail(catalog):
+    # 32-port switches, SUs of 16 (16 down, 16 up): 768 servers = 48 SUs, 48 leaves per rail, more
+    # than one spine layer reaches (48 x 16 / 32 = 24 spines > 16 uplinks). Per rail: pods of 16
+    # leaves, 3 pods x 16 spines = 48 spines; 16 core groups of ceil(3 x 16 / 32) = 2 cores.
+    d = rail_optimized(servers=768, su_size=16, switch="generic-leaf", storage="none", catalog=catalog)
+    assert tiers(d) == {"leaf": 8 * 48, "spine": 8 * 48, "core": 8 * 32}
+    topo = d.topology
+    first, last = topo.servers()[0], topo.servers()[-1]
+    a, b = topo.attached(first.id)[3], topo.attached(last.id)[3]  # rail 3 of different pods
+    path = topo.shortest_path(a.id, b.id)
+    assert [topo.components[c].props.get("tier") for c in path[1:-1]] == \
+        ["leaf", "spine", "core", "spine", "leaf"]
+    # no switch has more cables than ports
+    for sw in topo.switches():
+        assert sum(l.lanes for l in topo.links_of(sw.id)) <= 32
+
+
 def test_rail_optimized_with_dpus_and_separate_storage(catalog):
     d = rail_optimized(servers=64, dpu="bluefield-3", catalog=catalog)
     topo = d.topology

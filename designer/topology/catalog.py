@@ -63,15 +63,18 @@ class Catalog:
         self._entries: dict[str, dict[str, dict[str, Any]]] = {k: {} for k in ALL_KINDS}
         self._origin: dict[tuple[str, str], Path] = {}
         self._costs: dict[str, dict[str, Any]] = {}
+        #: (component kind, model) -> kind defaults <- entry figures; filled by ``resolve``, emptied
+        #: whenever an entry is added (a 16k-GPU design resolves thousands of components of a few models)
+        self._resolved: dict[tuple[str, str], dict[str, Any]] = {}
         self.problems: list[CatalogProblem] = []
 
     # -- queries ---------------------------------------------------------------------------------
     def get(self, kind: str, id: str) -> dict[str, Any]:
         """The entry ``id`` of ``kind`` (a copy); KeyError naming close ids if there is none."""
-        return copy.deepcopy(self._entry(kind, id))
+        return _copy(self._entry(kind, id))
 
     def entries(self, kind: str) -> list[dict[str, Any]]:
-        return [copy.deepcopy(e) for e in self._table(kind).values()]
+        return [_copy(e) for e in self._table(kind).values()]
 
     def ids(self, kind: str) -> list[str]:
         return list(self._table(kind))
@@ -94,10 +97,15 @@ class Catalog:
         Works with any object that has ``kind``, ``model`` and ``props``. Entry figures outside the
         kind's FIELDS (e.g. a server's ``nic_model``) are included too; id/name/source are not.
         """
-        values = kinds.defaults(component.kind)
-        if component.model:
-            entry = self.get(kinds.CATALOG_KIND[component.kind], component.model)
-            values.update({k: v for k, v in entry.items() if k not in _META})
+        key = (component.kind, component.model)
+        base = self._resolved.get(key)
+        if base is None:
+            base = kinds.defaults(component.kind)
+            if component.model:
+                entry = self._entry(kinds.CATALOG_KIND[component.kind], component.model)
+                base.update({k: v for k, v in entry.items() if k not in _META})
+            self._resolved[key] = base
+        values = _copy(base)
         values.update(component.props or {})
         return values
 
@@ -154,9 +162,17 @@ class Catalog:
                 raise _FileError(f"{where}: id is used twice in this file")
             seen.add(entry["id"])
             checked.append(entry)
+        self._resolved.clear()
         for entry in checked:
             self._entries[kind][entry["id"]] = entry
             self._origin[(kind, entry["id"])] = file
+
+
+def _copy(entry: dict[str, Any]) -> dict[str, Any]:
+    """A copy the caller may change: scalars are shared (immutable), nested tables and arrays are
+    deep-copied. Much cheaper than ``copy.deepcopy`` of the whole entry, which matters when a large
+    design resolves every component."""
+    return {k: v if v is None or isinstance(v, (str, int, float, bool)) else copy.deepcopy(v) for k, v in entry.items()}
 
 
 def _read_toml(file: Path) -> dict[str, Any]:

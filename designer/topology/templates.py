@@ -338,8 +338,12 @@ def rail_optimized(servers: int = 256, server: str = "dgx-h100", gpus_per_server
     """Rail-optimized fabric in the style of the NVIDIA DGX SuperPOD reference architecture: scalable
     units (SUs) of ``su_size`` servers; in each SU one leaf per rail, and NIC/DPU i of every server
     goes to the rail-i leaf of its SU. While one spine can reach every leaf (leaves <= switch ports)
-    all leaves share one spine layer; beyond that each rail gets its own spine group and traffic
-    between rails crosses the NVLink domain inside a server (as NCCL's PXN does)."""
+    all leaves share one spine layer; beyond that each rail gets its own switch plane and traffic
+    between rails crosses the NVLink domain inside a server (as NCCL's PXN does). A rail plane with
+    more leaves than one spine layer can reach gets a third tier (as in the largest SuperPODs): pods
+    of ``ports/2`` leaves with their own spines, spine i of every pod to core group i of that rail
+    (see ``_Builder.spines``); with 64-port switches and SUs of 32 that is up to 1,024 SUs (32,768
+    eight-GPU servers)."""
     _check_count(servers, "--servers")
     _check_count(su_size, "--su-size")
     _check_count(servers_per_rack, "--servers-per-rack")
@@ -369,7 +373,7 @@ def rail_optimized(servers: int = 256, server: str = "dgx-h100", gpus_per_server
                          f"{ports} leaves); use --storage separate")
     else:
         for rail_leaves in by_rail:
-            b.spines(rail_leaves, up, switch)
+            b.spines(rail_leaves, up, switch, core=True)
     if storage == "separate":
         _separate_storage(b, ids, appliances, switch, oversubscription)
     _rack_all(b, ids, appliances)
