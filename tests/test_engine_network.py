@@ -85,7 +85,7 @@ def test_invariants_on_generated_designs(seed):
     gpus = servers * 8
     tp = int(rng.choice([1, 2, 8]))
     dp = gpus // tp
-    r = run(d, CAT, workload="megatron-gpt-1.7b", tp=tp, pp=1, dp=dp, global_batch=dp * 4,
+    r = run(d, CAT, workload="megatron-gpt-1.7b", tp=tp, pp=1, dp=dp, global_batch=dp * 4, micro_batch=1,
             scenario={"routing": str(rng.choice(["ecmp", "adaptive"])), "checkpoint_interval_s": 0},
             seed=seed)
     assert all(l.utilization <= 1.0 + 1e-6 for l in r.links)
