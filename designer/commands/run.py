@@ -162,7 +162,7 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(data, indent=1))
         return 0
-    print(format_table(result))
+    print(format_table(result, design))
     if args.timeline:
         t = data["timeline"]
         print(f"\ntimeline            {rows} rows written to {args.timeline}: "
@@ -171,7 +171,8 @@ def run(args) -> int:
     return 0
 
 
-def format_table(r) -> str:
+def format_table(r, design=None) -> str:
+    """The readable result; with the design, links are shown with their two ends."""
     w = r.workload
     lines = [f"workload   {w['name']}  (tp={w['tp']} pp={w['pp']} dp={w['dp']}, {r.gpus} GPUs, "
              f"{r.parameters / 1e9:.1f}B parameters)",
@@ -193,7 +194,13 @@ def format_table(r) -> str:
                      f"{c.algbw_GBps:7.1f}GB/s {c.busbw_GBps:6.1f}GB/s")
     busy = [l for l in r.top_links(5) if l.utilization > 0]
     if busy:
-        lines += ["", "busiest links"] + [f"  {l.id:<28} {100 * l.utilization:5.1f}%  ({l.phase})"
+        links = design.topology.links if design is not None else {}
+
+        def name(link_id: str) -> str:
+            link = links.get(link_id)
+            return f"{link_id} ({link.a} - {link.b})" if link else link_id
+
+        lines += ["", "busiest links"] + [f"  {name(l.id):<34} {100 * l.utilization:5.1f}%  ({l.phase})"
                                           for l in busy]
     if r.bottlenecks:
         lines += ["", "bottlenecks"] + [f"  {i + 1}. {b}" for i, b in enumerate(r.bottlenecks[:5])]
