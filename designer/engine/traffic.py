@@ -3,7 +3,9 @@
 Per iteration and per GPU (Narayanan et al. SC'21 §3.3 and §4.1; Shoeybi et al. 2019 §3):
 - TP: per layer and micro-batch, 2 all-reduces forward and 2 backward of b·s·h activations
   (one after attention, one after the MLP; their conjugates in backward), plus 2 more when the
-  forward pass is recomputed.
+  forward pass is recomputed. The MLP's inner width (4h, or a SwiGLU ffn_hidden) and grouped K/V
+  heads stay inside a TP rank (column- then row-parallel split), so only h-wide activations
+  cross; counted for the busiest GPU's layers (``Workload.stage_layers``).
 - PP: per micro-batch and stage boundary, the activations b·s·h forward and their gradient back
   (× v model chunks with the interleaved schedule).
 - DP: one all-reduce of the gradients of the GPU's share of the parameters, P/(tp·pp) values per
@@ -43,8 +45,7 @@ def volumes(w: Workload) -> Volumes:
         return Volumes(0.0, 0, 0.0, 0, parameters(w) * bpv, w.optimizer_sharded)
     act = w.micro_batch * w.seq_len * w.hidden * bpv
     per_layer = 6 if w.recompute else 4
-    layers_per_gpu = w.layers // w.pp
-    tp_calls = per_layer * layers_per_gpu if w.tp > 1 else 0
+    tp_calls = per_layer * w.stage_layers if w.tp > 1 else 0
     return Volumes(act, tp_calls, act, w.interleave if w.pp > 1 else 0,
                    parameters(w) / (w.tp * w.pp) * bpv, w.optimizer_sharded)
 

@@ -5,12 +5,22 @@ parallelism as in Megatron-LM, or a vision workload described by samples/s and b
 (which matters for storage, not for the GPU model here). :func:`compute` turns it plus a GPU's
 catalog figures into per-micro-batch compute times.
 
+Architectures: without ``kv_heads``/``ffn_hidden`` a transformer is Megatron's GPT (multi-head
+attention, a 4h GELU MLP with biases, LayerNorm, tied input/output embedding, learned position
+embedding) and every count below reduces exactly to the Megatron formulas. ``kv_heads`` gives
+grouped-query attention (K and V projected to h·kv_heads/heads); ``ffn_hidden`` gives a Llama-style
+block (SwiGLU MLP of width ffn_hidden with three weight matrices, no biases, RMSNorm, rotary
+positions, untied input and output embeddings).
+
 Sources
 - Narayanan et al., "Efficient Large-Scale Language Model Training on GPU Clusters Using
   Megatron-LM", SC'21 (arXiv 2104.04473): model FLOPs (§5.1), parameter count, pipeline bubble
   (§2.2), training-time estimate (eq. 4).
 - Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models",
   MLSys 2023 (arXiv 2205.05198), §4.1: activation bytes per layer.
+- Llama Team, AI @ Meta, "The Llama 3 Herd of Models" (arXiv 2407.21783, 2024), Table 3 (shapes:
+  GQA, SwiGLU, 128K vocabulary) and §3.3.2 (uneven pipeline stages: one layer fewer on the first
+  and the last stage).
 """
 
 from __future__ import annotations
@@ -44,6 +54,8 @@ class Workload:
     layers: int = 24
     hidden: int = 2048
     heads: int = 16
+    kv_heads: int = 0  #: key/value heads (grouped-query attention); 0 = heads (multi-head)
+    ffn_hidden: int = 0  #: SwiGLU MLP width (Llama-style block); 0 = GPT MLP of width 4·hidden
     vocab: int = 51200
     seq_len: int = 2048
     tp: int = 1
@@ -72,6 +84,16 @@ class Workload:
         return self.global_batch // (self.dp * self.micro_batch)
 
     @property
+    def stage_layers(self) -> int:
+        """Layers on the busiest GPU of the pipeline: v·⌈l/(p·v)⌉ (v virtual stages per GPU).
+
+        When l is not a multiple of p·v some (virtual) stages hold one layer fewer (Llama 3 405B:
+        126 layers on 16 stages, the first and the last with 7); the pipeline runs at the pace of
+        a GPU whose every chunk has the larger count, so that count sets the micro-batch time.
+        """
+        return self.interleave * math.ceil(self.layers / (self.pp * self.interleave))
+
+    @property
     def bytes_per_value(self) -> int:
         return PRECISION_BYTES[self.precision]
 
@@ -79,7 +101,7 @@ class Workload:
         return asdict(self)
 
 
-_INT_FIELDS = {"layers", "hidden", "heads", "vocab", "seq_len", "tp", "pp", "dp", "micro_batch",
+_INT_FIELDS = {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len", "tp", "pp", "dp", "micro_batch",
                "global_batch", "interleave"}
 _FIELD_NAMES = {f.name for f in fields(Workload)}
 
@@ -123,6 +145,9 @@ def from_dict(data: dict[str, Any], total_gpus: int, where: str = "workload",
                 "global_batch", "interleave"):
         if getattr(w, key) < 1:
             raise UsageError(f"{where}: '{key}' must be at least 1, got {getattr(w, key)}")
+    for key in ("kv_heads", "ffn_hidden"):
+        if getattr(w, key) < 0:
+            raise UsageError(f"{where}: '{key}' must be 0 (GPT default) or positive, got {getattr(w, key)}")
     if w.dp < 0:
         raise UsageError(f"{where}: 'dp' must be 0 (fill the design) or positive, got {w.dp}")
     if w.dp == 0:
@@ -140,39 +165,75 @@ def from_dict(data: dict[str, Any], total_gpus: int, where: str = "workload",
         raise UsageError(f"{where}: global batch {w.global_batch} is not a multiple of "
                          f"dp x micro-batch = {w.dp} x {w.micro_batch}; change --global-batch")
     if w.kind == "transformer":
-        if w.layers % (w.pp * w.interleave):
-            raise UsageError(f"{where}: {w.layers} layers do not split into pp x interleave = "
-                             f"{w.pp} x {w.interleave} equal stages")
+        if w.pp * w.interleave > w.layers:
+            raise UsageError(f"{where}: pp x interleave = {w.pp} x {w.interleave} stages is more "
+                             f"than the {w.layers} layers; lower --pp or interleave")
         if w.hidden % w.heads or w.heads % w.tp:
             raise UsageError(f"{where}: hidden {w.hidden} / heads {w.heads} / tp {w.tp} must "
                              f"divide evenly (heads split across TP ranks)")
+        if w.kv_heads and w.heads % w.kv_heads:
+            raise UsageError(f"{where}: heads {w.heads} must be a multiple of kv_heads {w.kv_heads} "
+                             f"(each key/value head serves a group of query heads)")
     return w
 
 
-def parameters(w: Workload) -> float:
-    """Parameter count P = 12·l·h²·(1 + 13/(12h) + (V + s)/(12·l·h)).
+def _layer_matrix_params(w: Workload) -> float:
+    """Weights of the matrices of one transformer layer (each used in one GEMM per token).
 
-    Narayanan et al. SC'21, §5.1 (weights of attention and MLP blocks, biases and layer norms,
-    token and position embeddings). Vision: the ``params`` figure given.
+    Attention: Q and O are h×h, K and V are h×(h·kv/a) (kv = a without grouped-query attention):
+    2h² + 2h²·kv/a. MLP: two h×4h matrices (GPT, 8h²) or three h×ffn matrices (SwiGLU: gate, up,
+    down; 3·h·ffn). GPT: 4h² + 8h² = 12h², Megatron's per-layer figure.
+    """
+    h = w.hidden
+    kv = w.kv_heads or w.heads
+    attention = 2.0 * h * h + 2.0 * h * h * kv / w.heads
+    mlp = 3.0 * h * w.ffn_hidden if w.ffn_hidden else 8.0 * h * h
+    return attention + mlp
+
+
+def parameters(w: Workload) -> float:
+    """Parameter count: l·(layer matrices + small vectors) + embeddings.
+
+    GPT (no ffn_hidden): 12·l·h²·(1 + 13/(12h) + (V + s)/(12·l·h)), Narayanan et al. SC'21 §5.1:
+    13h biases and LayerNorm weights per layer, a tied V×h token embedding and an s×h position
+    embedding (with kv_heads, the K/V matrices and biases shrink to kv/a of their size).
+    Llama-style (ffn_hidden given): no biases, two RMSNorm weight vectors per layer plus a final
+    one (2h·l + h), rotary positions (no weights), untied V×h input and output embeddings (2·V·h).
+    Llama 3 (Table 3 shapes, V = 128,000): 8.03B, 70.55B, 405.85B. Vision: the ``params`` figure given.
     """
     if w.kind == "vision":
         return w.params
     l, h, V, s = w.layers, w.hidden, w.vocab, w.seq_len
-    return 12.0 * l * h * h * (1 + 13.0 / (12 * h) + (V + s) / (12.0 * l * h))
+    if w.ffn_hidden:
+        return l * (_layer_matrix_params(w) + 2.0 * h) + h + 2.0 * V * h
+    kv = (w.kv_heads or w.heads) / w.heads
+    biases = (11.0 + 2.0 * kv) * h  # Q, O: h each; K, V: kv·h each; MLP 4h + h; two LayerNorms 4h
+    return l * (_layer_matrix_params(w) + biases) + (V + s) * h
 
 
 def model_flops_per_iteration(w: Workload) -> float:
-    """Model FLOPs of one iteration, Megatron's definition.
+    """Model FLOPs of one iteration (2 FLOPs per multiply-add; matrix multiplications only).
 
-    F = 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)) with activation recomputation (one extra forward
-    pass), 72·B·s·l·h²·(...) without. Narayanan et al. SC'21, §5.1; the recompute variant is the
-    figure their Table 1 TFLOP/s are computed from. Vision: samples × GFLOPs per sample.
+    Per token and layer, forward: 2 × the layer's matrix weights (see ``_layer_matrix_params``)
+    plus attention 4·s·h (Q·Kᵀ scores 2·s·h and scores·V 2·s·h over the full s×s square, no
+    causal-mask saving, as Megatron counts); the output (logit) layer 2·V·h per token. The input
+    embedding is a lookup (no FLOPs); norms, softmax and activations are not counted. Backward
+    costs two forwards; recomputation adds one more forward of the transformer layers, not of
+    the logit layer:
+        F_recompute = B·s·[4·l·(2·M + 4·s·h) + 3·2·V·h],   M = layer matrix weights,
+    and without recomputation this engine takes 3/4 of it (Megatron's 72-vs-96 convention; it
+    counts the logit layer as 2.25 forwards instead of 3, i.e. 0.75·2·V·h per token too few:
+    0.1% of Llama 3 405B's count, 1.4% of 8B's).
+    GPT (M = 12h²): 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)), exactly Narayanan et al. SC'21 §5.1
+    (their Table 1 TFLOP/s); the matrix part is the 6·N·D rule (N = matrix weights incl. the tied
+    output embedding, D = B·s tokens) and 4·s·h·l per token is the attention it leaves out.
+    Vision: 6 × params × samples.
     """
     if w.kind == "vision":
         return 6.0 * w.params * w.global_batch
-    factor = 96.0 if w.recompute else 72.0
     B, s, l, h, V = w.global_batch, w.seq_len, w.layers, w.hidden, w.vocab
-    return factor * B * s * l * h * h * (1 + s / (6.0 * h) + V / (16.0 * l * h))
+    recomputed = B * s * (4.0 * l * (2.0 * _layer_matrix_params(w) + 4.0 * s * h) + 6.0 * V * h)
+    return recomputed if w.recompute else 0.75 * recomputed
 
 
 def activation_bytes_per_layer(w: Workload) -> float:
@@ -232,7 +293,10 @@ def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
     FLOPs per GPU are F / (tp·pp·dp) spread over m micro-batches and gemm_efficiency is the
     catalog constant of the GPU type. Memory-bound time = MEMORY_PASSES × activation bytes per
     layer × layers per stage / HBM bandwidth (catalog ``memory_bw_TBps``); this is what makes
-    small-hidden models slower per FLOP than large ones.
+    small-hidden models slower per FLOP than large ones. Uneven stages: both are for the busiest
+    GPU (``Workload.stage_layers``), i.e. the even share scaled by p·stage_layers/l (the logit
+    work is taken as spread over the stages like the layers, which is what Llama 3 arranged by
+    giving the first and the last stage one layer fewer).
     """
     peak = gpu_peak_tflops(gpu, w.precision)
     eff = float(gpu.get("gemm_efficiency") or 0.0)
@@ -244,12 +308,12 @@ def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
     if w.kind == "vision":
         sample_s = w.global_batch / w.gpus / m / w.samples_per_s_per_gpu
         return ComputeTimes(flops_gpu, sample_s, 0.0, peak, eff, w.recompute)
-    gemm_s = flops_gpu / m / (peak * 1e12 * eff)
+    busiest = w.stage_layers * w.pp / w.layers
+    gemm_s = flops_gpu * busiest / m / (peak * 1e12 * eff)
     memory_s = 0.0
     hbm = float(gpu.get("memory_bw_TBps") or 0.0)
     if hbm > 0:
-        layers_per_gpu = w.layers / w.pp
-        memory_s = MEMORY_PASSES[w.recompute] * activation_bytes_per_layer(w) * layers_per_gpu / (hbm * 1e12)
+        memory_s = MEMORY_PASSES[w.recompute] * activation_bytes_per_layer(w) * w.stage_layers / (hbm * 1e12)
     return ComputeTimes(flops_gpu, gemm_s, memory_s, peak, eff, w.recompute)
 
 
