@@ -1,0 +1,80 @@
+"""Canvas scale: open a 2,048-server rail-optimized design (16,384 GPUs, ~20k cables) in the window
+and time pan/zoom frames. Target: open < 3 s, frames < 50 ms.
+
+    QT_QPA_PLATFORM=offscreen python bench/bench_canvas.py [SERVERS]
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+def frame_ms(view) -> float:
+    t = time.perf_counter()
+    view.viewport().repaint()
+    return (time.perf_counter() - t) * 1000
+
+
+def main(servers: int = 2048) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    from designer.gui.app import make_app
+    from designer.gui.mainwindow import MainWindow
+    from designer.topology import fileformat
+    from designer.topology.catalog import load_catalog
+    from designer.topology.templates import rail_optimized
+
+    app = make_app()
+    catalog = load_catalog()
+    t = time.perf_counter()
+    design = rail_optimized(servers=servers)
+    print(f"template: {time.perf_counter() - t:.2f} s")
+    topo = design.topology
+    gpus = sum(int(catalog.resolve(s)["gpu_count"]) for s in topo.servers())
+    print(f"{len(topo.servers())} servers, {gpus} GPUs, {len(topo.components)} components, "
+          f"{len(topo.links)} links")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "big.json"
+        fileformat.save(design, path)
+        t = time.perf_counter()
+        loaded = fileformat.load(path)
+        t_load = time.perf_counter() - t
+        window = MainWindow(loaded, str(path), catalog)
+        window.resize(1600, 1000)
+        window.show()
+        QApplication.processEvents()
+        t_open = time.perf_counter() - t
+    print(f"open (load file {t_load:.2f} s + window, items, validation, first paint): {t_open:.2f} s")
+    print(f"scene items: {len(window.scene.items())}")
+    view = window.view
+    for label, scale in (("fit", None), ("25 %", 0.25), ("50 %", 0.5), ("100 %", 1.0)):
+        view.resetTransform()
+        if scale is None:
+            view.zoom_to_fit()
+        else:
+            view.zoom(scale)
+        view.centerOn(window.scene.itemsBoundingRect().center())
+        frame_ms(view)
+        times = []
+        for i in range(10):  # pan
+            bar = view.horizontalScrollBar()
+            bar.setValue(bar.value() + (40 if i % 2 else -40))
+            times.append(frame_ms(view))
+        for f in (1.1, 0.91) * 3:  # zoom steps about the centre
+            view.zoom(f)
+            times.append(frame_ms(view))
+        print(f"zoom {label:>5} ({view.scale_factor() * 100:.0f} %): frame median "
+              f"{statistics.median(times):.1f} ms, max {max(times):.1f} ms")
+    window.editor.stack.clear()
+    window.close()
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 2048)

@@ -1,0 +1,75 @@
+"""Start the designer window (``dpu-designer [FILE] [--screenshot OUT.png]``)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from designer.errors import UsageError
+from designer.paths import resources_dir
+
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        w = h = 0
+    if not (200 <= w <= 10000 and 200 <= h <= 10000):
+        raise UsageError(f"--size {text!r}: give the window size as WIDTHxHEIGHT, e.g. 1600x1000")
+    return w, h
+
+
+def make_app():
+    """The QApplication (created once), with the designer's style."""
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(["dpu-designer"])
+        app.setApplicationName("DPU Cluster Designer")
+        app.setOrganizationName("dpu-designer")
+        app.setStyle("Fusion")
+        qss = resources_dir() / "styles" / "designer.qss"
+        if qss.is_file():
+            app.setStyleSheet(qss.read_text(encoding="utf-8"))
+    return app
+
+
+def render_png(window, out: str | os.PathLike) -> None:
+    """Render ``window`` (already sized) to a PNG file."""
+    from PySide6.QtWidgets import QApplication
+
+    window.show()
+    for _ in range(3):
+        QApplication.processEvents()
+    window.view.zoom_to_fit()
+    QApplication.processEvents()
+    out = Path(out)
+    if not window.grab().save(str(out), "PNG"):
+        raise UsageError(f"cannot write the screenshot {out}: check the folder exists and is writable")
+
+
+def run_gui(file: str | None = None, screenshot: str | None = None, size: str = "1600x1000") -> int:
+    """Open the window on ``file`` (or the example design). With ``screenshot``, render the window
+    offscreen to that PNG and return 0 instead of running the event loop."""
+    width, height = _size(size)
+    if screenshot:
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from designer.topology import fileformat
+
+    path = Path(file) if file else resources_dir() / "examples" / "example.json"
+    if not path.is_file():
+        raise UsageError(f"{path}: no such design file")
+    design = fileformat.load(path)  # DesignFileError (a UsageError) says what is wrong and where
+    app = make_app()
+    from designer.gui.mainwindow import MainWindow
+
+    window = MainWindow(design, str(path) if file else None)
+    if screenshot:
+        window.resize(width, height)
+        render_png(window, screenshot)
+        window.autosaver.discard()
+        return 0
+    window.show()
+    window.offer_recovery()
+    return app.exec()

@@ -1,0 +1,365 @@
+"""Edits of a design as undoable commands: place, connect, move, delete, paste, set fields, layout.
+
+The canvas, the inspector, the palette and the menus call these methods; each one is a single undo
+step (see :mod:`designer.gui.commands`). Edits that the model would accept but that make no sense
+(a cable into a full switch, a rack into a rack) are refused with :class:`RefusedEdit`, whose text
+says what is wrong and what to do instead.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any, Iterable
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QUndoStack
+
+from designer.gui.commands import push
+from designer.gui.items import DRAWN_IN_RACK, GRID, snap
+from designer.topology.design import Design
+from designer.topology.kinds import CATALOG_KIND, KIND_LABEL, field_spec
+from designer.topology.layout import layout_by_tier
+from designer.topology.model import ATTACHABLE, RACKABLE, Component, Link
+from designer.topology.validation import PORTED, parent_problem
+
+CLIPBOARD_MIME = "application/x-dpu-designer-selection"
+NETWORK_KINDS = ("nic", "dpu", "switch", "storage", "gpu_server")
+
+
+class RefusedEdit(ValueError):
+    """An edit that is not made, with the reason (shown to the user)."""
+
+
+class Editor(QObject):
+    """Holds the design being edited, its undo stack and the catalog."""
+
+    refused = Signal(str)
+
+    def __init__(self, design: Design, catalog, parent=None) -> None:
+        super().__init__(parent)
+        self.design = design
+        self.catalog = catalog
+        self.stack = QUndoStack(self)
+
+    @property
+    def topo(self):
+        return self.design.topology
+
+    def _push(self, text: str, action, merge_key: Any = None):
+        return push(self.stack, self.design, text, action, merge_key)
+
+    def refuse(self, reason: str):
+        self.refused.emit(reason)
+        raise RefusedEdit(reason)
+
+    # ------------------------------------------------------------ placement
+    def place(self, kind: str, model: str, pos: tuple[float, float], into: str | None = None,
+              props: dict | None = None) -> str:
+        """Add a component of catalog ``model`` at ``pos`` (snapped to the grid), or into the rack
+        / onto the server ``into``. Returns the new id."""
+        if model not in self.catalog.ids(CATALOG_KIND[kind]):
+            self.refuse(f"the catalog has no {KIND_LABEL[kind]} model '{model}'")
+        comp = Component(self.topo.new_component_id(kind), kind, model,
+                         props=dict(props or {}), pos=(snap(pos[0]), snap(pos[1])))
+        comp.name = comp.id
+        if into is not None:
+            comp.parent, comp.slot = self._check_into(comp, into)
+        self._push(f"Add {KIND_LABEL[kind]} {comp.id}", lambda d: d.topology.add_component(comp))
+        return comp.id
+
+    def _check_into(self, comp: Component, target_id: str, ignore: Iterable[str] = ()) -> tuple[str, int]:
+        """Parent and slot for putting ``comp`` into ``target_id``, or a refusal."""
+        target = self.topo.components.get(target_id)
+        if target is None:
+            self.refuse(f"no component '{target_id}'")
+        problem = parent_problem(comp.kind, target.kind)
+        if problem:
+            self.refuse(problem)
+        if comp.kind in ATTACHABLE:
+            used = {c.slot for c in self.topo.attached(target_id) if c.id != comp.id}
+            return target_id, next(s for s in range(len(used) + 2) if s not in used)
+        slot = self.free_slot(target_id, comp, ignore)
+        if slot is None:
+            rack = self.catalog.resolve(target)
+            self.refuse(f"rack {target.label} has no {self._units(comp)} free U "
+                        f"(height {rack.get('rack_units')}U); use another rack or a taller one")
+        return target_id, slot
+
+    def _units(self, comp: Component) -> int:
+        return int(self.catalog.resolve(comp).get("rack_units_used", 1) or 1)
+
+    def free_slot(self, rack_id: str, comp: Component, ignore: Iterable[str] = (),
+                  wanted: int | None = None) -> int | None:
+        """The lowest slot (or ``wanted``, if free) where ``comp`` fits in the rack."""
+        rack = self.topo.components[rack_id]
+        height = int(self.catalog.resolve(rack).get("rack_units", 42) or 42)
+        need = self._units(comp)
+        skip = set(ignore) | {comp.id}
+        taken = set()
+        for m in self.topo.members(rack_id):
+            if m.id not in skip and m.slot is not None:
+                taken.update(range(m.slot, m.slot + self._units(m)))
+        starts = range(1, height - need + 2)
+        if wanted is not None:
+            starts = sorted(starts, key=lambda s: (abs(s - wanted), s))
+        for s in starts:
+            if not taken.intersection(range(s, s + need)):
+                return s
+        return None
+
+    # ----------------------------------------------------------- connecting
+    def endpoint(self, comp_id: str) -> str:
+        """The component a cable from ``comp_id`` plugs into: a server's first NIC/DPU with a free
+        port (a server without any NIC or DPU uses its on-board port)."""
+        comp = self.topo.components[comp_id]
+        if comp.kind != "gpu_server":
+            return comp_id
+        attached = self.topo.attached(comp_id)
+        if not attached:
+            return comp_id
+        for port in attached:
+            if self.free_ports(port.id) > 0:
+                return port.id
+        return attached[0].id
+
+    def free_ports(self, comp_id: str) -> int:
+        """Unused ports (a server's on-board port is not counted: no port figure)."""
+        comp = self.topo.components[comp_id]
+        if comp.kind not in PORTED:
+            return 1 << 30
+        ports = int(self.catalog.resolve(comp).get("ports", 1) or 1)
+        return ports - sum(l.lanes for l in self.topo.links_of(comp_id))
+
+    def _host(self, comp: Component) -> str:
+        return comp.parent if comp.kind in ATTACHABLE and comp.parent else comp.id
+
+    def check_link(self, a_id: str, b_id: str) -> Link:
+        """The cable that joining ``a_id`` to ``b_id`` would add, or a refusal with the reason."""
+        topo = self.topo
+        a, b = topo.components.get(a_id), topo.components.get(b_id)
+        if a is None or b is None:
+            self.refuse("both ends of a cable must be components")
+        for c in (a, b):
+            if c.kind not in NETWORK_KINDS:
+                self.refuse(f"a {KIND_LABEL[c.kind]} has no network port; connect the NICs, DPUs, "
+                            "switches or storage inside it")
+        a, b = topo.components[self.endpoint(a_id)], topo.components[self.endpoint(b_id)]
+        if self._host(a) == self._host(b):
+            self.refuse(f"{a.label} and {b.label} are in the same server; connect it to a switch")
+        ra, rb = self.catalog.resolve(a), self.catalog.resolve(b)
+        ma, mb = ra.get("medium"), rb.get("medium")
+        if ma and mb and ma != mb:
+            self.refuse(f"{a.label} is {ma} but {b.label} is {mb}; pick ports of the same fabric")
+        for c in (a, b):
+            if self.free_ports(c.id) <= 0:
+                self.refuse(f"all {int(self.catalog.resolve(c).get('ports', 1) or 1)} ports of "
+                            f"{c.label} are in use; add a NIC/DPU or use a switch with more ports")
+        if b.id in topo.neighbors(a.id):
+            self.refuse(f"{a.label} and {b.label} are already connected; raise the link's lanes "
+                        "for more bandwidth")
+        speeds = [r.get("port_speed_Gbps") for r in (ra, rb) if r.get("port_speed_Gbps")]
+        return Link(topo.new_id("link"), a.id, b.id, medium=ma or mb or "ethernet",
+                    speed_Gbps=float(min(speeds)) if speeds else 400.0,
+                    a_port=self._next_port(a.id), b_port=self._next_port(b.id))
+
+    def _next_port(self, comp_id: str) -> int:
+        used = set()
+        for l in self.topo.links_of(comp_id):
+            used.add(l.a_port if l.a == comp_id else l.b_port)
+        return next(p for p in range(1, len(used) + 2) if p not in used)
+
+    def connect(self, a_id: str, b_id: str) -> str:
+        link = self.check_link(a_id, b_id)
+        self._push(f"Connect {link.a} – {link.b}", lambda d: d.topology.add_link(link))
+        return link.id
+
+    # --------------------------------------------------------------- moving
+    def move(self, moves: dict[str, tuple[float, float]], into: str | None = None) -> None:
+        """Move components to scene positions (snapped). With ``into`` (a rack id), rackable ones go
+        into that rack; servers drawn in a rack and moved elsewhere leave it."""
+        plan = []
+        for cid, pos in moves.items():
+            comp = self.topo.components[cid]
+            pos = (snap(pos[0]), snap(pos[1]))
+            if into is not None and into != cid and comp.kind in RACKABLE:
+                parent, slot = self._check_into(comp, into, ignore=moves)
+                plan.append((cid, {"parent": parent, "slot": slot, "pos": pos}))
+            elif comp.parent is not None and comp.kind in DRAWN_IN_RACK:
+                plan.append((cid, {"parent": None, "slot": None, "pos": pos}))
+            elif comp.pos != pos:
+                plan.append((cid, {"pos": pos}))
+
+        def action(d: Design) -> None:
+            for cid, changes in plan:
+                d.topology.update_component(cid, **changes)
+
+        self._push("Move" if len(plan) != 1 else f"Move {plan[0][0]}", action)
+
+    def attach(self, comp_id: str, server_id: str) -> None:
+        """Attach a NIC/DPU to a server (or put a rackable component into a rack)."""
+        comp = self.topo.components[comp_id]
+        parent, slot = self._check_into(comp, server_id)
+        self._push(f"Put {comp_id} into {server_id}",
+                   lambda d: d.topology.update_component(comp_id, parent=parent, slot=slot))
+
+    def set_slot(self, comp_id: str, rack_id: str, wanted: int) -> None:
+        """Move a rack member to (near) slot ``wanted``."""
+        comp = self.topo.components[comp_id]
+        slot = self.free_slot(rack_id, comp, wanted=wanted)
+        if slot is None:
+            self.refuse(f"rack {rack_id} has no room for {comp.label}")
+        if (comp.parent, comp.slot) == (rack_id, slot):
+            return
+        self._push(f"Move {comp_id} to U{slot}",
+                   lambda d: d.topology.update_component(comp_id, parent=rack_id, slot=slot))
+
+    # ------------------------------------------------------------- deleting
+    def delete(self, ids: Iterable[str], keep_at: dict[str, tuple[float, float]] | None = None) -> None:
+        """Delete components and links; a server's NICs/DPUs go with it, a deleted rack's members
+        stay, at ``keep_at[member]`` (where the canvas drew them) or at the rack's position."""
+        ids = list(ids)
+        topo = self.topo
+        comps = [i for i in ids if i in topo.components]
+        links = [i for i in ids if i in topo.links]
+        doomed = set(comps)
+        for cid in comps:
+            if topo.components[cid].kind == "gpu_server":
+                doomed.update(c.id for c in topo.attached(cid))
+        if not doomed and not links:
+            return
+
+        def action(d: Design) -> None:
+            t = d.topology
+            for lid in links:
+                if lid in t.links:
+                    t.remove_link(lid)
+            for cid in [c for c in t.components if c in doomed]:
+                comp = t.components[cid]
+                if comp.kind == "rack":
+                    for m in t.members(cid):
+                        if m.id not in doomed:
+                            where = (keep_at or {}).get(m.id) or comp.pos
+                            t.update_component(m.id, parent=None, slot=None, pos=where)
+                t.remove_component(cid)
+
+        n = len(doomed) + len(links)
+        self._push(f"Delete {ids[0]}" if n == 1 else f"Delete {n} items", action)
+
+    # ------------------------------------------------------ copy and paste
+    def copy_data(self, ids: Iterable[str]) -> str:
+        """The selection (with the NICs/DPUs of its servers, the members of its racks and the
+        links among all these) as JSON text for the clipboard."""
+        topo = self.topo
+        chosen = [i for i in ids if i in topo.components]
+        todo = list(chosen)
+        keep: list[str] = []
+        while todo:
+            cid = todo.pop(0)
+            if cid in keep:
+                continue
+            keep.append(cid)
+            todo.extend(c.id for c in topo.children(cid))
+        kept = set(keep)
+        links = [l for l in topo.links.values() if l.a in kept and l.b in kept]
+        comps = [topo.components[c] for c in topo.components if c in kept]
+        return json.dumps({"components": [asdict(c) for c in comps],
+                           "links": [asdict(l) for l in links]})
+
+    def paste_data(self, text: str, offset: tuple[float, float] = (2 * GRID, 2 * GRID)) -> list[str]:
+        """Add a copy of clipboard JSON with new ids, shifted by ``offset``; returns the new ids."""
+        try:
+            data = json.loads(text)
+            comps = [Component(**{**c, "pos": tuple(c["pos"]) if c.get("pos") else None})
+                     for c in data["components"]]
+            links = [Link(**l) for l in data["links"]]
+        except (ValueError, KeyError, TypeError) as exc:
+            self.refuse(f"the clipboard does not hold designer components ({exc})")
+        if not comps:
+            return []
+        new_ids: dict[str, str] = {}
+
+        def action(d: Design) -> None:
+            t = d.topology
+            for c in comps:
+                new_ids[c.id] = t.new_component_id(c.kind)
+            for c in comps:
+                parent = new_ids.get(c.parent, c.parent if c.parent in t.components else None)
+                inside = parent is not None and c.parent in new_ids
+                pos = (c.pos[0] + offset[0], c.pos[1] + offset[1]) if c.pos else None
+                name = c.name if c.name != c.id else new_ids[c.id]
+                if parent is not None and not inside and c.kind in RACKABLE:
+                    parent, slot = None, None  # the copy does not fit in the original's rack slot
+                else:
+                    slot = c.slot if parent is not None else None
+                t.add_component(Component(new_ids[c.id], c.kind, c.model, name, parent, slot,
+                                          dict(c.props), pos))
+            for l in links:
+                if l.a in new_ids and l.b in new_ids:
+                    t.add_link(Link(t.new_id("link"), new_ids[l.a], new_ids[l.b], l.medium,
+                                    l.speed_Gbps, l.latency_us, l.lanes, l.a_port, l.b_port))
+
+        self._push(f"Paste {len(comps)} components", action)
+        return [new_ids[c.id] for c in comps]
+
+    def duplicate(self, ids: Iterable[str]) -> list[str]:
+        return self.paste_data(self.copy_data(ids))
+
+    # ------------------------------------------------------------- fields
+    def set_fields(self, ids: list[str], name: str, value: Any) -> None:
+        """Set one field on every selected component or link; merges with the previous edit of
+        the same field of the same selection (one undo step per spin-box drag)."""
+        topo = self.topo
+        attrs = ("name", "model")
+
+        def action(d: Design) -> None:
+            t = d.topology
+            for i in ids:
+                if i in t.links:
+                    t.update_link(i, **{name: value})
+                elif name in attrs:
+                    t.update_component(i, **{name: value})
+                else:
+                    comp = t.components[i]
+                    spec = field_spec(comp.kind, name)
+                    if value is None or spec is None:
+                        t.set_prop(i, name, value)
+                        continue
+                    entry = self.catalog.get(CATALOG_KIND[comp.kind], comp.model) if comp.model in \
+                        self.catalog.ids(CATALOG_KIND[comp.kind]) else {}
+                    base = entry.get(name, spec.default)
+                    t.set_prop(i, name, None if _same(base, value) else value)
+
+        for i in ids:
+            if i not in topo.components and i not in topo.links:
+                self.refuse(f"no component or link '{i}'")
+        label = ids[0] if len(ids) == 1 else f"{len(ids)} items"
+        self._push(f"Set {name} of {label}", action, merge_key=("field", tuple(ids), name))
+
+    def set_design(self, key: str, value: Any, label: str | None = None) -> None:
+        """Change the design's ``name``, ``workload`` or ``scenario`` (merging repeated edits)."""
+        if getattr(self.design, key) == value:
+            return
+        self._push(f"Change {label or key}", lambda d: d.set(key, value), merge_key=("design", key, label))
+
+    # --------------------------------------------------------------- layout
+    def auto_layout(self) -> None:
+        """Place every top-level component by tier (core, spine, leaf, servers, storage)."""
+        positions = layout_by_tier(self.topo)
+
+        def action(d: Design) -> None:
+            t = d.topology
+            for cid, pos in positions.items():
+                comp = t.components.get(cid)
+                inside = comp is not None and comp.parent is not None and (
+                    comp.kind in DRAWN_IN_RACK or comp.kind in ATTACHABLE)
+                if comp is not None and not inside and comp.pos != tuple(map(float, pos)):
+                    t.update_component(cid, pos=pos)
+
+        self._push("Auto-layout by tier", action)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        return float(a) == float(b)
+    return a == b

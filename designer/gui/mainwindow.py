@@ -1,0 +1,503 @@
+"""The designer window: palette | canvas | inspector, workload/scenario and problems docks, menus,
+toolbar, status bar, files (new from template, open, save, recent, autosave and recovery).
+
+Another part of the program can add a live run view with :meth:`MainWindow.add_run_view`; if the
+module ``designer.gui.runview`` exists and defines ``make_run_view(window) -> QWidget``, the window
+docks its result as "Run" at start.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+
+from PySide6.QtCore import QMimeData, QSettings, Qt, QTimer
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow,
+                               QMessageBox, QStyle)
+
+from designer.errors import UsageError
+from designer.gui import recovery
+from designer.gui.editor import CLIPBOARD_MIME, Editor, RefusedEdit
+from designer.gui.icons import app_icon
+from designer.gui.inspector import Inspector
+from designer.gui.palette import Palette
+from designer.gui.problems import ProblemsList
+from designer.gui.scenario import ScenarioPanel
+from designer.gui.scene import DesignScene
+from designer.gui.view import CanvasView
+from designer.paths import resources_dir, user_config_dir
+from designer.topology import fileformat
+from designer.topology.catalog import load_catalog
+from designer.topology.design import Design
+from designer.topology.validation import validate
+
+APP_NAME = "DPU Cluster Designer"
+FILE_FILTER = "Cluster designs (*.json);;All files (*)"
+MAX_RECENT = 8
+
+
+def example_path() -> Path:
+    return resources_dir() / "examples" / "example.json"
+
+
+def settings() -> QSettings:
+    return QSettings(str(user_config_dir() / "gui.ini"), QSettings.IniFormat)
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, design: Design | None = None, path: str | None = None, catalog=None) -> None:
+        super().__init__()
+        self.catalog = catalog or load_catalog()
+        self.path: str | None = None
+        design = design or Design()
+        self.editor = Editor(design, self.catalog, self)
+        self.scene = DesignScene(self.catalog, self)
+        self.view = CanvasView(self.scene, self.editor, self)
+        self.setCentralWidget(self.view)
+        self.setWindowIcon(app_icon())
+        self.autosaver = recovery.Autosaver()
+        self._autosaved_version = -1
+
+        self.palette = Palette(self.catalog)
+        self.inspector = Inspector(self.editor)
+        self.scenario = ScenarioPanel(self.editor)
+        self.problems = ProblemsList()
+        self.docks: dict[str, QDockWidget] = {}
+        self._dock("Components", self.palette, Qt.LeftDockWidgetArea)
+        self._dock("Properties", self.inspector, Qt.RightDockWidgetArea)
+        self._dock("Workload and scenario", self.scenario, Qt.RightDockWidgetArea)
+        self._dock("Problems", self.problems, Qt.BottomDockWidgetArea)
+        self._docks_sized = False
+
+        self._status = QLabel()
+        self._counts = QLabel()
+        self._zoom = QLabel()
+        self.statusBar().addWidget(self._status, 1)
+        self.statusBar().addPermanentWidget(self._counts)
+        self.statusBar().addPermanentWidget(self._zoom)
+
+        self._validate_timer = QTimer(self, singleShot=True, interval=300)
+        self._validate_timer.timeout.connect(self.revalidate)
+        self._refresh_timer = QTimer(self, singleShot=True, interval=0)
+        self._refresh_timer.timeout.connect(self._refresh_panels)
+        self._autosave_timer = QTimer(self, interval=int(float(os.environ.get(
+            "DPU_DESIGNER_AUTOSAVE_S", "30")) * 1000))
+        self._autosave_timer.timeout.connect(self.autosave)
+        self._autosave_timer.start()
+
+        self._make_actions()
+        self.editor.refused.connect(self._refused)
+        self.editor.stack.cleanChanged.connect(self._update_title)
+        self.editor.stack.indexChanged.connect(self._update_title)
+        self.view.message.connect(self.show_message)
+        self.view.zoomed.connect(self._show_zoom)
+        self.scene.selectionChanged.connect(self._selection_changed)
+        self.problems.goto.connect(self.goto)
+        self.palette.activated.connect(self._place_from_palette)
+        self.resize(1500, 950)
+        self._load_run_view()
+        self.set_document(design, path)
+
+    # ------------------------------------------------------------- building
+    def _dock(self, title: str, widget, area) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(title)
+        dock.setWidget(widget)
+        dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetClosable
+                         | QDockWidget.DockWidgetFloatable)
+        self.addDockWidget(area, dock)
+        self.docks[title] = dock
+        return dock
+
+    def showEvent(self, event) -> None:  # noqa: N802
+        super().showEvent(event)
+        if not self._docks_sized:  # dock sizes only stick once the window has its size
+            self._docks_sized = True
+            self.resizeDocks([self.docks["Components"], self.docks["Properties"]], [240, 300],
+                             Qt.Horizontal)
+            self.resizeDocks([self.docks["Properties"], self.docks["Workload and scenario"]],
+                             [self.height() - 450, 360], Qt.Vertical)
+            self.resizeDocks([self.docks["Problems"]], [130], Qt.Vertical)
+
+    def add_run_view(self, widget, title: str = "Run") -> QDockWidget:
+        """Dock a run/plots view under the canvas (tabbed with the problems list)."""
+        dock = self._dock(title, widget, Qt.BottomDockWidgetArea)
+        self.tabifyDockWidget(self.docks["Problems"], dock)
+        self.view_menu.addAction(dock.toggleViewAction())
+        return dock
+
+    def _load_run_view(self) -> None:
+        try:
+            module = importlib.import_module("designer.gui.runview")
+        except ModuleNotFoundError as exc:
+            if exc.name != "designer.gui.runview":
+                raise
+            return
+        if hasattr(module, "make_run_view"):
+            self.add_run_view(module.make_run_view(self))
+
+    def _action(self, menu, text: str, slot, shortcut=None, tip: str = "", canvas_only=False,
+                checkable=False) -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        if canvas_only:  # keys that text fields need for themselves only act on the canvas
+            action.setShortcutContext(Qt.WidgetWithChildrenShortcut)
+            self.view.addAction(action)
+        action.setStatusTip(tip or text.replace("&", "").replace("…", ""))
+        action.setCheckable(checkable)
+        action.triggered.connect(slot)
+        menu.addAction(action)
+        return action
+
+    def _make_actions(self) -> None:
+        bar = self.menuBar()
+        f = bar.addMenu("&File")
+        a = {}
+        a["new"] = self._action(f, "&New", self.new_design, QKeySequence.New)
+        a["template"] = self._action(f, "New from &template…", self.new_from_template, "Ctrl+Shift+N")
+        a["open"] = self._action(f, "&Open…", self.open_dialog, QKeySequence.Open)
+        self.recent_menu = f.addMenu("Open &recent")
+        a["save"] = self._action(f, "&Save", self.save, QKeySequence.Save)
+        a["saveas"] = self._action(f, "Save &as…", self.save_as_dialog, QKeySequence.SaveAs)
+        f.addSeparator()
+        self._action(f, "&Quit", self.close, QKeySequence.Quit)
+        e = bar.addMenu("&Edit")
+        a["undo"] = self.editor.stack.createUndoAction(self, "&Undo")
+        a["undo"].setShortcut(QKeySequence.Undo)
+        a["redo"] = self.editor.stack.createRedoAction(self, "&Redo")
+        a["redo"].setShortcut(QKeySequence.Redo)
+        e.addActions([a["undo"], a["redo"]])
+        e.addSeparator()
+        a["cut"] = self._action(e, "Cu&t", self.cut, QKeySequence.Cut, canvas_only=True)
+        a["copy"] = self._action(e, "&Copy", self.copy, QKeySequence.Copy, canvas_only=True)
+        a["paste"] = self._action(e, "&Paste", self.paste, QKeySequence.Paste, canvas_only=True)
+        a["duplicate"] = self._action(e, "D&uplicate", self.duplicate, "Ctrl+D", canvas_only=True)
+        a["delete"] = self._action(e, "&Delete", self.delete_selection, QKeySequence.Delete,
+                                   canvas_only=True)
+        a["select_all"] = self._action(e, "Select &all", self.select_all, QKeySequence.SelectAll,
+                                       canvas_only=True)
+        v = bar.addMenu("&View")
+        self.view_menu = v
+        a["zoom_in"] = self._action(v, "Zoom &in", lambda: self.view.zoom(1.25), QKeySequence.ZoomIn)
+        a["zoom_out"] = self._action(v, "Zoom &out", lambda: self.view.zoom(0.8), QKeySequence.ZoomOut)
+        a["fit"] = self._action(v, "Zoom to &fit", self.view.zoom_to_fit, "Ctrl+0")
+        a["actual"] = self._action(v, "&Actual size", self.view.zoom_reset, "Ctrl+1")
+        v.addSeparator()
+        for dock in self.docks.values():
+            v.addAction(dock.toggleViewAction())
+        d = bar.addMenu("&Design")
+        a["connect"] = self._action(d, "&Connect mode", self.view.set_connect_mode, "C",
+                                    "Drag from one item to another to lay a cable (Esc leaves)",
+                                    canvas_only=True, checkable=True)
+        a["layout"] = self._action(d, "Auto-&layout by tier", self.auto_layout, "Ctrl+Shift+L")
+        a["validate"] = self._action(d, "&Check design", self.revalidate, "F7")
+        h = bar.addMenu("&Help")
+        self._action(h, "&About", self.about)
+        self.actions_by_name = a
+
+        style = self.style()
+        icons = {"new": QStyle.SP_FileIcon, "open": QStyle.SP_DialogOpenButton,
+                 "save": QStyle.SP_DialogSaveButton, "undo": QStyle.SP_ArrowBack,
+                 "redo": QStyle.SP_ArrowForward, "delete": QStyle.SP_TrashIcon,
+                 "fit": QStyle.SP_TitleBarMaxButton, "layout": QStyle.SP_FileDialogListView,
+                 "connect": QStyle.SP_CommandLink}
+        for name, icon in icons.items():
+            a[name].setIcon(style.standardIcon(icon))
+        tb = self.addToolBar("Main")
+        tb.setObjectName("main-toolbar")
+        tb.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
+        for name in ("new", "open", "save", None, "undo", "redo", None, "connect", "layout", "fit",
+                     None, "delete"):
+            if name is None:
+                tb.addSeparator()
+            else:
+                tb.addAction(a[name])
+        self._rebuild_recent()
+
+    # ------------------------------------------------------------- document
+    def set_document(self, design: Design, path: str | None) -> None:
+        """Show ``design`` (from ``path``, or new); the undo history starts empty."""
+        old = self.editor.design
+        old.unsubscribe(self._model_changed)
+        self.editor.design = design
+        self.editor.stack.clear()
+        self.path = str(path) if path else None
+        self.scene.set_design(design)
+        design.subscribe(self._model_changed)
+        self.inspector.show_ids([])
+        self.scenario.refresh()
+        self._update_title()
+        self.revalidate()
+        self.view.zoom_to_fit()
+        self._update_counts()
+
+    @property
+    def design(self) -> Design:
+        return self.editor.design
+
+    def is_modified(self) -> bool:
+        return not self.editor.stack.isClean()
+
+    def _model_changed(self, event) -> None:
+        self._validate_timer.start()
+        self._refresh_timer.start()
+
+    def _refresh_panels(self) -> None:
+        self.inspector.refresh()
+        self.scenario.refresh()
+        self._update_counts()
+
+    def _update_title(self, *_args) -> None:
+        name = Path(self.path).name if self.path else "untitled"
+        self.setWindowTitle(f"{self.design.name} ({name})[*] — {APP_NAME}")
+        self.setWindowModified(self.is_modified())
+
+    def _update_counts(self) -> None:
+        topo = self.design.topology
+        gpus = 0
+        for s in topo.servers():
+            try:
+                gpus += int(self.catalog.resolve(s).get("gpu_count", 0))
+            except KeyError:
+                pass
+        self._counts.setText(f"{len(topo.servers())} servers · {gpus} GPUs · "
+                             f"{len(topo.switches())} switches · {len(topo.links)} cables")
+
+    def revalidate(self) -> None:
+        problems = validate(self.design, self.catalog)
+        self.scene.set_problems(problems)
+        self.problems.set_problems(problems)
+        errors, warnings = self.problems.counts()
+        self.docks["Problems"].setWindowTitle(f"Problems ({errors} errors, {warnings} warnings)")
+
+    def _show_zoom(self, scale: float) -> None:
+        self._zoom.setText(f"{scale * 100:.0f} %")
+
+    def _refused(self, reason: str) -> None:
+        self.show_message(f"Not done: {reason}")
+
+    def show_message(self, text: str) -> None:
+        self._status.setText(text)
+
+    def _selection_changed(self) -> None:
+        self.inspector.show_ids(self.scene.selected_ids())
+
+    def goto(self, ident: str) -> None:
+        """Select a component or cable and bring it into view."""
+        self.scene.select_ids([ident])
+        self.view.center_on_id(ident)
+
+    # --------------------------------------------------------------- files
+    def maybe_save(self) -> bool:
+        """Ask about unsaved changes; False means the user cancelled."""
+        if not self.is_modified():
+            return True
+        answer = QMessageBox.question(
+            self, APP_NAME, f"Save the changes to {self.design.name}?",
+            QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, QMessageBox.Save)
+        if answer == QMessageBox.Save:
+            return self.save()
+        return answer == QMessageBox.Discard
+
+    def new_design(self) -> None:
+        if self.maybe_save():
+            self.autosaver.discard()
+            self.set_document(Design(), None)
+
+    def new_from_template(self) -> None:
+        from designer.gui.template_dialog import TemplateDialog
+        from designer.topology.templates import TEMPLATES
+
+        if not self.maybe_save():
+            return
+        dialog = TemplateDialog(self.catalog, self)
+        if dialog.exec() != TemplateDialog.Accepted:
+            return
+        name, options = dialog.choice()
+        QApplication.setOverrideCursor(Qt.WaitCursor)
+        try:
+            design = TEMPLATES[name](**options)
+        except (UsageError, ValueError, KeyError) as exc:
+            QMessageBox.warning(self, APP_NAME, f"Cannot build the design: {exc}")
+            return
+        finally:
+            QApplication.restoreOverrideCursor()
+        self.autosaver.discard()
+        self.set_document(design, None)
+
+    def open_dialog(self) -> None:
+        if not self.maybe_save():
+            return
+        start = str(Path(self.path).parent) if self.path else str(Path.home())
+        path, _ = QFileDialog.getOpenFileName(self, "Open design", start, FILE_FILTER)
+        if path:
+            self.open_file(path)
+
+    def open_file(self, path: str) -> bool:
+        try:
+            design = fileformat.load(path)
+        except UsageError as exc:
+            QMessageBox.critical(self, APP_NAME, str(exc))
+            return False
+        self.autosaver.discard()
+        self.set_document(design, path)
+        self._add_recent(path)
+        return True
+
+    def save(self) -> bool:
+        if not self.path:
+            return self.save_as_dialog()
+        return self.save_to(self.path)
+
+    def save_as_dialog(self) -> bool:
+        start = self.path or str(Path.home() / f"{self.design.name}.json")
+        path, _ = QFileDialog.getSaveFileName(self, "Save design as", start, FILE_FILTER)
+        return self.save_to(path) if path else False
+
+    def save_to(self, path: str) -> bool:
+        try:
+            fileformat.save(self.design, path)
+        except (UsageError, OSError) as exc:
+            QMessageBox.critical(self, APP_NAME, f"Cannot save {path}: {exc}")
+            return False
+        self.path = str(path)
+        self.editor.stack.setClean()
+        self.autosaver.discard()
+        self._add_recent(self.path)
+        self._update_title()
+        self.show_message(f"Saved {path}")
+        return True
+
+    def recent_files(self) -> list[str]:
+        value = settings().value("recent", [])
+        return [value] if isinstance(value, str) else list(value or [])
+
+    def _add_recent(self, path: str) -> None:
+        path = str(Path(path).resolve())
+        files = [path] + [p for p in self.recent_files() if p != path]
+        settings().setValue("recent", files[:MAX_RECENT])
+        self._rebuild_recent()
+
+    def _rebuild_recent(self) -> None:
+        self.recent_menu.clear()
+        files = [p for p in self.recent_files() if Path(p).is_file()]
+        for i, path in enumerate(files, 1):
+            act = self.recent_menu.addAction(f"&{i} {Path(path).name}",
+                                             lambda p=path: self.maybe_save() and self.open_file(p))
+            act.setStatusTip(path)
+        self.recent_menu.setEnabled(bool(files))
+
+    # ------------------------------------------------------------ recovery
+    def autosave(self) -> None:
+        """Write the recovery file if there are changes not yet in it."""
+        if not self.is_modified():
+            self.autosaver.discard()
+            return
+        if self.design.topology.version != self._autosaved_version:
+            self.autosaver.write(self.design, self.path)
+            self._autosaved_version = self.design.topology.version
+
+    def offer_recovery(self) -> bool:
+        """If a crashed session left a recovery file, offer to restore it. True if restored."""
+        for file in recovery.leftovers():
+            try:
+                found = recovery.read(file)
+            except UsageError:
+                file.unlink(missing_ok=True)
+                continue
+            where = found.original or "an unsaved design"
+            answer = QMessageBox.question(
+                self, APP_NAME, f"The designer stopped without saving changes to {where} "
+                f"({found.design.name}). Restore them?", QMessageBox.Yes | QMessageBox.No,
+                QMessageBox.Yes)
+            if answer != QMessageBox.Yes:
+                file.unlink(missing_ok=True)
+                continue
+            self.set_document(found.design, found.original)
+            self.editor.stack.resetClean()  # restored changes are not saved yet
+            self._update_title()
+            file.unlink(missing_ok=True)
+            self.autosave()
+            return True
+        return False
+
+    def closeEvent(self, event) -> None:  # noqa: N802
+        if self.maybe_save():
+            self.autosaver.discard()
+            self._autosave_timer.stop()
+            self.design.unsubscribe(self._model_changed)
+            self.scene.detach()
+            event.accept()
+        else:
+            event.ignore()
+
+    # --------------------------------------------------------------- edits
+    def _place_from_palette(self, payload: dict) -> None:
+        center = self.view.mapToScene(self.view.viewport().rect().center())
+        self.view.drop_component(payload, center)
+
+    def selected(self) -> list[str]:
+        return self.scene.selected_ids()
+
+    def delete_selection(self) -> None:
+        ids = self.selected()
+        if not ids:
+            return
+        keep_at = {}
+        for cid in ids:
+            comp = self.design.topology.components.get(cid)
+            if comp is not None and comp.kind == "rack":
+                for m in self.design.topology.members(cid):
+                    p = self.scene.comp_items[m.id].scenePos()
+                    keep_at[m.id] = (p.x(), p.y())
+        self.editor.delete(ids, keep_at)
+        self.show_message(f"Deleted {len(ids)} item(s)")
+
+    def copy(self) -> None:
+        ids = self.selected()
+        if not ids:
+            return
+        data = QMimeData()
+        text = self.editor.copy_data(ids)
+        data.setData(CLIPBOARD_MIME, text.encode())
+        data.setText(text)
+        QApplication.clipboard().setMimeData(data)
+        self.show_message(f"Copied {len(ids)} item(s)")
+
+    def cut(self) -> None:
+        self.copy()
+        self.delete_selection()
+
+    def paste(self) -> None:
+        data = QApplication.clipboard().mimeData()
+        if data is None or not data.hasFormat(CLIPBOARD_MIME):
+            self.show_message("Nothing to paste: copy components of a design first")
+            return
+        try:
+            new = self.editor.paste_data(bytes(data.data(CLIPBOARD_MIME)).decode())
+        except RefusedEdit:
+            return
+        self.scene.select_ids(new)
+
+    def duplicate(self) -> None:
+        ids = self.selected()
+        if ids:
+            self.scene.select_ids(self.editor.duplicate(ids))
+
+    def select_all(self) -> None:
+        for item in self.scene.comp_items.values():
+            if item.parentItem() is None:
+                item.setSelected(True)
+
+    def auto_layout(self) -> None:
+        self.editor.auto_layout()
+        self.view.zoom_to_fit()
+
+    def about(self) -> None:
+        from designer import __version__
+
+        QMessageBox.about(self, APP_NAME, f"<b>{APP_NAME}</b> {__version__}<br>Design GPU training "
+                          "clusters with DPUs, NICs, switches and storage.")

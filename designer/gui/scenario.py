@@ -1,0 +1,131 @@
+"""The workload and scenario panel: which model is trained and under what conditions.
+
+``design.workload`` holds the figures of a catalog workload (``id`` names it), possibly changed; the scenario
+settings are those of ``designer.topology.design.SCENARIO_DEFAULTS``. Every change is an undo step.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox,
+                               QSpinBox, QVBoxLayout, QWidget)
+
+from designer.gui.editor import Editor
+from designer.topology.design import SCENARIO_CHOICES
+
+#: workload figures that can be changed per design: (field, label, min, max)
+WORKLOAD_FIELDS = (
+    ("global_batch", "Global batch", 1, 1 << 24),
+    ("micro_batch", "Micro-batch", 1, 4096),
+    ("tp", "Tensor parallel", 1, 512),
+    ("pp", "Pipeline parallel", 1, 512),
+)
+SCENARIO_LABELS = {
+    "offload": ("Network/storage/security work on", {"host": "host CPU", "dpu": "DPU (offloaded)"}),
+    "routing": ("Routing", {"ecmp": "ECMP (flow hash)", "adaptive": "adaptive (spread evenly)"}),
+}
+
+
+class ScenarioPanel(QWidget):
+    def __init__(self, editor: Editor, parent=None) -> None:
+        super().__init__(parent)
+        self.editor = editor
+        self._updating = False
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        wl = QGroupBox("Workload")
+        wform = QFormLayout(wl)
+        self.workload = QComboBox()
+        for entry in editor.catalog.workloads():
+            self.workload.addItem(entry.get("name", entry["id"]), entry["id"])
+        self.workload.activated.connect(self._set_workload)
+        wform.addRow("Model", self.workload)
+        self.wfields: dict[str, QSpinBox] = {}
+        for name, label, lo, hi in WORKLOAD_FIELDS:
+            spin = QSpinBox()
+            spin.setRange(lo, hi)
+            spin.setKeyboardTracking(False)
+            spin.valueChanged.connect(lambda v, n=name: self._set_workload_field(n, v))
+            wform.addRow(label, spin)
+            self.wfields[name] = spin
+        layout.addWidget(wl)
+        sc = QGroupBox("Scenario")
+        sform = QFormLayout(sc)
+        self.choices: dict[str, QComboBox] = {}
+        for key, values in SCENARIO_CHOICES.items():
+            label, names = SCENARIO_LABELS.get(key, (key, {}))
+            box = QComboBox()
+            for v in values:
+                box.addItem(names.get(v, v), v)
+            box.activated.connect(lambda i, k=key, b=box: self._set_scenario(k, b.itemData(i)))
+            sform.addRow(label, box)
+            self.choices[key] = box
+        self.encryption = QCheckBox("encrypt traffic in flight")
+        self.encryption.clicked.connect(lambda c: self._set_scenario("encryption", bool(c)))
+        sform.addRow("Encryption", self.encryption)
+        self.tenants = QSpinBox(minimum=1, maximum=1024)
+        self.tenants.setKeyboardTracking(False)
+        self.tenants.valueChanged.connect(lambda v: self._set_scenario("tenants", v))
+        sform.addRow("Jobs sharing the fabric", self.tenants)
+        self.checkpoint = QDoubleSpinBox(minimum=1, maximum=1e7, suffix=" s", decimals=0)
+        self.checkpoint.setKeyboardTracking(False)
+        self.checkpoint.valueChanged.connect(lambda v: self._set_scenario("checkpoint_interval_s", v))
+        sform.addRow("Checkpoint every", self.checkpoint)
+        self.seed = QSpinBox(minimum=0, maximum=2**31 - 1)
+        self.seed.setKeyboardTracking(False)
+        self.seed.valueChanged.connect(lambda v: self._set_scenario("seed", v))
+        sform.addRow("Random seed", self.seed)
+        layout.addWidget(sc)
+        layout.addStretch(1)
+        self.refresh()
+
+    def _entry(self) -> dict:
+        wid = self.editor.design.workload.get("id")
+        try:
+            return self.editor.catalog.workload(wid) if wid else {}
+        except KeyError:
+            return {}
+
+    def refresh(self) -> None:
+        self._updating = True
+        try:
+            design = self.editor.design
+            wid = design.workload.get("id")
+            idx = self.workload.findData(wid)
+            if idx < 0 and wid:
+                self.workload.addItem(f"{wid} (not in the catalog)", wid)
+                idx = self.workload.count() - 1
+            self.workload.setCurrentIndex(idx)
+            entry = self._entry()
+            for name, spin in self.wfields.items():
+                value = design.workload.get(name, entry.get(name))
+                spin.setEnabled(value is not None)
+                if value is not None:
+                    spin.setValue(int(value))
+                font = spin.font()
+                font.setBold(value != entry.get(name))
+                spin.setFont(font)
+            sc = design.scenario
+            for key, box in self.choices.items():
+                box.setCurrentIndex(max(0, box.findData(sc.get(key))))
+            self.encryption.setChecked(bool(sc.get("encryption")))
+            self.tenants.setValue(int(sc.get("tenants", 1)))
+            self.checkpoint.setValue(float(sc.get("checkpoint_interval_s", 3600.0)))
+            self.seed.setValue(int(sc.get("seed", 0)))
+        finally:
+            self._updating = False
+
+    def _set_workload(self, index: int) -> None:
+        if not self._updating:
+            entry = self.editor.catalog.workload(self.workload.itemData(index))
+            workload = {k: v for k, v in entry.items() if k not in ("source", "sources")}
+            self.editor.set_design("workload", workload, "workload")
+
+    def _set_workload_field(self, name: str, value: int) -> None:
+        if self._updating:
+            return
+        workload = {**self.editor.design.workload, name: value}
+        self.editor.set_design("workload", workload, f"workload {name}")
+
+    def _set_scenario(self, key: str, value) -> None:
+        if not self._updating:
+            self.editor.set_design("scenario", {**self.editor.design.scenario, key: value}, key)

@@ -1,0 +1,351 @@
+"""The canvas view: zoom about the cursor, pan, rubber-band selection, moving, dropping from the
+palette, and connect mode (drag from one item to another to lay a cable).
+
+The view turns gestures into :class:`~designer.gui.editor.Editor` calls; it changes no model itself.
+The viewport is a raster widget; ``DPU_DESIGNER_OPENGL=1`` asks for an OpenGL one (not offscreen).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsLineItem, QGraphicsView
+
+from designer.gui.editor import Editor, RefusedEdit
+from designer.gui.items import GRID, ComponentItem
+from designer.gui.scene import DesignScene
+
+PALETTE_MIME = "application/x-dpu-designer-component"
+MIN_SCALE, MAX_SCALE = 0.02, 6.0
+
+
+class CanvasView(QGraphicsView):
+    """Shows a :class:`DesignScene`; ``connect_mode`` switches dragging from moving to cabling."""
+
+    message = Signal(str)
+    zoomed = Signal(float)
+
+    def __init__(self, scene: DesignScene, editor: Editor, parent=None) -> None:
+        super().__init__(scene, parent)
+        self.editor = editor
+        if os.environ.get("DPU_DESIGNER_OPENGL") == "1":
+            from PySide6.QtOpenGLWidgets import QOpenGLWidget
+
+            self.setViewport(QOpenGLWidget())
+        self.setRenderHint(QPainter.Antialiasing, True)
+        self.setRenderHint(QPainter.TextAntialiasing, True)
+        self.setViewportUpdateMode(QGraphicsView.SmartViewportUpdate)
+        self.setOptimizationFlag(QGraphicsView.DontSavePainterState, True)
+        self.setTransformationAnchor(QGraphicsView.AnchorUnderMouse)
+        self.setResizeAnchor(QGraphicsView.AnchorViewCenter)
+        self.setDragMode(QGraphicsView.RubberBandDrag)
+        self.setRubberBandSelectionMode(Qt.ContainsItemShape)
+        self.setAcceptDrops(True)
+        self.setBackgroundBrush(QColor("#fbfbfc"))
+        self.connect_mode = False
+        self._wire: QGraphicsLineItem | None = None
+        self._wire_from: str | None = None
+        self._press_pos: dict[str, QPointF] = {}
+        self._highlighted: ComponentItem | None = None
+        self._pan_from: QPointF | None = None
+
+    @property
+    def dscene(self) -> DesignScene:
+        return self.scene()  # type: ignore[return-value]
+
+    # ------------------------------------------------------------------ zoom
+    def scale_factor(self) -> float:
+        return self.transform().m11()
+
+    def zoom(self, factor: float, about: QPointF | None = None) -> None:
+        """Zoom by ``factor``, keeping the scene point under viewport point ``about`` in place
+        (default: the centre)."""
+        new = min(MAX_SCALE, max(MIN_SCALE, self.scale_factor() * factor))
+        factor = new / self.scale_factor()
+        if factor == 1.0:
+            return
+        if about is None:
+            about = QPointF(self.viewport().rect().center())
+        before = self.mapToScene(about.toPoint())
+        self.setTransformationAnchor(QGraphicsView.NoAnchor)
+        self.scale(factor, factor)
+        after = self.mapToScene(about.toPoint())
+        self.translate(after.x() - before.x(), after.y() - before.y())
+        self.setTransformationAnchor(QGraphicsView.AnchorUnderMouse)
+        self._after_zoom()
+
+    def zoom_to_fit(self) -> None:
+        rect = self.dscene.itemsBoundingRect()
+        if rect.isNull():
+            return
+        self.fitInView(rect.adjusted(-40, -40, 40, 40), Qt.KeepAspectRatio)
+        if self.scale_factor() > 1.5:
+            self.resetTransform()
+            self.scale(1.5, 1.5)
+            self.centerOn(rect.center())
+        self._after_zoom()
+
+    def zoom_reset(self) -> None:
+        self.resetTransform()
+        self._after_zoom()
+
+    def _after_zoom(self) -> None:
+        self.setRenderHint(QPainter.Antialiasing, self.scale_factor() >= 0.6)  # cheaper far out
+        self.dscene.set_detail(self.scale_factor())
+        self.zoomed.emit(self.scale_factor())
+
+    def wheelEvent(self, event) -> None:  # noqa: N802
+        delta = event.angleDelta().y()
+        if delta:
+            self.zoom(1.0015 ** delta, event.position())
+        event.accept()
+
+    def center_on_id(self, comp_or_link: str) -> None:
+        item = self.dscene.comp_items.get(comp_or_link) or self.dscene.link_items.get(comp_or_link)
+        if item is None:
+            return
+        if self.scale_factor() < 0.6:
+            self.resetTransform()
+            self.scale(0.8, 0.8)
+            self._after_zoom()
+        self.centerOn(item.sceneBoundingRect().center())
+
+    # ---------------------------------------------------------- connect mode
+    def set_connect_mode(self, on: bool) -> None:
+        self.cancel_wire()
+        self.connect_mode = on
+        self.setDragMode(QGraphicsView.NoDrag if on else QGraphicsView.RubberBandDrag)
+        self.viewport().setCursor(Qt.CrossCursor if on else Qt.ArrowCursor)
+        self.message.emit("Connect mode: drag from one item to another (Esc cancels)" if on else "")
+
+    def cancel_wire(self) -> None:
+        if self._wire is not None:
+            self.dscene.removeItem(self._wire)
+            self._wire = None
+            self._wire_from = None
+        self._set_highlight(None)
+
+    def _set_highlight(self, item: ComponentItem | None) -> None:
+        if self._highlighted is not None and self._highlighted is not item:
+            self._highlighted.set_highlight(False)
+        self._highlighted = item
+        if item is not None:
+            item.set_highlight(True)
+
+    def _connect_target(self, scene_pos: QPointF) -> ComponentItem | None:
+        return self.dscene.component_at(scene_pos, exclude={self._wire_from})
+
+    # ----------------------------------------------------------------- mouse
+    def mousePressEvent(self, event) -> None:  # noqa: N802
+        scene_pos = self.mapToScene(event.position().toPoint())
+        if event.button() == Qt.MiddleButton:
+            self._pan_from = event.position()
+            self.viewport().setCursor(Qt.ClosedHandCursor)
+            event.accept()
+            return
+        if self.connect_mode and event.button() == Qt.LeftButton:
+            item = self.dscene.component_at(scene_pos)
+            if item is not None:
+                self._wire_from = item.cid
+                start = item.sceneBoundingRect().center()
+                self._wire = QGraphicsLineItem(QLineF(start, scene_pos))
+                pen = QPen(QColor("#1e66f5"), 2, Qt.DashLine)
+                pen.setCosmetic(True)
+                self._wire.setPen(pen)
+                self._wire.setZValue(10)
+                self.dscene.addItem(self._wire)
+            event.accept()
+            return
+        super().mousePressEvent(event)
+        if event.button() == Qt.LeftButton:
+            self._press_pos = {i.cid: i.scenePos() for i in self.dscene.selectedItems()
+                               if isinstance(i, ComponentItem) and i.flags() & QGraphicsItem.ItemIsMovable}
+
+    def mouseMoveEvent(self, event) -> None:  # noqa: N802
+        scene_pos = self.mapToScene(event.position().toPoint())
+        if self._pan_from is not None:
+            delta = event.position() - self._pan_from
+            self._pan_from = event.position()
+            self.horizontalScrollBar().setValue(self.horizontalScrollBar().value() - int(delta.x()))
+            self.verticalScrollBar().setValue(self.verticalScrollBar().value() - int(delta.y()))
+            return
+        if self._wire is not None:
+            line = self._wire.line()
+            self._wire.setLine(QLineF(line.p1(), scene_pos))
+            target = self._connect_target(scene_pos)
+            self._set_highlight(target)
+            if target is not None:
+                try:
+                    link = self.editor.check_link(self._wire_from, target.cid)
+                    self.message.emit(f"Release to connect {link.a} – {link.b} "
+                                      f"({link.medium}, {link.speed_Gbps:g} Gb/s)")
+                except RefusedEdit as exc:
+                    self.message.emit(f"Cannot connect: {exc}")
+            return
+        super().mouseMoveEvent(event)
+        if self._press_pos and event.buttons() & Qt.LeftButton and self.dscene.mouseGrabberItem():
+            moving = list(self._press_pos)
+            self.dscene.refresh_links([c for cid in moving for c in self.dscene.subtree(cid)])
+            self._set_highlight(self._drop_container(scene_pos, moving))
+
+    def mouseReleaseEvent(self, event) -> None:  # noqa: N802
+        scene_pos = self.mapToScene(event.position().toPoint())
+        if event.button() == Qt.MiddleButton and self._pan_from is not None:
+            self._pan_from = None
+            self.viewport().setCursor(Qt.CrossCursor if self.connect_mode else Qt.ArrowCursor)
+            return
+        if self._wire is not None:
+            source = self._wire_from
+            target = self._connect_target(scene_pos)
+            self.cancel_wire()
+            if target is not None:
+                self._try(lambda: self.editor.connect(source, target.cid), "Connected")
+            return
+        super().mouseReleaseEvent(event)
+        if event.button() == Qt.LeftButton and self._press_pos:
+            self._finish_move(scene_pos)
+        self._press_pos = {}
+        self._set_highlight(None)
+
+    def _finish_move(self, scene_pos: QPointF) -> None:
+        items = self.dscene.comp_items
+        moved = {cid: items[cid].scenePos() for cid in self._press_pos if cid in items}
+        if all((moved[c] - p).manhattanLength() < 1 for c, p in self._press_pos.items() if c in moved):
+            return
+        container = self._drop_container(scene_pos, list(moved))
+        topo = self.editor.topo
+        if container is None and any(topo.components[c].parent for c in moved):
+            # a rack member dropped outside any rack leaves it; one moved inside its rack changes slot
+            rack = self.dscene.component_at(scene_pos, kinds=("rack",), exclude=set(moved))
+            if rack is not None and len(moved) == 1:
+                cid = next(iter(moved))
+                item = items[cid]
+                slot = rack.slot_at(rack.mapFromScene(moved[cid]).y(),
+                                    float(item.resolved.get("rack_units_used", 1) or 1))
+                self._try(lambda: self.editor.set_slot(cid, rack.cid, slot), None)
+                return
+        into = container.cid if container is not None else None
+        positions = {c: (p.x(), p.y()) for c, p in moved.items()}
+        if not self._try(lambda: self.editor.move(positions, into=into), None):
+            self.dscene.refresh_links([c for cid in moved for c in self.dscene.subtree(cid)])
+
+    def _drop_container(self, scene_pos: QPointF, moving: list[str]) -> ComponentItem | None:
+        """The rack a dragged server/switch/storage would go into (not its current rack)."""
+        topo = self.editor.topo
+        kinds = {topo.components[c].kind for c in moving if c in topo.components}
+        if not kinds or not kinds <= {"gpu_server", "switch", "storage"}:
+            return None
+        rack = self.dscene.component_at(scene_pos, kinds=("rack",), exclude=set(moving))
+        if rack is None or all(topo.components[c].parent == rack.cid for c in moving):
+            return None
+        return rack
+
+    def _try(self, action, success: str | None) -> bool:
+        """Run an editor action; a refusal is shown (the editor's ``refused`` signal) not raised."""
+        try:
+            action()
+        except RefusedEdit as exc:
+            self.message.emit(f"Not done: {exc}")
+            for cid, pos in self._press_pos.items():  # put dragged items back
+                item = self.dscene.comp_items.get(cid)
+                if item is not None and item.parentItem() is None:
+                    item.setPos(pos)
+            return False
+        if success:
+            self.message.emit(success)
+        return True
+
+    def keyPressEvent(self, event) -> None:  # noqa: N802
+        if event.key() == Qt.Key_Escape:
+            if self._wire is not None:
+                self.cancel_wire()
+                self.message.emit("Connection cancelled")
+            elif self.connect_mode:
+                self.set_connect_mode(False)
+            else:
+                self.dscene.clearSelection()
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+    # ------------------------------------------------------------ drag & drop
+    def _palette_payload(self, event) -> dict | None:
+        if not event.mimeData().hasFormat(PALETTE_MIME):
+            return None
+        return json.loads(bytes(event.mimeData().data(PALETTE_MIME)).decode())
+
+    def _palette_target(self, payload: dict, scene_pos: QPointF) -> ComponentItem | None:
+        kind = payload["kind"]
+        if kind in ("dpu", "nic"):
+            return self.dscene.component_at(scene_pos, kinds=("gpu_server",))
+        if kind in ("gpu_server", "switch", "storage"):
+            return self.dscene.component_at(scene_pos, kinds=("rack",))
+        return None
+
+    def dragEnterEvent(self, event) -> None:  # noqa: N802
+        if self._palette_payload(event) is not None:
+            event.acceptProposedAction()
+        else:
+            super().dragEnterEvent(event)
+
+    def dragMoveEvent(self, event) -> None:  # noqa: N802
+        payload = self._palette_payload(event)
+        if payload is None:
+            super().dragMoveEvent(event)
+            return
+        self._set_highlight(self._palette_target(payload, self.mapToScene(event.position().toPoint())))
+        event.acceptProposedAction()
+
+    def dragLeaveEvent(self, event) -> None:  # noqa: N802
+        self._set_highlight(None)
+        super().dragLeaveEvent(event)
+
+    def dropEvent(self, event) -> None:  # noqa: N802
+        payload = self._palette_payload(event)
+        if payload is None:
+            super().dropEvent(event)
+            return
+        self._set_highlight(None)
+        scene_pos = self.mapToScene(event.position().toPoint())
+        self.drop_component(payload, scene_pos)
+        event.acceptProposedAction()
+
+    def drop_component(self, payload: dict, scene_pos: QPointF) -> str | None:
+        """Place a palette entry at a scene point (into the rack or onto the server under it)."""
+        target = self._palette_target(payload, scene_pos)
+        new_id = None
+
+        def place():
+            nonlocal new_id
+            new_id = self.editor.place(payload["kind"], payload["model"],
+                                       (scene_pos.x() - GRID, scene_pos.y() - GRID),
+                                       into=target.cid if target is not None else None,
+                                       props=payload.get("props"))
+
+        if self._try(place, None):
+            self.dscene.select_ids([new_id])
+            self.message.emit(f"Added {new_id}" + (f" to {target.cid}" if target is not None else ""))
+        return new_id
+
+    def drawBackground(self, painter: QPainter, rect: QRectF) -> None:  # noqa: N802
+        super().drawBackground(painter, rect)
+        if self.scale_factor() < 0.5:
+            return
+        step = GRID * (5 if self.scale_factor() < 1.0 else 1)
+        painter.setPen(QPen(QColor("#e6e8eb"), 0))
+        left = int(rect.left() // step) * step
+        top = int(rect.top() // step) * step
+        lines = []
+        x = left
+        while x < rect.right():
+            lines.append(QLineF(x, rect.top(), x, rect.bottom()))
+            x += step
+        y = top
+        while y < rect.bottom():
+            lines.append(QLineF(rect.left(), y, rect.right(), y))
+            y += step
+        painter.drawLines(lines)
+
