@@ -9,9 +9,11 @@ Layout of a file (format version 1)::
      "workload": {...}, "scenario": {...}, "meta": {...}, "id_counters": {"srv": 12, ...}}
 
 Optional keys are left out when they hold their default, so ``to_dict(from_dict(d)) == d`` for every
-saved file. Loading checks the structure against :data:`SCHEMA` (jsonschema), then the meaning
-(kinds, field values, link ends, duplicate ids, parents) and reports the first few problems with
-their JSON path. Nothing in a file is ever executed: it is read with :mod:`json` only.
+saved file. Loading checks the structure against :data:`SCHEMA` (jsonschema for the top level; each
+component and link with a check compiled from the same schema, jsonschema explaining the items that
+fail it), then the meaning (kinds, field values, link ends, duplicate ids, parents) and reports the
+first few problems with their JSON path. Nothing in a file is ever executed: it is read with
+:mod:`json` only.
 
 Limits (a file beyond them is refused with a message): :data:`MAX_FILE_BYTES` (64 MiB),
 :data:`MAX_COMPONENTS` components, :data:`MAX_LINKS` links, :data:`MAX_DEPTH` levels of nesting,
