@@ -1,14 +1,15 @@
 """Autosave to a recovery file, and finding the files that a crashed session left behind.
 
 Each open window writes ``<config>/recovery/autosave-<pid>-<n>.json`` (the design in the normal file
-format, plus the path it came from) while it has unsaved changes, and deletes it when the changes are
-saved or dropped. A file whose process is no longer running is left over from a crash.
+format, the path it came from in ``meta["recovery_of"]``) while it has unsaved changes, and deletes it
+when the changes are saved or dropped. It is written with :func:`fileformat.save`, so it is checked
+like any design file and replaced atomically. A file whose process is no longer running is left over
+from a crash.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,8 @@ from designer.topology import fileformat
 from designer.topology.design import Design
 
 _counter = itertools.count(1)
+#: design.meta key that holds the path the recovered design came from (None: never saved)
+RECOVERY_KEY = "recovery_of"
 
 
 def recovery_dir() -> Path:
@@ -47,38 +50,52 @@ class Autosaver:
     def __init__(self) -> None:
         self.file = recovery_dir() / f"autosave-{os.getpid()}-{next(_counter)}.json"
 
-    def write(self, design: Design, original: str | None) -> None:
-        self.file.parent.mkdir(parents=True, exist_ok=True)
-        data = {"original": original, "design": fileformat.to_dict(design)}
-        tmp = self.file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(tmp, self.file)
+    def write(self, design: Design, original: str | None) -> str | None:
+        """Write the recovery file. Returns None, or why it could not be written (an autosave
+        runs from a timer: it must never raise, and the previous recovery file stays intact)."""
+        copy = design.copy()
+        copy.meta = {**copy.meta, RECOVERY_KEY: original}
+        try:
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            fileformat.save(copy, self.file)
+        except fileformat.DesignFileError as exc:
+            return str(exc)
+        except OSError as exc:
+            return f"{self.file}: cannot save: {exc.strerror or exc}"
+        return None
 
     def discard(self) -> None:
         self.file.unlink(missing_ok=True)
 
 
+def _pid_of(name: str) -> int | None:
+    """The process id in ``autosave-<pid>-<n>.json`` (or its hidden temporary file)."""
+    try:
+        return int(name.lstrip(".").split("-")[1])
+    except (IndexError, ValueError):
+        return None
+
+
 def leftovers() -> list[Path]:
-    """Recovery files of sessions that ended without cleaning up (newest first)."""
+    """Recovery files of sessions that ended without cleaning up (newest first). Temporary files
+    of a save that such a session did not finish are deleted (the recovery file itself is intact)."""
     folder = recovery_dir()
     if not folder.is_dir():
         return []
+    for tmp in folder.glob(".autosave-*.tmp"):
+        pid = _pid_of(tmp.name)
+        if pid is not None and not _alive(pid):
+            tmp.unlink(missing_ok=True)
     out = []
     for file in folder.glob("autosave-*.json"):
-        try:
-            pid = int(file.stem.split("-")[1])
-        except (IndexError, ValueError):
-            continue
-        if not _alive(pid):
+        pid = _pid_of(file.name)
+        if pid is not None and not _alive(pid):
             out.append(file)
     return sorted(out, key=lambda f: f.stat().st_mtime, reverse=True)
 
 
 def read(file: Path) -> Recovered:
     """Load a recovery file; DesignFileError if it is damaged."""
-    try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-        design = fileformat.from_dict(data["design"], source=str(file))
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise fileformat.DesignFileError(str(file), [("", f"unreadable recovery file ({exc})")]) from exc
-    return Recovered(file, data.get("original"), design)
+    design = fileformat.load(file)
+    original = design.meta.pop(RECOVERY_KEY, None)
+    return Recovered(file, original if isinstance(original, str) else None, design)
