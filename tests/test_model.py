@@ -117,3 +117,30 @@ def test_design_events_and_equality():
     assert copy != d
     with pytest.raises(KeyError):
         d.set("colour", "red")
+
+
+def test_from_items_builds_the_same_topology_as_one_edit_at_a_time():
+    from designer.topology.model import Component, Link, Topology, TopologyError
+
+    comps = [Component("rack-1", "rack", "rack-42u"),
+             Component("srv-3", "gpu_server", "dgx-h100", parent="rack-1", slot=1),
+             Component("dpu-1", "dpu", "bluefield-3", parent="srv-3", slot=0),
+             Component("sw-1", "switch", "qm9700")]
+    links = [Link("link-7", "dpu-1", "sw-1")]
+    slow = Topology()
+    for c in comps:
+        slow.add_component(c)
+    for l in links:
+        slow.add_link(l)
+    fast = Topology.from_items([c.copy() for c in comps], [l.copy() for l in links])
+    assert fast == slow
+    assert fast.members("rack-1")[0].id == "srv-3" and fast.attached("srv-3")[0].id == "dpu-1"
+    assert fast.links_of("sw-1")[0].id == "link-7"
+    assert fast.new_id("srv") == "srv-4" and fast.new_id("link") == "link-8"
+    assert fast.shortest_path("srv-3", "sw-1") == ["srv-3", "dpu-1", "sw-1"]
+    try:
+        Topology.from_items(comps + [comps[0]], [])
+    except TopologyError as exc:
+        assert "duplicate" in str(exc)
+    else:
+        raise AssertionError("duplicate ids accepted")

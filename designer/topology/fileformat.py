@@ -559,17 +559,17 @@ def _from_dict(data: Any, source: str) -> Design:
     if errors:
         raise DesignFileError(source, errors)
 
-    topo = Topology()
+    comps = []
     for c in data["components"]:
         pos, specs = c.get("pos"), _FIELD_SPECS[c["kind"]]
         props = {k: _int(v) if specs[k].type == "int" else v for k, v in c.get("props", {}).items()}
-        topo.add_component(Component(
+        comps.append(Component(
             c["id"], c["kind"], c["model"], c.get("name", ""), c.get("parent"), _int(c.get("slot")),
             props, (pos[0], pos[1]) if pos is not None else None))
-    for l in data["links"]:
-        topo.add_link(Link(l["id"], l["a"], l["b"], l["medium"], l["speed_Gbps"], l.get("latency_us", 0.0),
-                           _int(l.get("lanes", 1)), _int(l.get("a_port")), _int(l.get("b_port"))))
-    topo.restore_counters(data.get("id_counters", {}))
+    links = [Link(l["id"], l["a"], l["b"], l["medium"], l["speed_Gbps"], l.get("latency_us", 0.0),
+                  _int(l.get("lanes", 1)), _int(l.get("a_port")), _int(l.get("b_port")))
+             for l in data["links"]]
+    topo = Topology.from_items(comps, links, data.get("id_counters", {}))
     return Design(topo, data["name"], data.get("workload"), data.get("scenario"), data.get("meta"))
 
 

@@ -284,6 +284,30 @@ class Topology:
         return old
 
     # ------------------------------------------------------------------ whole
+    @classmethod
+    def from_items(cls, components: list[Component], links: list[Link],
+                   counters: dict[str, int] | None = None) -> "Topology":
+        """Build a topology in one go from checked items (the file loader's fast path): no events,
+        no copies. The caller guarantees unique ids, known kinds and media, and link ends that
+        exist; :func:`designer.topology.fileformat.from_dict` checks all of these first."""
+        topo = cls()
+        topo.components = {c.id: c for c in components}
+        topo.links = {l.id: l for l in links}
+        if len(topo.components) != len(components) or len(topo.links) != len(links):
+            raise TopologyError("duplicate ids in the items given")
+        links_of: dict[str, set[str]] = {cid: set() for cid in topo.components}
+        for l in links:
+            links_of[l.a].add(l.id)
+            links_of[l.b].add(l.id)
+        topo._links_of = links_of
+        for c in components:
+            if c.parent is not None:
+                topo._children.setdefault(c.parent, set()).add(c.id)
+        for ident in (*topo.components, *topo.links):
+            topo._note_id(ident)
+        topo.restore_counters(counters or {})
+        return topo
+
     def clear(self) -> None:
         self.components.clear()
         self.links.clear()
