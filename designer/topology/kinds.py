@@ -80,7 +80,7 @@ class FieldSpec:
             return None
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return "must be a number" if self.type == "float" else "must be an integer"
-        if self.type == "int" and not float(value).is_integer():
+        if self.type == "int" and isinstance(value, float) and not value.is_integer():
             return "must be an integer"
         if isinstance(value, float) and not math.isfinite(value):
             return "must be a finite number"
