@@ -27,12 +27,47 @@ def test_parameter_count_matches_table1(i):
     assert W.parameters(w) / 1e9 == pytest.approx(r["params_B"], rel=0.03)
 
 
-def test_flops_formula_and_recompute_factor():
+# Narayanan et al. SC'21 §5.1 (B=4, s=32, l=2, h=64, V=1000): with recomputation
+# 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)); without it every layer costs 3 forwards instead of 4 while
+# the logit layer still costs 3: 72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h)).
+FLOPS_96 = 96 * 4 * 32 * 2 * 64 ** 2 * (1 + 32 / (6 * 64) + 1000 / (16 * 2 * 64))
+FLOPS_72 = 72 * 4 * 32 * 2 * 64 ** 2 * (1 + 32 / (6 * 64) + 1000 / (12 * 2 * 64))
+
+
+def test_flops_formula_with_and_without_recompute():
     w = W.Workload(layers=2, hidden=64, heads=4, vocab=1000, seq_len=32, dp=1, global_batch=4)
-    hand = 96 * 4 * 32 * 2 * 64 ** 2 * (1 + 32 / (6 * 64) + 1000 / (16 * 2 * 64))
-    assert W.model_flops_per_iteration(w) == pytest.approx(hand)
+    assert W.model_flops_per_iteration(w) == pytest.approx(FLOPS_96)
+    assert W.model_flops_per_iteration(w, recompute=False) == pytest.approx(FLOPS_72)
     no_rc = W.Workload(**{**w.to_dict(), "recompute": False})
-    assert W.model_flops_per_iteration(no_rc) == pytest.approx(hand * 72 / 96)
+    assert W.model_flops_per_iteration(no_rc) == pytest.approx(FLOPS_72)
+    assert FLOPS_72 > 0.75 * FLOPS_96  # the 72-vs-96 rule undercounts the logit layer
+
+
+def test_mfu_divides_model_flops_without_recompute():
+    from designer.engine.pipeline import run
+    from designer.topology.catalog import load_catalog
+    from designer.topology.templates import rail_optimized
+
+    cat = load_catalog()
+    r = run(rail_optimized(servers=4, server="dgx-a100", catalog=cat), cat, workload="megatron-gpt-1.7b")
+    assert r.workload["recompute"]
+    l, h, s, V = 24, 2304, 2048, 51200  # Megatron Table 1, 1.7B row
+    ratio = 72 * (1 + s / (6 * h) + V / (12 * l * h)) / (96 * (1 + s / (6 * h) + V / (16 * l * h)))
+    assert r.mfu / (r.percent_of_peak / 100) == pytest.approx(ratio)
+
+
+def test_flash_attention_drops_the_score_matrix_from_stored_activations():
+    # s=32, b=2, h=64, a=4, t=2: Korthikanti eq. 2 = s·b·h·(10 + 24/t + 5·a·s/(h·t)) = 4096·(10+12+5)
+    w = W.Workload(layers=2, hidden=64, heads=4, seq_len=32, tp=2, micro_batch=2, dp=1, global_batch=4)
+    assert W.activation_bytes_per_layer(w) == pytest.approx(4096 * 27)
+    # without the s×s terms, plus one fp32 log-sum-exp per head and token: 4·a·s·b/t = 4·4·32·2/2 = 512 bytes
+    fa = W.Workload(**{**w.to_dict(), "flash_attention": True})
+    assert W.activation_bytes_per_layer(fa) == pytest.approx(4096 * 22 + 512)
+
+
+def test_flash_attention_must_be_a_boolean():
+    with pytest.raises(UsageError, match="'flash_attention' must be true or false"):
+        W.from_dict(dict(heads=16, flash_attention="yes"), 8)
 
 
 @pytest.mark.parametrize("est", TABLE1["training_time_estimates"])

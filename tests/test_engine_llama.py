@@ -62,8 +62,17 @@ def test_uneven_stages_run_at_the_pace_of_the_busiest_gpu(cat):
     assert a.gemm_s * a.peak_tflops * 1e12 * a.gemm_efficiency == pytest.approx(even_share * 128 / 126)
     assert T.volumes(uneven).tp_calls_per_micro_batch == T.volumes(even).tp_calls_per_micro_batch
     assert W.from_dict({**base, "layers": 126, "interleave": 4}, 16).stage_layers == 8
+
+
+def test_pipeline_may_add_an_embedding_and_a_loss_chunk():
+    # Llama 3 §3.3.2: 126 layers in 16 x 8 one-layer chunks, the first holding only the embedding
+    # and the last only the output layer and loss: the busiest GPU holds 8 layers
+    base = dict(hidden=1024, heads=8, ffn_hidden=3584, kv_heads=8, vocab=32000, pp=16, global_batch=64)
+    assert W.from_dict({**base, "layers": 126, "interleave": 8}, 16).stage_layers == 8
+    with pytest.raises(UsageError, match="more than the 125 layers plus an embedding-only"):
+        W.from_dict({**base, "layers": 125, "interleave": 8}, 16)
     with pytest.raises(UsageError, match="more than the 126 layers"):
-        W.from_dict({**base, "layers": 126, "interleave": 8}, 16)
+        W.from_dict({**base, "layers": 126, "interleave": 9}, 16)
 
 
 def test_bad_kv_heads_is_a_usage_error():
@@ -73,13 +82,13 @@ def test_bad_kv_heads_is_a_usage_error():
 
 # Engine vs Table 4 on a rail-optimized DGX H100 / NDR design (Meta used RoCE at the same 400 Gb/s
 # per GPU). Like with like: the engine's tokens/s are converted to FLOPs with Meta's count
-# (PaLM appendix B: 6N + 12·l·h·s per token) before dividing by n × 989 TFLOP/s. The engine is
-# conservative: it predicted 0.76 (8,192 GPUs) and 0.69 (16,384 GPUs) of the paper's MFU when this
-# test was written (reasons in the module report: GEMM efficiency 0.53 derived from smaller models,
-# interleave 4 instead of Meta's 8, exposed TP/PP communication that Meta overlaps, attention
-# activations counted without FlashAttention). The band catches regressions beyond that and any
-# prediction above the measured figure by more than 5%.
-BAND = (0.65, 1.05)
+# (PaLM appendix B: 6N + 12·l·h·s per token) before dividing by n × 989 TFLOP/s. When this band was
+# set the engine predicted 0.85 (8,192 GPUs) and 0.80 (16,384 GPUs) of the paper's MFU (preset:
+# interleave 8, flash attention; H100 gemm_efficiency 0.545 from a measured GEMM ceiling). It stays
+# conservative: it charges the pipeline sends, which Meta overlaps (asynchronous point-to-point),
+# and overlaps the FSDP all-gather/reduce-scatter with one micro-batch only. The band catches
+# regressions of more than ~0.05 and any prediction above the measured figure by more than 5%.
+BAND = (0.75, 1.05)
 
 
 @pytest.fixture(scope="module")

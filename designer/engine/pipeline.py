@@ -32,7 +32,7 @@ from designer.errors import UsageError
 #: keyword overrides ``run`` accepts (workload fields, plus ``workload`` = preset id or dict and
 #: ``placement`` = nesting order)
 OVERRIDES = ("tp", "pp", "dp", "micro_batch", "global_batch", "seq_len", "tokens", "tflops_per_gpu",
-             "interleave", "recompute", "optimizer_sharded", "precision")
+             "interleave", "recompute", "optimizer_sharded", "flash_attention", "precision")
 
 
 def resolve_workload(design, catalog, total_gpus: int, gpu_model: str,
@@ -267,11 +267,12 @@ def run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int = 
                    checkpoint_write_s=rep.storage.checkpoint_write_s)
 
     # --- throughput
+    # TFLOP/s count the recomputed forward pass (Narayanan et al. SC'21 eq. 3); MFU counts only the
+    # model's own FLOPs, without recomputation (Chowdhery et al. 2023, App. B)
     F = model_flops_per_iteration(w)
     n = w.gpus
     tflops = F / (iteration * n) / 1e12
-    F_model = F * (72.0 / 96.0) if (w.kind == "transformer" and w.recompute) else F
-    mfu = F_model / (iteration * n * ct.peak_tflops * 1e12)
+    mfu = model_flops_per_iteration(w, recompute=False) / (iteration * n * ct.peak_tflops * 1e12)
     per_s = w.global_batch * (w.seq_len if w.kind == "transformer" else 1) / iteration
     P = parameters(w)
     if w.tflops_per_gpu > 0:
@@ -314,7 +315,7 @@ def _link_results(fab: net.Fabric, topo, phases: dict[str, _Phase]) -> list[Link
         better = per_link > best
         best[better] = per_link[better]
         where[better] = name
-    return [LinkResult(fab.link_ids[i], float(min(best[i], 1.0 + 1e-9)), where[i]) for i in range(nl)]
+    return [LinkResult(fab.link_ids[i], float(min(best[i], 1.0)), where[i]) for i in range(nl)]
 
 
 

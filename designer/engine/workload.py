@@ -18,9 +18,12 @@ Sources
   (§2.2), training-time estimate (eq. 4).
 - Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models",
   MLSys 2023 (arXiv 2205.05198), §4.1: activation bytes per layer.
+- Dao et al., "FlashAttention: Fast and Memory-Efficient Exact Attention with IO-Awareness",
+  NeurIPS 2022 (arXiv 2205.14135), §3.1: the attention score matrix is never written to HBM; the
+  backward pass recomputes it from Q, K, V and the per-row softmax statistics.
 - Llama Team, AI @ Meta, "The Llama 3 Herd of Models" (arXiv 2407.21783, 2024), Table 3 (shapes:
-  GQA, SwiGLU, 128K vocabulary) and §3.3.2 (uneven pipeline stages: one layer fewer on the first
-  and the last stage).
+  GQA, SwiGLU, 128K vocabulary) and §3.3.2 (pipeline: one layer fewer on the first and the last
+  stage, whose end chunks hold only the embedding and only the output layer and loss).
 """
 
 from __future__ import annotations
@@ -67,6 +70,7 @@ class Workload:
     recompute: bool = True
     interleave: int = 1  #: virtual pipeline stages per GPU (1 = plain 1F1B)
     optimizer_sharded: bool = False
+    flash_attention: bool = False  #: fused attention that never stores the s×s scores
     tokens: float = 300e9
     tflops_per_gpu: float = 0.0
     # vision / data ingest
@@ -90,6 +94,9 @@ class Workload:
         When l is not a multiple of p·v some (virtual) stages hold one layer fewer (Llama 3 405B:
         126 layers on 16 stages, the first and the last with 7); the pipeline runs at the pace of
         a GPU whose every chunk has the larger count, so that count sets the micro-batch time.
+        The p·v chunks may exceed l by up to two (see ``MAX_LAYERLESS_CHUNKS``): then every chunk
+        holds one layer, except the first (embedding only) and the last (output layer and loss
+        only), and the busiest GPU holds v layers, which is what the formula gives for p·v > l.
         """
         return self.interleave * math.ceil(self.layers / (self.pp * self.interleave))
 
@@ -101,6 +108,13 @@ class Workload:
         return asdict(self)
 
 
+#: model chunks without a transformer layer that a pipeline may have: the embedding-only first
+#: chunk and the chunk holding only the output layer and the loss (Llama 3 §3.3.2: "the first
+#: model chunk on the first stage has only the embedding, and the last model chunk on the last
+#: stage has only output projection and loss calculation"), so p·v ≤ l + 2
+MAX_LAYERLESS_CHUNKS = 2
+
+_BOOL_FIELDS = ("recompute", "optimizer_sharded", "flash_attention")
 _INT_FIELDS = {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len", "tp", "pp", "dp", "micro_batch",
                "global_batch", "interleave"}
 _FIELD_NAMES = {f.name for f in fields(Workload)}
@@ -132,6 +146,9 @@ def from_dict(data: dict[str, Any], total_gpus: int, where: str = "workload",
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not float(v).is_integer():
             raise UsageError(f"{where}: '{key}' must be a whole number, got {v!r}")
         values[key] = int(v)
+    for key in _BOOL_FIELDS:
+        if key in values and not isinstance(values[key], bool):
+            raise UsageError(f"{where}: '{key}' must be true or false, got {values[key]!r}")
     w = Workload(**values)
     if w.kind not in ("transformer", "vision"):
         raise UsageError(f"{where}: kind must be 'transformer' or 'vision', got {w.kind!r}")
@@ -165,9 +182,10 @@ def from_dict(data: dict[str, Any], total_gpus: int, where: str = "workload",
         raise UsageError(f"{where}: global batch {w.global_batch} is not a multiple of "
                          f"dp x micro-batch = {w.dp} x {w.micro_batch}; change --global-batch")
     if w.kind == "transformer":
-        if w.pp * w.interleave > w.layers:
+        if w.pp * w.interleave > w.layers + MAX_LAYERLESS_CHUNKS:
             raise UsageError(f"{where}: pp x interleave = {w.pp} x {w.interleave} stages is more "
-                             f"than the {w.layers} layers; lower --pp or interleave")
+                             f"than the {w.layers} layers plus an embedding-only and a loss-only "
+                             f"chunk ({w.layers + MAX_LAYERLESS_CHUNKS}); lower --pp or interleave")
         if w.hidden % w.heads or w.heads % w.tp:
             raise UsageError(f"{where}: hidden {w.hidden} / heads {w.heads} / tp {w.tp} must "
                              f"divide evenly (heads split across TP ranks)")
@@ -211,29 +229,29 @@ def parameters(w: Workload) -> float:
     return l * (_layer_matrix_params(w) + biases) + (V + s) * h
 
 
-def model_flops_per_iteration(w: Workload) -> float:
-    """Model FLOPs of one iteration (2 FLOPs per multiply-add; matrix multiplications only).
+def model_flops_per_iteration(w: Workload, recompute: bool | None = None) -> float:
+    """FLOPs of one iteration (2 FLOPs per multiply-add; matrix multiplications only), counting
+    the recomputed forward pass when ``recompute`` is true (default: the workload's setting).
 
     Per token and layer, forward: 2 × the layer's matrix weights (see ``_layer_matrix_params``)
     plus attention 4·s·h (Q·Kᵀ scores 2·s·h and scores·V 2·s·h over the full s×s square, no
     causal-mask saving, as Megatron counts); the output (logit) layer 2·V·h per token. The input
     embedding is a lookup (no FLOPs); norms, softmax and activations are not counted. Backward
-    costs two forwards; recomputation adds one more forward of the transformer layers, not of
-    the logit layer:
-        F_recompute = B·s·[4·l·(2·M + 4·s·h) + 3·2·V·h],   M = layer matrix weights,
-    and without recomputation this engine takes 3/4 of it (Megatron's 72-vs-96 convention; it
-    counts the logit layer as 2.25 forwards instead of 3, i.e. 0.75·2·V·h per token too few:
-    0.1% of Llama 3 405B's count, 1.4% of 8B's).
-    GPT (M = 12h²): 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)), exactly Narayanan et al. SC'21 §5.1
-    (their Table 1 TFLOP/s); the matrix part is the 6·N·D rule (N = matrix weights incl. the tied
-    output embedding, D = B·s tokens) and 4·s·h·l per token is the attention it leaves out.
+    costs two forwards, so a layer costs 3 forwards and 4 with recomputation (which re-runs the
+    transformer layers, not the logit layer):
+        F = B·s·[k·l·(2·M + 4·s·h) + 3·2·V·h],   M = layer matrix weights, k = 3 or 4 (recompute).
+    GPT (M = 12h²): with recomputation 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)), Narayanan et al.
+    SC'21 §5.1 eq. (3) (their Table 1 TFLOP/s); without it 72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h)),
+    the model FLOPs that MFU divides (Chowdhery et al. 2023, App. B: no recomputation counted).
+    The matrix part is the 6·N·D rule (N = matrix weights incl. the output embedding, D = B·s
+    tokens) and 4·s·h·l per token and pass is the attention it leaves out.
     Vision: 6 × params × samples.
     """
     if w.kind == "vision":
         return 6.0 * w.params * w.global_batch
     B, s, l, h, V = w.global_batch, w.seq_len, w.layers, w.hidden, w.vocab
-    recomputed = B * s * (4.0 * l * (2.0 * _layer_matrix_params(w) + 4.0 * s * h) + 6.0 * V * h)
-    return recomputed if w.recompute else 0.75 * recomputed
+    passes = 4.0 if (w.recompute if recompute is None else recompute) else 3.0
+    return B * s * (passes * l * (2.0 * _layer_matrix_params(w) + 4.0 * s * h) + 6.0 * V * h)
 
 
 def activation_bytes_per_layer(w: Workload) -> float:
@@ -241,8 +259,17 @@ def activation_bytes_per_layer(w: Workload) -> float:
 
     s·b·h·(10 + 24/t + 5·a·s/(h·t)) for 16-bit activations with tensor parallelism t and no
     sequence parallelism: Korthikanti et al. 2023, §4.1, eq. (2). Scaled for other precisions.
+    Its 5·a·s²·b/t term is the s×s attention part (per head: softmax output 2·s²·b, dropout
+    mask s²·b, dropout output 2·s²·b bytes); the s·b·h terms are the h-wide tensors (attention
+    11, MLP 19, two LayerNorms 4 → 34 = 10 replicated + 24 split over t).
+    With ``flash_attention`` (Dao et al. 2022, §3.1) no s×s tensor is stored: the backward pass
+    rebuilds the scores block by block from Q, K, V (already among the s·b·h terms) and keeps
+    only each row's softmax statistic (log-sum-exp, one fp32 value per head and token: 4·a·s·b/t
+    bytes), so the bytes are s·b·h·(10 + 24/t)·(bytes/2) + 4·a·s·b/t.
     """
     s, b, h, a, t = w.seq_len, w.micro_batch, w.hidden, w.heads, w.tp
+    if w.flash_attention:
+        return s * b * h * (10 + 24.0 / t) * w.bytes_per_value / 2.0 + 4.0 * a * s * b / t
     return s * b * h * (10 + 24.0 / t + 5.0 * a * s / (h * t)) * w.bytes_per_value / 2.0
 
 
