@@ -2,9 +2,12 @@
 
 import ast
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 QT = ("PySide6", "pyqtgraph", "shiboken6")
@@ -48,3 +51,15 @@ def test_importing_the_layers_loads_no_qt():
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "[]"
+
+
+def test_import_linter_contract_is_kept():
+    """The import-linter contract in pyproject.toml (model and engine stay free of Qt)."""
+    exe = shutil.which("lint-imports")
+    if exe is None:
+        pytest.skip("import-linter is not installed (pip install '.[test]' installs it)")
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([exe, "--config", str(root / "pyproject.toml")], cwd=root,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "1 kept, 0 broken" in done.stdout
