@@ -120,6 +120,8 @@ def _check_invariants(template, overrides, scenario, seed) -> None:
     cpu = result.host_cpu
     shares = [cpu["infra_fraction"], cpu["training_fraction"], *cpu["by_task"].values()]
     assert all(0.0 <= f <= 1.0 for f in shares), cpu
+    # a DPU engine's figure is its offered load (demand / capacity): above 1 means over-subscribed
+    assert all(math.isfinite(v) and v >= 0 for v in result.dpu.values()), result.dpu
     total, _, gpu = _gpus(design)
     assert result.gpus == w["tp"] * w["pp"] * w["dp"] <= total
     peak = gpu_peak_tflops(CATALOG.get("gpu", gpu), w["precision"])
@@ -241,3 +243,53 @@ def test_unknown_server_model_is_a_usage_error():
     design.topology.update_component(design.topology.servers()[0].id, model="no-such-server")
     with pytest.raises(UsageError, match="no-such-server"):
         run(design, CATALOG)
+
+
+def _split_fabric():
+    """Two compute leaves whose spines are gone: servers under one leaf cannot reach the other."""
+    design = leaf_spine(servers=8, storage="none", catalog=CATALOG)
+    design.workload = {"preset": "llama3-8b"}
+    for spine in design.topology.switches("spine"):
+        design.topology.remove_component(spine.id)
+    return design
+
+
+def _storage_cut_off():
+    """Storage exists, but one server has lost its storage-network link (a DGX A100 has no
+    storage DPU: the separate storage fabric reaches its on-board port, the server itself)."""
+    design = leaf_spine(servers=4, server="dgx-a100", catalog=CATALOG)
+    design.workload = {"preset": "resnet50-imagenet", "tp": 1, "pp": 1, "dp": 32, "global_batch": 32}
+    topo = design.topology
+    for link in topo.links_of(topo.servers()[1].id):
+        topo.remove_link(link.id)
+    return design
+
+
+@pytest.mark.parametrize("make, overrides, scenario, cause", [
+    (_split_fabric, {}, {}, r"dp traffic from '\S+' to '\S+' has no network path"),
+    (_storage_cut_off, {}, {}, r"server '\S+' has no network path to a storage system"),
+    (_small, {}, {"tenants": 0}, "tenants must be a whole number of at least 1, got 0"),
+    (_small, {"tp": 1e300}, {}, r"'tp' = 1e\+300 is beyond any cluster"),
+], ids=["no-path-between-servers", "server-without-storage-path", "zero-tenants", "huge-tp"])
+def test_more_impossible_inputs_name_the_cause(make, overrides, scenario, cause):
+    with pytest.raises(UsageError, match=cause) as info:
+        run(make(), CATALOG, scenario=scenario, **overrides)
+    assert len(str(info.value)) < 300  # one readable line, not a 300-digit number
+
+
+@pytest.mark.parametrize("storage", ["separate", "converged"])
+def test_training_traffic_stays_off_the_storage_fabric(storage):
+    """A separate storage fabric's DPUs carry storage reads only; the GPUs' rails are the compute
+    NICs (one per GPU on an HGX H200). On a converged fabric every adapter does both."""
+    from designer.engine.placement import servers_of
+
+    design = leaf_spine(servers=2, server="hgx-h200", storage=storage, catalog=CATALOG)
+    topo = design.topology
+    for info in servers_of(design, CATALOG):
+        kinds = {c.id: c.kind for c in topo.attached(info.id)}
+        if storage == "separate":
+            assert [kinds[e] for e in info.rails] == ["nic"] * 8
+            assert info.storage_ports and all(kinds[e] == "dpu" for e in info.storage_ports)
+        else:
+            assert info.rails == info.storage_ports and len(info.rails) == 8
+        assert info.storage_targets == tuple(s.id for s in topo.storage())

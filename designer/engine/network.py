@@ -27,7 +27,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import shortest_path
+from scipy.sparse.csgraph import connected_components, shortest_path
+
+from designer.errors import UsageError
 
 ROUTING = ("ecmp", "adaptive")
 _INF = np.iinfo(np.int32).max // 4
@@ -52,6 +54,27 @@ class Fabric:
     _dist: dict[int, np.ndarray] = field(default_factory=dict)  #: switch row -> distances
     _switch_adj: sp.csr_matrix | None = None
     _routes: "OrderedDict[str, Routes]" = field(default_factory=OrderedDict)
+    _networks: list[frozenset[int]] | None = None
+
+    def networks(self, node: str) -> frozenset[int]:
+        """The networks ``node`` is linked into: a network is a set of switches joined by links
+        (one label each), or one direct endpoint-to-endpoint link (its own label). Two endpoints
+        can exchange traffic iff they share a network, because only switches forward traffic.
+        An unlinked node has none."""
+        if self._networks is None:
+            ns = int(self.is_switch.sum())
+            comp = connected_components(self._switch_adj, directed=False)[1] if ns else _EMPTY
+            src, dst = self.arc_src, self.arc_dst
+            to_switch = self.is_switch[dst]
+            label = np.where(to_switch, comp[np.maximum(self.switch_pos[dst], 0)] if ns else -1,
+                             np.where(self.is_switch[src], -1, ns + self.arc_link))
+            keep = label >= 0
+            pairs = np.unique(np.stack([src[keep], label[keep]]), axis=1)
+            cuts = np.searchsorted(pairs[0], np.arange(len(self.nodes) + 1))
+            labels = pairs[1].tolist()
+            self._networks = [frozenset(labels[cuts[i]:cuts[i + 1]]) for i in range(len(self.nodes))]
+        i = self.index.get(node)
+        return self._networks[i] if i is not None else frozenset()
 
     def distances_from(self, switch_rows: np.ndarray) -> np.ndarray:
         """Hop distances from every switch to each of ``switch_rows`` (shape switches × rows)."""
@@ -341,6 +364,14 @@ def max_min(routes: Routes, capacity: np.ndarray, demand: np.ndarray) -> Solutio
 
 def arc_capacity_GBps(fab: Fabric, topology) -> np.ndarray:
     """Capacity of each arc: the link's ``speed_Gbps × lanes / 8`` (read fresh: speeds may change
-    without changing the routes)."""
-    cap = np.array([topology.links[l].capacity_Gbps / 8.0 for l in fab.link_ids])
+    without changing the routes). A link that carries nothing (speed or lanes 0, or not a finite
+    number) is refused by name: flows routed over it would get no rate."""
+    cap = np.array([topology.links[l].capacity_Gbps / 8.0 for l in fab.link_ids], dtype=float)
+    bad = np.flatnonzero(~(np.isfinite(cap) & (cap > 0)))
+    if len(bad):
+        link = topology.links[fab.link_ids[int(bad[0])]]
+        more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+        raise UsageError(f"link '{link.id}' ({link.a} - {link.b}){more} has no capacity: "
+                         f"{link.speed_Gbps!r} Gb/s x {link.lanes!r} lanes; give it a positive speed "
+                         f"and lane count")
     return cap[fab.arc_link] if len(cap) else np.zeros(0)

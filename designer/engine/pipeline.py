@@ -26,8 +26,9 @@ from designer.engine import traffic as tr
 from designer.engine.placement import Placement, place, servers_of
 from designer.engine.result import CollectiveResult, LinkResult, Result
 from designer.engine.workload import (Workload, bubble_s, compute, from_dict, model_flops_per_iteration,
-                                      parameters, training_time_s)
+                                      parameters, short, training_time_s)
 from designer.errors import UsageError
+from designer.topology.design import SCENARIO_CHOICES
 
 #: keyword overrides ``run`` accepts (workload fields, plus ``workload`` = preset id or dict and
 #: ``placement`` = nesting order)
@@ -35,7 +36,7 @@ OVERRIDES = ("tp", "pp", "dp", "micro_batch", "global_batch", "seq_len", "tokens
              "interleave", "recompute", "optimizer_sharded", "flash_attention", "precision")
 
 
-def resolve_workload(design, catalog, total_gpus: int, gpu_model: str,
+def resolve_workload(design, catalog, total_gpus: int, gpu: dict[str, Any],
                      overrides: dict[str, Any]) -> Workload:
     """Design workload (``preset`` = catalog id, plus fields) ← ``workload`` override ← fields."""
     data: dict[str, Any] = {}
@@ -58,7 +59,7 @@ def resolve_workload(design, catalog, total_gpus: int, gpu_model: str,
     if any(overrides.get(k) is not None for k in ("tp", "pp")) and overrides.get("dp") is None:
         data.pop("dp", None)
         data.pop("gpus", None)
-    return from_dict(data, total_gpus, gpu_model=gpu_model)
+    return from_dict(data, total_gpus, gpu=gpu)
 
 
 @dataclass
@@ -79,7 +80,51 @@ def _solve_phase(fab: net.Fabric, cap: np.ndarray, ph: _Phase, routing: str, see
     dst = np.array([fab.index[s] for s in ph.flows.dst], dtype=np.int64)
     ph.idx_src = src
     ph.routes = net.route(fab, src, dst, routing, seed)
+    lost = np.flatnonzero(~ph.routes.routed & (src != dst))
+    if len(lost):
+        a, b = ph.flows.src[lost[0]], ph.flows.dst[lost[0]]
+        raise UsageError(f"{ph.name} traffic from '{a}' to '{b}' has no network path (only switches "
+                         f"forward traffic); link both to switches of the same fabric")
     ph.sol = net.max_min(ph.routes, cap, ph.flows.demand)
+
+
+def _check_storage_reach(pl: Placement, read_GBps: float) -> None:
+    """Samples to read need a storage system on a network of every server that trains."""
+    blind = [pl.servers[int(k)].id for k in np.unique(pl.server) if not pl.servers[int(k)].storage_targets]
+    if not blind:
+        return
+    if not any(s.storage_targets for s in pl.servers):
+        raise UsageError(f"the workload reads {read_GBps:.3g} GB/s of samples but the design has no "
+                         f"storage target reachable from the servers; add storage linked to the "
+                         f"servers' network, or set the workload's bytes_per_sample to 0")
+    more = f" (and {len(blind) - 1} more)" if len(blind) > 1 else ""
+    raise UsageError(f"the workload reads {read_GBps:.3g} GB/s of samples but server '{blind[0]}'"
+                     f"{more} has no network path to a storage system; link one of its NICs/DPUs to "
+                     f"the storage network")
+
+
+def check_scenario(scen: dict[str, Any]) -> None:
+    """Scenario settings the engine reads (``designer.topology.design.SCENARIO_DEFAULTS``)."""
+    for key, choices in SCENARIO_CHOICES.items():
+        if scen.get(key, choices[0]) not in choices:
+            raise UsageError(f"scenario {key} must be one of {', '.join(choices)}, got {scen[key]!r}")
+    per_server = scen.get("per_server") or {}
+    bad = [(k, v) for k, v in per_server.items() if v not in SCENARIO_CHOICES["offload"]] \
+        if isinstance(per_server, dict) else [("", per_server)]
+    if bad:
+        raise UsageError(f"scenario per_server must map server ids to one of "
+                         f"{', '.join(SCENARIO_CHOICES['offload'])}; got {bad[0][1]!r} for '{bad[0][0]}'")
+    if not isinstance(scen.get("encryption", False), bool):
+        raise UsageError(f"scenario encryption must be true or false, got {scen['encryption']!r}")
+    tenants = scen.get("tenants", 1)
+    if isinstance(tenants, bool) or not isinstance(tenants, (int, float)) or not math.isfinite(tenants) \
+            or not float(tenants).is_integer() or tenants < 1:
+        raise UsageError(f"scenario tenants must be a whole number of at least 1, got {short(tenants)}")
+    interval = scen.get("checkpoint_interval_s")
+    if interval is not None and (isinstance(interval, bool) or not isinstance(interval, (int, float))
+                                 or not math.isfinite(interval) or interval < 0):
+        raise UsageError(f"scenario checkpoint_interval_s must be a finite number of seconds "
+                         f"(0: no checkpoints), got {short(interval)}")
 
 
 def _line_GBps(topology, endpoint: str) -> float:
@@ -148,20 +193,24 @@ def run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int = 
         **overrides: Any) -> Result:
     """Run every stage for ``design`` and return the Result (see module docstring)."""
     scen = {**design.scenario, **(scenario or {})}
+    check_scenario(scen)
     routing = scen.get("routing", "ecmp")
-    if routing not in net.ROUTING:
-        raise UsageError(f"scenario routing must be one of {', '.join(net.ROUTING)}, got {routing!r}")
     topo = design.topology
-    servers = servers_of(design, catalog)
+    fab = net.fabric_of(topo)
+    servers = servers_of(design, catalog, fab)
     if not servers:
         raise UsageError("the design has no GPU server; add one before running the engine")
     total = sum(s.gpus for s in servers)
     gpu = servers[0].gpu
-    w = resolve_workload(design, catalog, total, servers[0].gpu.get("id", ""), overrides)
+    w = resolve_workload(design, catalog, total, gpu, overrides)
     pl = place(w, servers, overrides.get("placement") or design.workload.get("placement"))
     warnings = []
     if len({s.gpu.get("id") for s in servers}) > 1:
         warnings.append("servers have different GPU models; compute uses the first server's GPU")
+    if pl.nodes_spanned("tp") > 1:
+        warnings.append(f"a tensor-parallel group of {w.tp} GPUs spans {pl.nodes_spanned('tp')} "
+                        f"servers: its all-reduces cross the network; a tp that divides the GPUs "
+                        f"per server keeps them on NVLink")
     ct = compute(w, gpu)
     vol = tr.volumes(w)
 
@@ -169,13 +218,11 @@ def run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int = 
     used = np.unique(pl.server)
     compute_only = w.micro_batches * ct.micro_batch_s + bubble_s(w, ct.micro_batch_s)
     read_demand = w.global_batch * w.bytes_per_sample / compute_only / 1e9 if w.bytes_per_sample else 0.0
-    linked = {l.a for l in topo.links.values()} | {l.b for l in topo.links.values()}
-    storage_ids = [s.id for s in topo.storage() if s.id in linked]
-    per_server_read = read_demand / len(used) if len(used) else 0.0
-    stor = tr.storage_flows(pl, storage_ids, per_server_read)
+    if read_demand > 0:
+        _check_storage_reach(pl, read_demand)
+    stor = tr.storage_flows(pl, read_demand / len(used))
 
     # --- network phases
-    fab = net.fabric_of(topo)
     cap = net.arc_capacity_GBps(fab, topo)
     phases: dict[str, _Phase] = {}
     for dim, flows in (("dp", tr.ring_flows(pl, "dp") if w.dp > 1 else tr.empty()),
@@ -324,7 +371,8 @@ def group_shape_for(design, catalog, gpus: int | None = None, *,
     """Communicator of the first ``gpus`` GPUs of the design (all by default), with the rail rate
     its per-rail rings get on the drawn fabric (for ``dpu-designer collective``)."""
     scen = {**design.scenario, **(scenario or {})}
-    servers = servers_of(design, catalog)
+    fab = net.fabric_of(design.topology)
+    servers = servers_of(design, catalog, fab)
     total = sum(s.gpus for s in servers)
     if not servers:
         raise UsageError("the design has no GPU server; add one first")
@@ -332,7 +380,6 @@ def group_shape_for(design, catalog, gpus: int | None = None, *,
     if n > total:
         raise UsageError(f"--gpus {n} is more than the design's {total} GPUs")
     pl = place(Workload(tp=1, pp=1, dp=n, global_batch=n), servers)
-    fab = net.fabric_of(design.topology)
     ph = None
     flows = tr.ring_flows(pl, "dp")
     if flows.src:

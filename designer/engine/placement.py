@@ -5,11 +5,17 @@ Rank r sits on GPU r. The parallel dimensions are nested in ``order``, innermost
 default ``"tp,pp,dp"`` keeps a TP group inside one server's NVLink domain, puts consecutive
 pipeline stages on neighbouring servers and spreads data-parallel replicas last (so each DP group
 holds the same local GPU of many servers: one rail). Megatron-LM's own order is ``"tp,dp,pp"``;
-any permutation may be given.
+any permutation may be given. A tp that does not divide the GPUs of a server (tp 6 on 8-GPU
+servers) puts some TP groups across two servers: their all-reduces are costed over the network, as
+NCCL would run them, and the run carries a warning (not a refusal: the layout is legal, only slow).
 
-Each GPU talks to the network through one of its server's adapters (NICs and DPUs with a network
-link, in slot order): GPU i of a server with k adapters uses adapter ⌊i·k/gpus⌋ (rail i when there
-is one adapter per GPU). A server with direct links and no adapter is its own endpoint.
+Each GPU talks to the network through one of its server's rail adapters: GPU i of a server with k
+rails uses rail ⌊i·k/gpus⌋ (rail i when there is one adapter per GPU). The rails are the server's
+linked NICs and DPUs (slot order) that sit on a network without storage, so that the storage DPUs
+of a separate storage fabric carry no training traffic; when every adapter reaches storage (a
+converged fabric) they all are rails. A server with direct links and no such adapter is its own
+endpoint. Storage reads arrive on the server's endpoints that share a network with a storage
+system (``storage_ports``), from the storage systems they reach (``storage_targets``).
 """
 
 from __future__ import annotations
@@ -19,8 +25,10 @@ from typing import Any
 
 import numpy as np
 
+from designer.engine.network import Fabric, fabric_of
 from designer.engine.workload import Workload
 from designer.errors import UsageError
+from designer.topology.kinds import KIND_LABEL
 
 DIMENSIONS = ("tp", "pp", "dp")
 
@@ -33,29 +41,68 @@ class ServerInfo:
     nvlink_domain: int
     nvswitch: bool
     pcie_gen: int
-    endpoints: tuple[str, ...]  #: network adapters (or the server itself) by rail
+    rails: tuple[str, ...]  #: network adapters (or the server itself) carrying training traffic
+    storage_ports: tuple[str, ...] = ()  #: endpoints that share a network with a storage system
+    storage_targets: tuple[str, ...] = ()  #: storage systems the storage ports reach
+    #: networks each rail is linked into (``network.Fabric.networks``): who can reach whom
+    networks: dict[str, frozenset[int]] = field(default_factory=dict, compare=False)
+
+    @property
+    def endpoints(self) -> tuple[str, ...]:
+        """Every network endpoint of the server: rails, then the storage ports that are not."""
+        return self.rails + tuple(e for e in self.storage_ports if e not in self.rails)
 
 
-def servers_of(design, catalog) -> list[ServerInfo]:
-    """Effective figures of every GPU server of a design (catalog ← props)."""
+def servers_of(design, catalog, fab: Fabric | None = None) -> list[ServerInfo]:
+    """Effective figures of every GPU server of a design (catalog ← props) and its endpoints
+    (``fab``: the design's ``network.fabric_of``, when the caller has it already)."""
     topo = design.topology
-    linked = {l.a for l in topo.links.values()} | {l.b for l in topo.links.values()}
+    check_models(topo, catalog)
+    fab = fab or fabric_of(topo)
+    storage = [s.id for s in topo.storage() if fab.networks(s.id)]
+    storage_nets = frozenset().union(*(fab.networks(s) for s in storage))
+    reached: dict[frozenset[int], tuple[str, ...]] = {}  # storage networks -> systems on them
     out = []
     gpus: dict[str, dict[str, Any]] = {}  # one entry per GPU model, shared by its servers
     for srv in topo.servers():
         f = catalog.resolve(srv)
-        gpu = gpus.get(f["gpu_model"])
-        if gpu is None:
-            try:
-                gpu = gpus[f["gpu_model"]] = catalog.get("gpu", f["gpu_model"])
-            except KeyError as exc:
-                raise UsageError(f"server '{srv.id}': {exc.args[0]}") from None
-        eps = tuple(c.id for c in topo.attached(srv.id) if c.id in linked)
-        if not eps and srv.id in linked:
-            eps = (srv.id,)
+        gpu = gpus.get(f["gpu_model"]) or gpus.setdefault(f["gpu_model"], catalog.get("gpu", f["gpu_model"]))
+        nets = {c.id: n for c in topo.attached(srv.id) if (n := fab.networks(c.id))}
+        adapters, own = list(nets), []
+        if fab.networks(srv.id):
+            own, nets[srv.id] = [srv.id], fab.networks(srv.id)
+        compute = [e for e in adapters if not nets[e] & storage_nets] \
+            or [e for e in own if not nets[e] & storage_nets] or adapters or own
+        ports = [e for e in adapters + own if nets[e] & storage_nets]
+        reach = frozenset().union(*(nets[e] & storage_nets for e in ports))
+        if reach not in reached:
+            reached[reach] = tuple(s for s in storage if fab.networks(s) & reach)
         out.append(ServerInfo(srv.id, int(f["gpu_count"]), gpu, int(f["nvlink_domain"]),
-                              bool(f["nvswitch"]), int(f.get("pcie_gen", 5)), eps))
+                              bool(f["nvswitch"]), int(f.get("pcie_gen", 5)), tuple(compute),
+                              tuple(ports), reached[reach], {e: nets[e] for e in compute}))
     return out
+
+
+def check_models(topology, catalog) -> None:
+    """Every component's model, and every server's GPU and CPU model, is in the catalog; else a
+    UsageError naming the component and the model, with close ids. Checked once per distinct
+    (kind, model) and per distinct server GPU/CPU choice, so a big design costs a handful."""
+    seen: set[tuple] = set()
+    for c in topology.components.values():
+        refs = [(c.kind, c.model)]
+        if c.kind == "gpu_server":
+            refs.append(("server parts", c.model, c.props.get("gpu_model"), c.props.get("cpu_model")))
+        for key in refs:
+            if key in seen:
+                continue
+            try:
+                f = catalog.resolve(c)
+                if key[0] == "server parts":
+                    catalog.get("gpu", f["gpu_model"])
+                    catalog.get("cpu", f["cpu_model"])
+            except KeyError as exc:
+                raise UsageError(f"{KIND_LABEL[c.kind]} '{c.id}': {exc.args[0]}") from None
+            seen.add(key)
 
 
 @dataclass
@@ -68,11 +115,18 @@ class Placement:
     servers: list[ServerInfo]
     groups: dict[str, np.ndarray]  #: "tp"/"pp"/"dp" -> (groups, size) array of ranks
     _endpoints: np.ndarray | None = field(default=None, init=False, repr=False)
+    _networks: dict[str, frozenset[int]] | None = field(default=None, init=False, repr=False)
+
+    def networks(self, endpoint: str | None) -> frozenset[int]:
+        """Networks a rail of any server is linked into (empty for anything else)."""
+        if self._networks is None:
+            self._networks = {e: n for s in self.servers for e, n in s.networks.items()}
+        return self._networks.get(endpoint, frozenset())
 
     def endpoint(self, ranks: np.ndarray) -> list[str | None]:
         """Network endpoint id of each rank's GPU (None if its server has no network link)."""
         if self._endpoints is None:
-            per_gpu = [s.endpoints[i * len(s.endpoints) // s.gpus] if s.endpoints else None
+            per_gpu = [s.rails[i * len(s.rails) // s.gpus] if s.rails else None
                        for s in self.servers for i in range(s.gpus)]
             first = np.r_[0, np.cumsum([s.gpus for s in self.servers])[:-1]].astype(np.int64)
             self._endpoints = np.array(per_gpu, dtype=object)[first[self.server] + self.local]

@@ -157,7 +157,8 @@ class ResourceReport:
     straggler_s: float  #: synchronous step waits for the slowest server
     checkpoint_s: float  #: checkpoint write time amortized per iteration
     host_cpu: HostCpuReport
-    dpu: dict[str, float]  #: max utilization per DPU engine over servers with DPUs ({} if none)
+    dpu: dict[str, float]  #: max load (demand / capacity, > 1 = over-subscribed) per DPU engine
+    #: over servers with DPUs ({} if none)
     storage: StorageReport
     energy: EnergyReport
     bottlenecks: list[str] = field(default_factory=list)  #: plain-language reasons

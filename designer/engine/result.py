@@ -78,7 +78,10 @@ class Result:
     warnings: list[str] = field(default_factory=list)
     #: cores_total, infra_fraction, by_task (share of cycles), training_fraction, saturated
     host_cpu: dict[str, Any] = field(default_factory=dict)
-    dpu: dict[str, float] = field(default_factory=dict)  #: busiest utilization per DPU engine
+    #: offered load of each DPU engine (line, crypto, arm) on the busiest server: demand / capacity,
+    #: so above 1 (100 %) the engine is over-subscribed and its work takes that many times as long
+    #: (``designer.engine.dpu``); the timeline's ``dpu_util`` is the busy fraction, at most 1
+    dpu: dict[str, float] = field(default_factory=dict)
     power_W: dict[str, float] = field(default_factory=dict)  #: gpu, server, adapters, switches, storage, total
     energy_kwh: float = math.nan  #: whole training run (power_W total x training time)
 

@@ -13,8 +13,10 @@ Per iteration and per GPU (Narayanan et al. SC'21 §3.3 and §4.1; Shoeybi et al
 
 Flows: a collective across servers is a ring on each rail (NCCL runs one channel per NIC): the GPU
 at local position j of server k sends to the one at position j of the next server of the group.
-Pipeline neighbours on different servers exchange in both directions. Storage reads go from the
-storage systems (round robin) to each server's adapters, with a demand cap.
+Pipeline neighbours on different servers exchange in both directions. A sender whose NIC shares no
+network with the receiver's (rail planes joined only inside the servers) sends through its server's
+NIC on the receiver's network, reached over NVLink (:func:`_pxn`). Storage reads go from the
+storage systems (round robin) to each server's storage ports, with a demand cap.
 """
 
 from __future__ import annotations
@@ -94,10 +96,11 @@ def ring_flows(pl: Placement, dim: str) -> FlowSet:
         n = len(servers)
         a = eps.T.ravel()  # rail j, server k: j-major
         b = np.roll(eps, -1, axis=0).T.ravel()
+        sender = pl.server[mat].T.ravel()
         if n == 2:  # two servers: one pair per rail, both directions unless it is one endpoint
             keep = ~((np.tile(np.arange(n), width) == 1) & (a == b))
-            a, b = a[keep], b[keep]
-        src += a.tolist()
+            a, b, sender = a[keep], b[keep], sender[keep]
+        src += _pxn(pl, sender, a.tolist(), b.tolist())
         dst += b.tolist()
         grp += [gi] * len(a)
     n = len(src)
@@ -109,27 +112,47 @@ def pipeline_flows(pl: Placement) -> FlowSet:
     src, dst, grp = [], [], []
     for gi, ranks in enumerate(pl.groups["pp"]):
         eps = pl.endpoint(ranks)
+        srv = pl.server[ranks]
         for i in range(len(ranks) - 1):
-            if pl.server[ranks[i]] == pl.server[ranks[i + 1]]:
+            if srv[i] == srv[i + 1]:
                 continue
-            src += [eps[i], eps[i + 1]]
+            src += _pxn(pl, srv[i:i + 2], [eps[i], eps[i + 1]], [eps[i + 1], eps[i]])
             dst += [eps[i + 1], eps[i]]
             grp += [gi, gi]
     n = len(src)
     return FlowSet(src, dst, np.full(n, np.inf), np.array(grp, dtype=np.int64), ["pp"] * n)
 
 
-def storage_flows(pl: Placement, storage_ids: list[str], per_server_GBps: float) -> FlowSet:
-    """Each used server reads ``per_server_GBps`` spread over its adapters, from the storage
-    systems in round robin (server k from storage k mod count)."""
-    if per_server_GBps <= 0 or not storage_ids:
+def _pxn(pl: Placement, sender: np.ndarray, src: list[str], dst: list[str]) -> list[str]:
+    """Senders moved onto the receiver's network where their own NIC is not on it.
+
+    NCCL's PXN (PCI x NVLink, NCCL 2.12+; ``NCCL_PXN_DISABLE`` turns it off) lets a GPU send
+    through the NIC of another GPU of its server, reached over NVLink, so that the data crosses the
+    network on the destination's rail. Rail-plane fabrics (``templates.rail_optimized`` beyond one
+    spine layer) join their rails only this way. ``sender[i]`` is the server index of ``src[i]``;
+    with no rail on the receiver's network the flow is left as it is (the network stage names it).
+    """
+    out = list(src)
+    for i, (a, b) in enumerate(zip(src, dst)):
+        target = pl.networks(b)
+        if a is None or b is None or pl.networks(a) & target:
+            continue
+        rails = pl.servers[int(sender[i])].rails
+        out[i] = next((e for e in rails if pl.networks(e) & target), a)
+    return out
+
+
+def storage_flows(pl: Placement, per_server_GBps: float) -> FlowSet:
+    """Each used server reads ``per_server_GBps`` spread over its storage ports, from the storage
+    systems it reaches in round robin (the k-th used server from its k mod count-th)."""
+    if per_server_GBps <= 0:
         return empty()
     src, dst, dem = [], [], []
     for k, s in enumerate(np.unique(pl.server)):
-        eps = pl.servers[int(s)].endpoints
-        for e in eps:
-            src.append(storage_ids[k % len(storage_ids)])
+        info = pl.servers[int(s)]
+        for e in info.storage_ports:
+            src.append(info.storage_targets[k % len(info.storage_targets)])
             dst.append(e)
-            dem.append(per_server_GBps / len(eps))
+            dem.append(per_server_GBps / len(info.storage_ports))
     n = len(src)
     return FlowSet(src, dst, np.array(dem), np.full(n, -1, dtype=np.int64), ["storage"] * n)

@@ -117,22 +117,62 @@ MAX_LAYERLESS_CHUNKS = 2
 _BOOL_FIELDS = ("recompute", "optimizer_sharded", "flash_attention")
 _INT_FIELDS = {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len", "tp", "pp", "dp", "micro_batch",
                "global_batch", "interleave"}
+#: real-valued fields (and ``tokens_B``) and their lower bound (value, inclusive);
+#: ``tflops_per_gpu`` also stays at or below the GPU's dense peak (checked in :func:`from_dict`)
+_FLOAT_FIELDS = {"tokens": (0.0, False), "tokens_B": (0.0, False), "tflops_per_gpu": (0.0, True),
+                 "samples_per_s_per_gpu": (0.0, True), "bytes_per_sample": (0.0, True),
+                 "params": (0.0, True)}
+#: largest count a field may hold (tp, layers, global batch ...): far beyond any machine, small
+#: enough that products of counts stay exact and messages short
+MAX_COUNT = 10 ** 9
+_COUNTS = _INT_FIELDS | {"gpus"}  #: whole-number keys (``gpus``: a catalog entry's job size)
 _FIELD_NAMES = {f.name for f in fields(Workload)}
 
 
+def short(value: Any) -> str:
+    """A value for a message: huge or long numbers in 3 significant digits (not 300 of them)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) >= 1e12:
+        return f"{float(value):.3g}"
+    return repr(value)
+
+
+def _check_numbers(values: dict[str, Any], where: str) -> None:
+    """Every numeric field is a real, finite number in its range (``_COUNTS`` whole numbers)."""
+    for key in [k for k in values if k in _COUNTS or k in _FLOAT_FIELDS]:
+        v = values[key]
+        kind = "a whole number" if key in _COUNTS else "a finite number"
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise UsageError(f"{where}: '{key}' must be {kind}, got {short(v)}")
+        if key in _COUNTS and not float(v).is_integer():
+            raise UsageError(f"{where}: '{key}' must be a whole number, got {short(v)}")
+        if abs(v) > MAX_COUNT and key in _COUNTS:
+            raise UsageError(f"{where}: '{key}' = {short(v)} is beyond any cluster (at most "
+                             f"{MAX_COUNT:.0e}); check the value")
+        low, inclusive = _FLOAT_FIELDS.get(key, (None, True))
+        if low is not None and (v < low if inclusive else v <= low):
+            bound = f"at least {low:g}" if inclusive else f"more than {low:g}"
+            raise UsageError(f"{where}: '{key}' must be {bound}, got {short(v)}")
+        if key in _COUNTS:
+            values[key] = int(v)
+
+
 def from_dict(data: dict[str, Any], total_gpus: int, where: str = "workload",
-              gpu_model: str = "") -> Workload:
+              gpu: dict[str, Any] | None = None) -> Workload:
     """Build and check a Workload from a dict (catalog entry, design file, CLI overrides).
 
     Unknown keys are ignored (catalog entries carry sources, ids ...); ``gpus`` of a catalog entry
     sets ``dp`` when ``dp`` is not given; ``tokens_B`` gives ``tokens`` in billions; a vision
-    entry's ``samples_per_s_<gpu_model>`` gives ``samples_per_s_per_gpu`` for that GPU. Raises UsageError naming the bad field.
+    entry's ``samples_per_s_<gpu model>`` gives ``samples_per_s_per_gpu`` for ``gpu`` (the catalog
+    entry of the design's GPU, which also bounds ``tflops_per_gpu`` by its dense peak). Raises
+    UsageError naming the bad field.
     """
     values: dict[str, Any] = {}
     data = dict(data)
+    gpu_model = str((gpu or {}).get("id", ""))
     if data.get("kind") == "llm":
         data["kind"] = "transformer"
     if "tokens" not in data and data.get("tokens_B"):
+        _check_numbers({"tokens_B": data["tokens_B"]}, where)
         data["tokens"] = float(data["tokens_B"]) * 1e9
     if data.get("kind") == "vision" and not data.get("samples_per_s_per_gpu") and gpu_model:
         data["samples_per_s_per_gpu"] = data.get("samples_per_s_" + gpu_model.replace("-", "_"), 0.0)
@@ -141,11 +181,7 @@ def from_dict(data: dict[str, Any], total_gpus: int, where: str = "workload",
             values[key] = value
     if "id" in data and "name" not in values:
         values["name"] = str(data["id"])
-    for key in _INT_FIELDS & set(values):
-        v = values[key]
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not float(v).is_integer():
-            raise UsageError(f"{where}: '{key}' must be a whole number, got {v!r}")
-        values[key] = int(v)
+    _check_numbers(values, where)
     for key in _BOOL_FIELDS:
         if key in values and not isinstance(values[key], bool):
             raise UsageError(f"{where}: '{key}' must be true or false, got {values[key]!r}")
@@ -158,7 +194,11 @@ def from_dict(data: dict[str, Any], total_gpus: int, where: str = "workload",
     if w.precision not in PRECISION_BYTES:
         raise UsageError(f"{where}: precision must be one of {', '.join(PRECISION_BYTES)}, "
                          f"got {w.precision!r}")
-    for key in ("layers", "hidden", "heads", "seq_len", "tp", "pp", "micro_batch",
+    if gpu and w.tflops_per_gpu > (peak := gpu_peak_tflops(gpu, w.precision)):
+        raise UsageError(f"{where}: 'tflops_per_gpu' {w.tflops_per_gpu:g} is above the {gpu_model} "
+                         f"dense {w.precision} peak of {peak:g} TFLOP/s; give an achieved rate "
+                         f"(below the peak) or 0 to let the engine predict it")
+    for key in ("layers", "hidden", "heads", "vocab", "seq_len", "tp", "pp", "micro_batch",
                 "global_batch", "interleave"):
         if getattr(w, key) < 1:
             raise UsageError(f"{where}: '{key}' must be at least 1, got {getattr(w, key)}")
@@ -169,14 +209,16 @@ def from_dict(data: dict[str, Any], total_gpus: int, where: str = "workload",
         raise UsageError(f"{where}: 'dp' must be 0 (fill the design) or positive, got {w.dp}")
     if w.dp == 0:
         wanted = data.get("gpus")
+        if wanted is not None:
+            _check_numbers({"gpus": wanted}, where)
         pool = int(wanted) if wanted and int(wanted) <= total_gpus else total_gpus
         dp = pool // (w.tp * w.pp)
         if dp < 1:
-            raise UsageError(f"{where}: tp x pp = {w.tp * w.pp} needs more GPUs than the design "
+            raise UsageError(f"{where}: tp x pp = {short(w.tp * w.pp)} needs more GPUs than the design "
                              f"has ({total_gpus}); lower --tp/--pp or add GPU servers")
         w = replace(w, dp=dp)
     if w.gpus > total_gpus:
-        raise UsageError(f"{where}: tp x pp x dp = {w.gpus} GPUs, but the design has only "
+        raise UsageError(f"{where}: tp x pp x dp = {short(w.gpus)} GPUs, but the design has only "
                          f"{total_gpus}; lower the parallelism or add GPU servers")
     if w.global_batch % (w.dp * w.micro_batch):
         raise UsageError(f"{where}: global batch {w.global_batch} is not a multiple of "
