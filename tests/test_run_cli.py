@@ -57,7 +57,7 @@ def test_table_shows_the_resources(capsys):
     capsys.readouterr()
     assert main(["run", EXAMPLE, "--set", "scenario.offload=dpu"]) == 0
     out = capsys.readouterr().out
-    for text in ("straggler", "data_stall", "checkpoint", "host CPU", "896 cores", "DPU engines",
+    for text in ("straggler", "data_stall", "checkpoint", "host CPU", "896 cores", "DPU engine load",
                  "storage", "energy"):
         assert text in out
 

@@ -75,7 +75,7 @@ def format_table(cmp) -> str:
             row(f"  {t}", [f"{100 * r.host_cpu['by_task'].get(t, 0.0):.1f}%" for r in runs])
     engines = sorted({e for r in runs for e in r.dpu})
     for e in engines:
-        row(f"DPU {e} engine", [f"{100 * r.dpu[e]:.0f}%" if e in r.dpu else "-" for r in runs])
+        row(f"DPU {e} engine load", [f"{100 * r.dpu[e]:.0f}%" if e in r.dpu else "-" for r in runs])
     if any(r.storage.get("read_demand_GBps") for r in runs):
         row("storage read (GB/s)", [f"{r.storage['read_achieved_GBps']:.3g}/{r.storage['read_demand_GBps']:.3g}"
                                     for r in runs])

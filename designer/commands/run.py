@@ -216,7 +216,9 @@ def resource_lines(r) -> list[str]:
     lines = [f"host CPU            {h.get('cores_total', 0):10d} cores, infrastructure "
              f"{100 * h.get('infra_fraction', 0.0):.1f}% of cycles" + (f" ({tasks})" if tasks else "")]
     if r.dpu:
-        lines.append("DPU engines         " + ", ".join(f"{k} {100 * v:.0f}%" for k, v in r.dpu.items()))
+        over = any(v > 1 for v in r.dpu.values())
+        lines.append("DPU engine load     " + ", ".join(f"{k} {100 * v:.0f}%" for k, v in r.dpu.items())
+                     + ("  (demand / capacity; above 100% = over-subscribed)" if over else ""))
     st = r.storage
     lines.append(f"storage             read {st.get('read_achieved_GBps', 0.0):.3g} of "
                  f"{st.get('read_demand_GBps', 0.0):.3g} GB/s needed; checkpoint write "

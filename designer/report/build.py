@@ -180,7 +180,7 @@ def comparison_rows(data: ReportData) -> list[tuple[str, float | None, float | N
         ("Model TFLOP/s per GPU", h["tflops_per_gpu"], d["tflops_per_gpu"], False),
         ("MFU (%)", 100 * h["mfu"], 100 * d["mfu"], False),
         ("Host CPU cycles on infrastructure (%)", _pct(_host_infra(h)), _pct(_host_infra(d)), True),
-        ("Busiest DPU engine (%)", _pct(_dpu_peak(h)), _pct(_dpu_peak(d)), True),
+        ("Busiest DPU engine load (% of capacity)", _pct(_dpu_peak(h)), _pct(_dpu_peak(d)), True),
         ("Power at training load (kW)", _power_kW(h), _power_kW(d), True),
         ("Energy of the run (MWh)", _run_MWh(h), _run_MWh(d), True),
     ]
