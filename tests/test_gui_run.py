@@ -69,7 +69,8 @@ def test_a_design_run_shows_both_scenarios_and_hands_results_to_the_canvas(view,
         for s in ("host", "dpu"):
             x, y = view.plots.curves[(s, name)].getData()
             assert x is not None and len(x) > 100, (s, name)
-    assert view.table.item(1, 0).text().endswith("%") and view.table.item(1, 1).text().endswith("%")
+    # summary: one row per scenario; column 1 is the goodput
+    assert view.table.item(0, 1).text().endswith("%") and view.table.item(1, 1).text().endswith("%")
 
 
 def test_closing_the_view_while_running_ends_the_thread(qtbot):

@@ -3,7 +3,10 @@ toolbar, status bar, files (new from template, open, save, recent, autosave and 
 
 Another part of the program can add a live run view with :meth:`MainWindow.add_run_view`; if the
 module ``designer.gui.runview`` exists and defines ``make_run_view(window) -> QWidget``, the window
-docks its result as "Run" at start.
+docks its result as "Run" once it is shown (the run view pulls in the engine and scipy, ~1 s, so it
+is imported after the window is on screen, or when Run is first asked for). The run view follows
+the current document, colours the canvas with its results (``DesignScene.show_utilization``) and
+shows the run's figures of the canvas selection; Run → Sweep opens :mod:`designer.gui.sweepdialog`.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from designer.gui.scenario import ScenarioPanel
 from designer.gui.scene import DesignScene
 from designer.gui.view import CanvasView
 from designer.paths import resources_dir, user_config_dir
+from designer.report.actions import install_export_menu
 from designer.topology import fileformat
 from designer.topology.catalog import load_catalog
 from designer.topology.design import Design
@@ -36,6 +40,8 @@ from designer.topology.validation import validate
 APP_NAME = "DPU Cluster Designer"
 FILE_FILTER = "Cluster designs (*.json);;All files (*)"
 MAX_RECENT = 8
+#: share of the window height the run dock gets when a run starts
+RUN_DOCK_SHARE = 0.45
 
 
 def example_path() -> Path:
@@ -69,6 +75,7 @@ class MainWindow(QMainWindow):
         self._dock("Properties", self.inspector, Qt.RightDockWidgetArea)
         self._dock("Workload and scenario", self.scenario, Qt.RightDockWidgetArea)
         self._dock("Problems", self.problems, Qt.BottomDockWidgetArea)
+        self.setCorner(Qt.BottomRightCorner, Qt.RightDockWidgetArea)  # inspector: full height
         self._docks_sized = False
 
         self._status = QLabel()
@@ -97,7 +104,8 @@ class MainWindow(QMainWindow):
         self.problems.goto.connect(self.goto)
         self.palette.activated.connect(self._place_from_palette)
         self.resize(1500, 950)
-        self._load_run_view()
+        self.run_view = None
+        self.sweep_dialog = None
         self.set_document(design, path)
 
     # ------------------------------------------------------------- building
@@ -120,6 +128,7 @@ class MainWindow(QMainWindow):
             self.resizeDocks([self.docks["Properties"], self.docks["Workload and scenario"]],
                              [self.height() - 450, 360], Qt.Vertical)
             self.resizeDocks([self.docks["Problems"]], [130], Qt.Vertical)
+            QTimer.singleShot(0, self.load_run_view)
 
     def add_run_view(self, widget, title: str = "Run") -> QDockWidget:
         """Dock a run/plots view under the canvas (tabbed with the problems list)."""
@@ -128,15 +137,28 @@ class MainWindow(QMainWindow):
         self.view_menu.addAction(dock.toggleViewAction())
         return dock
 
-    def _load_run_view(self) -> None:
+    def load_run_view(self):
+        """Dock the run view (once); None if this installation has none."""
+        if self.run_view is not None:
+            return self.run_view
         try:
             module = importlib.import_module("designer.gui.runview")
         except ModuleNotFoundError as exc:
             if exc.name != "designer.gui.runview":
                 raise
-            return
-        if hasattr(module, "make_run_view"):
-            self.add_run_view(module.make_run_view(self))
+            return None
+        if not hasattr(module, "make_run_view"):
+            return None
+        view = module.make_run_view(self)
+        self.run_view = view
+        self.add_run_view(view)
+        if hasattr(view, "overlay_changed"):
+            view.overlay_changed.connect(self.show_utilization)
+        if hasattr(view, "figures_panel"):  # the run's figures of the selection, under the inspector
+            dock = self._dock("Run figures", view.figures_panel, Qt.RightDockWidgetArea)
+            self.splitDockWidget(self.docks["Properties"], dock, Qt.Vertical)
+            self.view_menu.addAction(dock.toggleViewAction())
+        return view
 
     def _action(self, menu, text: str, slot, shortcut=None, tip: str = "", canvas_only=False,
                 checkable=False) -> QAction:
@@ -162,6 +184,8 @@ class MainWindow(QMainWindow):
         self.recent_menu = f.addMenu("Open &recent")
         a["save"] = self._action(f, "&Save", self.save, QKeySequence.Save)
         a["saveas"] = self._action(f, "Save &as…", self.save_as_dialog, QKeySequence.SaveAs)
+        f.addSeparator()
+        self.export_menu = install_export_menu(self, f)
         f.addSeparator()
         self._action(f, "&Quit", self.close, QKeySequence.Quit)
         e = bar.addMenu("&Edit")
@@ -194,6 +218,13 @@ class MainWindow(QMainWindow):
                                     canvas_only=True, checkable=True)
         a["layout"] = self._action(d, "Auto-&layout by tier", self.auto_layout, "Ctrl+Shift+L")
         a["validate"] = self._action(d, "&Check design", self.revalidate, "F7")
+        r = bar.addMenu("&Run")
+        a["run"] = self._action(r, "&Run", self.run, "F5",
+                                "Run the engine and the training timeline, host-managed and "
+                                "DPU-offloaded")
+        a["cancel_run"] = self._action(r, "&Cancel run", self.cancel_run, "Shift+F5")
+        a["sweep"] = self._action(r, "&Sweep…", self.open_sweep, "Ctrl+F5",
+                                  "Run the design over values of one parameter")
         h = bar.addMenu("&Help")
         self._action(h, "&About", self.about)
         self.actions_by_name = a
@@ -203,14 +234,15 @@ class MainWindow(QMainWindow):
                  "save": QStyle.SP_DialogSaveButton, "undo": QStyle.SP_ArrowBack,
                  "redo": QStyle.SP_ArrowForward, "delete": QStyle.SP_TrashIcon,
                  "fit": QStyle.SP_TitleBarMaxButton, "layout": QStyle.SP_FileDialogListView,
-                 "connect": QStyle.SP_CommandLink}
+                 "connect": QStyle.SP_CommandLink, "run": QStyle.SP_MediaPlay,
+                 "cancel_run": QStyle.SP_MediaStop, "sweep": QStyle.SP_MediaSeekForward}
         for name, icon in icons.items():
             a[name].setIcon(style.standardIcon(icon))
         tb = self.addToolBar("Main")
         tb.setObjectName("main-toolbar")
         tb.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
         for name in ("new", "open", "save", None, "undo", "redo", None, "connect", "layout", "fit",
-                     None, "delete"):
+                     None, "delete", None, "run", "sweep"):
             if name is None:
                 tb.addSeparator()
             else:
@@ -227,6 +259,10 @@ class MainWindow(QMainWindow):
         self.path = str(path) if path else None
         self.scene.set_design(design)
         design.subscribe(self._model_changed)
+        if self.run_view is not None:
+            self.run_view.set_design(design, self.catalog)
+        if self.sweep_dialog is not None:
+            self.sweep_dialog.set_design(design)
         self.inspector.show_ids([])
         self.scenario.refresh()
         self._update_title()
@@ -283,7 +319,10 @@ class MainWindow(QMainWindow):
         self._status.setText(text)
 
     def _selection_changed(self) -> None:
-        self.inspector.show_ids(self.scene.selected_ids())
+        ids = self.scene.selected_ids()
+        self.inspector.show_ids(ids)
+        if self.run_view is not None:
+            self.run_view.show_figures(ids, self.design.topology)
 
     def goto(self, ident: str) -> None:
         """Select a component or cable and bring it into view."""
@@ -428,6 +467,9 @@ class MainWindow(QMainWindow):
         if self.maybe_save():
             self.autosaver.discard()
             self._autosave_timer.stop()
+            self.cancel_run()
+            if self.sweep_dialog is not None:
+                self.sweep_dialog.close()
             self.design.unsubscribe(self._model_changed)
             self.scene.detach()
             event.accept()
@@ -501,3 +543,36 @@ class MainWindow(QMainWindow):
 
         QMessageBox.about(self, APP_NAME, f"<b>{APP_NAME}</b> {__version__}<br>Design GPU training "
                           "clusters with DPUs, NICs, switches and storage.")
+
+    # ----------------------------------------------------------------- runs
+    def run(self) -> None:
+        """Run the current design host-managed and DPU-offloaded in the run view."""
+        view = self.load_run_view()
+        if view is None:
+            self.show_message("This installation has no run view")
+            return
+        dock = self.docks.get("Run")
+        if dock is not None:
+            dock.show()
+            dock.raise_()
+            if dock.height() < RUN_DOCK_SHARE * self.height():
+                self.resizeDocks([dock], [int(RUN_DOCK_SHARE * self.height())], Qt.Vertical)
+        view.run_design()
+
+    def cancel_run(self) -> None:
+        if self.run_view is not None:
+            self.run_view.cancel()
+
+    def show_utilization(self, link_util, marked) -> None:
+        """Colour the canvas cables by a run's utilizations (None clears) and mark bottlenecks."""
+        if hasattr(self.scene, "show_utilization"):
+            self.scene.show_utilization(link_util, set(marked))
+
+    def open_sweep(self) -> None:
+        from designer.gui.sweepdialog import SweepDialog
+
+        if self.sweep_dialog is None:
+            self.sweep_dialog = SweepDialog(self.catalog, self)
+        self.sweep_dialog.set_design(self.design)
+        self.sweep_dialog.show()
+        self.sweep_dialog.raise_()

@@ -14,16 +14,19 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QTableWidget, QTableWidgetItem,
+                               QVBoxLayout, QWidget)
 
-from designer.engine.result import BREAKDOWN_LABEL
+from designer.engine.result import BREAKDOWN_KEYS, BREAKDOWN_LABEL
 from designer.engine.timeline import COLUMNS, TRAINING, Samples
 
 #: colour per scenario (Okabe-Ito palette, readable with colour blindness)
 SCENARIO_COLOR = {"host": "#E69F00", "dpu": "#0072B2"}
 SCENARIO_LABEL = {"host": "host-managed", "dpu": "DPU-offloaded"}
+#: colour per breakdown part (Okabe-Ito, then two of Paul Tol's muted colours): one per key of
+#: ``BREAKDOWN_KEYS``, so a part keeps its colour from run to run
 BREAKDOWN_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
-                    "#999999")
+                    "#999999", "#882255", "#44AA99")
 REFRESH_HZ = 25
 #: time bins of the utilization and throughput curves
 BINS = 2000
@@ -70,44 +73,68 @@ class _Buffer:
         return x, means
 
 
+#: the live plots: key, title, unit of the y axis, (row, column, rows, columns) in the layout; the
+#: breakdown takes the last column with its legend under it (the dock is wide and low)
+_SPECS = (("gpu", "GPU utilization", "%", (0, 0, 1, 1)),
+          ("iter", "Iteration time", "s", (0, 1, 1, 1)),
+          ("cpu", "Host CPU ── vs DPU ╌╌ utilization", "%", (0, 2, 1, 1)),
+          ("io", "Network ── and storage ╌╌", "GB/s", (1, 0, 1, 1)),
+          ("progress", "Training progress", "% of tokens", (1, 1, 1, 2)),
+          ("breakdown", "Iteration breakdown", "s", (0, 3, 2, 1)))
+#: the one legend of the scenario colours (the plots are too small for a legend each)
+SCENARIO_KEY = " &nbsp; ".join(
+    f"<span style='color:{SCENARIO_COLOR[s]}'>━━ {SCENARIO_LABEL[s]}</span>" for s in ("host", "dpu"))
+
+
+def _part_color(part: str) -> str:
+    i = BREAKDOWN_KEYS.index(part) if part in BREAKDOWN_KEYS else len(BREAKDOWN_KEYS)
+    return BREAKDOWN_COLORS[i % len(BREAKDOWN_COLORS)]
+
+
 class LivePlots(QWidget):
     """Six plots: GPU utilization, iteration time, host CPU vs DPU, network and storage throughput,
-    training progress with ETA, and the stacked iteration breakdown."""
+    training progress with ETA, and the stacked iteration breakdown (with its own legend beside
+    it); one colour key of the scenarios above them."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         pg.setConfigOptions(antialias=False, background="w", foreground="#333")
         self.view = pg.GraphicsLayoutWidget()
+        key = QLabel(SCENARIO_KEY)
+        key.setAlignment(Qt.AlignCenter)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(key)
         layout.addWidget(self.view)
         self.plots: dict[str, pg.PlotItem] = {}
+        #: what File → Export → Plot writes per plot: (title, graphics item)
+        self.export_items: list[tuple[str, pg.GraphicsObject]] = []
         self.curves: dict[tuple[str, str], pg.PlotDataItem] = {}
         self._buffers: dict[str, _Buffer] = {}
         self._budget: dict[str, float] = {}
         self._dirty: set[str] = set()
         self._bars: list[pg.BarGraphItem] = []
         self.breakdown: dict[str, dict[str, float]] = {}
-        specs = [
-            ("gpu", "GPU utilization", "%", 0, 0),
-            ("iter", "Iteration time", "s", 0, 1),
-            ("cpu", "Host CPU vs DPU utilization", "%", 1, 0),
-            ("io", "Network and storage throughput", "GB/s", 1, 1),
-            ("progress", "Training progress", "% of tokens", 2, 0),
-            ("breakdown", "Iteration breakdown", "s", 2, 1),
-        ]
-        for key, title, unit, row, col in specs:
-            plot = self.view.addPlot(row=row, col=col, title=title)
+        for key, title, unit, (row, col, rows, cols) in _SPECS:
+            if key == "breakdown":
+                cell = self.view.addLayout(row=row, col=col, rowspan=rows, colspan=cols)
+                plot = cell.addPlot(row=0, col=0, title=title)
+                self.legend = pg.LegendItem(labelTextSize="8pt", verSpacing=-6)
+                cell.addItem(self.legend, row=1, col=0)
+            else:
+                cell = plot = self.view.addPlot(row=row, col=col, rowspan=rows, colspan=cols,
+                                                title=title)
+            self.export_items.append((title, cell))
             plot.setLabel("left", unit)
             plot.showGrid(x=True, y=True, alpha=0.2)
-            plot.addLegend(offset=(-5, 5), labelTextSize="8pt", brush=(255, 255, 255, 210))
             if key != "breakdown":
                 plot.setLabel("bottom", "simulated time", units="days")
                 plot.setDownsampling(auto=True, mode="mean")
                 plot.setClipToView(True)
             self.plots[key] = plot
         axis = self.plots["breakdown"].getAxis("bottom")
-        axis.setTicks([[(0, SCENARIO_LABEL["host"]), (1, SCENARIO_LABEL["dpu"])]])
+        axis.setTicks([[(0, "host"), (1, "DPU")]])
         self.plots["breakdown"].setXRange(-0.6, 1.6)
         for scenario in ("host", "dpu"):
             self._add_curves(scenario)
@@ -182,37 +209,38 @@ class LivePlots(QWidget):
         self._dirty.clear()
 
     def _eta_title(self) -> str:
+        """"Training progress: ends ~day D" per scenario, in the scenario's colour (short: the
+        plot is a third of the run view wide)."""
         parts = []
         for scenario, buf in self._buffers.items():
             if not buf.n:
                 continue
             t = buf.data[buf.n - 1, COLUMNS.index("t_s")]
             frac = buf.data[buf.n - 1, COLUMNS.index("tokens")] / self._budget[scenario]
-            eta = f"day {t / frac / _DAY:.1f}" if frac > 0 else "-"
-            parts.append(f"<span style='color:{SCENARIO_COLOR[scenario]}'>"
-                         f"{SCENARIO_LABEL[scenario]} {100 * min(frac, 1):.0f}%, ends ~{eta}</span>")
-        return "Training progress: " + " &nbsp; ".join(parts)
+            eta = f"~day {t / frac / _DAY:.0f}" if frac > 0 else "-"
+            parts.append(f"<span style='color:{SCENARIO_COLOR[scenario]}'>{eta}</span>")
+        return "Training progress, ends " + " / ".join(parts)
 
     def _draw_breakdown(self) -> None:
         plot = self.plots["breakdown"]
         for bar in self._bars:
             plot.removeItem(bar)
         self._bars.clear()
-        if plot.legend is not None:
-            plot.legend.clear()
+        self.legend.clear()
         parts: list[str] = []
         for b in self.breakdown.values():
             parts += [k for k in b if k not in parts]
         bottoms = np.zeros(2)
-        for i, part in enumerate(parts):
+        for part in parts:
             heights = np.array([max(self.breakdown.get(s, {}).get(part, 0.0), 0.0)
                                 for s in ("host", "dpu")])
             if not heights.any():
                 continue
             bar = pg.BarGraphItem(x=np.arange(2), height=heights, y0=bottoms.copy(), width=0.6,
-                                  brush=BREAKDOWN_COLORS[i % len(BREAKDOWN_COLORS)],
+                                  brush=_part_color(part),
                                   name=BREAKDOWN_LABEL.get(part, part))
             plot.addItem(bar)
+            self.legend.addItem(bar, BREAKDOWN_LABEL.get(part, part))
             self._bars.append(bar)
             bottoms += heights
         top = float(bottoms.max()) if len(parts) else 1.0
@@ -253,6 +281,8 @@ class SweepPlot(QWidget):
                                   for m in ("days", "MFU %")]
         self.table.setColumnCount(len(heads))
         self.table.setHorizontalHeaderLabels(heads)
+        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
         self.table.setRowCount(len(x))
         for r, (value, row) in enumerate(zip(result.values, result.rows)):
             cells = [f"{value:g}"] + [c for s in SCENARIOS for c in (

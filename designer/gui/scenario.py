@@ -1,7 +1,10 @@
 """The workload and scenario panel: which model is trained and under what conditions.
 
-``design.workload`` holds the figures of a catalog workload (``id`` names it), possibly changed; the scenario
-settings are those of ``designer.topology.design.SCENARIO_DEFAULTS``. Every change is an undo step.
+``design.workload`` names a catalog workload, either as ``{"preset": id, ...changed figures}`` (what
+``dpu-designer new`` writes and what choosing a model here writes: see
+:func:`designer.commands.new.fitted_workload`) or as the entry's figures with ``id`` (older files);
+the scenario settings are those of ``designer.topology.design.SCENARIO_DEFAULTS``. Every change is
+an undo step.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox,
                                QSpinBox, QVBoxLayout, QWidget)
 
+from designer.errors import UsageError
 from designer.gui.editor import Editor
 from designer.topology.design import SCENARIO_CHOICES
 
@@ -23,6 +27,20 @@ SCENARIO_LABELS = {
     "offload": ("Network/storage/security work on", {"host": "host CPU", "dpu": "DPU (offloaded)"}),
     "routing": ("Routing", {"ecmp": "ECMP (flow hash)", "adaptive": "adaptive (spread evenly)"}),
 }
+
+
+def workload_id(workload: dict) -> str | None:
+    """The catalog workload a design's workload setting names."""
+    return workload.get("preset") or workload.get("id")
+
+
+def workload_entry(design, catalog) -> dict:
+    """The catalog entry of the design's workload ({} if it names none or an unknown one)."""
+    wid = workload_id(design.workload)
+    try:
+        return catalog.workload(wid) if wid else {}
+    except KeyError:
+        return {}
 
 
 class ScenarioPanel(QWidget):
@@ -78,24 +96,17 @@ class ScenarioPanel(QWidget):
         layout.addStretch(1)
         self.refresh()
 
-    def _entry(self) -> dict:
-        wid = self.editor.design.workload.get("id")
-        try:
-            return self.editor.catalog.workload(wid) if wid else {}
-        except KeyError:
-            return {}
-
     def refresh(self) -> None:
         self._updating = True
         try:
             design = self.editor.design
-            wid = design.workload.get("id")
+            wid = workload_id(design.workload)
             idx = self.workload.findData(wid)
             if idx < 0 and wid:
                 self.workload.addItem(f"{wid} (not in the catalog)", wid)
                 idx = self.workload.count() - 1
             self.workload.setCurrentIndex(idx)
-            entry = self._entry()
+            entry = workload_entry(design, self.editor.catalog)
             for name, spin in self.wfields.items():
                 value = design.workload.get(name, entry.get(name))
                 spin.setEnabled(value is not None)
@@ -115,10 +126,18 @@ class ScenarioPanel(QWidget):
             self._updating = False
 
     def _set_workload(self, index: int) -> None:
-        if not self._updating:
-            entry = self.editor.catalog.workload(self.workload.itemData(index))
-            workload = {k: v for k, v in entry.items() if k not in ("source", "sources")}
-            self.editor.set_design("workload", workload, "workload")
+        if self._updating:
+            return
+        from designer.commands.new import fitted_workload
+
+        try:
+            workload = fitted_workload(self.workload.itemData(index), self.editor.design,
+                                       self.editor.catalog)
+        except UsageError as exc:
+            self.editor.refused.emit(str(exc).replace("--workload: ", "workload: "))
+            self.refresh()
+            return
+        self.editor.set_design("workload", workload, "workload")
 
     def _set_workload_field(self, name: str, value: int) -> None:
         if self._updating:

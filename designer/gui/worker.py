@@ -7,7 +7,8 @@ QObjects that live in the GUI thread (a lambda would run in the worker thread).
 
 Signals: ``yielded(object)`` per yielded value, then exactly one of ``finished()``,
 ``aborted()`` or ``errored(str)``; ``done()`` after any of them. :meth:`GeneratorWorker.stop`
-asks the generator to stop, quits the thread and waits for it.
+asks the generator to stop, quits the thread and waits for it. Slots check :func:`sent_by`
+to ignore the last items of a cancelled worker.
 """
 
 from __future__ import annotations
@@ -80,3 +81,9 @@ class GeneratorWorker(QObject):
             self.errored.emit(f"{type(exc).__name__}: {exc}")
         finally:
             self.done.emit()
+
+
+def sent_by(receiver: QObject, worker: GeneratorWorker | None) -> bool:
+    """In a slot of ``receiver``: the signal comes from ``worker``. A cancelled worker may be gone
+    by the time its queued signals arrive; ``sender()`` is then None, which must not count."""
+    return worker is not None and receiver.sender() is worker

@@ -7,6 +7,7 @@ the window's :class:`LivePlots` children. Failures are shown in a message box, n
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Callable
 
@@ -14,10 +15,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QMessageBox, QWidget
 
 from designer.errors import UsageError
-from designer.gui.plots import LivePlots
-from designer.report.export import export_graphics_item, export_scene
+from designer.report.export import export_graphics_item, export_scene, scene_source_rect
 
 _PICTURE_FILTERS = "PNG image (*.png);;SVG image (*.svg)"
+#: longest side (px) of a canvas picture: a large design at 2 px per scene unit would give a PNG
+#: of several hundred MB of pixels, which viewers (and Qt's 256 MB image allocation limit) refuse
+MAX_PICTURE_SIDE = 6000
 
 
 def _ask_path(window: QWidget, title: str, name: str, filters: str) -> Path | None:
@@ -55,8 +58,16 @@ def export_canvas(window, selection_only: bool = False) -> None:
         return
     path = _ask_path(window, what, "topology.png", _PICTURE_FILTERS)
     if path:
-        _guarded(window, what, lambda: export_scene(window.scene, path,
-                                                    selection_only=selection_only))
+        _guarded(window, what, lambda: export_scene(
+            window.scene, path, selection_only=selection_only,
+            scale=canvas_scale(window.scene, selection_only)))
+
+
+def canvas_scale(scene, selection_only: bool = False) -> float:
+    """Pixels per scene unit of a canvas picture: 2, or less so that the long side stays within
+    :data:`MAX_PICTURE_SIDE`."""
+    rect = scene_source_rect(scene, selection_only)
+    return min(2.0, MAX_PICTURE_SIDE / max(rect.width(), rect.height()))
 
 
 def export_plot(window, plot_item, name: str) -> None:
@@ -75,12 +86,13 @@ def export_report(window) -> None:
 
 
 def _fill_plot_menu(window, menu: QMenu) -> None:
+    from designer.gui.plots import LivePlots  # with pyqtgraph and the engine: not at start-up
+
     menu.clear()
-    items = [(plot.titleLabel.text or key, plot)
-             for plots in window.findChildren(LivePlots) for key, plot in plots.plots.items()]
+    items = [item for plots in window.findChildren(LivePlots) for item in plots.export_items]
     for title, plot in items:
-        label = title.split(":")[0].strip()
-        menu.addAction(label, lambda p=plot, n=label: export_plot(window, p, n.lower().replace(" ", "-")))
+        name = "-".join(re.findall(r"\w+", title.lower()))
+        menu.addAction(title, lambda p=plot, n=name: export_plot(window, p, n))
     if not items:
         menu.addAction("(no plots open)").setEnabled(False)
 

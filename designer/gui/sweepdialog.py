@@ -1,0 +1,252 @@
+"""Run → Sweep: the design run over values of one parameter, host-managed and DPU-offloaded.
+
+The parameter is any form :func:`designer.engine.sweep.apply_param` accepts (``servers``,
+``workload.NAME``, ``scenario.NAME``, ``KIND.FIELD``, ``ID.FIELD``); the list offers the numeric ones
+of the current design with their present value. The points run one after the other in a
+:class:`~designer.gui.worker.GeneratorWorker`, each as a one-value :func:`~designer.engine.sweep.sweep`
+in the worker thread: Cancel takes effect between two points, and no process pool is forked from a
+process that runs Qt threads. A point's figures do not depend on how the points are spread over
+processes (see the sweep module), so they equal those of ``dpu-designer sweep``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Sequence
+
+from PySide6.QtWidgets import (QComboBox, QDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
+                               QProgressBar, QPushButton, QVBoxLayout, QWidget)
+
+from designer.engine.sweep import SweepResult, parse_values, sweep
+from designer.errors import UsageError
+from designer.gui.plots import SweepPlot
+from designer.gui.scenario import workload_entry
+from designer.gui.worker import GeneratorWorker, sent_by
+from designer.topology.design import SCENARIO_DEFAULTS
+from designer.topology.kinds import FIELDS, KINDS
+
+#: multiples of the present value offered as the default values of a sweep
+_STEPS = (0.5, 1, 2, 4)
+
+
+def _numeric(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def parameter_choices(design: Any, catalog: Any) -> list[tuple[str, float | None]]:
+    """(parameter, present value or None when the components differ) for the numeric settings of
+    ``design``: the server count (designs made from a template), the workload and scenario
+    settings, and the numeric fields of each component kind in the design."""
+    choices: list[tuple[str, float | None]] = []
+    template = design.meta.get("template")
+    if template:
+        choices.append(("servers", float(len(design.topology.servers()))))
+    workload = {**workload_entry(design, catalog), **design.workload}
+    choices += [(f"workload.{k}", float(v)) for k, v in workload.items()
+                if _numeric(v) and not k.startswith("published_")]
+    scenario = {**SCENARIO_DEFAULTS, **design.scenario}
+    choices += [(f"scenario.{k}", float(v)) for k, v in scenario.items() if _numeric(v)]
+    for kind in KINDS:
+        comps = design.topology.of_kind(kind)
+        if not comps:
+            continue
+        for spec in FIELDS[kind]:
+            if spec.type in ("int", "float"):
+                values = set()
+                for comp in comps:
+                    try:
+                        values.add(catalog.resolve(comp).get(spec.name))
+                    except KeyError:
+                        values.add(None)
+                one = values.pop() if len(values) == 1 else None
+                choices.append((f"{kind}.{spec.name}", float(one) if _numeric(one) else None))
+    return choices
+
+
+def default_values(present: float | None) -> str:
+    """A value list around the present value (half, same, double, four times)."""
+    if not present or present <= 0:
+        return ""
+    whole = float(present).is_integer()
+    values = []
+    for step in _STEPS:
+        v = present * step
+        v = max(1, round(v)) if whole else v
+        if v not in values:
+            values.append(v)
+    return ",".join(f"{v:g}" for v in values)
+
+
+def sweep_stream(design: Any, param: str, values: Sequence[float], *, seed: int = 0) -> Iterator[tuple]:
+    """Worker generator: ``("point", done, total)`` after each value, then ``("result", SweepResult)``."""
+    rows: list = []
+    for value in values:
+        rows += sweep(design, param, [value], seed=seed, workers=1).rows
+        yield ("point", len(rows), len(values))
+    yield ("result", SweepResult(param, tuple(values), tuple(rows)))
+
+
+class SweepDialog(QDialog):
+    """Parameter, values, Run/Cancel with progress, then the sweep's plot and table."""
+
+    def __init__(self, catalog: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Sweep")
+        self.catalog = catalog
+        self.design: Any = None
+        self.worker: GeneratorWorker | None = None
+        self._retired: list[GeneratorWorker] = []  #: cancelled, finishing their current point
+        self.result: SweepResult | None = None
+        self._present: dict[str, float | None] = {}
+        self.param = QComboBox()
+        self.param.setEditable(True)
+        self.param.setMinimumContentsLength(28)
+        self.param.setToolTip("servers, workload.NAME, scenario.NAME, KIND.FIELD (every component "
+                              "of a kind) or ID.FIELD (one component)")
+        self.param.currentTextChanged.connect(self._param_changed)
+        self.present = QLabel()
+        self.values = QLineEdit()
+        self.values.setPlaceholderText("comma-separated, e.g. 16,64,256")
+        self.run_button = QPushButton("Run")
+        self.run_button.setDefault(True)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        close = QPushButton("Close")
+        self.progress = QProgressBar()
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.plot = SweepPlot()
+        form = QFormLayout()
+        prow = QHBoxLayout()
+        prow.addWidget(self.param, 1)
+        prow.addWidget(self.present)
+        form.addRow("Parameter", prow)
+        form.addRow("Values", self.values)
+        buttons = QHBoxLayout()
+        for w in (self.run_button, self.cancel_button, self.progress):
+            buttons.addWidget(w)
+        buttons.addStretch(1)
+        buttons.addWidget(close)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addLayout(buttons)
+        layout.addWidget(self.status)
+        layout.addWidget(self.plot, 1)
+        self.run_button.clicked.connect(self.start)
+        self.cancel_button.clicked.connect(self.cancel)
+        close.clicked.connect(self.close)
+        self.resize(900, 700)
+
+    def set_design(self, design: Any) -> None:
+        """Sweep ``design`` from now on (a running sweep of another design stops)."""
+        if design is not self.design:
+            self.cancel()
+        self.design = design
+        choices = parameter_choices(design, self.catalog)
+        self._present = dict(choices)
+        keep = self.param.currentText()
+        self.param.blockSignals(True)
+        self.param.clear()
+        for name, _ in choices:
+            self.param.addItem(name)
+        self.param.blockSignals(False)
+        self.param.setCurrentText(keep if keep else (choices[0][0] if choices else ""))
+        self._param_changed(self.param.currentText())
+
+    def _param_changed(self, text: str) -> None:
+        present = self._present.get(text.strip())
+        self.present.setText(f"now {present:g}" if present is not None else "")
+        if present is not None:
+            self.values.setText(default_values(present))
+
+    # --- running
+    def start(self) -> None:
+        param = self.param.currentText().strip()
+        try:
+            values = parse_values(self.values.text())
+        except UsageError as exc:
+            self.status.setText(str(exc).replace("--values:", "Values:"))
+            return
+        if not param:
+            self.status.setText("Choose a parameter to sweep")
+            return
+        self.cancel()
+        self.progress.setRange(0, len(values))
+        self.progress.setValue(0)
+        self.status.setText(f"Running {param} over {len(values)} value(s)…")
+        worker = GeneratorWorker(sweep_stream, self.design.copy(), param, values,
+                                 seed=int(self.design.scenario.get("seed", 0)))
+        worker.yielded.connect(self._on_item)
+        worker.finished.connect(self._on_finished)
+        worker.aborted.connect(self._on_aborted)
+        worker.errored.connect(self._on_error)
+        worker.done.connect(self._reap)
+        self.worker = worker
+        self.run_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        worker.start()
+
+    def cancel(self, wait: bool = False) -> None:
+        """Stop a running sweep after its current point; with ``wait``, also wait for the threads
+        (a point of a large design can take seconds: the window does not wait for it otherwise)."""
+        worker, self.worker = self.worker, None
+        if worker is not None and worker.is_running():
+            if worker.stop(timeout_ms=0):
+                self.status.setText("Cancelled")
+            else:
+                self._retired.append(worker)
+                self.status.setText("Cancelled (the current point finishes in the background)")
+        if wait:
+            for old in self._retired:
+                old.stop(timeout_ms=600_000)
+            self._retired.clear()
+        self.run_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+
+    def _reap(self) -> None:
+        """A worker's generator has ended: join the threads of cancelled ones."""
+        for old in [w for w in self._retired if w is self.sender()]:
+            old.stop()  # the thread is quitting: returns at once
+            self._retired.remove(old)
+
+    def is_running(self) -> bool:
+        return self.worker is not None and self.worker.is_running()
+
+    def busy(self) -> bool:
+        """A sweep or a cancelled sweep's last point is still running."""
+        return self.is_running() or bool(self._retired)
+
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt name
+        self.cancel(wait=True)
+        super().closeEvent(event)
+
+    # --- worker items (GUI thread)
+    def _from_current(self) -> bool:
+        return sent_by(self, self.worker)
+
+    def _on_item(self, item: tuple) -> None:
+        if not self._from_current():
+            return
+        if item[0] == "point":
+            self.progress.setValue(item[1])
+            self.status.setText(f"{item[1]} of {item[2]} values done")
+        else:
+            self.result = item[1]
+            self.plot.show_result(self.result)
+
+    def _on_finished(self) -> None:
+        if self._from_current():
+            self._ended(f"Done: {self.result.param} over {len(self.result.values)} value(s)")
+
+    def _on_aborted(self) -> None:
+        if self._from_current():
+            self.status.setText("Cancelled")
+
+    def _on_error(self, message: str) -> None:
+        if self._from_current():
+            self._ended(f"Error: {message.replace('--param ', 'parameter ')}")
+
+    def _ended(self, status: str) -> None:
+        self.worker.stop()  # the generator has ended: this only joins the thread
+        self.status.setText(status)
+        self.run_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
