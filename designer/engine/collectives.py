@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from designer.errors import UsageError
+
 OPS = ("allreduce", "reduce_scatter", "allgather", "broadcast", "sendrecv")
 ALGORITHMS = ("ring", "tree", "hierarchical", "nvls", "sharp")
 
@@ -235,7 +237,10 @@ def best(op: str, nbytes: float, g: GroupShape, allowed: tuple[str, ...] = ALGOR
     options = [c for a in allowed for p in PROTOCOLS
                if (c := cost(op, nbytes, g, a, p)) is not None]
     if not options:
-        raise ValueError(f"no algorithm can run {op} on this group (no network path?)")
+        raise UsageError(f"no algorithm can run {op} on a group of {g.ranks} GPUs: its GPUs have no "
+                         f"usable NVLink or network bandwidth between them; check that every "
+                         f"server's NICs/DPUs are cabled to the compute fabric ('dpu-designer "
+                         f"validate' lists unconnected ones)")
     return min(options, key=lambda c: (c.time_s, ALGORITHMS.index(c.algorithm)
                                        if c.algorithm in ALGORITHMS else -1))
 
