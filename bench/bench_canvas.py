@@ -7,6 +7,7 @@ and time pan/zoom frames. Target: open < 3 s, frames < 50 ms.
 from __future__ import annotations
 
 import os
+import random
 import statistics
 import sys
 import tempfile
@@ -20,6 +21,28 @@ def frame_ms(view) -> float:
     t = time.perf_counter()
     view.viewport().repaint()
     return (time.perf_counter() - t) * 1000
+
+
+def report_frames(window, what: str) -> None:
+    view = window.view
+    for label, scale in (("fit", None), ("25 %", 0.25), ("50 %", 0.5), ("100 %", 1.0)):
+        view.resetTransform()
+        if scale is None:
+            view.zoom_to_fit()
+        else:
+            view.zoom(scale)
+        view.centerOn(window.scene.content_rect().center())
+        frame_ms(view)
+        times = []
+        for i in range(10):  # pan
+            bar = view.horizontalScrollBar()
+            bar.setValue(bar.value() + (40 if i % 2 else -40))
+            times.append(frame_ms(view))
+        for f in (1.1, 0.91) * 3:  # zoom steps about the centre
+            view.zoom(f)
+            times.append(frame_ms(view))
+        print(f"{what}, zoom {label:>5} ({view.scale_factor() * 100:.0f} %): frame median "
+              f"{statistics.median(times):.1f} ms, max {max(times):.1f} ms")
 
 
 def main(servers: int = 2048) -> None:
@@ -54,24 +77,15 @@ def main(servers: int = 2048) -> None:
     print(f"open (load file {t_load:.2f} s + window, items, validation, first paint): {t_open:.2f} s")
     print(f"scene items: {len(window.scene.items())}")
     view = window.view
-    for label, scale in (("fit", None), ("25 %", 0.25), ("50 %", 0.5), ("100 %", 1.0)):
-        view.resetTransform()
-        if scale is None:
-            view.zoom_to_fit()
-        else:
-            view.zoom(scale)
-        view.centerOn(window.scene.itemsBoundingRect().center())
-        frame_ms(view)
-        times = []
-        for i in range(10):  # pan
-            bar = view.horizontalScrollBar()
-            bar.setValue(bar.value() + (40 if i % 2 else -40))
-            times.append(frame_ms(view))
-        for f in (1.1, 0.91) * 3:  # zoom steps about the centre
-            view.zoom(f)
-            times.append(frame_ms(view))
-        print(f"zoom {label:>5} ({view.scale_factor() * 100:.0f} %): frame median "
-              f"{statistics.median(times):.1f} ms, max {max(times):.1f} ms")
+    report_frames(window, "no overlay")
+    rng = random.Random(0)
+    util = {lid: rng.random() for lid in topo.links}
+    marked = set(rng.sample(sorted(topo.links), 20)) | {topo.servers()[0].id}
+    t = time.perf_counter()
+    window.scene.show_utilization(util, marked)
+    frame_ms(view)
+    print(f"utilization overlay on {len(util)} cables: {time.perf_counter() - t:.2f} s (with a frame)")
+    report_frames(window, "overlay")
     window.editor.stack.clear()
     window.close()
 

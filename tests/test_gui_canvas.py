@@ -226,7 +226,7 @@ def test_problems_are_marked_on_items_and_the_list_jumps_to_them(qtbot):
                if "800" in w.problems.topLevelItem(i).text(2))
     target = row.text(1)
     item = w.scene.comp_items[target]
-    assert item.problems and "800" in item.toolTip()
+    assert item.problems and "800" in item.tooltip()
     w.problems.itemActivated.emit(row, 0)
     assert w.scene.selected_ids() == [target]
     view_center = w.view.mapToScene(w.view.viewport().rect().center())
@@ -235,3 +235,27 @@ def test_problems_are_marked_on_items_and_the_list_jumps_to_them(qtbot):
     w.editor.set_fields(["link-1"], "speed_Gbps", 400.0)
     w.revalidate()
     assert not any("800" in p.message for p in w.scene.comp_items[target].problems)
+
+
+def test_cables_are_picked_by_click_ctrl_click_and_rubber_band(qtbot):
+    topo = Topology()
+    for i, (x, y) in enumerate([(0, 0), (400, 0), (0, 600), (400, 600)], 1):
+        topo.add_component(Component(f"sw-{i}", "switch", "qm9700", pos=(float(x), float(y))))
+    topo.add_link(Link("link-1", "sw-1", "sw-3", "infiniband", speed_Gbps=400.0))
+    topo.add_link(Link("link-2", "sw-2", "sw-4", "infiniband", speed_Gbps=400.0))
+    w = open_window(qtbot, Design(topo, "cables"))
+    click(w.view, QPointF(2, 300))                      # 2 px beside the cable at 100 %
+    assert w.scene.selected_ids() == ["link-1"]
+    click(w.view, QPointF(400, 300), mods=Qt.ControlModifier)
+    assert w.scene.selected_ids() == ["link-1", "link-2"]
+    click(w.view, QPointF(200, 300))                    # empty canvas clears
+    assert w.scene.selected_ids() == []
+    click(w.view, center_of(w, "sw-1"))
+    assert w.scene.selected_ids() == ["sw-1"]
+    drag(w.view, QPointF(-100, -60), QPointF(100, 660))  # a band around the left column
+    assert w.scene.selected_ids() == ["sw-1", "sw-3", "link-1"]
+    w.scene.select_ids(["link-1"])
+    w.view.setFocus()
+    qtbot.keyClick(w.view, Qt.Key_Delete)
+    assert "link-1" not in topo.links and "link-1" not in w.scene.link_items
+    assert w.scene.selected_ids() == []

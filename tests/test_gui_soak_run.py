@@ -14,8 +14,7 @@ from PySide6.QtCore import QThread
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from designer.gui.editor import RefusedEdit
-from designer.gui.testing import open_window
-from tests.test_gui_soak import _random_edit
+from designer.gui.testing import open_window, random_edit
 
 
 @pytest.fixture(autouse=True)
@@ -34,7 +33,7 @@ def _step(rng: random.Random, w, qtbot) -> str:
     acts = w.actions_by_name
     if op == "edit":
         try:
-            _random_edit(rng, w)
+            random_edit(rng, w)
         except RefusedEdit:
             pass
     elif op in ("undo", "redo", "run"):

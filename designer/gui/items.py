@@ -2,25 +2,23 @@
 
 Sizes are in scene units (1 unit = 1 pixel at 100 % zoom). A rack is a frame whose members (servers,
 switches, storage) are child items placed by their U slot; a server shows its NICs and DPUs as small
-port badges along its bottom edge. Items paint less when small on screen (level of detail), and a
-link is a plain C++ line item so that 20,000 of them draw quickly.
+port badges along its bottom edge. Items paint less when small on screen (level of detail). Cables are no items of
+their own: one :class:`CableLayer` draws all of them, a batch per pen, so that 40,000 draw quickly.
 """
 
 from __future__ import annotations
 
+import numpy as np
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsLineItem, QStyle, QStyleOptionGraphicsItem
+from PySide6.QtGui import QBrush, QColor, QFont, QImage, QPainter, QPen
+from PySide6.QtWidgets import QGraphicsItem, QStyle, QStyleOptionGraphicsItem
 
 from designer.topology.kinds import KIND_LABEL
+from designer.topology.layout import (MEMBER_W, MIN_H, PORT_BOX_W, RACK_HEADER, U_PX, box_height,
+                                      member_offset, rack_size)
 from designer.topology.model import Component, Link
 
 GRID = 20.0
-U_PX = 10.0             # height of one rack unit
-RACK_PAD = 6.0          # frame around rack members
-RACK_HEADER = 20.0
-MEMBER_W = 140.0        # width of a server/switch/storage item (layout_by_tier spaces boxes 170 apart)
-MIN_H = 40.0            # height of a box that is not in a rack
 #: kinds drawn inside their rack's frame; switches and storage in a rack stay where the fabric
 #: diagram puts them and their rack shows the U they take as a grey bar
 DRAWN_IN_RACK = ("gpu_server",)
@@ -37,13 +35,20 @@ KIND_COLOR = {
     "dpu": QColor("#76b900"),
     "nic": QColor("#3b82c4"),
 }
+#: cable colours, opaque (blending 40,000 translucent lines costs ten times more); light enough that
+#: boxes stay in front
 MEDIUM_COLOR = {
-    "infiniband": QColor(47, 111, 176, 150),
-    "ethernet": QColor(184, 110, 29, 160),
-    "nvlink": QColor(90, 138, 31, 170),
-    "pcie": QColor(110, 110, 110, 160),
+    "infiniband": QColor("#8fb0d3"),
+    "ethernet": QColor("#d9b48c"),
+    "nvlink": QColor("#a9c48c"),
+    "pcie": QColor("#b5b5b5"),
 }
 SEVERITY_COLOR = {"error": QColor("#d32f2f"), "warning": QColor("#f2a900")}
+#: utilization colour scale, low to high: ColorBrewer "RdYlGn" 9-class scheme, reversed (Brewer,
+#: colorbrewer2.org); its lightness peaks at the yellow middle and falls to both ends
+UTIL_COLORS = [QColor(c) for c in ("#1a9850", "#66bd63", "#a6d96a", "#d9ef8b", "#fee08b",
+                                   "#fdae61", "#f46d43", "#d73027", "#a50026")]
+BOTTLENECK = QColor("#e6007e")   # outline of components and cables marked as bottlenecks
 
 _LABEL_FONT = QFont()
 _LABEL_FONT.setPointSizeF(8.5)
@@ -53,19 +58,20 @@ _SMALL_FONT = QFont(_LABEL_FONT)
 _SMALL_FONT.setPointSizeF(6.0)
 
 
+def _cosmetic(color: QColor, width: float) -> QPen:
+    pen = QPen(color, width)
+    pen.setCosmetic(True)
+    return pen
+
+
+def anchor(rect: QRectF, toward: QPointF) -> QPointF:
+    """Where a cable to ``toward`` leaves a box (scene rect): the middle of its top or bottom."""
+    y = rect.top() if toward.y() < rect.center().y() else rect.bottom()
+    return QPointF(rect.center().x(), y)
+
+
 def snap(value: float) -> float:
     return round(value / GRID) * GRID
-
-
-def rack_size(rack_units: float) -> tuple[float, float]:
-    return MEMBER_W + 2 * RACK_PAD, RACK_HEADER + rack_units * U_PX + RACK_PAD
-
-
-def member_offset(rack_units: float, slot: int, units: float) -> tuple[float, float]:
-    """Centre of a rack member relative to the rack's centre (U 1 is at the bottom)."""
-    w, h = rack_size(rack_units)
-    top = RACK_HEADER + (rack_units - (slot + units - 1)) * U_PX
-    return 0.0, -h / 2 + top + units * U_PX / 2
 
 
 def kind_color(comp: Component, resolved: dict) -> QColor:
@@ -84,6 +90,7 @@ class ComponentItem(QGraphicsItem):
         self.resolved = resolved
         self.problems: list = []
         self.highlight = False
+        self.marked = False
         self.in_rack = False
         self.ghosts: list[tuple[int, float, str]] = []
         self._size = self.size_for(comp, resolved)
@@ -95,21 +102,18 @@ class ComponentItem(QGraphicsItem):
         return float(self.resolved.get("rack_units_used", 1) or 1)
 
     def size_for(self, comp: Component, resolved: dict) -> tuple[float, float]:
-        height = float(resolved.get("rack_units_used", 1) or 1) * U_PX
-        return MEMBER_W, height if getattr(self, "in_rack", False) else max(MIN_H, height)
+        units = float(resolved.get("rack_units_used", 1) or 1)
+        return MEMBER_W, units * U_PX if getattr(self, "in_rack", False) else box_height(units)
 
     def boundingRect(self) -> QRectF:  # noqa: N802 - Qt's name
-        return self.body().adjusted(-2, -8, 8, 2)
+        return self.body().adjusted(-6, -8, 8, 6)
 
     def body(self) -> QRectF:
         w, h = self._size
         return QRectF(-w / 2, -h / 2, w, h)
 
-    def anchor(self, toward: QPointF) -> QPointF:
-        """Where a link to ``toward`` (scene point) leaves this item: top or bottom middle."""
-        r = self.mapRectToScene(self.body())
-        y = r.top() if toward.y() < r.center().y() else r.bottom()
-        return QPointF(r.center().x(), y)
+    def scene_body(self) -> QRectF:
+        return self.mapRectToScene(self.body())
 
     def set_in_rack(self, in_rack: bool) -> None:
         if in_rack != self.in_rack:
@@ -126,9 +130,12 @@ class ComponentItem(QGraphicsItem):
 
     def set_problems(self, problems: list) -> None:
         self.problems = problems
-        self.setToolTip("\n".join(f"{p.severity}: {p.message}" + (f"\n  → {p.hint}" if p.hint else "")
-                                  for p in problems) or self.tooltip_text())
         self.update()
+
+    def tooltip(self) -> str:
+        """Its problems, or what it is (the scene shows it on hover)."""
+        return "\n".join(f"{p.severity}: {p.message}" + (f"\n  → {p.hint}" if p.hint else "")
+                         for p in self.problems) or self.tooltip_text()
 
     def tooltip_text(self) -> str:
         model = self.comp.model
@@ -137,6 +144,12 @@ class ComponentItem(QGraphicsItem):
     def set_highlight(self, on: bool) -> None:
         if on != self.highlight:
             self.highlight = on
+            self.update()
+
+    def set_marked(self, on: bool) -> None:
+        """Outline the item as a bottleneck (the utilization overlay)."""
+        if on != self.marked:
+            self.marked = on
             self.update()
 
     # -------------------------------------------------------------- painting
@@ -150,6 +163,7 @@ class ComponentItem(QGraphicsItem):
         selected = bool(option.state & QStyle.State_Selected)
         if lod < DETAIL_LOD:
             painter.fillRect(rect, SELECT if selected else color)
+            self.paint_mark(painter, rect)
             return
         painter.setPen(QPen(SELECT if selected or self.highlight else color.darker(115),
                             2.5 if selected or self.highlight else 1.2))
@@ -160,6 +174,13 @@ class ComponentItem(QGraphicsItem):
             self.paint_labels(painter, rect)
         if self.problems:
             self.paint_marker(painter, rect)
+        self.paint_mark(painter, rect)
+
+    def paint_mark(self, painter: QPainter, rect: QRectF) -> None:
+        if self.marked:
+            painter.setPen(_cosmetic(BOTTLENECK, 3.0))
+            painter.setBrush(Qt.NoBrush)
+            painter.drawRect(rect.adjusted(-3, -3, 3, 3))
 
     def paint_labels(self, painter: QPainter, rect: QRectF) -> None:
         painter.setPen(QColor("#1f2328"))
@@ -262,6 +283,7 @@ class RackItem(ComponentItem):
                     painter.setPen(Qt.NoPen)
         if self.problems and lod >= DETAIL_LOD:
             self.paint_marker(painter, rect)
+        self.paint_mark(painter, rect)
 
 
 class PortItem(ComponentItem):
@@ -272,7 +294,7 @@ class PortItem(ComponentItem):
         self.attached = False
 
     def size_for(self, comp, resolved):
-        return (BADGE_W, BADGE_H) if getattr(self, "attached", False) else (100.0, MIN_H)
+        return (BADGE_W, BADGE_H) if getattr(self, "attached", False) else (PORT_BOX_W, MIN_H)
 
     def set_attached(self, attached: bool) -> None:
         if attached != self.attached:
@@ -288,7 +310,7 @@ class PortItem(ComponentItem):
 
     def boundingRect(self) -> QRectF:  # noqa: N802
         if self.attached:
-            return QRectF(-4, -4, BADGE_W + 8, BADGE_H + 8)
+            return QRectF(-6, -6, BADGE_W + 12, BADGE_H + 12)
         return super().boundingRect()
 
     def subtitle(self) -> str:
@@ -316,44 +338,204 @@ class PortItem(ComponentItem):
             painter.setBrush(SEVERITY_COLOR["error" if any(p.severity == "error" for p in self.problems)
                                              else "warning"])
             painter.drawEllipse(QPointF(BADGE_W, 0), 3.5, 3.5)
+        self.paint_mark(painter, QRectF(0, 0, BADGE_W, BADGE_H))
 
 
 ITEM_CLASS = {"rack": RackItem, "gpu_server": ServerItem, "switch": SwitchItem,
               "storage": StorageItem, "dpu": PortItem, "nic": PortItem}
 
 
-class LinkItem(QGraphicsLineItem):
-    """A cable: a cosmetic line between the anchors of its two ends (painted in C++)."""
+
+
+def util_bin(util: float) -> int:
+    """Index into :data:`UTIL_COLORS` of a utilization (0..1; outside is clamped)."""
+    return min(len(UTIL_COLORS) - 1, max(0, int(util * len(UTIL_COLORS))))
+
+
+def util_pen(index: int) -> QPen:
+    """Pen of utilization bin ``index``: its colour, 1 px wide when idle up to 4 px when saturated."""
+    return _cosmetic(UTIL_COLORS[index], 1.0 + 3.0 * index / (len(UTIL_COLORS) - 1))
+
+
+class Cable:
+    """What the canvas knows of a link: the link, its two end points (scene), its marks."""
+
+    __slots__ = ("lid", "link", "line", "problems", "util", "marked")
 
     def __init__(self, link: Link) -> None:
-        super().__init__()
         self.lid = link.id
         self.link = link
-        self.setFlag(QGraphicsItem.ItemIsSelectable)
-        self.setZValue(-1)
+        self.line = QLineF()
         self.problems: list = []
-        self.set_link(link)
+        self.util: float | None = None
+        self.marked = False
 
-    def set_link(self, link: Link) -> None:
-        self.link = link
-        self.restyle()
-        self.setToolTip(f"{link.id}: {link.a} – {link.b}\n{link.medium}, {link.lanes}× {link.speed_Gbps:g} Gb/s")
+    def style(self) -> str | int:
+        """Pen key: the utilization bin under the overlay, else the medium."""
+        return self.link.medium if self.util is None else util_bin(self.util)
 
-    def restyle(self) -> None:
-        if self.isSelected():
-            pen = QPen(SELECT, 2.5)
-        elif self.problems:
-            pen = QPen(SEVERITY_COLOR["error"], 1.5)
+    def tooltip(self) -> str:
+        link = self.link
+        lines = [f"{link.id}: {link.a} – {link.b}",
+                 f"{link.medium}, {link.lanes}× {link.speed_Gbps:g} Gb/s"]
+        if self.util is not None:
+            lines.append(f"utilization {self.util * 100:.0f} %" + (" (bottleneck)" if self.marked else ""))
+        lines += [f"{p.severity}: {p.message}" for p in self.problems]
+        return "\n".join(lines)
+
+
+class CableLayer(QGraphicsItem):
+    """Draws every cable of the scene, one ``drawLines`` batch per pen, under the boxes.
+
+    Zoomed in, only cables that cross the exposed area are drawn. Far out (below ``CACHE_LOD``) on
+    screen, the cables come from a picture of all of them rendered once per zoom octave (``2**-k``
+    scene units per pixel) and scaled by at most 2; an edit redraws it. Selected cables, cables with
+    problems and bottlenecks are drawn on top with their own pens. The layer takes no mouse
+    buttons: the scene finds the cable under a point with :meth:`cable_at`.
+    """
+
+    CACHE_LOD = 0.35
+    MAX_CACHE_PX = 4096
+    MARGIN = 60.0  # scene units around the lines' bounds (wide pens far out)
+
+    def __init__(self, cables: dict[str, Cable]) -> None:
+        super().__init__()
+        self.cables = cables
+        self.selected: set[str] = set()
+        self.flagged: set[str] = set()  # with problems or marked as bottlenecks
+        self._extent = QRectF()
+        self.setZValue(-1)
+        self.setAcceptedMouseButtons(Qt.NoButton)
+        self.setFlag(QGraphicsItem.ItemUsesExtendedStyleOption)
+        self._bounds = QRectF()
+        self._dirty = True
+        self._ids: list[str] = []
+        self._lines: list[QLineF] = []
+        self._xy = np.zeros((0, 4))
+        self._groups: dict[str | int, np.ndarray] = {}
+        self._cache: dict[int, QImage] = {}
+
+    # ------------------------------------------------------------- contents
+    def changed(self) -> None:
+        """Cables were added, removed, moved or restyled: rebuild the batches before the next paint."""
+        self._dirty = True
+        self._cache.clear()
+        self.update()
+
+    def set_extent(self, rect: QRectF) -> None:
+        """The area the layer may paint in (the scene rect, which holds every cable end)."""
+        if rect != self._extent:
+            self.prepareGeometryChange()
+            self._extent = QRectF(rect)
+
+    def _sync(self) -> None:
+        if not self._dirty:
+            return
+        self._dirty = False
+        self._ids = list(self.cables)
+        self._lines = [self.cables[i].line for i in self._ids]
+        self._xy = np.array([(ln.x1(), ln.y1(), ln.x2(), ln.y2()) for ln in self._lines],
+                            dtype=float).reshape(-1, 4)
+        groups: dict[str | int, list[int]] = {}
+        for n, lid in enumerate(self._ids):
+            groups.setdefault(self.cables[lid].style(), []).append(n)
+        self._groups = {k: np.array(v, dtype=int) for k, v in groups.items()}
+        self._bounds = QRectF()
+        if len(self._xy):
+            lo = np.minimum(self._xy[:, :2], self._xy[:, 2:]).min(axis=0)
+            hi = np.maximum(self._xy[:, :2], self._xy[:, 2:]).max(axis=0)
+            self._bounds = QRectF(lo[0], lo[1], hi[0] - lo[0], hi[1] - lo[1]).adjusted(
+                -self.MARGIN, -self.MARGIN, self.MARGIN, self.MARGIN)
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt's name
+        return self._extent
+
+    def special(self) -> list[Cable]:
+        """Cables drawn on top: selected, with problems, or marked as bottlenecks."""
+        return [self.cables[i] for i in sorted(self.selected | self.flagged) if i in self.cables]
+
+    def cable_at(self, pos: QPointF, tolerance: float) -> str | None:
+        """Id of the cable nearest to ``pos`` within ``tolerance`` scene units, or None."""
+        self._sync()
+        if not len(self._xy):
+            return None
+        a, b = self._xy[:, :2], self._xy[:, 2:]
+        p = np.array([pos.x(), pos.y()])
+        d = b - a
+        length2 = np.maximum((d * d).sum(axis=1), 1e-12)
+        t = np.clip(((p - a) * d).sum(axis=1) / length2, 0.0, 1.0)
+        dist = np.hypot(*(a + d * t[:, None] - p).T)
+        best = int(np.argmin(dist))
+        return self._ids[best] if dist[best] <= tolerance else None
+
+    def cables_in(self, rect: QRectF) -> list[str]:
+        """Ids of the cables wholly inside ``rect`` (scene)."""
+        self._sync()
+        x, y = self._xy[:, 0::2], self._xy[:, 1::2]
+        inside = ((x >= rect.left()) & (x <= rect.right()) & (y >= rect.top()) & (y <= rect.bottom()))
+        return [self._ids[i] for i in np.nonzero(inside.all(axis=1))[0]]
+
+    # -------------------------------------------------------------- painting
+    @staticmethod
+    def pen(style: str | int) -> QPen:
+        if isinstance(style, int):
+            return util_pen(style)
+        return _cosmetic(MEDIUM_COLOR.get(style, QColor("#999")), 1.0)
+
+    def _draw(self, painter: QPainter, exposed: QRectF | None) -> None:
+        """All cables (or those that cross ``exposed``), a batch per pen, thin to thick."""
+        if exposed is not None:
+            x, y = self._xy[:, 0::2], self._xy[:, 1::2]
+            crosses = ((x.max(axis=1) >= exposed.left()) & (x.min(axis=1) <= exposed.right())
+                       & (y.max(axis=1) >= exposed.top()) & (y.min(axis=1) <= exposed.bottom()))
+        for style in sorted(self._groups, key=lambda s: (isinstance(s, int), str(s).zfill(3))):
+            rows = self._groups[style]
+            if exposed is not None:
+                rows = rows[crosses[rows]]
+            if len(rows):
+                painter.setPen(self.pen(style))
+                lines = self._lines
+                painter.drawLines([lines[i] for i in rows])
+
+    def _cached(self, lod: float) -> QImage | None:
+        """The picture of all cables at the zoom octave just above ``lod``, if not too big."""
+        level = max(-12, int(np.ceil(np.log2(max(lod, 1e-6)))))
+        scale = 2.0 ** level
+        if max(self._bounds.width(), self._bounds.height()) * scale > self.MAX_CACHE_PX:
+            return None
+        image = self._cache.get(level)
+        if image is None:
+            w = max(1, int(np.ceil(self._bounds.width() * scale)))
+            h = max(1, int(np.ceil(self._bounds.height() * scale)))
+            image = QImage(w, h, QImage.Format_ARGB32_Premultiplied)
+            image.fill(Qt.transparent)
+            p = QPainter(image)
+            p.scale(scale, scale)
+            p.translate(-self._bounds.topLeft())
+            self._draw(p, None)
+            p.end()
+            self._cache[level] = image
+        return image
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
+        self._sync()
+        if not len(self._xy):
+            return
+        lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        image = self._cached(lod) if widget is not None and lod < self.CACHE_LOD else None
+        if image is not None:
+            painter.setRenderHint(QPainter.SmoothPixmapTransform, True)
+            painter.drawImage(self._bounds, image)
         else:
-            pen = QPen(MEDIUM_COLOR.get(self.link.medium, QColor("#666")), 1.0)
-        pen.setCosmetic(True)
-        self.setPen(pen)
-
-    def set_problems(self, problems: list) -> None:
-        self.problems = problems
-        if problems:
-            self.setToolTip("\n".join(f"{p.severity}: {p.message}" for p in problems))
-        self.restyle()
-
-    def set_ends(self, a: QPointF, b: QPointF) -> None:
-        self.setLine(QLineF(a, b))
+            self._draw(painter, option.exposedRect)
+        for cable in self.special():
+            if cable.marked:
+                painter.setPen(_cosmetic(BOTTLENECK, 7.0))
+                painter.drawLine(cable.line)
+            if cable.lid in self.selected:
+                painter.setPen(_cosmetic(SELECT, 2.5))
+            elif cable.problems:
+                painter.setPen(_cosmetic(SEVERITY_COLOR["error"], 1.5))
+            else:
+                painter.setPen(self.pen(cable.style()))
+            painter.drawLine(cable.line)

@@ -6,40 +6,44 @@ commands); the resulting events come back here and add, remove, move or restyle 
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF, QRectF, QTimer, Signal
-from PySide6.QtGui import QColor, QPainterPath, QPen
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsScene
+from PySide6.QtCore import QLineF, QPointF, QRectF, Signal
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QToolTip
 
-from designer.gui.items import (DETAIL_LOD, DRAWN_IN_RACK, ITEM_CLASS, MEDIUM_COLOR, ComponentItem,
-                                LinkItem, PortItem, RackItem, ServerItem)
+from designer.gui.items import (DETAIL_LOD, DRAWN_IN_RACK, ITEM_CLASS, Cable, CableLayer,
+                                ComponentItem, PortItem, RackItem, ServerItem, anchor)
 from designer.topology.design import Design
 from designer.topology.layout import layout_by_tier
 from designer.topology.model import ChangeEvent, Component
 
 SCENE_MARGIN = 2000.0  # room to pan and to zoom about the cursor near the edges
+LINK_PICK_PX = 4.0     # a click or tooltip this close to a cable (screen pixels) is on it
 
 
 class DesignScene(QGraphicsScene):
-    """Items for a design; ``set_design`` swaps the whole document."""
+    """Items for a design; ``set_design`` swaps the whole document.
+
+    Components are items; cables are :class:`Cable` records in ``link_items`` drawn by one
+    :class:`CableLayer`, and their selection is kept here (``selected_links``) beside Qt's.
+    """
 
     rebuilt = Signal()
+    overlay_changed = Signal()
 
     def __init__(self, catalog, parent=None) -> None:
         super().__init__(parent)
         self.catalog = catalog
         self.design: Design | None = None
         self.comp_items: dict[str, ComponentItem] = {}
-        self.link_items: dict[str, LinkItem] = {}
+        self.link_items: dict[str, Cable] = {}
+        self.overlay: dict[str, float] | None = None
         self._fallback_pos: dict[str, tuple[float, float]] = {}
         self._details = True
         self._bulk = False
-        self._layers: list[QGraphicsPathItem] = []
-        self._layers_dirty = True
-        self._layers_timer = QTimer(self, singleShot=True, interval=50)
-        self._layers_timer.timeout.connect(self._refresh_layers)
+        self._rects: dict[str, QRectF | None] | None = None
         self.setItemIndexMethod(QGraphicsScene.BspTreeIndex)
-        self.selectionChanged.connect(self._restyle_selected_links)
-        self._selected_links: set[str] = set()
+        self.cables = CableLayer(self.link_items)
+        self.addItem(self.cables)
+        self.sceneRectChanged.connect(lambda rect: self.cables.set_extent(rect))
 
     # ------------------------------------------------------------- document
     def set_design(self, design: Design) -> None:
@@ -49,26 +53,28 @@ class DesignScene(QGraphicsScene):
         design.subscribe(self.on_event)
         self.rebuild()
 
+    def _drop_items(self) -> None:
+        self.comp_items.clear()
+        self.link_items.clear()
+        self.clear()
+        self.cables = CableLayer(self.link_items)
+        self.cables.set_extent(self.sceneRect())
+        self.addItem(self.cables)
+
     def detach(self) -> None:
         """Stop following the design and drop every item (the window is closing)."""
         if self.design is not None:
             self.design.unsubscribe(self.on_event)
-        self.clear()
-        self.comp_items.clear()
-        self.link_items.clear()
-        self._selected_links.clear()
-        self._layers = []
+        self._drop_items()
 
     def rebuild(self) -> None:
-        self.clear()
-        self.comp_items.clear()
-        self.link_items.clear()
-        self._selected_links.clear()
+        self._drop_items()
+        self.overlay = None
         topo = self.design.topology
         missing = [c for c in topo.components.values() if c.pos is None and c.parent is None]
-        self._fallback_pos = layout_by_tier(topo) if missing else {}
+        self._fallback_pos = layout_by_tier(topo, self.catalog) if missing else {}
         order = ("rack", "gpu_server", "switch", "storage", "dpu", "nic")
-        self._bulk = True  # place children once per container, not once per child
+        self._bulk = True  # place children once per container, and size the scene once
         try:
             for kind in order:
                 for comp in topo.of_kind(kind):
@@ -78,22 +84,32 @@ class DesignScene(QGraphicsScene):
         for cid, item in self.comp_items.items():
             if isinstance(item, (RackItem, ServerItem)):
                 self._relayout_children(cid, links=False)
-        for link in topo.links.values():
-            self._add_link(link)
-        self._layers = []
-        self._layers_dirty = True
-        if not self._details:
-            self._show_layers(True)
+        self._rects = {}
+        try:
+            for link in topo.links.values():
+                self._add_link(link)
+        finally:
+            self._rects = None
         self.fit_scene_rect()
+        self.overlay_changed.emit()
         self.rebuilt.emit()
 
     def fit_scene_rect(self) -> None:
-        rect = self.itemsBoundingRect()
+        rect = QRectF()
+        for item in self.comp_items.values():
+            if item.parentItem() is None:
+                rect = rect.united(item.sceneBoundingRect())
         if rect.isNull():
             rect = QRectF(0, 0, 800, 600)
         self.setSceneRect(rect.adjusted(-SCENE_MARGIN, -SCENE_MARGIN, SCENE_MARGIN, SCENE_MARGIN))
 
+    def content_rect(self) -> QRectF:
+        """Where the components are (zoom to fit shows this)."""
+        return self.sceneRect().adjusted(SCENE_MARGIN, SCENE_MARGIN, -SCENE_MARGIN, -SCENE_MARGIN)
+
     def _grow_scene_rect(self, item: QGraphicsItem) -> None:
+        if self._bulk:
+            return
         rect = item.sceneBoundingRect()
         if not self.sceneRect().contains(rect):
             self.setSceneRect(self.sceneRect().united(
@@ -110,18 +126,12 @@ class DesignScene(QGraphicsScene):
         elif ev.type == "link_added":
             self._add_link(ev.new)
         elif ev.type == "link_removed":
-            item = self.link_items.pop(ev.id, None)
-            if item is not None:
-                self._selected_links.discard(ev.id)
-                self.removeItem(item)
-                self._layers_dirty = True
-                if self._layers and not self._details:
-                    self._layers_timer.start()
+            self._remove_link(ev.id)
         elif ev.type == "link_changed":
-            item = self.link_items.get(ev.id)
-            if item is not None:
-                item.set_link(ev.new)
-                self._place_link(item)
+            cable = self.link_items.get(ev.id)
+            if cable is not None:
+                cable.link = ev.new
+                self._place_link(cable)
         elif ev.type == "reset":
             self.rebuild()
 
@@ -131,7 +141,6 @@ class DesignScene(QGraphicsScene):
     def _add_component(self, comp: Component) -> None:
         comp = self.design.topology.components[comp.id]
         item = ITEM_CLASS[comp.kind](comp, self.resolve(comp))
-        item.set_problems([])
         self.comp_items[comp.id] = item
         self.addItem(item)
         if comp.kind in ("dpu", "nic") and not self._details:
@@ -234,22 +243,36 @@ class DesignScene(QGraphicsScene):
 
     # ---------------------------------------------------------------- links
     def _add_link(self, link) -> None:
-        item = LinkItem(link)
-        item.setVisible(self._details)
-        self.link_items[link.id] = item
-        self.addItem(item)
-        self._place_link(item)
+        cable = Cable(link)
+        if self.overlay is not None:
+            cable.util = self.overlay.get(link.id, 0.0)
+        self.link_items[link.id] = cable
+        self._place_link(cable)
 
-    def _place_link(self, item: LinkItem) -> None:
-        self._layers_dirty = True
-        if self._layers and not self._details:  # keep the far-out picture current
-            self._layers_timer.start()
-        a = self.comp_items.get(item.link.a)
-        b = self.comp_items.get(item.link.b)
-        if a is None or b is None:
+    def _remove_link(self, lid: str) -> None:
+        if self.link_items.pop(lid, None) is None:
             return
-        ca, cb = a.sceneBoundingRect().center(), b.sceneBoundingRect().center()
-        item.set_ends(a.anchor(cb), b.anchor(ca))
+        self.cables.flagged.discard(lid)
+        self.cables.changed()
+        if lid in self.cables.selected:
+            self.cables.selected.discard(lid)
+            self.selectionChanged.emit()
+
+    def _place_link(self, cable: Cable) -> None:
+        ra, rb = self._body_rect(cable.link.a), self._body_rect(cable.link.b)
+        if ra is not None and rb is not None:
+            cable.line = QLineF(anchor(ra, rb.center()), anchor(rb, ra.center()))
+        self.cables.changed()
+
+    def _body_rect(self, cid: str) -> QRectF | None:
+        """Scene rect of a component's box (remembered while the scene is being rebuilt)."""
+        if self._rects is not None and cid in self._rects:
+            return self._rects[cid]
+        item = self.comp_items.get(cid)
+        rect = item.scene_body() if item is not None else None
+        if self._rects is not None:
+            self._rects[cid] = rect
+        return rect
 
     def refresh_links(self, comp_ids) -> None:
         topo = self.design.topology
@@ -258,22 +281,85 @@ class DesignScene(QGraphicsScene):
             for link in topo.links_of(cid):
                 if link.id not in seen:
                     seen.add(link.id)
-                    item = self.link_items.get(link.id)
-                    if item is not None:
-                        self._place_link(item)
+                    cable = self.link_items.get(link.id)
+                    if cable is not None:
+                        self._place_link(cable)
 
-    def _restyle_selected_links(self) -> None:
-        now = {i.lid for i in self.selectedItems() if isinstance(i, LinkItem)}
-        for lid in now ^ self._selected_links:
-            item = self.link_items.get(lid)
-            if item is not None:
-                item.restyle()
-        self._selected_links = now
+    def link_at(self, pos: QPointF, tolerance: float) -> str | None:
+        """Id of the cable nearest to a scene point, within ``tolerance`` scene units."""
+        return self.cables.cable_at(pos, tolerance)
+
+    def links_in(self, rect: QRectF) -> list[str]:
+        return self.cables.cables_in(rect)
+
+    def bounds_of(self, ident: str) -> QRectF | None:
+        """Scene rectangle of a component or cable, or None."""
+        item = self.comp_items.get(ident)
+        if item is not None:
+            return item.sceneBoundingRect()
+        cable = self.link_items.get(ident)
+        return QRectF(cable.line.p1(), cable.line.p2()).normalized() if cable is not None else None
+
+    def helpEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """Tooltips: the component under the pointer, else the cable near it."""
+        pos = event.scenePos()
+        view = event.widget().parentWidget() if event.widget() is not None else None
+        item = self.component_at(pos)
+        text = item.tooltip() if item is not None else None
+        if item is None and isinstance(view, QGraphicsView):
+            lid = self.link_at(pos, LINK_PICK_PX / max(view.transform().m11(), 1e-6))
+            text = self.link_items[lid].tooltip() if lid is not None else None
+        if text:
+            QToolTip.showText(event.screenPos(), text, event.widget())
+        else:
+            QToolTip.hideText()
+        event.accept()
+
+    # ------------------------------------------------------------- overlay
+    def show_utilization(self, link_util: dict[str, float] | None,
+                         marked: set[str] | frozenset = frozenset()) -> None:
+        """Colour every cable by its utilization (0..1, :data:`UTIL_COLORS`, thicker when busier)
+        and outline the components and cables in ``marked`` (bottlenecks); ``None`` clears both.
+        A cable missing from ``link_util`` counts as idle."""
+        self.overlay = dict(link_util) if link_util is not None else None
+        marked = set(marked) if link_util is not None else set()
+        for lid, cable in self.link_items.items():
+            cable.util = None if self.overlay is None else float(self.overlay.get(lid, 0.0))
+            cable.marked = lid in marked
+        self.cables.flagged = {lid for lid, c in self.link_items.items() if c.marked or c.problems}
+        self.cables.changed()
+        for cid, item in self.comp_items.items():
+            item.set_marked(cid in marked)
+        self.overlay_changed.emit()
+
+    # ----------------------------------------------------------- selection
+    def selected_links(self) -> set[str]:
+        return set(self.cables.selected)
+
+    def set_selected_links(self, lids, add: bool = False) -> None:
+        """Select cables (with ``add``, on top of the current ones; else instead of them)."""
+        new = set(lids) & set(self.link_items)
+        if add:
+            new |= self.cables.selected
+        if new != self.cables.selected:
+            self.cables.selected = new
+            self.cables.update()
+            self.selectionChanged.emit()
+
+    def pick_link(self, lid: str, toggle: bool = False) -> None:
+        """A click on a cable: select only it, or (``toggle``) add/remove it."""
+        if toggle:
+            self.set_selected_links(self.cables.selected ^ {lid})
+            return
+        blocked = self.blockSignals(True)
+        self.clearSelection()
+        self.blockSignals(blocked)
+        self.cables.selected = set()
+        self.set_selected_links({lid})
 
     # -------------------------------------------------------------- helpers
     def set_detail(self, scale: float) -> None:
-        """Level of detail: port badges and individual cables only when zoomed in enough; far out,
-        the cables are drawn as one batched path per medium."""
+        """Level of detail: port badges only when zoomed in enough (the cable layer has its own)."""
         details = scale >= DETAIL_LOD
         if details == self._details:
             return
@@ -281,35 +367,6 @@ class DesignScene(QGraphicsScene):
         for item in self.comp_items.values():
             if isinstance(item, PortItem) and item.attached:
                 item.setVisible(details)
-        for item in self.link_items.values():
-            item.setVisible(details)
-        self._show_layers(not details)
-
-    def _refresh_layers(self) -> None:
-        self._show_layers(not self._details)
-
-    def _show_layers(self, on: bool) -> None:
-        if on and self._layers_dirty:
-            for layer in self._layers:
-                self.removeItem(layer)
-            self._layers = []
-            paths: dict[str, QPainterPath] = {}
-            for item in self.link_items.values():
-                line = item.line()
-                path = paths.setdefault(item.link.medium, QPainterPath())
-                path.moveTo(line.p1())
-                path.lineTo(line.p2())
-            for medium, path in paths.items():
-                layer = QGraphicsPathItem(path)
-                pen = QPen(MEDIUM_COLOR.get(medium, QColor("#666")), 0)
-                pen.setCosmetic(True)
-                layer.setPen(pen)
-                layer.setZValue(-1)
-                self.addItem(layer)
-                self._layers.append(layer)
-            self._layers_dirty = False
-        for layer in self._layers:
-            layer.setVisible(on)
 
     def set_problems(self, problems) -> None:
         by_comp: dict[str, list] = {}
@@ -322,15 +379,15 @@ class DesignScene(QGraphicsScene):
         for cid, item in self.comp_items.items():
             if item.problems or cid in by_comp:
                 item.set_problems(by_comp.get(cid, []))
-        for lid, item in self.link_items.items():
-            if item.problems or lid in by_link:
-                item.set_problems(by_link.get(lid, []))
+        for lid, cable in self.link_items.items():
+            cable.problems = by_link.get(lid, [])
+        self.cables.flagged = {lid for lid, c in self.link_items.items() if c.marked or c.problems}
+        self.cables.update()
 
     def selected_ids(self) -> list[str]:
         """Ids of the selected components and links, in model order."""
-        chosen = set()
-        for item in self.selectedItems():
-            chosen.add(item.cid if isinstance(item, ComponentItem) else item.lid)
+        chosen = {item.cid for item in self.selectedItems() if isinstance(item, ComponentItem)}
+        chosen |= self.cables.selected
         topo = self.design.topology
         return [i for i in list(topo.components) + list(topo.links) if i in chosen]
 
@@ -338,9 +395,10 @@ class DesignScene(QGraphicsScene):
         ids = set(ids)
         self.clearSelection()
         for i in ids:
-            item = self.comp_items.get(i) or self.link_items.get(i)
+            item = self.comp_items.get(i)
             if item is not None:
                 item.setSelected(True)
+        self.set_selected_links(ids & set(self.link_items))
 
     def component_at(self, pos: QPointF, kinds=None, exclude=()) -> ComponentItem | None:
         """Topmost component item under a scene point (optionally of some kinds)."""

@@ -78,3 +78,48 @@ def center_of(window, ident: str) -> QPointF:
 
 def new_ids(before: set, window) -> list[str]:
     return [i for i in window.design.topology.components if i not in before]
+
+
+def random_edit(rng, w) -> None:
+    """One random edit, undo or redo through the window's editor (soak tests); an edit the
+    editor refuses raises RefusedEdit, as it would for a user."""
+    ed, topo = w.editor, w.design.topology
+    comps = list(topo.components)
+    op = rng.choice(["place", "place", "connect", "connect", "move", "delete", "field", "paste",
+                     "attach", "layout_rare", "undo", "undo", "redo"])
+    if op == "place":
+        kind = rng.choice(["rack", "gpu_server", "dpu", "nic", "switch", "storage"])
+        models = ed.catalog.ids({"gpu_server": "server"}.get(kind, kind))
+        into = None
+        if kind in ("dpu", "nic") and topo.servers() and rng.random() < 0.7:
+            into = rng.choice(topo.servers()).id
+        elif kind == "gpu_server" and topo.racks() and rng.random() < 0.5:
+            into = rng.choice(topo.racks()).id
+        ed.place(kind, rng.choice(models), (rng.uniform(-2000, 2000), rng.uniform(-2000, 2000)), into)
+    elif op == "connect" and len(comps) > 1:
+        ed.connect(*rng.sample(comps, 2))
+    elif op == "move" and comps:
+        ids = rng.sample(comps, min(len(comps), rng.randint(1, 3)))
+        ed.move({i: (rng.uniform(-2000, 2000), rng.uniform(-2000, 2000)) for i in ids})
+    elif op == "delete" and (comps or topo.links):
+        pool = comps + list(topo.links)
+        ed.delete(rng.sample(pool, min(len(pool), rng.randint(1, 2))))
+    elif op == "field" and comps:
+        cid = rng.choice(comps)
+        kind = topo.components[cid].kind
+        name, value = {"switch": ("ports", rng.randint(8, 128)), "gpu_server": ("gpu_count", rng.randint(1, 16)),
+                       "rack": ("rack_units", rng.randint(20, 48)), "storage": ("capacity_TB", 100.0),
+                       "dpu": ("arm_cores", rng.randint(8, 32)), "nic": ("ports", rng.randint(1, 4))}[kind]
+        ed.set_fields([cid], name, value)
+    elif op == "paste" and comps:
+        ed.duplicate(rng.sample(comps, min(len(comps), 2)))
+    elif op == "attach" and topo.servers():
+        ports = [c.id for c in topo.components.values() if c.kind in ("dpu", "nic")]
+        if ports:
+            ed.attach(rng.choice(ports), rng.choice(topo.servers()).id)
+    elif op == "layout_rare" and rng.random() < 0.05:
+        ed.auto_layout()
+    elif op == "undo":
+        ed.stack.undo()
+    elif op == "redo":
+        ed.stack.redo()

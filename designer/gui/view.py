@@ -12,11 +12,11 @@ import os
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPen
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsLineItem, QGraphicsView
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsLineItem, QGraphicsView, QWidget
 
 from designer.gui.editor import Editor, RefusedEdit
-from designer.gui.items import GRID, ComponentItem
-from designer.gui.scene import DesignScene
+from designer.gui.items import BOTTLENECK, GRID, UTIL_COLORS, ComponentItem
+from designer.gui.scene import LINK_PICK_PX, DesignScene
 
 PALETTE_MIME = "application/x-dpu-designer-component"
 MIN_SCALE, MAX_SCALE = 0.02, 6.0
@@ -51,6 +51,10 @@ class CanvasView(QGraphicsView):
         self._press_pos: dict[str, QPointF] = {}
         self._highlighted: ComponentItem | None = None
         self._pan_from: QPointF | None = None
+        self._band_from: QPointF | None = None
+        self.legend = UtilizationLegend(self.viewport())
+        scene.overlay_changed.connect(self._show_legend)
+        self._show_legend()
 
     @property
     def dscene(self) -> DesignScene:
@@ -78,7 +82,7 @@ class CanvasView(QGraphicsView):
         self._after_zoom()
 
     def zoom_to_fit(self) -> None:
-        rect = self.dscene.itemsBoundingRect()
+        rect = self.dscene.content_rect()
         if rect.isNull():
             return
         self.fitInView(rect.adjusted(-40, -40, 40, 40), Qt.KeepAspectRatio)
@@ -104,14 +108,26 @@ class CanvasView(QGraphicsView):
         event.accept()
 
     def center_on_id(self, comp_or_link: str) -> None:
-        item = self.dscene.comp_items.get(comp_or_link) or self.dscene.link_items.get(comp_or_link)
-        if item is None:
+        rect = self.dscene.bounds_of(comp_or_link)
+        if rect is None:
             return
         if self.scale_factor() < 0.6:
             self.resetTransform()
             self.scale(0.8, 0.8)
             self._after_zoom()
-        self.centerOn(item.sceneBoundingRect().center())
+        self.centerOn(rect.center())
+
+    def _show_legend(self) -> None:
+        self.legend.setVisible(self.dscene.overlay is not None)
+        self._place_legend()
+
+    def _place_legend(self) -> None:
+        self.legend.adjustSize()
+        self.legend.move(8, self.viewport().height() - self.legend.height() - 8)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._place_legend()
 
     # ---------------------------------------------------------- connect mode
     def set_connect_mode(self, on: bool) -> None:
@@ -159,6 +175,17 @@ class CanvasView(QGraphicsView):
                 self.dscene.addItem(self._wire)
             event.accept()
             return
+        if event.button() == Qt.LeftButton:
+            adding = bool(event.modifiers() & (Qt.ControlModifier | Qt.ShiftModifier))
+            if self.dscene.component_at(scene_pos) is None:
+                lid = self.dscene.link_at(scene_pos, LINK_PICK_PX / self.scale_factor())
+                if lid is not None:
+                    self.dscene.pick_link(lid, toggle=adding)
+                    event.accept()
+                    return
+                self._band_from = scene_pos  # a rubber band starts here
+            if not adding:
+                self.dscene.set_selected_links(())
         super().mousePressEvent(event)
         if event.button() == Qt.LeftButton:
             self._press_pos = {i.cid: i.scenePos() for i in self.dscene.selectedItems()
@@ -205,6 +232,11 @@ class CanvasView(QGraphicsView):
                 self._try(lambda: self.editor.connect(source, target.cid), "Connected")
             return
         super().mouseReleaseEvent(event)
+        if self._band_from is not None and event.button() == Qt.LeftButton:
+            # the rubber band also takes the cables wholly inside it
+            band = QRectF(self._band_from, scene_pos).normalized()
+            self._band_from = None
+            self.dscene.set_selected_links(self.dscene.links_in(band), add=True)
         if event.button() == Qt.LeftButton and self._press_pos:
             self._finish_move(scene_pos)
         self._press_pos = {}
@@ -349,3 +381,36 @@ class CanvasView(QGraphicsView):
             y += step
         painter.drawLines(lines)
 
+
+
+class UtilizationLegend(QWidget):
+    """The colour scale of the utilization overlay, fixed in a corner of the canvas."""
+
+    BAR_W, BAR_H = 180, 12
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setAttribute(Qt.WA_TransparentForMouseEvents)
+        self.setFixedSize(self.BAR_W + 24, 74)
+
+    def paintEvent(self, event) -> None:  # noqa: N802
+        p = QPainter(self)
+        p.setRenderHint(QPainter.Antialiasing)
+        p.setPen(QPen(QColor("#9aa0a6"), 1))
+        p.setBrush(QColor(255, 255, 255, 235))
+        p.drawRoundedRect(QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5), 5, 5)
+        p.setPen(QColor("#1f2328"))
+        p.drawText(QRectF(12, 4, self.BAR_W, 16), Qt.AlignLeft | Qt.AlignVCenter, "Cable utilization")
+        step = self.BAR_W / len(UTIL_COLORS)
+        for i, color in enumerate(UTIL_COLORS):
+            p.fillRect(QRectF(12 + i * step, 22, step + 0.5, self.BAR_H), color)
+        p.setPen(QColor("#4b5563"))
+        labels = QRectF(12, 36, self.BAR_W, 14)
+        for text, align in (("0 %", Qt.AlignLeft), ("50 %", Qt.AlignHCenter), ("100 %", Qt.AlignRight)):
+            p.drawText(labels, align | Qt.AlignVCenter, text)
+        p.setPen(QPen(BOTTLENECK, 3))
+        p.setBrush(Qt.NoBrush)
+        p.drawRect(QRectF(14, 56, 14, 10))
+        p.setPen(QColor("#1f2328"))
+        p.drawText(QRectF(36, 52, self.BAR_W, 18), Qt.AlignLeft | Qt.AlignVCenter, "bottleneck")
+        p.end()
