@@ -345,7 +345,7 @@ class Editor(QObject):
     # --------------------------------------------------------------- layout
     def auto_layout(self) -> None:
         """Place every top-level component by tier (core, spine, leaf, servers, storage)."""
-        positions = layout_by_tier(self.topo)
+        positions = layout_by_tier(self.topo, self.catalog)
 
         def action(d: Design) -> None:
             t = d.topology

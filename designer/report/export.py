@@ -83,6 +83,22 @@ def fit(source: QSize | QSizeF, target: QRectF) -> QRectF:
 
 
 # --------------------------------------------------------------------------- scenes (the canvas)
+def _layers(scene: QGraphicsScene) -> set[QGraphicsItem]:
+    """Items that span the whole canvas (the batched cable layer): they neither set the exported
+    area nor are hidden for a selection; their contents lie between the component boxes."""
+    layer = getattr(scene, "cables", None)
+    return {layer} if isinstance(layer, QGraphicsItem) else set()
+
+
+def _content_rect(scene: QGraphicsScene) -> QRectF:
+    layers = _layers(scene)
+    rect = QRectF()
+    for item in scene.items():
+        if item.parentItem() is None and item.isVisible() and item not in layers:
+            rect = rect.united(item.sceneBoundingRect())
+    return rect
+
+
 def _selection_rect(scene: QGraphicsScene) -> QRectF:
     rect = QRectF()
     for item in scene.selectedItems():
@@ -95,7 +111,7 @@ def _hidden_for_selection(scene: QGraphicsScene, rect: QRectF) -> list[QGraphics
     nor belong to a selected item, unless they lie wholly inside the selection (links and labels
     between selected boxes)."""
     selected = set(scene.selectedItems())
-    keep: set[QGraphicsItem] = set()
+    keep: set[QGraphicsItem] = _layers(scene)
     for item in selected:
         while item is not None:
             keep.add(item)
@@ -115,7 +131,7 @@ def _hidden_for_selection(scene: QGraphicsScene, rect: QRectF) -> list[QGraphics
 def scene_source_rect(scene: QGraphicsScene, selection_only: bool = False,
                       margin: float = 20.0) -> QRectF:
     """The scene area an export shows: every item, or the selected ones, plus ``margin``."""
-    rect = _selection_rect(scene) if selection_only else scene.itemsBoundingRect()
+    rect = _selection_rect(scene) if selection_only else _content_rect(scene)
     if rect.isEmpty():
         what = "selection" if selection_only else "canvas"
         raise UsageError(f"the {what} is empty: nothing to export"

@@ -187,7 +187,7 @@ class _Builder:
     def finish(self, name: str, workload: dict[str, Any] | None = None) -> Design:
         for sw in self.topo.switches():
             self.rack(sw.id, "network")
-        for cid, xy in layout_by_tier(self.topo).items():
+        for cid, xy in layout_by_tier(self.topo, self.res.catalog).items():
             self.topo.components[cid].pos = xy
         return Design(self.topo, name, workload or {})
 
