@@ -259,3 +259,20 @@ def test_cables_are_picked_by_click_ctrl_click_and_rubber_band(qtbot):
     qtbot.keyClick(w.view, Qt.Key_Delete)
     assert "link-1" not in topo.links and "link-1" not in w.scene.link_items
     assert w.scene.selected_ids() == []
+
+
+def test_clear_selection_and_esc_also_unselect_cables(qtbot):
+    topo = Topology()
+    for i, (x, y) in enumerate([(0, 0), (0, 600)], 1):
+        topo.add_component(Component(f"sw-{i}", "switch", "qm9700", pos=(float(x), float(y))))
+    topo.add_link(Link("link-1", "sw-1", "sw-2", "infiniband", speed_Gbps=400.0))
+    w = open_window(qtbot, Design(topo, "cables"))
+    w.scene.select_ids(["sw-1", "link-1"])
+    with qtbot.waitSignal(w.scene.selectionChanged):
+        w.scene.clearSelection()
+    assert w.scene.selected_ids() == [] and w.scene.selected_links() == set()
+    assert w.inspector.ids == []                        # the inspector followed
+    w.scene.select_ids(["link-1"])
+    w.view.setFocus()
+    qtbot.keyClick(w.view, Qt.Key_Escape)
+    assert w.scene.selected_ids() == []

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 from designer.errors import UsageError
 from designer.paths import resources_dir
+
+#: longest wait for the window to settle before a screenshot (s)
+SETTLE_S = 30.0
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -40,8 +44,10 @@ def render_png(window, out: str | os.PathLike) -> None:
     from PySide6.QtWidgets import QApplication
 
     window.show()
-    for _ in range(3):
+    end = time.monotonic() + SETTLE_S  # the design is checked (and the run view docked) once the
+    while window.check_pending and time.monotonic() < end:  # canvas has been painted
         QApplication.processEvents()
+    QApplication.processEvents()
     window.view.zoom_to_fit()
     QApplication.processEvents()
     out = Path(out)

@@ -15,9 +15,12 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout
                                QWidget)
 
 from designer.gui.editor import Editor, RefusedEdit
+from designer.gui.widgets import narrow_combo
 from designer.topology.kinds import CATALOG_KIND, FIELDS, KIND_LABEL, LINK_FIELDS, FieldSpec
 
 MIXED = "(several values)"
+#: px an editor may shrink to (a spin box asks for room for its range's widest value)
+EDITOR_MIN_WIDTH = 90
 
 
 def shared_specs(kinds: set[str]) -> list[FieldSpec]:
@@ -43,6 +46,7 @@ class Inspector(QScrollArea):
         self.ids: list[str] = []
         self.editors: dict[str, QWidget] = {}
         self.setWidgetResizable(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)  # the form fits the dock's width
         self._updating = False
         self.show_ids([])
 
@@ -105,6 +109,7 @@ class Inspector(QScrollArea):
         row = QWidget()
         lay = QHBoxLayout(row)
         lay.setContentsMargins(0, 0, 0, 0)
+        widget.setMinimumWidth(EDITOR_MIN_WIDTH)  # not as wide as the widest value the range allows
         lay.addWidget(widget, 1)
         reset = QToolButton(text="↺")
         reset.setToolTip("Back to the catalog value")
@@ -131,7 +136,7 @@ class Inspector(QScrollArea):
         return edit
 
     def _model_editor(self, kind: str) -> QWidget:
-        box = QComboBox()
+        box = narrow_combo(QComboBox())
         for entry in self.editor.catalog.entries(CATALOG_KIND[kind]):
             box.addItem(f"{entry['id']} — {entry.get('name', '')}", entry["id"])
         box.activated.connect(lambda i: self._edit("model", box.itemData(i)))
@@ -144,7 +149,7 @@ class Inspector(QScrollArea):
             box.clicked.connect(lambda checked: self._edit(spec.name, bool(checked)))
             return box
         if spec.type in ("choice", "str"):
-            box = QComboBox()
+            box = narrow_combo(QComboBox())
             box.setEditable(spec.type == "str")
             choices = list(spec.choices)
             if spec.choices_from:

@@ -3,10 +3,12 @@ toolbar, status bar, files (new from template, open, save, recent, autosave and 
 
 Another part of the program can add a live run view with :meth:`MainWindow.add_run_view`; if the
 module ``designer.gui.runview`` exists and defines ``make_run_view(window) -> QWidget``, the window
-docks its result as "Run" once it is shown (the run view pulls in the engine and scipy, ~1 s, so it
-is imported after the window is on screen, or when Run is first asked for). The run view follows
+docks its result as "Run" once the canvas has been painted (the run view pulls in the engine and
+scipy, ~1 s, so it is imported after the window is on screen, or when Run is first asked for). The
+design is checked (problems list) at that point too, and after every change. The run view follows
 the current document, colours the canvas with its results (``DesignScene.show_utilization``) and
-shows the run's figures of the canvas selection; Run → Sweep opens :mod:`designer.gui.sweepdialog`.
+shows the run's figures of the canvas selection ("Run figures", tabbed with the workload panel and
+raised when a run has results); Run → Sweep opens :mod:`designer.gui.sweepdialog`.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import importlib
 import os
 from pathlib import Path
 
-from PySide6.QtCore import QMimeData, QSettings, Qt, QTimer
+from PySide6.QtCore import QEvent, QMimeData, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow,
                                QMessageBox, QStyle)
@@ -42,6 +44,8 @@ FILE_FILTER = "Cluster designs (*.json);;All files (*)"
 MAX_RECENT = 8
 #: share of the window height the run dock gets when a run starts
 RUN_DOCK_SHARE = 0.45
+#: starting widths of the palette and of the right-hand docks, height of the bottom docks (px)
+PALETTE_WIDTH, SIDE_WIDTH, BOTTOM_HEIGHT = 280, 400, 130
 
 
 def example_path() -> Path:
@@ -77,6 +81,7 @@ class MainWindow(QMainWindow):
         self._dock("Problems", self.problems, Qt.BottomDockWidgetArea)
         self.setCorner(Qt.BottomRightCorner, Qt.RightDockWidgetArea)  # inspector: full height
         self._docks_sized = False
+        self.check_pending = False  # a new document is checked once the window is on screen
 
         self._status = QLabel()
         self._counts = QLabel()
@@ -123,12 +128,31 @@ class MainWindow(QMainWindow):
         super().showEvent(event)
         if not self._docks_sized:  # dock sizes only stick once the window has its size
             self._docks_sized = True
-            self.resizeDocks([self.docks["Components"], self.docks["Properties"]], [240, 300],
-                             Qt.Horizontal)
-            self.resizeDocks([self.docks["Properties"], self.docks["Workload and scenario"]],
-                             [self.height() - 450, 360], Qt.Vertical)
-            self.resizeDocks([self.docks["Problems"]], [130], Qt.Vertical)
-            QTimer.singleShot(0, self.load_run_view)
+            self._size_docks()
+            self.view.viewport().installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802
+        """After the canvas's first paint: check the design, then dock the run view (an opened
+        design is on screen before these ~1-2 s on a 2,048-server design)."""
+        if event.type() == QEvent.Paint and watched is self.view.viewport():
+            watched.removeEventFilter(self)
+            QTimer.singleShot(0, self, self._after_first_paint)
+        return False
+
+    def _after_first_paint(self) -> None:
+        if self.check_pending:
+            self.revalidate()
+        if self.load_run_view() is not None:
+            self._size_docks()  # the run dock is tabbed with the problems: keep them low
+
+    def _size_docks(self) -> None:
+        self.resizeDocks([self.docks["Components"], self.docks["Properties"]],
+                         [PALETTE_WIDTH, SIDE_WIDTH], Qt.Horizontal)
+        settings = self.docks["Workload and scenario"]
+        low = settings.sizeHint().height()
+        self.resizeDocks([self.docks["Properties"], settings], [self.height() - low, low],
+                         Qt.Vertical)
+        self.resizeDocks([self.docks["Problems"]], [BOTTOM_HEIGHT], Qt.Vertical)
 
     def add_run_view(self, widget, title: str = "Run") -> QDockWidget:
         """Dock a run/plots view under the canvas (tabbed with the problems list)."""
@@ -156,8 +180,11 @@ class MainWindow(QMainWindow):
             view.overlay_changed.connect(self.show_utilization)
         if hasattr(view, "figures_panel"):  # the run's figures of the selection, under the inspector
             dock = self._dock("Run figures", view.figures_panel, Qt.RightDockWidgetArea)
-            self.splitDockWidget(self.docks["Properties"], dock, Qt.Vertical)
+            self.tabifyDockWidget(self.docks["Workload and scenario"], dock)
+            self.docks["Workload and scenario"].raise_()
             self.view_menu.addAction(dock.toggleViewAction())
+            if hasattr(view, "result_ready"):  # a run's figures are what the user looks at next
+                view.result_ready.connect(lambda *_: dock.raise_())
         return view
 
     def _action(self, menu, text: str, slot, shortcut=None, tip: str = "", canvas_only=False,
@@ -266,7 +293,11 @@ class MainWindow(QMainWindow):
         self.inspector.show_ids([])
         self.scenario.refresh()
         self._update_title()
-        self.revalidate()
+        self.problems.set_problems([], "Checking the design…")
+        self.docks["Problems"].setWindowTitle("Problems (checking…)")
+        self.check_pending = True
+        if self._docks_sized:  # else it is checked after the first paint
+            QTimer.singleShot(0, self, self.revalidate)
         self.view.zoom_to_fit()
         self._update_counts()
 
@@ -303,6 +334,7 @@ class MainWindow(QMainWindow):
                              f"{len(topo.switches())} switches · {len(topo.links)} cables")
 
     def revalidate(self) -> None:
+        self.check_pending = False
         problems = validate(self.design, self.catalog)
         self.scene.set_problems(problems)
         self.problems.set_problems(problems)

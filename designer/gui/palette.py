@@ -87,7 +87,7 @@ class Palette(QWidget):
                 child = QTreeWidgetItem([payload["name"]])
                 child.setData(0, _PAYLOAD, payload)
                 child.setIcon(0, kind_icon(kind, payload["props"].get("tier")))
-                child.setToolTip(0, f"{payload['model']}\n{payload['source']}\nDrag onto the canvas "
+                child.setToolTip(0, f"{payload['name']} ({payload['model']})\n{payload['source']}\nDrag onto the canvas "
                                     "(a server into a rack, a DPU/NIC onto a server)")
                 child.setFlags(Qt.ItemIsEnabled | Qt.ItemIsSelectable | Qt.ItemIsDragEnabled)
                 group.addChild(child)

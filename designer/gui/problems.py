@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QStyle, QTreeWidget, QTreeWidgetItem
 
 _TARGET = Qt.UserRole + 1
@@ -24,8 +25,13 @@ class ProblemsList(QTreeWidget):
         self.itemActivated.connect(self._activated)
         self.itemClicked.connect(self._activated)
         self.problems: list = []
+        #: what the empty list says (the window says "checking" until the first check is done)
+        self.empty_text = ""
 
-    def set_problems(self, problems) -> None:
+    def set_problems(self, problems, empty_text: str = "No problems found: the design passes "
+                     "every check.") -> None:
+        self.empty_text = empty_text
+        self.viewport().update()
         self.problems = sorted(problems, key=lambda p: (p.severity != "error", p.component or p.link or ""))
         self.clear()
         style = self.style()
@@ -42,6 +48,14 @@ class ProblemsList(QTreeWidget):
             row.setData(0, _TARGET, target)
             rows.append(row)
         self.addTopLevelItems(rows)
+
+    def paintEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().paintEvent(event)
+        if not self.problems and self.empty_text:
+            painter = QPainter(self.viewport())
+            painter.setPen(self.palette().placeholderText().color())
+            painter.drawText(self.viewport().rect().adjusted(12, 8, -12, -8),
+                             Qt.AlignLeft | Qt.AlignTop | Qt.TextWordWrap, self.empty_text)
 
     def counts(self) -> tuple[int, int]:
         errors = sum(p.severity == "error" for p in self.problems)

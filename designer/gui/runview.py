@@ -15,11 +15,12 @@ docks.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable, Iterator
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel,
-                               QProgressBar, QPushButton, QTableWidget,
+                               QProgressBar, QPushButton, QSizePolicy, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
 from designer.engine.timeline import TimelineInputs, TimelineRun, TimelineSummary, inputs_for
@@ -48,6 +49,11 @@ def bottleneck_marks(result: Any, topology: Any) -> set[str]:
         words = (w.strip(",.;:()'\"") for w in sentence.split())
         marked.update(w for w in words if w in topology.components)
     return marked
+
+
+def natural_key(text: str) -> tuple:
+    """Sort key that orders numbers inside names by value ("dpu-2" before "dpu-10")."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
 
 
 def cables_of(topology: Any, ident: str) -> list[str]:
@@ -122,7 +128,8 @@ class RunView(QWidget):
         self.progress.setRange(0, 1000)
         self.progress.setFormat("%p%")
         self.progress.setMaximumWidth(220)
-        self.status = QLabel("Ready: press Run (F5) to run the design")
+        self.status = QLabel()
+        self.status.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)  # the dock can narrow
         self.overlay = QComboBox()
         for scenario in SCENARIOS:
             self.overlay.addItem(SCENARIO_LABEL[scenario], scenario)
@@ -131,6 +138,7 @@ class RunView(QWidget):
                                 "bottlenecks are marked")
         self.overlay.currentIndexChanged.connect(self._emit_overlay)
         self.plots = LivePlots()
+        self.plots.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Ignored)  # the dock can be low
         self.table = QTableWidget(len(SCENARIOS), len(_SUMMARY_ROWS))
         self.table.setVerticalHeaderLabels([SCENARIO_LABEL[s] for s in SCENARIOS])
         self.table.setHorizontalHeaderLabels([name for name, _ in _SUMMARY_ROWS])
@@ -169,9 +177,15 @@ class RunView(QWidget):
         layout.addLayout(bar)
         layout.addWidget(self.table)
         layout.addWidget(self.plots, 1)
+        self.set_status("Ready: press Run (F5) to run the design")
         self.show_figures([], None)
         self.run_button.clicked.connect(self.run_design)
         self.cancel_button.clicked.connect(self.cancel)
+
+    def set_status(self, text: str) -> None:
+        """The status line (its tooltip too: a narrow dock cuts the line)."""
+        self.status.setText(text)
+        self.status.setToolTip(text)
 
     # --- starting and stopping
     def set_design(self, design: Any, catalog: Any) -> None:
@@ -184,7 +198,7 @@ class RunView(QWidget):
     def run_design(self) -> None:
         """Run the current design (a copy, so edits during the run do not race the engine)."""
         if self.design is None:
-            self.status.setText("No design to run")
+            self.set_status("No design to run")
             return
         self._start(design_stream, self.design.copy(), self.catalog)
 
@@ -200,7 +214,7 @@ class RunView(QWidget):
         self._progress.clear()
         self.table.clearContents()
         self.progress.setValue(0)
-        self.status.setText("Running the engine…")
+        self.set_status("Running the engine…")
         worker = GeneratorWorker(func, *args, **kw)
         worker.yielded.connect(self._on_item)
         worker.finished.connect(self._on_finished)
@@ -217,7 +231,7 @@ class RunView(QWidget):
         if worker is not None and worker.is_running():
             worker.stop()
             self.plots.stop()
-            self.status.setText("Cancelled")
+            self.set_status("Cancelled")
         self.run_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
 
@@ -244,7 +258,7 @@ class RunView(QWidget):
         elif kind == "start":
             _, scenario, budget, breakdown = item
             self.plots.start(scenario, budget, breakdown)
-            self.status.setText("Simulating the training run…")
+            self.set_status("Simulating the training run…")
         elif kind == "summary":
             self.summaries[item[1]] = item[2]
             self._show_summary(item[1], item[2])
@@ -254,7 +268,7 @@ class RunView(QWidget):
             self._emit_overlay()
             self._refresh_figures()
         elif kind == "engine":
-            self.status.setText(f"Engine: {SCENARIO_LABEL[item[1]]} done")
+            self.set_status(f"Engine: {SCENARIO_LABEL[item[1]]} done")
 
     def _show_summary(self, scenario: str, summary: TimelineSummary) -> None:
         row = SCENARIOS.index(scenario)
@@ -272,7 +286,7 @@ class RunView(QWidget):
 
     def _on_aborted(self) -> None:
         if self._from_current():
-            self.status.setText("Cancelled")
+            self.set_status("Cancelled")
 
     def _on_error(self, message: str) -> None:
         if self._from_current():
@@ -281,7 +295,7 @@ class RunView(QWidget):
     def _ended(self, status: str) -> None:
         self.worker.stop()  # the generator has ended: this only joins the thread
         self.plots.stop()
-        self.status.setText(status)
+        self.set_status(status)
         self.run_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
 
@@ -327,8 +341,9 @@ class RunView(QWidget):
             return
         by_id = {s: {l.id: l for l in r.links} for s, r in self.results.items()}
         cables = [c for i in ids for c in cables_of(topology, i)]
-        cables = sorted(dict.fromkeys(cables), key=lambda c: -max(
-            (by_id[s][c].utilization for s in by_id if c in by_id[s]), default=-1.0))
+        cables = sorted(dict.fromkeys(cables), key=lambda c: (-max(
+            (by_id[s][c].utilization for s in by_id if c in by_id[s]), default=-1.0),
+            natural_key(f"{topology.links[c].a} {topology.links[c].b}")))
         self.figures_title.setText(self._figures_heading(ids, topology, cables, by_id))
         shown = cables[:FIGURE_ROWS]
         self.figures.setRowCount(len(shown))

@@ -12,6 +12,8 @@ from __future__ import annotations
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox,
                                QSpinBox, QVBoxLayout, QWidget)
 
+from designer.gui.widgets import narrow_combo
+
 from designer.errors import UsageError
 from designer.gui.editor import Editor
 from designer.topology.design import SCENARIO_CHOICES
@@ -24,8 +26,16 @@ WORKLOAD_FIELDS = (
     ("pp", "Pipeline parallel", 1, 512),
 )
 SCENARIO_LABELS = {
-    "offload": ("Network/storage/security work on", {"host": "host CPU", "dpu": "DPU (offloaded)"}),
+    "offload": ("Infrastructure work on", {"host": "host CPU", "dpu": "DPU (offloaded)"}),
     "routing": ("Routing", {"ecmp": "ECMP (flow hash)", "adaptive": "adaptive (spread evenly)"}),
+}
+
+#: tooltips of the scenario rows whose labels are short
+ROW_TIPS = {
+    "offload": "Where the network, storage and security work of the servers runs: on the host "
+               "CPUs, or offloaded to the DPUs",
+    "encryption": "Encrypt all traffic in flight (IPsec/TLS)",
+    "tenants": "Number of training jobs that share the network fabric",
 }
 
 
@@ -52,7 +62,7 @@ class ScenarioPanel(QWidget):
         layout.setContentsMargins(6, 6, 6, 6)
         wl = QGroupBox("Workload")
         wform = QFormLayout(wl)
-        self.workload = QComboBox()
+        self.workload = narrow_combo(QComboBox())
         for entry in editor.catalog.workloads():
             self.workload.addItem(entry.get("name", entry["id"]), entry["id"])
         self.workload.activated.connect(self._set_workload)
@@ -71,19 +81,19 @@ class ScenarioPanel(QWidget):
         self.choices: dict[str, QComboBox] = {}
         for key, values in SCENARIO_CHOICES.items():
             label, names = SCENARIO_LABELS.get(key, (key, {}))
-            box = QComboBox()
+            box = narrow_combo(QComboBox())
             for v in values:
                 box.addItem(names.get(v, v), v)
             box.activated.connect(lambda i, k=key, b=box: self._set_scenario(k, b.itemData(i)))
             sform.addRow(label, box)
             self.choices[key] = box
-        self.encryption = QCheckBox("encrypt traffic in flight")
+        self.encryption = QCheckBox("in flight")
         self.encryption.clicked.connect(lambda c: self._set_scenario("encryption", bool(c)))
         sform.addRow("Encryption", self.encryption)
         self.tenants = QSpinBox(minimum=1, maximum=1024)
         self.tenants.setKeyboardTracking(False)
         self.tenants.valueChanged.connect(lambda v: self._set_scenario("tenants", v))
-        sform.addRow("Jobs sharing the fabric", self.tenants)
+        sform.addRow("Jobs on the fabric", self.tenants)
         self.checkpoint = QDoubleSpinBox(minimum=1, maximum=1e7, suffix=" s", decimals=0)
         self.checkpoint.setKeyboardTracking(False)
         self.checkpoint.valueChanged.connect(lambda v: self._set_scenario("checkpoint_interval_s", v))
@@ -92,6 +102,8 @@ class ScenarioPanel(QWidget):
         self.seed.setKeyboardTracking(False)
         self.seed.valueChanged.connect(lambda v: self._set_scenario("seed", v))
         sform.addRow("Random seed", self.seed)
+        for field, tip in ROW_TIPS.items():
+            sform.labelForField(self.choices.get(field) or getattr(self, field)).setToolTip(tip)
         layout.addWidget(sc)
         layout.addStretch(1)
         self.refresh()

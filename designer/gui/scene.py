@@ -336,6 +336,11 @@ class DesignScene(QGraphicsScene):
     def selected_links(self) -> set[str]:
         return set(self.cables.selected)
 
+    def clearSelection(self) -> None:  # noqa: N802 - Qt's name
+        """Unselect everything: the items (Qt's selection) and the cables (not items, see above)."""
+        super().clearSelection()
+        self.set_selected_links(())
+
     def set_selected_links(self, lids, add: bool = False) -> None:
         """Select cables (with ``add``, on top of the current ones; else instead of them)."""
         new = set(lids) & set(self.link_items)
@@ -354,7 +359,6 @@ class DesignScene(QGraphicsScene):
         blocked = self.blockSignals(True)
         self.clearSelection()
         self.blockSignals(blocked)
-        self.cables.selected = set()
         self.set_selected_links({lid})
 
     # -------------------------------------------------------------- helpers

@@ -17,6 +17,7 @@ def open_window(qtbot, design=None) -> MainWindow:
     window.show()
     window.activateWindow()
     qtbot.waitUntil(window.isActiveWindow, timeout=2000)
+    qtbot.waitUntil(lambda: not window.check_pending, timeout=5000)  # checked after the first paint
     window.view.zoom_reset()
     return window
 
