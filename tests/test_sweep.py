@@ -52,6 +52,20 @@ def test_bad_parameters_say_what_is_wrong(design, param, words):
         apply_param(design, param, 2)
 
 
+def test_any_executor_gives_the_same_result(design):
+    """A Dask cluster's executor is used through the plain Executor interface; a thread pool
+    stands in for it here (out-of-order completion must not reorder the rows)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    serial = sweep(design, "servers", [16, 4, 8], workers=1)
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        seen = []
+        other = sweep(design, "servers", [16, 4, 8], executor=pool,
+                      progress=lambda done, total: seen.append((done, total)))
+    assert other.to_json() == serial.to_json()
+    assert seen == [(1, 3), (2, 3), (3, 3)]
+
+
 def test_servers_needs_a_recorded_template(design):
     design.meta = {}
     with pytest.raises(UsageError, match="does not record the template"):

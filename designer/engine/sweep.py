@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import os
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -161,12 +161,16 @@ def _point(task: tuple) -> dict[str, dict[str, float]]:
 def sweep(design: Design, param: str, values: Sequence[float], *, seed: int = 0,
           workers: int | None = None,
           evaluate: Callable[[Design, str, int], dict[str, float]] = _engine_point,
-          progress: Callable[[int, int], None] | None = None) -> SweepResult:
+          progress: Callable[[int, int], None] | None = None,
+          executor: Executor | None = None) -> SweepResult:
     """Run ``evaluate(design_with_value, scenario, seed)`` for every value and both scenarios.
 
     ``workers``: processes (default: the machine's cores, at most one per value); 1 runs in this
     process. ``evaluate`` must be a module-level function (it is sent to the worker processes).
-    ``progress(done, total)`` is called in this process as points finish.
+    ``progress(done, total)`` is called in this process as points finish. ``executor``: any
+    ``concurrent.futures.Executor`` to run the points on instead of a local process pool (e.g. a
+    Dask cluster's ``Client.get_executor()``); ``map`` keeps the input order, so the result is the
+    same wherever the points ran.
     """
     from designer.topology.fileformat import to_dict
 
@@ -178,15 +182,18 @@ def sweep(design: Design, param: str, values: Sequence[float], *, seed: int = 0,
     n = len(tasks)
     workers = max(1, min(workers or os.cpu_count() or 1, n))
     rows: list[dict[str, dict[str, float]]] = []
-    if workers == 1:
-        for i, task in enumerate(tasks):
-            rows.append(_point(task))
+
+    def collect(results) -> None:
+        for row in results:  # every map below keeps the input order
+            rows.append(row)
             if progress:
-                progress(i + 1, n)
+                progress(len(rows), n)
+
+    if executor is not None:
+        collect(executor.map(_point, tasks))
+    elif workers == 1:
+        collect(map(_point, tasks))
     else:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            for i, row in enumerate(pool.map(_point, tasks)):  # map keeps the input order
-                rows.append(row)
-                if progress:
-                    progress(i + 1, n)
+            collect(pool.map(_point, tasks))
     return SweepResult(param, tuple(values), tuple(rows))

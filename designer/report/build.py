@@ -402,10 +402,17 @@ def _bottlenecks(data: ReportData) -> str:
             out.append(para("The iteration is all compute: nothing in the cluster holds the GPUs back."))
     links = sorted(data.results["host"].get("links") or [], key=lambda l: -(l["utilization"] or 0))
     if links:
+        cables = data.design.topology.links
+
+        def ends(link_id: str) -> str:
+            cable = cables.get(link_id)
+            return f"{cable.a} – {cable.b}" if cable else ""
+
         out += ["<h2>Busiest links (host-managed)</h2>",
-                table(["Link", "Peak utilization", "Phase"],
-                      [(l["id"], percent(l["utilization"]), l["phase"]) for l in links[:10]],
-                      [40, 30, 30], "lrl")]
+                table(["Link", "Between", "Peak utilization", "Phase"],
+                      [(l["id"], ends(l["id"]), percent(l["utilization"]), l["phase"])
+                       for l in links[:10]],
+                      [20, 40, 20, 20], "llrl", small=True)]
     return "".join(out)
 
 
