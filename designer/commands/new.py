@@ -15,8 +15,9 @@ DEFAULT_WORKLOAD = "llama3-8b"
 
 
 def fitted_workload(preset: str, design, catalog) -> dict:
-    """The design's workload setting for a catalog preset: ``dp = 0`` (as many data-parallel
-    replicas as the GPUs allow) and the preset's global batch rounded up to the next multiple of
+    """The design's workload setting for a catalog preset: ``dp = 0`` and ``gpus = 0`` (as many
+    data-parallel replicas as the design's GPUs allow, also after the design grows, e.g. in a sweep
+    over servers) and the preset's global batch rounded up to the next multiple of
     ``dp x micro-batch`` so that every replica gets whole micro-batches."""
     from designer.engine.workload import from_dict
 
@@ -29,7 +30,7 @@ def fitted_workload(preset: str, design, catalog) -> dict:
     step = max(dp, 1) * int(entry.get("micro_batch", 1))
     batch = -(-int(entry.get("global_batch", step)) // step) * step
     from_dict({**entry, "dp": 0, "gpus": gpus, "global_batch": batch}, gpus, where="--workload")
-    return {"preset": preset, "dp": 0, "gpus": gpus, "global_batch": batch}
+    return {"preset": preset, "dp": 0, "gpus": 0, "global_batch": batch}
 
 
 def _all_options() -> dict[str, object]:
