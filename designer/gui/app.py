@@ -78,4 +78,29 @@ def run_gui(file: str | None = None, screenshot: str | None = None, size: str = 
         return 0
     window.show()
     window.offer_recovery()
+    _quit_on_signals(app, window)
     return app.exec()
+
+
+def _quit_on_signals(app, window) -> None:
+    """Ctrl+C (SIGINT) and SIGTERM close the window keeping unsaved work in the recovery file.
+
+    Python runs signal handlers only when the interpreter gets control, so a light timer wakes it
+    while Qt's event loop runs."""
+    import signal
+
+    from PySide6.QtCore import QTimer
+
+    def stop(signum, frame) -> None:
+        window.quit_keeping_work()
+        app.quit()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, stop)
+    wake = QTimer(app)
+    wake.timeout.connect(_keep_interpreter_awake)
+    wake.start(250)
+
+
+def _keep_interpreter_awake() -> None:
+    """Nothing: the timer only gives Python a chance to run pending signal handlers."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QMimeData, QSettings, Qt, QTimer
@@ -498,15 +499,31 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event) -> None:  # noqa: N802
         if self.maybe_save():
             self.autosaver.discard()
-            self._autosave_timer.stop()
-            self.cancel_run()
-            if self.sweep_dialog is not None:
-                self.sweep_dialog.close()
-            self.design.unsubscribe(self._model_changed)
-            self.scene.detach()
+            self._shut_down()
             event.accept()
         else:
             event.ignore()
+
+    def _shut_down(self) -> None:
+        """Stop the timers, any run or sweep (their threads are waited for) and model following."""
+        self._autosave_timer.stop()
+        self.cancel_run()
+        if self.sweep_dialog is not None:
+            self.sweep_dialog.close()
+        self.design.unsubscribe(self._model_changed)
+        self.scene.detach()
+
+    def quit_keeping_work(self) -> None:
+        """Close without asking (the process was told to stop: Ctrl+C, SIGTERM). Unsaved changes
+        go to the recovery file, which the next start offers to restore; nothing is lost."""
+        if self.is_modified():
+            problem = self.autosaver.write(self.design, self.path)
+            if problem:
+                print(f"warning: unsaved changes could not be kept: {problem}", file=sys.stderr)
+        else:
+            self.autosaver.discard()
+        self._shut_down()
+        self.hide()
 
     # --------------------------------------------------------------- edits
     def _place_from_palette(self, payload: dict) -> None:
