@@ -49,7 +49,31 @@ def test_dpus_of_equal_line_rate_are_never_slower_than_rdma_nics():
     assert off.iteration_time_s <= host.iteration_time_s * (1 + 1e-12)
     assert off.iteration_time_s == pytest.approx(host.iteration_time_s, rel=0.01)
     assert off.breakdown_s["dpu_slowdown"] == 0.0
-    assert off.dpu["line"] > 0  # the DPUs carry the traffic: load reported, no time added
+    # the DPUs carry the traffic: load reported, no time added. Hand derivation: only the DP
+    # all-reduce crosses servers (tp=2 inside them); each server sends 2(n-1)/n of a rank's buffer
+    # per group for a ring over n servers, the buffer once up a SHARP tree; a server's 8 GPUs hold
+    # 8 / (ranks per server) groups; it receives as much, so one direction carries what is sent,
+    # on 8 x 400 Gb/s rails
+    assert off.dpu["line"] == pytest.approx(one_direction_line_load(off, rails=8))
+
+
+def one_direction_line_load(result, rails):
+    (c,) = [c for c in result.collectives if c.servers > 1]
+    n = c.servers
+    factor = 1.0 if c.algorithm == "sharp" else 2 * (n - 1) / n
+    sent = factor * c.bytes * c.calls_per_iteration * 8 / (c.ranks // n)
+    return sent / (c.time_s * c.calls_per_iteration) / (rails * 400e9 / 8)
+
+
+def test_example_line_load_is_one_direction_on_the_rail_dpus_only():
+    """Review finding: sent + received was divided by the one-direction rate of all ten DPUs."""
+    example = load(resources_dir() / "examples" / "example.json")
+    off = pipeline.run(example, CAT, scenario={"offload": "dpu"})
+    # 8 rail DPUs per server; the 2 on the storage network carry no collective traffic. SHARP
+    # all-reduce of 8.03 GB over 8 servers, 4 ranks per server: 2 groups x 8.03 GB = 16.1 GB sent
+    # in 0.0754 s = 213 GB/s of 400 GB/s (before: sent + received over 10 x 50 GB/s, 0.85)
+    assert off.dpu["line"] == pytest.approx(one_direction_line_load(off, rails=8))
+    assert 0.4 < off.dpu["line"] < 0.7
 
 
 def test_the_scaled_example_is_not_slower_offloaded():
@@ -84,9 +108,10 @@ def test_an_oversubscribed_crypto_engine_slows_the_dpu_design_and_is_named():
 
 def test_dpu_line_rate_below_the_port_rate_slows_by_at_most_their_ratio():
     _, dpu = nic_and_dpu_designs()
-    full = run(dpu, "dpu")
+    crossing_pp = dict(tp=8, pp=2)  # pipeline stages on two servers: send/receive on the critical path
+    full = pipeline.run(dpu, CAT, scenario={"offload": "dpu"}, **WORK, **crossing_pp)
     set_all(dpu, "dpu", "max_bandwidth_Gbps", 100)  # 100 Gb/s DPUs on 400 Gb/s links
-    slow = run(dpu, "dpu")
+    slow = pipeline.run(dpu, CAT, scenario={"offload": "dpu"}, **WORK, **crossing_pp)
     assert slow.breakdown_s["dpu_slowdown"] > 0
     assert any("DPU line engine" in b for b in slow.bottlenecks)
     # the collectives that cross servers take at most 400/100 = 4x as long
@@ -113,10 +138,22 @@ def test_host_infra_share_rises_without_rdma_and_with_encryption_and_tenants():
 
 def test_breakdown_names_every_part_and_adds_up():
     nic, _ = nic_and_dpu_designs()
-    r = run(nic, "host", encryption=True)
+    # pipeline stages on two servers: their send/receive sits on the critical path
+    r = pipeline.run(nic, CAT, scenario={"offload": "host", "encryption": True}, **WORK, tp=8, pp=2)
     assert tuple(r.breakdown_s) == BREAKDOWN_KEYS and "other" not in r.breakdown_s
     assert sum(r.breakdown_s.values()) == pytest.approx(r.iteration_time_s, rel=1e-12)
     assert r.breakdown_s["host_cpu_slowdown"] > 0 and r.breakdown_s["straggler"] > 0
+
+
+def test_a_slowed_dp_all_reduce_that_still_hides_behind_the_backward_pass_costs_nothing():
+    nic, _ = nic_and_dpu_designs()
+    r = run(nic, "host", encryption=True)  # tp=2 inside servers: only the DP all-reduce crosses
+    assert r.resources["groups"][0]["network_slowdown"] > 1.2  # software AES-GCM saturates the CPU
+    dp = sum(c.time_s for c in r.collectives if c.name.startswith("dp_"))
+    slowed = dp * r.resources["groups"][0]["network_slowdown"]
+    # backward = half of a micro-batch's compute with recomputation (compute / m, m = 256 / 64)
+    assert slowed < 0.5 * r.breakdown_s["compute"] / 4
+    assert r.breakdown_s["host_cpu_slowdown"] == 0.0 and r.breakdown_s["dp_exposed"] == 0.0
 
 
 def test_compare_models_nics_as_dpus_and_keeps_the_design_mix():

@@ -76,6 +76,12 @@ def test_training_time_eq4_reproduces_worked_estimates(est):
     assert days == pytest.approx(est["days"], rel=0.05)
 
 
+def test_training_time_without_recompute_counts_six_flops_per_parameter_and_token():
+    # 1e12 tokens x 1e9 parameters x 6 FLOPs / (1000 GPUs x 100 TFLOP/s) = 6e4 s (8e4 with recompute)
+    assert W.training_time_s(1e12, 1e9, 1000, 100.0, recompute=False) == pytest.approx(6e4)
+    assert W.training_time_s(1e12, 1e9, 1000, 100.0, recompute=True) == pytest.approx(8e4)
+
+
 def test_bubble_shrinks_with_interleaving():
     w1 = W.Workload(pp=8, dp=1, interleave=1)
     w2 = W.Workload(pp=8, dp=1, interleave=2)
@@ -88,6 +94,8 @@ def test_bad_workload_is_a_usage_error():
         W.from_dict(dict(tp=8, global_batch=100, micro_batch=1, heads=16), 64)
     with pytest.raises(UsageError, match="needs more GPUs"):
         W.from_dict(dict(tp=8, pp=4), 16)
+    with pytest.raises(UsageError, match="precision must be one of"):
+        W.from_dict(dict(precision=[1]), 8)
 
 
 H100 = NCCL["h100_nvswitch_allreduce"]

@@ -167,3 +167,18 @@ def test_cli_run_json_and_training_time_override(tmp_path):
     assert days * 32 / est["gpus"] == pytest.approx(est["days"], rel=0.05)
     bad = _cli("run", str(path), "--tp", "3")
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and bad.stderr.count("\n") == 1
+
+
+def test_the_design_seed_is_the_default_and_a_bad_seed_is_a_usage_error():
+    from designer.errors import UsageError
+
+    design = cluster(servers=4)
+    design.scenario["seed"] = 5
+    default, given = run(design, CAT), run(design, CAT, seed=5)
+    assert default.to_json() == given.to_json()
+    for bad in (-1, 2 ** 64, 1.5):
+        with pytest.raises(UsageError, match="seed must be a whole number from 0"):
+            run(design, CAT, seed=bad)
+    design.scenario["seed"] = -3
+    with pytest.raises(UsageError, match="scenario seed"):
+        run(design, CAT)

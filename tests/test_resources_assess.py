@@ -13,7 +13,7 @@ FIG = cost_figures()
 # (isolation on), storage on the converged compute fabric. Per server and iteration: 120 GB of
 # collective traffic moved in 0.4 s of a 6 s step, 2 GB/s of storage fabric, 8 x 700 W GPUs.
 DGX = ServerGroup(count=256, gpus=8, gpu_power_W=700, cpu_cores=112, cpu_GHz=3.0, base_power_W=3000,
-                  dpus=8, dpu_power_W=150, rdma_bytes=120e9, comm_s=0.4, storage_fabric_GBps=2.0,
+                  dpus=8, adapters_power_W=8 * 150, rdma_bytes=120e9, comm_s=0.4, storage_fabric_GBps=2.0,
                   encrypt=True, isolated=True)
 DESIGN = dict(iteration_s=6.0, samples_per_iteration=2048 * 4, sample_bytes=2e6,
               preprocess_core_s_per_sample=0.01, storage_read_GBps=400, storage_write_GBps=200,
@@ -71,3 +71,15 @@ def test_report_is_json_ready():
     data = json.loads(json.dumps(host.to_dict()))
     assert {"data_stall_s", "straggler_s", "checkpoint_s", "host_cpu", "dpu", "storage",
             "energy", "bottlenecks", "flags"} <= set(data)
+
+
+def test_run_cost_defaults_to_the_sourced_price_and_iterations_follow_the_token_budget():
+    from designer.engine.resources_adapter import run_iterations
+    from designer.engine.workload import Workload
+
+    g = replace(DGX, count=1)
+    r = assess(ResourceInputs(groups=(g,), iteration_s=2.0, iterations=100), FIG)
+    # models/costs/energy.toml: EIA 2023 US industrial average, 8.06 cents per kWh
+    assert r.energy.run_cost == pytest.approx(r.energy.run_kWh * 0.0806)
+    # 1e9 tokens in batches of 512 x 2048 tokens = 953.7 -> 954 iterations
+    assert run_iterations(Workload(tokens=1e9, global_batch=512, seq_len=2048)) == 954

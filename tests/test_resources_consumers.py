@@ -36,23 +36,52 @@ def test_encrypted_collectives_move_from_host_aes_to_dpu_crypto_engine():
     # host: software AES-GCM on every byte, and the traffic leaves RDMA for kernel TCP
     assert cores(host, "crypto") > 0 and cores(host, "network") > 0
     assert cores(off, "crypto") == 0.0 and cores(off, "network") == 0.0
-    # DPU: 40 GB in 1 s = 320 Gb/s on 8 x 400 Gb/s crypto engines
-    assert off.dpu["crypto"] == pytest.approx(320 / 3200)
+    # DPU: 40 GB sent + received in 1 s = 20 GB/s = 160 Gb/s each direction, on 8 x 400 Gb/s
+    # crypto engines (each direction)
+    assert off.dpu["crypto"] == pytest.approx(160 / 3200)
 
 
 def test_dpu_crypto_engine_limit_slows_collectives():
-    # 8 DPUs x 20 Gb/s = 160 Gb/s of crypto for 320 Gb/s of traffic: twice as long
-    off = run("dpu", rdma_bytes=40e9, comm_s=1.0, encrypt=True, dpu_crypto_Gbps=20)
+    # 8 DPUs x 10 Gb/s = 80 Gb/s of crypto each direction for 160 Gb/s each direction: twice as long
+    off = run("dpu", rdma_bytes=40e9, comm_s=1.0, encrypt=True, dpu_crypto_Gbps=10)
     assert off.dpu["crypto"] == pytest.approx(2.0)
     assert off.network_extra_s == pytest.approx(1.0)
     assert any("crypto engine" in b for b in off.bottlenecks)
 
 
 def test_collectives_on_the_dpu_are_limited_by_its_line_rate():
-    # 2 DPUs x 400 Gb/s = 100 GB/s; 150 GB in 1 s over-subscribes them 1.5x
-    off = run("dpu", dpus=2, rdma_bytes=150e9, comm_s=1.0)
+    # 2 DPUs x 400 Gb/s = 100 GB/s each direction; 150 GB sent + received in 1 s is 75 GB/s each
+    # direction (0.75 of the line), 300 GB is 150 GB/s (over-subscribed 1.5x)
+    assert run("dpu", dpus=2, rdma_bytes=150e9, comm_s=1.0).dpu["line"] == pytest.approx(0.75)
+    off = run("dpu", dpus=2, rdma_bytes=300e9, comm_s=1.0)
     assert off.dpu["line"] == pytest.approx(1.5)
     assert off.groups[0].network_slowdown == pytest.approx(1.5)
+
+
+def test_storage_only_dpus_carry_no_collectives():
+    # 8 rail DPUs carry 160 GB/s each direction (0.4 of 8 x 50 GB/s); 2 storage DPUs carry none,
+    # so the line load is 0.4, not 160 / (10 x 50) = 0.32 nor 320 / (10 x 50) = 0.64
+    off = run("dpu", dpus=10, rail_dpus=8, storage_dpus=2, rdma_bytes=320e9, comm_s=1.0)
+    assert off.dpu["line"] == pytest.approx(0.4)
+
+
+def test_slowed_dp_collectives_cost_only_what_outgrows_the_backward_pass():
+    # kernel TCP collectives that need 2x the free cores take 2x as long. DP 0.5 s hidden behind
+    # 1.2 s of backward: slowed to 1.0 s it still hides (+0). With 0.3 s of crossing TP besides
+    # (0.8 s in all) the TP part costs 0.3 s more.
+    need = 2 * 112  # cores while the collectives run
+    tcp = need * GHZ * 1e9 / FIG["tcp_cycles_per_byte"]  # bytes in a 1 s window
+    hidden = run("host", tcp_bytes=tcp * 0.5, comm_s=0.5, dp_comm_s=0.5,
+                 inputs={"dp_time_s": 0.5, "dp_overlap_s": 1.2})
+    assert hidden.groups[0].network_slowdown == pytest.approx(2.0)
+    assert hidden.network_extra_s == 0.0
+    mixed = run("host", tcp_bytes=tcp * 0.8, comm_s=0.8, dp_comm_s=0.5,
+                inputs={"dp_time_s": 0.5, "dp_overlap_s": 1.2})
+    assert mixed.network_extra_s == pytest.approx(0.3)
+    # DP 1.0 s against 1.2 s of backward: slowed to 2.0 s, 0.8 s exposed instead of 0
+    exposed = run("host", tcp_bytes=tcp, comm_s=1.0, dp_comm_s=1.0,
+                  inputs={"dp_time_s": 1.0, "dp_overlap_s": 1.2})
+    assert exposed.network_extra_s == pytest.approx(0.8)
 
 
 def test_storage_initiator_moves_to_dpu_snap_and_is_limited_by_arm_cores():

@@ -32,7 +32,7 @@ def test_json_names_every_iteration_part_and_the_resources(capsys):
 
 
 def test_set_changes_the_scenario_for_one_run(capsys):
-    plain = run_json(capsys)
+    plain = run_json(capsys, "--set", "scenario.encryption=false")  # the example encrypts
     enc = run_json(capsys, "--set", "scenario.encryption=true")
     off = run_json(capsys, "--set", "scenario.encryption=true", "--set", "scenario.offload=dpu")
     assert enc["host_cpu"]["by_task"]["crypto"] > 0 == plain["host_cpu"]["by_task"]["crypto"]
@@ -46,6 +46,8 @@ def test_set_changes_the_scenario_for_one_run(capsys):
     ("scenario.tenants=many", "'tenants' must be a number"),
     ("scenario.offload=cloud", "must be one of host, dpu"),
     ("workload.flavour=2", "unknown workload setting 'flavour'"),
+    ("scenario.seed=-3", "must be a whole number from 0"),
+    ("workload.precision=[1]", "precision must be one of"),
 ])
 def test_bad_set_is_one_clear_line(capsys, arg, message):
     assert main(["run", EXAMPLE, "--set", arg]) == 2

@@ -46,6 +46,9 @@ def test_parameters_change_a_copy_of_the_design(design):
     ("gpu_server.gpu_model", "not numeric"),
     ("switch.speed", "a switch has no field 'speed'"),
     ("scenario.routing", "not numeric"),
+    ("global_bach", "'global_bach' is not a numeric workload setting"),
+    ("workload.precision", "not a numeric workload setting"),
+    ("scenario.tenant", "unknown scenario setting 'tenant'"),
 ])
 def test_bad_parameters_say_what_is_wrong(design, param, words):
     with pytest.raises(UsageError, match=words):

@@ -48,13 +48,13 @@ def test_mean_iteration_agrees_with_the_steady_state_engine(example, scenario):
 
 
 def test_slow_storage_stalls_each_step_by_the_missing_read_time():
-    # each iteration needs demand * t0 bytes; at half the demand rate they take 2 * t0 to read
-    inp = base(storage_read_demand_GBps=40.0, storage_read_achieved_GBps=20.0)
+    # each 10 s iteration reads 400 GB; at 20 GB/s they take 20 s to read
+    inp = base(storage_read_GB_per_iteration=400.0, storage_read_achieved_GBps=20.0)
     _, summary = simulate(inp)
     assert summary.mean_iteration_s == pytest.approx(20.0, rel=0.02)
     assert summary.time_s["data_stall"] == pytest.approx(summary.wall_s / 2, rel=0.02)
     # storage faster than the demand: only the first batch is waited for
-    _, fast = simulate(base(storage_read_demand_GBps=40.0, storage_read_achieved_GBps=80.0))
+    _, fast = simulate(base(storage_read_GB_per_iteration=400.0, storage_read_achieved_GBps=80.0))
     assert fast.time_s["data_stall"] == pytest.approx(5.0)
 
 
@@ -109,7 +109,7 @@ def test_llama3_default_rate_gives_the_reported_interruptions():
 
 def test_time_accounting_and_samples():
     inp = base(failure_rate_per_gpu_hour=5e-5, checkpoint_interval_s=3600.0, checkpoint_write_s=60.0,
-               storage_read_demand_GBps=10.0, storage_read_achieved_GBps=30.0, jitter_sigma=0.02,
+               storage_read_GB_per_iteration=100.0, storage_read_achieved_GBps=30.0, jitter_sigma=0.02,
                n_workers=128, host_cpu_util=0.4, dpu_util=0.3, network_GB_per_iteration=50.0,
                checkpoint_GB=500.0, token_budget=1e6 * 100_000)
     samples, s = simulate(inp, seed=7)
@@ -166,7 +166,7 @@ def test_same_seed_same_run_and_batches_stream_progress():
     ("iteration_s", 0.0, "iteration_s: must be greater than 0"),
     ("token_budget", -1.0, "token_budget"),
     ("jitter_sigma", float("nan"), "jitter_sigma: must be a finite number"),
-    ("storage_read_demand_GBps", 5.0, "storage_read_achieved_GBps"),
+    ("storage_read_GB_per_iteration", 5.0, "storage_read_achieved_GBps"),
 ])
 def test_bad_inputs_are_named(field, value, words):
     with pytest.raises(UsageError, match=words):

@@ -26,8 +26,12 @@ ALGORITHMS = ("ring", "tree", "hierarchical", "nvls", "sharp")
 #: (NVIDIA DGX H100 nccl-tests results) → 370/450 = 0.82. The same figure gives 247 GB/s on A100
 #: NVLink3, close to NCCL's own 235 GB/s A100 cap in tuning.cc.
 NVLINK_EFFICIENCY = 370.0 / 450.0
-#: Payload fraction of NCCL's wire protocol on the network: 120 data bytes per 128-byte line
-#: (NCCL tuning.cc, LL128 ratio "0.92 /*120.0/128.0*/"); 400 Gb/s → 46.9 GB/s.
+#: Achieved fraction of a rank's network rate for large messages (Simple protocol), an empirical
+#: figure: nccl-tests across servers with one 400 Gb/s NDR ConnectX-7 per GPU reach 46–48 GB/s
+#: busbw per NIC of the 50 GB/s line rate (tests/data/nccl_reference.json), 0.92–0.96. The value
+#: 120/128 = 0.9375 (46.9 GB/s at 400 Gb/s) lies in that range; it is NOT a protocol payload
+#: ratio here (the engine models Simple and LL, not LL128, whose 120/128 it happens to equal).
+#: It multiplies the network stage's rate for every protocol; LL's own ×0.5 comes on top.
 NET_EFFICIENCY = 120.0 / 128.0
 #: NVLS (NVLink SHARP) efficiency on Hopper: NCCL ``nvlsEfficiency`` = 0.85 (src/tuning nvls).
 NVLS_EFFICIENCY = 0.85

@@ -120,7 +120,7 @@ def _nic_notes(design, catalog) -> list[str]:
             f"line rate ({rate:g} Gb/s)" for (nic, dpu, rate), n in counts.items()]
 
 
-def compare(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int = 0,
+def compare(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int | None = None,
             **overrides: Any) -> Comparison:
     """Run ``design`` host-managed and DPU-offloaded (and as its own mix) and compare them."""
     base = {**design.scenario, **(scenario or {})}

@@ -1,18 +1,12 @@
 """Energy and cost: component power -> kWh and money for an iteration and for the whole run.
 
-Power is each component's catalog figure at training load (GPU board power, server base power with
-CPUs, memory and fans, DPU/NIC power, switch and storage power), held for the whole iteration:
+Power is each component's catalog figure at training load (per server as
+:func:`designer.topology.validation.server_power_W` splits it; switch and storage power), held
+for the whole iteration:
 ``kWh = W * s / 3.6e6``. Performance per watt is samples per second per kW.
 """
 
 from __future__ import annotations
-
-
-def server_power_W(*, gpus: int, gpu_power_W: float, base_power_W: float, dpus: int,
-                   dpu_power_W: float, nics: int, nic_power_W: float) -> dict[str, float]:
-    """Power of one server by part: ``gpu``, ``server`` (base: CPUs, memory, fans), ``adapters``."""
-    return {"gpu": gpus * gpu_power_W, "server": base_power_W,
-            "adapters": dpus * dpu_power_W + nics * nic_power_W}
 
 
 def kwh(power_W: float, seconds: float) -> float:

@@ -189,11 +189,29 @@ def _collective(name: str, op: str, nbytes: float, calls: int, shape: coll.Group
                             c.busbw_GBps, shape.ranks, shape.nodes)
 
 
-def run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int = 0,
+#: largest seed: the routing hash adds it to 64-bit unsigned values
+MAX_SEED = 2 ** 63 - 1
+
+
+def design_seed(design, seed: int | None = None, scenario: dict[str, Any] | None = None) -> int:
+    """``seed``, or the design's scenario ``seed`` (``scenario`` overrides first) when None;
+    UsageError unless it is a whole number from 0 to MAX_SEED."""
+    if seed is None:
+        seed = {**design.scenario, **(scenario or {})}.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, (int, float)) or not math.isfinite(seed) \
+            or not float(seed).is_integer() or not 0 <= seed <= MAX_SEED:
+        raise UsageError(f"seed must be a whole number from 0 to {MAX_SEED}, got {short(seed)} "
+                         f"(--seed, or the design's scenario seed)")
+    return int(seed)
+
+
+def run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int | None = None,
         **overrides: Any) -> Result:
-    """Run every stage for ``design`` and return the Result (see module docstring)."""
+    """Run every stage for ``design`` and return the Result (see module docstring). ``seed``
+    None: the design's scenario seed (:func:`design_seed`)."""
     scen = {**design.scenario, **(scenario or {})}
     check_scenario(scen)
+    seed = design_seed(design, seed, scenario)
     routing = scen.get("routing", "ecmp")
     topo = design.topology
     fab = net.fabric_of(topo)
@@ -214,13 +232,15 @@ def run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int = 
     ct = compute(w, gpu)
     vol = tr.volumes(w)
 
-    # --- storage demand (GPUs consume samples at the compute-only rate)
+    # --- storage reads: the global batch's bytes every iteration. The storage flows of the network
+    # phases ask for them at the compute-only pace (the fastest the GPUs could consume them); the
+    # demand reported is per iteration of the steady state (resources stage)
     used = np.unique(pl.server)
+    read_GB = w.global_batch * w.bytes_per_sample / 1e9
     compute_only = w.micro_batches * ct.micro_batch_s + bubble_s(w, ct.micro_batch_s)
-    read_demand = w.global_batch * w.bytes_per_sample / compute_only / 1e9 if w.bytes_per_sample else 0.0
-    if read_demand > 0:
-        _check_storage_reach(pl, read_demand)
-    stor = tr.storage_flows(pl, read_demand / len(used))
+    if read_GB > 0:
+        _check_storage_reach(pl, read_GB / compute_only)
+    stor = tr.storage_flows(pl, read_GB / compute_only / len(used))
 
     # --- network phases
     cap = net.arc_capacity_GBps(fab, topo)
@@ -282,7 +302,7 @@ def run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int = 
                  "dp_exposed": dp_exposed, "bubble": bubble}
 
     # --- storage: rate under training traffic (converged fabric) and alone, per server
-    storage = {"read_demand_GBps": read_demand, "read_under_training_GBps": 0.0,
+    storage = {"read_GB_per_iteration": read_GB, "read_under_training_GBps": 0.0,
                "read_alone_GBps": 0.0}
     alone: dict[str, float] = {}
     converged = False
@@ -303,13 +323,14 @@ def run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int = 
     # --- resources stage (host CPU, DPU, storage stalls, stragglers, checkpoints, energy)
     try:
         rep = resources_adapter.assess(resources_adapter.build_inputs(
-            design, catalog, scen, w, pl, iteration, colls, alone, converged))
+            design, catalog, scen, w, pl, iteration, colls, alone, converged, overlap))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     breakdown.update(_resource_terms(rep))
     iteration = rep.iteration_s
     resources = rep.to_dict()
-    storage.update(read_achieved_GBps=rep.storage.read_achieved_GBps,
+    storage.update(read_demand_GBps=rep.storage.read_demand_GBps,
+                   read_achieved_GBps=rep.storage.read_achieved_GBps,
                    checkpoint_GB=rep.storage.checkpoint_GB,
                    checkpoint_write_s=rep.storage.checkpoint_write_s)
 
@@ -323,7 +344,7 @@ def run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int = 
     per_s = w.global_batch * (w.seq_len if w.kind == "transformer" else 1) / iteration
     P = parameters(w)
     if w.tflops_per_gpu > 0:
-        train_s = training_time_s(w.tokens, P, n, w.tflops_per_gpu)
+        train_s = training_time_s(w.tokens, P, n, w.tflops_per_gpu, w.recompute)
     elif w.kind == "transformer":
         train_s = w.tokens / per_s
     else:
@@ -367,10 +388,11 @@ def _link_results(fab: net.Fabric, topo, phases: dict[str, _Phase]) -> list[Link
 
 
 def group_shape_for(design, catalog, gpus: int | None = None, *,
-                    scenario: dict[str, Any] | None = None, seed: int = 0) -> coll.GroupShape:
+                    scenario: dict[str, Any] | None = None, seed: int | None = None) -> coll.GroupShape:
     """Communicator of the first ``gpus`` GPUs of the design (all by default), with the rail rate
     its per-rail rings get on the drawn fabric (for ``dpu-designer collective``)."""
     scen = {**design.scenario, **(scenario or {})}
+    seed = design_seed(design, seed, scenario)
     fab = net.fabric_of(design.topology)
     servers = servers_of(design, catalog, fab)
     total = sum(s.gpus for s in servers)

@@ -49,19 +49,22 @@ class ServerGroup:
     cpu_cores: int = 112  #: physical cores, all sockets (cpu.cores x cpu_sockets)
     cpu_GHz: float = 2.0  #: all-core clock (cpu.all_core_GHz)
     base_power_W: float = 2500.0  #: server without GPUs, NICs and DPUs (CPUs, memory, fans)
-    # --- adapters (figures per adapter)
-    dpus: int = 0
+    adapters_power_W: float = 0.0  #: all attached NICs and DPUs together
+    # --- DPUs (figures per DPU; ``rail_capacity`` / ``storage_capacity`` give sums instead)
+    dpus: int = 0  #: all DPUs of the server
     dpu_arm_cores: int = 16
     dpu_arm_GHz: float = 2.0
-    dpu_crypto_Gbps: float = 400.0  #: inline crypto rate of one DPU
-    dpu_bandwidth_Gbps: float = 400.0  #: line rate of one DPU (max_bandwidth_Gbps)
+    dpu_crypto_Gbps: float = 400.0  #: inline crypto rate of one DPU, each direction
+    dpu_bandwidth_Gbps: float = 400.0  #: line rate of one DPU (max_bandwidth_Gbps), each direction
     dpu_storage_emulation: bool = True  #: NVMe/virtio-blk emulation (SNAP) available
     dpu_ovs_offload: bool = True  #: virtual switch offload (ASAP2) available
-    dpu_power_W: float = 150.0
-    port_Gbps: float = 0.0  #: line rate of the DPUs' network links as the network stage modelled
-    #: them (sum, one direction); 0 = traffic not bounded by a network stage
-    nics: int = 0
-    nic_power_W: float = 25.0
+    rail_dpus: int | None = None  #: DPUs that carry the collectives (None: all ``dpus``)
+    storage_dpus: int = 0  #: DPUs on a separate storage network, carrying storage reads only
+    #: (0: reads arrive on the rail DPUs)
+    rail_capacity: DpuCapacity | None = None  #: sum over the rail DPUs (None: per-DPU figures x count)
+    storage_capacity: DpuCapacity | None = None  #: sum over the storage-only DPUs (likewise)
+    port_Gbps: float = 0.0  #: line rate of the rail DPUs' network links as the network stage
+    #: modelled them (sum, one direction); 0 = traffic not bounded by a network stage
     # --- capabilities of the path
     rdma: bool = True  #: adapters and fabric carry RDMA (RoCE or InfiniBand)
     gpudirect_rdma: bool = True  #: NIC reads/writes GPU memory directly (no host bounce buffer)
@@ -70,6 +73,8 @@ class ServerGroup:
     rdma_bytes: float = 0.0  #: collective bytes sent + received over RDMA verbs
     tcp_bytes: float = 0.0  #: collective bytes sent + received over kernel TCP sockets
     comm_s: float = 0.0  #: time the network stage needs to move those bytes at fabric speed
+    dp_comm_s: float = 0.0  #: part of ``comm_s`` that is data-parallel gradient collectives,
+    #: which overlap the backward pass (``ResourceInputs.dp_overlap_s``)
     storage_fabric_GBps: float = 0.0  #: storage read rate the fabric path gives this server,
     #: without training traffic (the converged-fabric sharing is applied here); 0 = not modelled
     # --- security / tenancy
@@ -83,6 +88,9 @@ class ResourceInputs:
 
     groups: tuple[ServerGroup, ...]
     iteration_s: float  #: iteration time from compute + exposed communication, before this stage
+    dp_time_s: float = 0.0  #: data-parallel collective time per iteration (all of it, at fabric speed)
+    dp_overlap_s: float = 0.0  #: compute time the DP collectives hide behind (exposed part:
+    #: ``max(0, dp_time_s - dp_overlap_s)``, already in ``iteration_s``)
     # --- data ingest (global per iteration)
     samples_per_iteration: float = 0.0  #: global batch, spread evenly over servers
     sample_bytes: float = 0.0  #: bytes read from storage per sample
@@ -101,7 +109,7 @@ class ResourceInputs:
     switch_power_W: float = 0.0  #: all switches together
     storage_power_W: float = 0.0  #: all storage systems together
     iterations: int = 0  #: iterations of the whole run (0 = report per-iteration energy only)
-    price_per_kWh: float = 0.0  #: electricity price in the user's currency
+    price_per_kWh: float | None = None  #: electricity price; None = models/costs/energy.toml (USD)
 
 
 @dataclass(frozen=True)
@@ -117,7 +125,8 @@ class HostCpuReport:
 
 @dataclass(frozen=True)
 class StorageReport:
-    read_demand_GBps: float  #: all servers together, to keep GPUs fed
+    read_GB_per_iteration: float  #: all servers together: global batch x bytes per sample
+    read_demand_GBps: float  #: that over the input iteration time: the rate that keeps GPUs fed
     read_achieved_GBps: float  #: what the slowest path element gives
     checkpoint_GB: float
     checkpoint_write_s: float  #: one checkpoint, all servers writing in parallel
@@ -174,11 +183,11 @@ class ResourceReport:
 # ----------------------------------------------------------------------------------------------
 # cost figures
 
-COST_FILES = ("host_cpu", "dpu", "jitter", "storage")
+COST_FILES = ("host_cpu", "dpu", "jitter", "storage", "energy")
 
 
 def cost_figures(catalog=None) -> dict[str, float]:
-    """All figures of ``models/costs/{host_cpu,dpu,jitter,storage}.toml`` by name.
+    """All figures of ``models/costs/{host_cpu,dpu,jitter,storage,energy}.toml`` by name.
 
     Each figure is a table ``{value, source}``; a figure without a source is refused.
     """
@@ -219,9 +228,12 @@ def _check(inputs: ResourceInputs) -> None:
         if g.cpu_cores < 1 or not g.cpu_GHz > 0:
             raise ValueError(f"{where}: the server needs CPU cores and a clock (cpu_cores >= 1, "
                              f"cpu_GHz > 0); check the cpu catalog entry")
-        for name in ("rdma_bytes", "tcp_bytes", "comm_s", "storage_fabric_GBps"):
+        for name in ("rdma_bytes", "tcp_bytes", "comm_s", "dp_comm_s", "storage_fabric_GBps"):
             if getattr(g, name) < 0:
                 raise ValueError(f"{where}: {name} must not be negative")
+        if g.dp_comm_s > min(g.comm_s, inputs.dp_time_s) * (1 + 1e-9):
+            raise ValueError(f"{where}: dp_comm_s ({g.dp_comm_s:g} s) must be part of both comm_s "
+                             f"({g.comm_s:g} s) and the inputs' dp_time_s ({inputs.dp_time_s:g} s)")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -244,6 +256,44 @@ class _Server:
     fallback: bool  #: scenario "dpu" asked but no DPU on the server
 
 
+def _capacities(g: ServerGroup) -> tuple[DpuCapacity, DpuCapacity | None]:
+    """Engines of the rail DPUs, and of the storage-only DPUs (None: reads arrive on the rails)."""
+    def of(n: int) -> DpuCapacity:
+        return DpuCapacity.of(n, g.dpu_bandwidth_Gbps, g.dpu_crypto_Gbps, g.dpu_arm_cores, g.dpu_arm_GHz)
+
+    rail = g.rail_capacity or of(g.dpus if g.rail_dpus is None else g.rail_dpus)
+    if g.storage_capacity is None and not g.storage_dpus:
+        return rail, None
+    return rail, g.storage_capacity or of(g.storage_dpus)
+
+
+def per_direction(sent_plus_received: float) -> float:
+    """Bytes in the busier direction of a server's collectives, from bytes sent + received.
+
+    Line rate and inline crypto are per direction (a 400 Gb/s port sends 400 Gb/s and receives
+    400 Gb/s; BlueField's inline IPsec/TLS runs in its transmit and receive pipelines at line rate,
+    and the one measured 400G IPsec test, blog.amododesign.com "The quest for 400G IPsec", reports
+    one direction against 390 Gb/s unencrypted). Every collective the engine models is symmetric
+    per server: a ring, tree or SHARP step and a pipeline send/receive pair receive as many bytes
+    as they send (``resources_adapter.node_wire_bytes``), so each direction carries half.
+    """
+    return sent_plus_received / 2.0
+
+
+def exposed_extra_s(g: ServerGroup, inp: ResourceInputs, slow: float) -> float:
+    """Seconds an iteration gains when this server's crossing collectives take ``slow`` times as long.
+
+    TP and PP collectives sit on the critical path: ``(comm_s - dp_comm_s)·(slow − 1)``. The DP
+    gradient collectives overlap the backward pass (``dp_overlap_s``); only the growth of their
+    exposed part counts: ``max(0, dp + dp_comm·(slow − 1) − overlap) − max(0, dp − overlap)``.
+    """
+    if slow <= 1.0:
+        return 0.0
+    before = max(0.0, inp.dp_time_s - inp.dp_overlap_s)
+    after = max(0.0, inp.dp_time_s + g.dp_comm_s * (slow - 1.0) - inp.dp_overlap_s)
+    return (g.comm_s - g.dp_comm_s) * (slow - 1.0) + after - before
+
+
 def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: HostCosts,
             dc: DpuCosts, servers: int) -> _Server:
     offload = g.scenario == "dpu" and g.dpus > 0
@@ -251,13 +301,13 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
     T = inp.iteration_s
     window = g.comm_s if g.comm_s > 0 else T
     hz = g.cpu_GHz * 1e9
-    cap = DpuCapacity.of(g.dpus, g.dpu_bandwidth_Gbps, g.dpu_crypto_Gbps, g.dpu_arm_cores,
-                         g.dpu_arm_GHz) if offload else None
+    rail, sto = _capacities(g) if offload else (None, None)
 
     # --- collectives (inside the communication window)
     kernel_b, rdma_b = hostcpu.collective_paths(offload=offload, rdma=g.rdma, encrypt=g.encrypt,
                                                 rdma_bytes=g.rdma_bytes, tcp_bytes=g.tcp_bytes)
-    coll_b = kernel_b + rdma_b
+    coll_b = kernel_b + rdma_b  # sent + received: the host stacks handle both
+    coll_dir = per_direction(coll_b)  # what the DPU line and crypto engines see per direction
     win = {"network": hostcpu.network_cycles(kernel_b, rdma_b, hc),
            "crypto": hostcpu.crypto_cycles(coll_b, hc) if g.encrypt and not offload else 0.0,
            # host-managed isolation: the kernel path crosses the host virtual switch (RDMA uses
@@ -290,11 +340,15 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
         arm_cpb = dpu.storage_arm_cycles_per_byte(
             emulation=emulation, isolated=g.isolated, ovs_offload=g.dpu_ovs_offload,
             read_io_bytes=hc.read_io_bytes, vswitch_packet_bytes=hc.vswitch_packet_bytes, c=dc)
-        limits["DPU line rate"] = max(cap.line_Bps - coll_b / T, 0.0)
+        reader = sto or rail
+        # reads arrive in the receive direction; on the rails the collectives' received bytes
+        # take their share of it over the iteration
+        taken = coll_dir / T if sto is None else 0.0
+        limits["DPU line rate"] = max(reader.line_Bps - taken, 0.0)
         if g.encrypt:
-            limits["DPU crypto"] = max(cap.crypto_Bps - coll_b / T, 0.0)
+            limits["DPU crypto"] = max(reader.crypto_Bps - taken, 0.0)
         if arm_cpb > 0:
-            limits["DPU Arm cores"] = cap.arm_Hz / arm_cpb
+            limits["DPU Arm cores"] = reader.arm_Hz / arm_cpb
     read_rate, read_limit = storage.achieved(limits)
     read_s = storage.transfer_s(read_b, read_rate)
     load_s = hostcpu.cores_needed(load_cycles, 1.0, g.cpu_GHz) / g.cpu_cores if load_cycles else 0.0
@@ -310,15 +364,20 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
     if offload:
         coll_arm = (dpu.vswitch_arm_cycles(coll_b, g.dpu_ovs_offload, hc.vswitch_packet_bytes, dc)
                     if g.isolated else 0.0)
-        util = dpu.utilization(cap, line_Bps=coll_b / window + io_rate,
-                               crypto_Bps=(coll_b / window + io_rate) if g.encrypt else 0.0,
-                               arm_Hz=coll_arm / window + arm_cpb * io_rate)
-        over = {k: v for k, v in _limiting(util, cap, g, coll_b, coll_arm).items() if v > 1.0}
+        rail_io = io_rate if sto is None else 0.0
+        util = dpu.utilization(rail, line_Bps=coll_dir / window + rail_io,
+                               crypto_Bps=(coll_dir / window + rail_io) if g.encrypt else 0.0,
+                               arm_Hz=coll_arm / window + arm_cpb * rail_io)
+        over = {k: v for k, v in _limiting(util, rail, g, coll_b, coll_arm).items() if v > 1.0}
         if over:
             dpu_limited = max(over, key=over.__getitem__)
             dpu_slow = over[dpu_limited]
+        if sto is not None:  # storage-only DPUs: the reads alone
+            su = dpu.utilization(sto, line_Bps=io_rate, crypto_Bps=io_rate if g.encrypt else 0.0,
+                                 arm_Hz=arm_cpb * io_rate)
+            util = {k: max(v, su[k]) for k, v in util.items()}
     slow = max(host_slow, dpu_slow)
-    extra = g.comm_s * (slow - 1.0)
+    extra = exposed_extra_s(g, inp, slow)
 
     # --- checkpoint write (training paused: all cores free for the storage stack)
     write_b = storage.checkpoint_bytes(inp.parameters, _bytes_per_param(inp, fig)) / servers
@@ -329,11 +388,12 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
     if host_cpb > 0:
         wlimits["host CPU"] = g.cpu_cores * hz / host_cpb
     if offload:
-        wlimits["DPU line rate"] = cap.line_Bps
+        reader = sto or rail
+        wlimits["DPU line rate"] = reader.line_Bps
         if g.encrypt:
-            wlimits["DPU crypto"] = cap.crypto_Bps
+            wlimits["DPU crypto"] = reader.crypto_Bps
         if arm_cpb > 0:
-            wlimits["DPU Arm cores"] = cap.arm_Hz / arm_cpb
+            wlimits["DPU Arm cores"] = reader.arm_Hz / arm_cpb
     write_s = storage.transfer_s(write_b, storage.achieved(wlimits)[0]) if write_b > 0 else 0.0
 
     # --- host cycles per iteration by task
@@ -357,7 +417,7 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
 
 def _limiting(util: dict[str, float], cap: DpuCapacity, g: ServerGroup, coll_b: float,
               coll_arm: float) -> dict[str, float]:
-    """DPU engines that can slow this server's collectives, with the factor they slow them by.
+    """Rail-DPU engines that can slow this server's collectives, with the factor they slow them by.
 
     The network stage already moves the collectives at no more than the ports' line rate
     (``port_Gbps``): a DPU whose line rate is at least that carries the same traffic a NIC of that
@@ -437,26 +497,25 @@ def assess(inputs: ResourceInputs, figures: dict[str, float] | None = None) -> R
                                      inputs.sample_bytes)
     achieved_total = min(demand, sum(g.count * r.report.read_achieved_GBps * 1e9
                                      for g, r in zip(groups, rows))) if demand > 0 else 0.0
-    stor = StorageReport(read_demand_GBps=demand / 1e9, read_achieved_GBps=achieved_total / 1e9,
+    stor = StorageReport(read_GB_per_iteration=inputs.samples_per_iteration * inputs.sample_bytes / 1e9,
+                         read_demand_GBps=demand / 1e9, read_achieved_GBps=achieved_total / 1e9,
                          checkpoint_GB=storage.checkpoint_bytes(inputs.parameters,
                                                                 _bytes_per_param(inputs, fig)) / 1e9,
                          checkpoint_write_s=write_s)
 
     # --- power and energy
-    parts = {"gpu": 0.0, "server": 0.0, "adapters": 0.0}
-    for g in groups:
-        p = energy.server_power_W(gpus=g.gpus, gpu_power_W=g.gpu_power_W, base_power_W=g.base_power_W,
-                                  dpus=g.dpus, dpu_power_W=g.dpu_power_W, nics=g.nics,
-                                  nic_power_W=g.nic_power_W)
-        for k, v in p.items():
-            parts[k] += g.count * v
+    # the per-server figures come from designer.topology.validation.server_power_W
+    parts = {"gpu": sum(g.count * g.gpus * g.gpu_power_W for g in groups),
+             "server": sum(g.count * g.base_power_W for g in groups),
+             "adapters": sum(g.count * g.adapters_power_W for g in groups)}
     parts["switches"] = inputs.switch_power_W
     parts["storage"] = inputs.storage_power_W
     parts["total"] = sum(parts.values())
     it_kwh = energy.kwh(parts["total"], iteration)
     run_kwh = it_kwh * inputs.iterations
     en = EnergyReport(power_W=parts, iteration_kWh=it_kwh, run_kWh=run_kwh,
-                      run_cost=run_kwh * inputs.price_per_kWh,
+                      run_cost=run_kwh * (fig["price_per_kWh"] if inputs.price_per_kWh is None
+                                          else inputs.price_per_kWh),
                       samples_per_s_per_kW=energy.samples_per_s_per_kW(
                           inputs.samples_per_iteration, iteration, parts["total"]))
 
@@ -465,6 +524,12 @@ def assess(inputs: ResourceInputs, figures: dict[str, float] | None = None) -> R
                           straggler_s=straggler, checkpoint_s=ckpt, host_cpu=host, dpu=dpu_util,
                           storage=stor, energy=en, bottlenecks=bottlenecks, flags=flags,
                           groups=tuple(r.report for r in rows), network_extra_cause=cause)
+
+
+def _cost(r: _Server) -> str:
+    if r.network_extra_s > 0:
+        return f" (+{r.network_extra_s:.3g} s per iteration)"
+    return " but stay hidden behind the backward pass (+0 s per iteration)"
 
 
 def _explain(inp: ResourceInputs, rows: list[_Server], host: HostCpuReport, stor: StorageReport,
@@ -490,12 +555,12 @@ def _explain(inp: ResourceInputs, rows: list[_Server], host: HostCpuReport, stor
             bottlenecks.append(
                 f"host CPU on {who}: {', '.join(why) or ', '.join(tasks)} together need {r.window_demand_cores:.0f} "
                 f"cores while collectives run, {max(r.window_free_cores, 0):.0f} are free; "
-                f"collectives take {s:.2f}x as long (+{r.network_extra_s:.3g} s per iteration)")
+                f"collectives take {s:.2f}x as long{_cost(r)}")
         if r.dpu_limited:
             u = r.report.dpu_utilization[r.dpu_limited]
             flags.append(f"DPU {r.dpu_limited} engine over-subscribed ({u:.2f}x) on {who}")
             bottlenecks.append(f"DPU {r.dpu_limited} engine on {who} is over-subscribed {u:.2f}x: "
-                               f"collectives take {s:.2f}x as long (+{r.network_extra_s:.3g} s per iteration)")
+                               f"collectives take {s:.2f}x as long{_cost(r)}")
     if stall > 0:
         r = max(rows, key=lambda x: x.stall_s)
         limit = r.report.read_limit

@@ -7,18 +7,22 @@ a count. Per server and iteration:
   CPU and the DPUs alone);
 * the network bytes are what the server's adapters send plus what they receive for those
   collectives (:func:`node_wire_bytes`);
-* ``port_Gbps`` is the line rate of the network links of the server's DPUs, which bounds their
+* the DPUs are split as the placement stage split the endpoints: rail DPUs carry the collectives
+  (and the storage reads on a converged fabric), DPUs on a separate storage network carry only
+  the reads; engine capacities and power are summed adapter by adapter;
+* ``port_Gbps`` is the line rate of the network links of the rail DPUs, which bounds their
   traffic in the network stage already.
 
 Scenario keys read here: ``offload`` and ``per_server`` (``"host"``/``"dpu"``), ``encryption``,
 ``tenants``, ``checkpoint_interval_s``, and ``nic_as_dpu``: in a ``"dpu"`` server each NIC is
-then modelled as the catalog DPU of the same line rate (:func:`dpu_for_nic`). Without it, a server
-with compute NICs and (storage) DPUs has all its traffic counted on its DPUs' engines
-(approximation: the NICs' share is not split off).
+then modelled as the catalog DPU of the same line rate (:func:`dpu_for_nic`). Without it, a
+server whose rails are NICs and whose DPUs sit on the storage network has its collectives counted
+on those DPUs' engines (approximation: the NICs' share is not split off).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -27,6 +31,7 @@ from designer.engine import resources
 from designer.engine.placement import Placement
 from designer.engine.result import CollectiveResult
 from designer.engine.workload import Workload, parameters
+from designer.topology.validation import Resolver, server_power_W
 
 
 def node_wire_bytes(c: CollectiveResult) -> float:
@@ -66,6 +71,23 @@ def dpu_for_nic(catalog, nic: dict[str, Any], preferred: str | None) -> dict[str
     return {**base, "max_bandwidth_Gbps": rate}
 
 
+def run_iterations(w: Workload) -> int:
+    """Iterations of the whole run: the token budget over the tokens of one global batch
+    (transformers; a vision workload has no token budget: 0, per-iteration energy only)."""
+    if w.kind != "transformer" or w.tokens <= 0:
+        return 0
+    return math.ceil(w.tokens / (w.global_batch * w.seq_len))
+
+
+def _capacity(entries: list[dict[str, Any]]) -> resources.DpuCapacity:
+    """Engines of some DPUs together, summed DPU by DPU from their catalog figures."""
+    caps = [resources.DpuCapacity.of(1, float(e.get("max_bandwidth_Gbps", 0.0)),
+                                     float(e.get("crypto_Gbps", 0.0)), int(e.get("arm_cores", 0)),
+                                     float(e.get("arm_GHz", 0.0))) for e in entries]
+    return resources.DpuCapacity(sum(c.line_Bps for c in caps), sum(c.crypto_Bps for c in caps),
+                                 sum(c.arm_Hz for c in caps))
+
+
 def _server_key(topo, srv, scenario: str) -> tuple:
     kids = tuple((c.kind, c.model, repr(sorted(c.props.items()))) for c in topo.attached(srv.id))
     return (srv.model, repr(sorted(srv.props.items())), kids, scenario)
@@ -73,11 +95,17 @@ def _server_key(topo, srv, scenario: str) -> tuple:
 
 def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placement,
                  iteration_s: float, collectives: list[CollectiveResult],
-                 storage_alone_GBps: dict[str, float], converged: bool) -> resources.ResourceInputs:
+                 storage_alone_GBps: dict[str, float], converged: bool,
+                 dp_overlap_s: float) -> resources.ResourceInputs:
+    """Resource inputs of one scenario run; ``dp_overlap_s`` is the compute time the DP
+    collectives hide behind (see ``designer.engine.pipeline``)."""
     topo = design.topology
     per_server_gpus = np.bincount(pl.server, minlength=len(pl.servers))
     crossing = [c for c in collectives if c.servers > 1]
     comm_s = sum(c.time_s * c.calls_per_iteration for c in crossing)
+    dp_comm_s = sum(c.time_s * c.calls_per_iteration for c in crossing if c.name.startswith("dp_"))
+    dp_time_s = sum(c.time_s * c.calls_per_iteration for c in collectives if c.name.startswith("dp_"))
+    resolve = Resolver(catalog)
     groups: dict[tuple, dict[str, Any]] = {}
     for k, info in enumerate(pl.servers):
         gpus = int(per_server_gpus[k])
@@ -93,48 +121,49 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
         cpu = catalog.get("cpu", f["cpu_model"])
         adapters = topo.attached(srv.id)
         as_dpu = mode == "dpu" and bool(scen.get("nic_as_dpu"))
-        dpu_ids = {a.id for a in adapters if a.kind == "dpu" or (as_dpu and a.kind == "nic")}
-        dpus = [catalog.resolve(a) if a.kind == "dpu" else
+        dpus = {a.id: catalog.resolve(a) if a.kind == "dpu" else
                 dpu_for_nic(catalog, catalog.resolve(a), f.get("dpu_model"))
-                for a in adapters if a.id in dpu_ids]
-        nics = [catalog.resolve(a) for a in adapters if a.id not in dpu_ids]
-        d0 = dpus[0] if dpus else {}
-        rdma = all(a.get("rdma", True) for a in dpus + nics) if (dpus or nics) else False
+                for a in adapters if a.kind == "dpu" or (as_dpu and a.kind == "nic")}
+        nics = [catalog.resolve(a) for a in adapters if a.id not in dpus]
+        rail = [d for d in dpus if d in info.rails] or list(dpus)
+        store = [d for d in dpus if d in info.storage_ports and d not in rail]
+        rdma = all(a.get("rdma", True) for a in list(dpus.values()) + nics) if adapters else False
         # ranks of a collective's group on one server = ranks / servers; the server's GPUs hold
         # gpus / that many groups
-        sent = sum(node_wire_bytes(c) * c.calls_per_iteration * gpus / max(1, c.ranks // c.servers)
-                   for c in crossing)
-        net_bytes = 2.0 * sent
-        port = sum(l.capacity_Gbps for e in info.endpoints if e in dpu_ids for l in topo.links_of(e))
+        sent = {c.name: node_wire_bytes(c) * c.calls_per_iteration * gpus / max(1, c.ranks // c.servers)
+                for c in crossing}
+        net_bytes = 2.0 * sum(sent.values())  # sent + received (symmetric, see node_wire_bytes)
+        port = sum(l.capacity_Gbps for e in rail for l in topo.links_of(e))
+        power = server_power_W(topo, srv, resolve, dpus)
         groups[key] = dict(
             count=1, scenario=mode, gpus=gpus,
-            gpu_power_W=float(info.gpu.get("tdp_W") or 700.0),
+            gpu_power_W=power["gpu"] / int(f["gpu_count"]),
             cpu_cores=int(cpu.get("cores", 1)) * int(f.get("cpu_sockets", 1)),
             cpu_GHz=float(cpu.get("all_core_GHz") or cpu.get("base_GHz") or 2.0),
-            base_power_W=float(f.get("base_power_W", 2500.0)),
-            dpus=len(dpus), dpu_arm_cores=int(d0.get("arm_cores", 16)),
-            dpu_arm_GHz=float(d0.get("arm_GHz", 2.0)), dpu_crypto_Gbps=float(d0.get("crypto_Gbps", 0.0)),
-            dpu_bandwidth_Gbps=float(d0.get("max_bandwidth_Gbps", 400.0)),
-            dpu_storage_emulation=bool(d0.get("storage_emulation", True)),
-            dpu_ovs_offload=bool(d0.get("ovs_offload", True)), dpu_power_W=float(d0.get("power_W", 150.0)),
+            base_power_W=power["server"], adapters_power_W=power["adapters"],
+            dpus=len(dpus), rail_dpus=len(rail), storage_dpus=len(store),
+            rail_capacity=_capacity([dpus[d] for d in rail]),
+            storage_capacity=_capacity([dpus[d] for d in store]) if store else None,
+            dpu_storage_emulation=all(bool(dpus[d].get("storage_emulation", True)) for d in store or rail),
+            dpu_ovs_offload=all(bool(dpus[d].get("ovs_offload", True)) for d in rail),
             port_Gbps=float(port),
-            nics=len(nics), nic_power_W=float(nics[0].get("power_W", 25.0)) if nics else 25.0,
             rdma=rdma, rdma_bytes=net_bytes if rdma else 0.0, tcp_bytes=0.0 if rdma else net_bytes,
-            comm_s=comm_s, storage_fabric_GBps=storage_alone_GBps.get(info.id, 0.0),
+            comm_s=comm_s, dp_comm_s=dp_comm_s,
+            storage_fabric_GBps=storage_alone_GBps.get(info.id, 0.0),
             encrypt=bool(scen.get("encryption", False)), isolated=int(scen.get("tenants", 1)) > 1)
     stor = [catalog.resolve(s) for s in topo.storage()]
     switches = [catalog.resolve(s) for s in topo.switches()]
     interval = float(scen.get("checkpoint_interval_s") or 0.0)
     return resources.ResourceInputs(
         groups=tuple(resources.ServerGroup(**g) for g in groups.values()),
-        iteration_s=iteration_s,
+        iteration_s=iteration_s, dp_time_s=dp_time_s, dp_overlap_s=dp_overlap_s,
         samples_per_iteration=float(w.global_batch), sample_bytes=float(w.bytes_per_sample),
         storage_read_GBps=sum(float(s.get("read_GBps", 0)) for s in stor),
         storage_write_GBps=sum(float(s.get("write_GBps", 0)) for s in stor),
         storage_converged=converged, parameters=parameters(w),
         checkpoint_every_iterations=(max(1, int(round(interval / iteration_s)))
                                      if interval > 0 and stor else 0),
-        tenants=int(scen.get("tenants", 1)),
+        tenants=int(scen.get("tenants", 1)), iterations=run_iterations(w),
         switch_power_W=sum(float(s.get("power_W", 0)) for s in switches),
         storage_power_W=sum(float(s.get("power_W", 0)) for s in stor))
 

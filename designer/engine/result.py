@@ -71,8 +71,10 @@ class Result:
     collectives: list[CollectiveResult]
     links: list[LinkResult]
     bottlenecks: list[str]
-    #: read_demand_GBps, read_achieved_GBps (every path limit), read_under_training_GBps and
-    #: read_alone_GBps (network stage), checkpoint_GB, checkpoint_write_s
+    #: read_GB_per_iteration (global batch x bytes per sample), read_demand_GBps (that per
+    #: iteration before the resources stage) and read_achieved_GBps (every path limit), as the
+    #: resources stage reports them; read_under_training_GBps and read_alone_GBps (network
+    #: stage), checkpoint_GB, checkpoint_write_s
     storage: dict[str, float] = field(default_factory=dict)
     resources: dict[str, Any] | None = None  #: ``ResourceReport.to_dict()``
     warnings: list[str] = field(default_factory=list)

@@ -17,10 +17,11 @@ from __future__ import annotations
 import math
 import os
 from concurrent.futures import Executor, ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Callable, Sequence
 
 from designer.engine.compare import SCENARIO_SETTINGS
+from designer.engine.workload import Workload
 from designer.errors import UsageError
 from designer.topology.design import SCENARIO_DEFAULTS, Design
 from designer.topology.kinds import FIELDS, KINDS
@@ -30,6 +31,8 @@ SCENARIOS = ("host", "dpu")
 METRICS = ("training_time_days", "mfu", "iteration_time_s", "tflops_per_gpu", "tokens_per_s")
 
 _NUMERIC = ("int", "float")
+#: workload settings a sweep may vary (the numeric fields of ``Workload``)
+WORKLOAD_NUMBERS = tuple(f.name for f in fields(Workload) if f.type in _NUMERIC)
 
 
 @dataclass(frozen=True)
@@ -110,14 +113,15 @@ def apply_param(design: Design, param: str, value: float) -> Design:
     if tail and head in ("workload", "scenario"):
         section, name = head, tail
     elif not tail:
-        if param in new.workload:
-            section, name = "workload", param
-        elif param in SCENARIO_DEFAULTS:
-            section, name = "scenario", param
-        else:
-            section, name = "workload", param  # a workload setting left at its default
+        section, name = ("scenario", param) if param in SCENARIO_DEFAULTS else ("workload", param)
     else:
         section = ""
+    if section == "workload" and name not in WORKLOAD_NUMBERS:
+        raise UsageError(f"--param {param}: '{name}' is not a numeric workload setting "
+                         f"(known: {', '.join(WORKLOAD_NUMBERS)}; scenario: {', '.join(SCENARIO_DEFAULTS)})")
+    if section == "scenario" and name not in SCENARIO_DEFAULTS:
+        raise UsageError(f"--param {param}: unknown scenario setting '{name}' "
+                         f"(known: {', '.join(SCENARIO_DEFAULTS)})")
     if section:
         current = getattr(new, section).get(name, SCENARIO_DEFAULTS.get(name) if section == "scenario" else 0)
         if isinstance(current, bool) or not isinstance(current, (int, float)):
@@ -158,12 +162,13 @@ def _point(task: tuple) -> dict[str, dict[str, float]]:
     return {s: evaluate(design, s, seed) for s in SCENARIOS}
 
 
-def sweep(design: Design, param: str, values: Sequence[float], *, seed: int = 0,
+def sweep(design: Design, param: str, values: Sequence[float], *, seed: int | None = None,
           workers: int | None = None,
           evaluate: Callable[[Design, str, int], dict[str, float]] = _engine_point,
           progress: Callable[[int, int], None] | None = None,
           executor: Executor | None = None) -> SweepResult:
-    """Run ``evaluate(design_with_value, scenario, seed)`` for every value and both scenarios.
+    """Run ``evaluate(design_with_value, scenario, seed)`` for every value and both scenarios
+    (``seed`` None: the design's scenario seed).
 
     ``workers``: processes (default: the machine's cores, at most one per value); 1 runs in this
     process. ``evaluate`` must be a module-level function (it is sent to the worker processes).
@@ -172,8 +177,10 @@ def sweep(design: Design, param: str, values: Sequence[float], *, seed: int = 0,
     Dask cluster's ``Client.get_executor()``); ``map`` keeps the input order, so the result is the
     same wherever the points ran.
     """
+    from designer.engine.pipeline import design_seed
     from designer.topology.fileformat import to_dict
 
+    seed = design_seed(design, seed)  # None: the design's scenario seed
     if not values:
         raise UsageError("sweep: give at least one value")
     apply_param(design, param, values[0])  # bad parameter names fail here, before any process starts

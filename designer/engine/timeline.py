@@ -9,9 +9,10 @@ them to CSV. What it adds to the steady state:
   ``P(M_n <= x) = Phi(x) ** n``, so ``M_n = Phi^-1(U ** (1/n))`` for U uniform (inverse-CDF sampling;
   one draw per iteration whatever n is).
 * **Data loader.** A prefetch buffer holding ``prefetch_iterations`` batches is filled from storage
-  at the achieved read rate A and drained by one batch, ``B = demand * t0`` bytes, per iteration.
+  at the achieved read rate A and drained by one batch, B bytes (global batch x bytes per sample),
+  per iteration.
   Over a block of k iterations lasting T, the GPUs wait ``max(0, k*B - level - A*T) / A`` (fluid
-  model; it gives the steady-state stall ``B/A - t0`` per iteration when ``A < demand``). After a
+  model; it gives the steady-state stall ``B/A - t0`` per iteration when ``A < B/t0``). After a
   (re)start the buffer is empty and the first batch must be read before the first step.
 * **Checkpoints.** Every ``checkpoint_interval_s`` of wall time the job stops for
   ``checkpoint_write_s`` (synchronous save) and the work so far becomes safe.
@@ -84,12 +85,12 @@ class TimelineInputs:
     compute_s: float | None = None  #: GPU busy time per iteration (default: breakdown "compute")
     # --- jitter
     jitter_sigma: float = 0.0  #: coefficient of variation of one worker's iteration time
-    n_workers: int = 1  #: synchronous workers the step waits for (servers)
+    n_workers: int = 1  #: synchronous workers the step waits for (GPUs: each rank is one)
     straggler_s: float = 0.0  #: part of ``iteration_s`` that is the expected straggler wait
     checkpoint_amortized_s: float = 0.0  #: part of ``iteration_s`` that is checkpoints spread out
     # --- data loading
     data_stall_s: float = 0.0  #: part of ``iteration_s`` that is the steady-state data stall
-    storage_read_demand_GBps: float = 0.0  #: to keep the GPUs fed (0 = no storage reads)
+    storage_read_GB_per_iteration: float = 0.0  #: one global batch (0 = no storage reads)
     storage_read_achieved_GBps: float = 0.0  #: what the storage path gives
     prefetch_iterations: float = DEFAULT_PREFETCH_ITERATIONS
     # --- checkpoints and failures
@@ -115,9 +116,9 @@ class TimelineInputs:
             if value < 0 or (f.name in positive and value <= 0):
                 need = "greater than 0" if f.name in positive else "0 or more"
                 raise UsageError(f"timeline input {f.name}: must be {need}, got {value!r}")
-        if self.storage_read_demand_GBps > 0 and self.storage_read_achieved_GBps <= 0:
+        if self.storage_read_GB_per_iteration > 0 and self.storage_read_achieved_GBps <= 0:
             raise UsageError("timeline input storage_read_achieved_GBps: must be greater than 0 "
-                             "when storage_read_demand_GBps is set (the GPUs would never get data)")
+                             "when storage_read_GB_per_iteration is set (the GPUs would never get data)")
         if self.base_s <= 0:
             raise UsageError("timeline input iteration_s: must be larger than data_stall_s + "
                              "straggler_s + checkpoint_amortized_s (the parts it contains)")
@@ -180,7 +181,7 @@ class TimelineInputs:
             n_gpus=gpus, breakdown_s=breakdown, compute_s=breakdown.get("compute"),
             jitter_sigma=sigma, n_workers=gpus, straggler_s=straggler,
             data_stall_s=float(res.get("data_stall_s") or 0.0), checkpoint_amortized_s=ckpt,
-            storage_read_demand_GBps=float(stor.get("read_demand_GBps") or 0.0),
+            storage_read_GB_per_iteration=float(stor.get("read_GB_per_iteration") or 0.0),
             storage_read_achieved_GBps=float(stor.get("read_achieved_GBps") or 0.0),
             checkpoint_write_s=float(stor.get("checkpoint_write_s") or 0.0),
             checkpoint_GB=float(stor.get("checkpoint_GB") or 0.0),
@@ -295,7 +296,7 @@ class TimelineRun:
         t0, busy, k = inp.base_s, inp.busy_s, self.block
         n_total = inp.iterations
         tok = inp.tokens_per_iteration
-        batch_B = inp.storage_read_demand_GBps * t0  # GB per iteration
+        batch_B = inp.storage_read_GB_per_iteration
         rate_A = inp.storage_read_achieved_GBps
         reads = batch_B > 0
         cap = max(inp.prefetch_iterations, 1.0) * batch_B
@@ -447,8 +448,10 @@ def write_csv(samples: Samples | Iterable[Samples], path: str) -> int:
     return count
 
 
-def inputs_for(design: Any, catalog: Any, scenario: str, *, seed: int = 0) -> tuple[Any, TimelineInputs]:
-    """Run the steady-state engine for one scenario ("host" or "dpu") and build the timeline inputs.
+def inputs_for(design: Any, catalog: Any, scenario: str, *,
+               seed: int | None = None) -> tuple[Any, TimelineInputs]:
+    """Run the steady-state engine for one scenario ("host" or "dpu") and build the timeline inputs
+    (``seed`` None: the design's scenario seed).
 
     Returns ``(Result, TimelineInputs)``; the checkpoint interval comes from the design's scenario
     settings (``checkpoint_interval_s``) unless the result carries one.

@@ -191,7 +191,7 @@ def from_dict(data: dict[str, Any], total_gpus: int, where: str = "workload",
     if w.kind == "vision" and w.samples_per_s_per_gpu <= 0:
         raise UsageError(f"{where}: a vision workload needs samples_per_s_per_gpu > 0 (or a "
                          f"samples_per_s_<gpu model> figure for the design's GPU)")
-    if w.precision not in PRECISION_BYTES:
+    if not isinstance(w.precision, str) or w.precision not in PRECISION_BYTES:
         raise UsageError(f"{where}: precision must be one of {', '.join(PRECISION_BYTES)}, "
                          f"got {w.precision!r}")
     if gpu and w.tflops_per_gpu > (peak := gpu_peak_tflops(gpu, w.precision)):
@@ -395,9 +395,13 @@ def bubble_s(w: Workload, micro_batch_s: float) -> float:
     return (w.pp - 1) / w.interleave * micro_batch_s
 
 
-def training_time_s(tokens: float, params: float, gpus: int, tflops_per_gpu: float) -> float:
-    """End-to-end training time ≈ 8·T·P / (n·X) (Narayanan et al. SC'21 eq. 4: with recomputation
-    one token costs ≈ 8·P FLOPs; T tokens, P parameters, n GPUs, X FLOP/s per GPU)."""
+def training_time_s(tokens: float, params: float, gpus: int, tflops_per_gpu: float,
+                    recompute: bool = True) -> float:
+    """End-to-end training time ≈ k·T·P / (n·X) (Narayanan et al. SC'21 eq. 4; T tokens,
+    P parameters, n GPUs, X FLOP/s per GPU). One token costs 2·P FLOPs forward and 4·P backward
+    (6·P, the matrix part of :func:`model_flops_per_iteration`); recomputation runs the forward
+    pass once more, 8·P. So k = 8 with ``recompute`` (the paper's setting) and 6 without, so that
+    X counts the same FLOPs as the engine's ``tflops_per_gpu``."""
     if tflops_per_gpu <= 0 or gpus <= 0:
         return math.inf
-    return 8.0 * tokens * params / (gpus * tflops_per_gpu * 1e12)
+    return (8.0 if recompute else 6.0) * tokens * params / (gpus * tflops_per_gpu * 1e12)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from designer.topology.design import Design
 from designer.topology.kinds import CATALOG_KIND, KIND_LABEL
-from designer.topology.validation import Resolver
+from designer.topology.validation import Resolver, server_power_W
 
 #: row order of the bill: racked equipment, then what sits inside the servers
 ORDER = ("gpu_server", "gpu", "cpu", "dpu", "nic", "switch", "storage")
@@ -63,7 +63,7 @@ class Bom:
 def bill_of_materials(design: Design, catalog) -> Bom:
     """Count the design's parts by catalog model and add up nameplate power and rack units.
 
-    Power is split as :func:`designer.topology.validation.component_power_W` counts it: a server's
+    Power is split as :func:`designer.topology.validation.server_power_W` counts it: a server's
     ``base_power_W``, plus ``tdp_W`` per GPU, plus ``power_W`` of each attached NIC/DPU.
     """
     resolve = Resolver(catalog)
@@ -90,9 +90,10 @@ def bill_of_materials(design: Design, catalog) -> Bom:
             budget += float(fig["power_budget_kW"])
             continue
         if comp.kind == "gpu_server":
-            gpu, cpu = fig["gpu_model"], fig["cpu_model"]
-            add("gpu_server", comp.model, 1, float(fig["base_power_W"]), int(fig["rack_units_used"]))
-            add("gpu", gpu, int(fig["gpu_count"]), resolve.gpu_power_W(gpu), 0)
+            gpu, cpu, gpus = fig["gpu_model"], fig["cpu_model"], int(fig["gpu_count"])
+            power = server_power_W(design.topology, comp, resolve)  # adapters: rows of their own
+            add("gpu_server", comp.model, 1, power["server"], int(fig["rack_units_used"]))
+            add("gpu", gpu, gpus, power["gpu"] / gpus if gpus else 0.0, 0)
             # CPU power is inside the server's base_power_W; the row only counts the CPUs
             add("cpu", cpu, int(fig["cpu_sockets"]), 0.0, 0)
         else:

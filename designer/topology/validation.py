@@ -245,14 +245,26 @@ def _reachability(topo: Topology) -> list[Problem]:
     return out
 
 
+def server_power_W(topo: Topology, comp: Component, resolve: Any,
+                   stand_ins: dict[str, dict[str, Any]] | None = None) -> dict[str, float]:
+    """Maximum power of a GPU server by part: ``gpu`` (``tdp_W`` per GPU), ``server``
+    (``base_power_W``: CPUs, memory, fans) and ``adapters`` (``power_W`` of each attached NIC and
+    DPU, summed adapter by adapter; ``stand_ins`` gives other figures for some adapter ids, e.g.
+    the DPU an engine scenario puts in place of a NIC). The one rule for the rack check, the bill
+    of materials and the engine's energy figures."""
+    fig = resolve(comp)
+    stand_ins = stand_ins or {}
+    return {"gpu": int(fig["gpu_count"]) * resolve.gpu_power_W(fig["gpu_model"]),
+            "server": float(fig.get("base_power_W", 0.0)),
+            "adapters": sum(float((stand_ins.get(d.id) or resolve(d)).get("power_W", 0.0))
+                            for d in topo.attached(comp.id))}
+
+
 def component_power_W(topo: Topology, comp: Component, resolve: Any) -> float:
     """Maximum power of a rack member as counted by the ``rack-power`` rule (see module doc)."""
-    fig = resolve(comp)
-    if comp.kind != "gpu_server":
-        return float(fig.get("power_W", 0.0))
-    gpus = int(fig["gpu_count"]) * resolve.gpu_power_W(fig["gpu_model"])
-    devices = sum(float(resolve(d).get("power_W", 0.0)) for d in topo.attached(comp.id))
-    return float(fig.get("base_power_W", 0.0)) + gpus + devices
+    if comp.kind == "gpu_server":
+        return sum(server_power_W(topo, comp, resolve).values())
+    return float(resolve(comp).get("power_W", 0.0))
 
 
 def _racks(topo: Topology, res: Resolver) -> list[Problem]:
