@@ -17,7 +17,7 @@ def main() -> None:
         it = kw["iteration_s"]
         inp = TimelineInputs(tokens_per_iteration=16e6, token_budget=16e6 * 60 * 86400 / it,
                              n_gpus=16384, breakdown_s={"compute": 0.7 * it}, jitter_sigma=0.01,
-                             n_workers=16384, storage_read_demand_GBps=50,
+                             n_workers=16384, storage_read_GB_per_iteration=50 * it,
                              storage_read_achieved_GBps=80, checkpoint_interval_s=3600,
                              checkpoint_write_s=60, checkpoint_GB=6000,
                              failure_rate_per_gpu_hour=LLAMA3_FAILURES_PER_GPU_HOUR, **kw)

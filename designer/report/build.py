@@ -74,13 +74,14 @@ class ReportInfo:
 
 
 # ------------------------------------------------------------------------------------ engine runs
-def gather(design: Design, catalog, *, seed: int = 0, date: str | None = None) -> ReportData:
+def gather(design: Design, catalog, *, seed: int | None = None, date: str | None = None) -> ReportData:
     """Run the engine and the timeline for both scenarios; UsageError if the design cannot run."""
     errors = [p for p in validate(design, catalog) if p.severity == "error"]
     if errors:
         first = errors[0]
         raise UsageError(f"the design has {len(errors)} error(s), e.g. {first.message}; "
                          "fix them first (see 'dpu-designer validate FILE')")
+    seed = pipeline.design_seed(design, seed)  # None: the design's scenario seed
     results = {s: pipeline.run(design, catalog, scenario=dict(SCENARIO_SETTINGS[s]), seed=seed).to_json()
                for s in SCENARIOS}
     interval = float(design.scenario.get("checkpoint_interval_s") or 0.0)
@@ -467,7 +468,7 @@ def _document(data: ReportData, images: dict, sizes: dict, contents: list[tuple[
 
 
 def build_report(design: Design, catalog, out_pdf: str | Path, *, png_dir: str | Path | None = None,
-                 png_size: QSize = DEFAULT_PNG_SIZE, seed: int = 0, date: str | None = None) -> ReportInfo:
+                 png_size: QSize = DEFAULT_PNG_SIZE, seed: int | None = None, date: str | None = None) -> ReportInfo:
     """Write the report of ``design`` to ``out_pdf`` (and its figures as PNGs into ``png_dir``)."""
     out_pdf = check_target(out_pdf)
     data = gather(design, catalog, seed=seed, date=date)
