@@ -25,8 +25,9 @@ from designer.engine import resources_adapter
 from designer.engine import traffic as tr
 from designer.engine.placement import Placement, place, servers_of
 from designer.engine.result import CollectiveResult, LinkResult, Result
-from designer.engine.workload import (Workload, bubble_s, compute, from_dict, model_flops_per_iteration,
-                                      parameters, short, training_time_s)
+from designer.engine.workload import (DEFAULT_DATASET_SAMPLES, Workload, bubble_s, compute, from_dict,
+                                      memory_per_gpu_GB, model_flops_per_iteration, parameters, short,
+                                      training_time_s)
 from designer.errors import UsageError
 from designer.topology.design import SCENARIO_CHOICES
 
@@ -37,8 +38,9 @@ OVERRIDES = ("tp", "pp", "dp", "micro_batch", "global_batch", "seq_len", "tokens
 
 
 def resolve_workload(design, catalog, total_gpus: int, gpu: dict[str, Any],
-                     overrides: dict[str, Any]) -> Workload:
-    """Design workload (``preset`` = catalog id, plus fields) ← ``workload`` override ← fields."""
+                     overrides: dict[str, Any], domain: int = 0) -> Workload:
+    """Design workload (``preset`` = catalog id, plus fields) ← ``workload`` override ← fields.
+    ``domain``: GPUs per NVLink domain of the servers (0: not checked)."""
     data: dict[str, Any] = {}
     spec = overrides.get("workload")
     base = dict(design.workload or {})
@@ -59,7 +61,30 @@ def resolve_workload(design, catalog, total_gpus: int, gpu: dict[str, Any],
     if any(overrides.get(k) is not None for k in ("tp", "pp")) and overrides.get("dp") is None:
         data.pop("dp", None)
         data.pop("gpus", None)
-    return from_dict(data, total_gpus, gpu=gpu)
+    try:
+        return from_dict(data, total_gpus, gpu=gpu)
+    except UsageError as exc:
+        hint = tp_domain_problem(data.get("tp"), domain)
+        raise UsageError(f"workload: {hint}; and {str(exc).removeprefix('workload: ')}" if hint
+                         else str(exc)) from None
+
+
+def tp_domain_problem(tp: Any, domain: int) -> str | None:
+    """Why ``tp`` does not fit servers with ``domain`` GPUs per NVLink domain, or None.
+
+    A tensor-parallel group fits when tp divides the domain (all on NVLink) or is a multiple of
+    it (whole servers; the all-reduces cross the network, which the engine costs). Any other tp
+    splits groups unevenly over servers: allowed and costed, but rarely meant. A bad tp (not a
+    positive whole number) is left to ``from_dict`` to name.
+    """
+    if not isinstance(tp, int) or isinstance(tp, bool) or tp < 1 or domain < 1:
+        return None
+    if domain % tp == 0 or tp % domain == 0:
+        return None
+    fits = ", ".join(str(d) for d in range(1, domain + 1) if domain % d == 0)
+    return (f"tp {tp} does not divide the {domain} GPUs of a server's NVLink domain, so tensor-"
+            f"parallel groups straddle servers and their all-reduces cross the network; use tp "
+            f"{fits} to keep them on NVLink (a multiple of {domain} spans whole servers)")
 
 
 @dataclass
@@ -220,12 +245,19 @@ def run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int | 
         raise UsageError("the design has no GPU server; add one before running the engine")
     total = sum(s.gpus for s in servers)
     gpu = servers[0].gpu
-    w = resolve_workload(design, catalog, total, gpu, overrides)
+    domain = min(min(s.nvlink_domain, s.gpus) for s in servers)
+    w = resolve_workload(design, catalog, total, gpu, overrides, domain)
     pl = place(w, servers, overrides.get("placement") or design.workload.get("placement"))
-    warnings = []
+    warnings = [problem] if (problem := tp_domain_problem(w.tp, domain)) else []
+    if w.gpus < total:
+        fill = total // (w.tp * w.pp)
+        why = (f"tp x pp = {w.tp * w.pp} does not divide {total}" if fill == w.dp else
+               f"dp {w.dp} from the workload's settings, e.g. a preset's published layout; pass "
+               f"--dp {fill} to use {fill * w.tp * w.pp}")
+        warnings.append(f"the workload uses {w.gpus} of the design's {total} GPUs ({why})")
     if len({s.gpu.get("id") for s in servers}) > 1:
         warnings.append("servers have different GPU models; compute uses the first server's GPU")
-    if pl.nodes_spanned("tp") > 1:
+    if pl.nodes_spanned("tp") > 1 and not problem:
         warnings.append(f"a tensor-parallel group of {w.tp} GPUs spans {pl.nodes_spanned('tp')} "
                         f"servers: its all-reduces cross the network; a tp that divides the GPUs "
                         f"per server keeps them on NVLink")
@@ -245,9 +277,11 @@ def run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int | 
     # --- network phases
     cap = net.arc_capacity_GBps(fab, topo)
     phases: dict[str, _Phase] = {}
-    for dim, flows in (("dp", tr.ring_flows(pl, "dp") if w.dp > 1 else tr.empty()),
-                       ("pp", tr.pipeline_flows(pl) if w.pp > 1 else tr.empty()),
-                       ("tp", tr.ring_flows(pl, "tp") if w.tp > 1 else tr.empty())):
+    # a phase exists only when its collective moves bytes (a vision model without a parameter
+    # count has no gradient all-reduce, so no DP traffic loads the links)
+    for dim, flows in (("dp", tr.ring_flows(pl, "dp") if w.dp > 1 and vol.dp_bytes > 0 else tr.empty()),
+                       ("pp", tr.pipeline_flows(pl) if vol.pp_sends_per_micro_batch else tr.empty()),
+                       ("tp", tr.ring_flows(pl, "tp") if vol.tp_calls_per_micro_batch else tr.empty())):
         if flows.src:
             phases[dim] = _Phase(dim, flows.extend(stor))
     if stor.src and "dp" not in phases:
@@ -333,6 +367,9 @@ def run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int | 
                    read_achieved_GBps=rep.storage.read_achieved_GBps,
                    checkpoint_GB=rep.storage.checkpoint_GB,
                    checkpoint_write_s=rep.storage.checkpoint_write_s)
+    if rep.storage.checkpoint_write_s is None:
+        warnings.append("no storage in the design: checkpoints are not written (checkpoint_write_s "
+                        "is None); add a storage system to model them")
 
     # --- throughput
     # TFLOP/s count the recomputed forward pass (Narayanan et al. SC'21 eq. 3); MFU counts only the
@@ -341,18 +378,29 @@ def run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int | 
     n = w.gpus
     tflops = F / (iteration * n) / 1e12
     mfu = model_flops_per_iteration(w, recompute=False) / (iteration * n * ct.peak_tflops * 1e12)
-    per_s = w.global_batch * (w.seq_len if w.kind == "transformer" else 1) / iteration
+    samples_per_s = w.global_batch / iteration
+    tokens_per_s = samples_per_s * w.seq_len if w.kind == "transformer" else 0.0
     P = parameters(w)
-    if w.tflops_per_gpu > 0:
+    if w.tflops_per_gpu > 0 and w.kind == "transformer":
         train_s = training_time_s(w.tokens, P, n, w.tflops_per_gpu, w.recompute)
-    elif w.kind == "transformer":
-        train_s = w.tokens / per_s
     else:
-        train_s = math.inf
+        train_s = w.training_samples / samples_per_s
+    if w.kind == "vision":
+        if not w.dataset_samples:
+            warnings.append(f"the vision workload gives no dataset_samples: training time assumes "
+                            f"{DEFAULT_DATASET_SAMPLES:,} samples (ImageNet-1k) x {w.epochs:g} epochs")
+        if P <= 0:
+            warnings.append("the vision workload gives no parameter count (params): no gradient "
+                            "all-reduce, checkpoint or GPU memory is modelled")
+    mem_GB = memory_per_gpu_GB(w)
+    cap_GB = float(gpu.get("memory_GB") or 0.0)
+    if mem_GB is not None and cap_GB > 0 and mem_GB > cap_GB:
+        warnings.append(memory_warning(w, mem_GB, cap_GB))
     links = _link_results(fab, topo, phases)
     result = Result(
         iteration_time_s=iteration, breakdown_s=breakdown, tflops_per_gpu=tflops, mfu=mfu,
-        percent_of_peak=100.0 * tflops / ct.peak_tflops, tokens_per_s=per_s,
+        percent_of_peak=100.0 * tflops / ct.peak_tflops, tokens_per_s=tokens_per_s,
+        samples_per_s=samples_per_s, memory_per_gpu_GB=mem_GB,
         training_time_days=train_s / 86400.0, gpus=n, parameters=P, workload=w.to_dict(),
         placement=pl.summary(), collectives=colls, links=links, bottlenecks=[], storage=storage,
         resources=resources, warnings=warnings, host_cpu=resources["host_cpu"], dpu=rep.dpu,
@@ -360,6 +408,18 @@ def run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int | 
     from designer.engine.bottlenecks import explain
     result.bottlenecks = explain(result, w, fab, topo, phases, shapes, infos, rep)
     return result
+
+
+def memory_warning(w: Workload, need_GB: float, have_GB: float) -> str:
+    """What to change when the estimate (:func:`memory_per_gpu_GB`) exceeds a GPU's memory."""
+    fixes = [f"more pipeline stages (--pp, now {w.pp})", f"more tensor parallelism (--tp, now {w.tp})"]
+    if not w.optimizer_sharded:
+        fixes.append("a sharded optimizer (--set workload.optimizer_sharded=true)")
+    if not w.recompute and w.kind == "transformer":
+        fixes.append("activation recomputation (--set workload.recompute=true)")
+    return (f"each GPU needs about {need_GB:.0f} GB (weights, gradients and Adam state at 16 bytes "
+            f"per parameter over tp x pp, plus activations) but has {have_GB:g} GB: the job does "
+            f"not fit; use " + ", ".join(fixes))
 
 
 def _resource_terms(rep) -> dict[str, float]:

@@ -129,7 +129,8 @@ class StorageReport:
     read_demand_GBps: float  #: that over the input iteration time: the rate that keeps GPUs fed
     read_achieved_GBps: float  #: what the slowest path element gives
     checkpoint_GB: float
-    checkpoint_write_s: float  #: one checkpoint, all servers writing in parallel
+    #: one checkpoint, all servers writing in parallel; None without storage (none is written)
+    checkpoint_write_s: float | None
 
 
 @dataclass(frozen=True)
@@ -394,7 +395,8 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
             wlimits["DPU crypto"] = reader.crypto_Bps
         if arm_cpb > 0:
             wlimits["DPU Arm cores"] = reader.arm_Hz / arm_cpb
-    write_s = storage.transfer_s(write_b, storage.achieved(wlimits)[0]) if write_b > 0 else 0.0
+    write_s = storage.transfer_s(write_b, storage.achieved(wlimits)[0]) \
+        if write_b > 0 and inp.storage_write_GBps > 0 else 0.0
 
     # --- host cycles per iteration by task
     cycles = {t: 0.0 for t in TASKS}
@@ -501,7 +503,7 @@ def assess(inputs: ResourceInputs, figures: dict[str, float] | None = None) -> R
                          read_demand_GBps=demand / 1e9, read_achieved_GBps=achieved_total / 1e9,
                          checkpoint_GB=storage.checkpoint_bytes(inputs.parameters,
                                                                 _bytes_per_param(inputs, fig)) / 1e9,
-                         checkpoint_write_s=write_s)
+                         checkpoint_write_s=write_s if inputs.storage_write_GBps > 0 else None)
 
     # --- power and energy
     # the per-server figures come from designer.topology.validation.server_power_W

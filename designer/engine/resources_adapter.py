@@ -72,11 +72,10 @@ def dpu_for_nic(catalog, nic: dict[str, Any], preferred: str | None) -> dict[str
 
 
 def run_iterations(w: Workload) -> int:
-    """Iterations of the whole run: the token budget over the tokens of one global batch
-    (transformers; a vision workload has no token budget: 0, per-iteration energy only)."""
-    if w.kind != "transformer" or w.tokens <= 0:
-        return 0
-    return math.ceil(w.tokens / (w.global_batch * w.seq_len))
+    """Iterations of the whole run: its samples over one global batch (transformers: the token
+    budget over the tokens of a batch; vision: dataset samples × epochs, ``Workload.training_samples``)."""
+    samples = w.training_samples
+    return math.ceil(samples / w.global_batch) if samples > 0 else 0
 
 
 def _capacity(entries: list[dict[str, Any]]) -> resources.DpuCapacity:

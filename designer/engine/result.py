@@ -62,7 +62,7 @@ class Result:
     tflops_per_gpu: float  #: achieved model TFLOP/s per GPU (Megatron's definition, eq. 3)
     mfu: float  #: model FLOPs without recomputation / (time × GPUs × dense peak)
     percent_of_peak: float  #: tflops_per_gpu / dense peak × 100 (Megatron's "% of peak")
-    tokens_per_s: float  #: transformer: tokens/s; vision: samples/s
+    tokens_per_s: float  #: transformer: tokens/s; vision: 0 (no tokens)
     training_time_days: float
     gpus: int
     parameters: float
@@ -86,6 +86,9 @@ class Result:
     dpu: dict[str, float] = field(default_factory=dict)
     power_W: dict[str, float] = field(default_factory=dict)  #: gpu, server, adapters, switches, storage, total
     energy_kwh: float = math.nan  #: whole training run (power_W total x training time)
+    samples_per_s: float = 0.0  #: global batch / iteration time (transformer: sequences/s)
+    #: estimated per-GPU memory (``workload.memory_per_gpu_GB``); None when parameters are not given
+    memory_per_gpu_GB: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict (numpy scalars become Python ones, infinities None)."""

@@ -170,8 +170,10 @@ class TimelineInputs:
         e_max = expected_max([1.0], [gpus]) if gpus > 1 else 0.0
         sigma = straggler / step / e_max if straggler > 0 and e_max > 0 else 0.0
         workload = data.get("workload") or {}
-        tokens_per_iteration = float(data["tokens_per_s"]) * it
-        budget = float(workload.get("tokens") or tokens_per_iteration * float(
+        # a vision workload has no tokens: its "tokens" are samples (dataset samples x epochs)
+        tokens_per_s = float(data.get("tokens_per_s") or 0.0)
+        tokens_per_iteration = (tokens_per_s or float(data.get("samples_per_s") or 0.0)) * it
+        budget = float((tokens_per_s and workload.get("tokens")) or tokens_per_iteration * float(
             data["training_time_days"]) * 86400 / it)
         host = res.get("host_cpu") or {}
         fabric_GB = sum(float(c["bytes"]) * int(c["calls_per_iteration"]) * int(c["ranks"])
@@ -190,6 +192,8 @@ class TimelineInputs:
             network_GB_per_iteration=fabric_GB,
         )
         kw.update(overrides)
+        if "checkpoint_write_s" in stor and stor["checkpoint_write_s"] is None:  # no storage: no checkpoint is written
+            kw["checkpoint_interval_s"] = 0.0
         return cls(**kw)
 
 

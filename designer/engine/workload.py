@@ -76,7 +76,10 @@ class Workload:
     # vision / data ingest
     samples_per_s_per_gpu: float = 0.0  #: vision: samples one GPU trains per second
     bytes_per_sample: float = 0.0  #: bytes read from storage per sample (0 = none)
-    params: float = 0.0  #: vision: model parameters (for the gradient all-reduce; 0 = ignore)
+    params: float = 0.0  #: vision: model parameters (gradient all-reduce, memory; 0 = not given)
+    flops_per_sample: float = 0.0  #: vision: training FLOPs per sample (0 = not given)
+    dataset_samples: float = 0.0  #: vision: training set size (0 = ``DEFAULT_DATASET_SAMPLES``)
+    epochs: float = 1.0  #: vision: passes over the training set
 
     @property
     def gpus(self) -> int:
@@ -104,8 +107,22 @@ class Workload:
     def bytes_per_value(self) -> int:
         return PRECISION_BYTES[self.precision]
 
+    @property
+    def training_samples(self) -> float:
+        """Samples of the whole run: dataset_samples × epochs (vision; the default data set when
+        none is given), global batches of seq_len tokens (transformer)."""
+        if self.kind == "vision":
+            return (self.dataset_samples or DEFAULT_DATASET_SAMPLES) * self.epochs
+        return self.tokens / self.seq_len
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+#: training set of a vision workload that names none: ImageNet-1k's 1,281,167 training images
+#: (Russakovsky et al., "ImageNet Large Scale Visual Recognition Challenge", IJCV 2015, Table 2;
+#: the ResNet-50 benchmark data set of MLPerf Training and Storage)
+DEFAULT_DATASET_SAMPLES = 1_281_167
 
 
 #: model chunks without a transformer layer that a pipeline may have: the embedding-only first
@@ -121,7 +138,8 @@ _INT_FIELDS = {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "
 #: ``tflops_per_gpu`` also stays at or below the GPU's dense peak (checked in :func:`from_dict`)
 _FLOAT_FIELDS = {"tokens": (0.0, False), "tokens_B": (0.0, False), "tflops_per_gpu": (0.0, True),
                  "samples_per_s_per_gpu": (0.0, True), "bytes_per_sample": (0.0, True),
-                 "params": (0.0, True)}
+                 "params": (0.0, True), "flops_per_sample": (0.0, True),
+                 "dataset_samples": (0.0, True), "epochs": (0.0, False)}
 #: largest count a field may hold (tp, layers, global batch ...): far beyond any machine, small
 #: enough that products of counts stay exact and messages short
 MAX_COUNT = 10 ** 9
@@ -287,10 +305,11 @@ def model_flops_per_iteration(w: Workload, recompute: bool | None = None) -> flo
     the model FLOPs that MFU divides (Chowdhery et al. 2023, App. B: no recomputation counted).
     The matrix part is the 6·N·D rule (N = matrix weights incl. the output embedding, D = B·s
     tokens) and 4·s·h·l per token and pass is the attention it leaves out.
-    Vision: 6 × params × samples.
+    Vision: ``flops_per_sample`` × samples (0 when not given: a convolution reuses each weight
+    at every position, so the 6·N rule of transformers does not apply).
     """
     if w.kind == "vision":
-        return 6.0 * w.params * w.global_batch
+        return w.flops_per_sample * w.global_batch
     B, s, l, h, V = w.global_batch, w.seq_len, w.layers, w.hidden, w.vocab
     passes = 4.0 if (w.recompute if recompute is None else recompute) else 3.0
     return B * s * (passes * l * (2.0 * _layer_matrix_params(w) + 4.0 * s * h) + 6.0 * V * h)
@@ -405,3 +424,46 @@ def training_time_s(tokens: float, params: float, gpus: int, tflops_per_gpu: flo
     if tflops_per_gpu <= 0 or gpus <= 0:
         return math.inf
     return (8.0 if recompute else 6.0) * tokens * params / (gpus * tflops_per_gpu * 1e12)
+
+
+#: bytes per parameter of mixed-precision Adam training: 16-bit weights (2) and gradients (2),
+#: plus fp32 master weights, momentum and variance (4 + 4 + 4 = 12, the optimizer state).
+#: Rajbhandari et al., "ZeRO: Memory Optimizations Toward Training Trillion Parameter Models",
+#: SC'20 (arXiv 1910.02054), §3.1: "2Ψ + 2Ψ + KΨ" bytes with K = 12 for mixed-precision Adam
+WEIGHT_GRAD_BYTES_PER_PARAM = 4.0
+OPTIMIZER_BYTES_PER_PARAM = 12.0
+
+
+def memory_per_gpu_GB(w: Workload) -> float | None:
+    """Estimated memory one GPU needs (GB, 10^9 bytes), or None when the parameters are not given.
+
+    Model state (ZeRO §3.1, see the constants above): each GPU holds P/(tp·pp) parameters and
+    16 bytes for each (4 for weights and gradients, 12 of optimizer state); with
+    ``optimizer_sharded`` (ZeRO-1, Megatron's distributed optimizer) the 12 bytes are split over
+    the dp replicas too. Activations (transformers) on the first pipeline stage, which holds the
+    most micro-batches in flight: 1F1B keeps min(p, m) micro-batches (Narayanan et al. SC'21
+    §2.2.1), the interleaved schedule (v > 1) 1 + (p−1)/(p·v) times more (Korthikanti et al.
+    2023, §4.2.3). Per micro-batch and layer: with ``recompute`` (full recomputation) only the
+    layer input, 2·s·b·h bytes at 16 bits (Korthikanti §4.1), plus one layer's full activations
+    while it is recomputed; without, every layer's full activations
+    (:func:`activation_bytes_per_layer`). Vision: model state only (activations are not modelled).
+    Not counted: framework workspace, fragmentation, communication buffers.
+    """
+    P = parameters(w)
+    if P <= 0:
+        return None
+    shard = w.tp * w.pp
+    optimizer = OPTIMIZER_BYTES_PER_PARAM / (w.dp if w.optimizer_sharded else 1)
+    state = P / shard * (WEIGHT_GRAD_BYTES_PER_PARAM + optimizer)
+    if w.kind == "vision":
+        return state / 1e9
+    in_flight = min(w.pp, w.micro_batches)
+    if w.interleave > 1:
+        in_flight *= 1.0 + (w.pp - 1) / (w.pp * w.interleave)
+    full = activation_bytes_per_layer(w)
+    if w.recompute:
+        layer_input = w.seq_len * w.micro_batch * w.hidden * w.bytes_per_value
+        acts = in_flight * w.stage_layers * layer_input + full
+    else:
+        acts = in_flight * w.stage_layers * full
+    return (state + acts) / 1e9
