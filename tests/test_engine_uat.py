@@ -119,3 +119,15 @@ def test_preset_layout_that_leaves_gpus_idle_is_a_warning():
     assert any("1536 of the design's 2048 GPUs" in w and "--dp 21" in w for w in r.warnings)
     full = run(design, CATALOG, workload="gpt3-175b", dp=21, global_batch=1512)
     assert not [w for w in full.warnings if "of the design's" in w and "--dp" in w]
+
+
+def test_memory_warning_is_certain_only_for_the_model_state():
+    """Model state over the GPU's memory cannot fit; activations over it only may not (their
+    estimate is an upper bound), and the warning says which."""
+    from designer.engine.pipeline import memory_warning
+    from designer.engine.workload import Workload
+
+    w = Workload(tp=8, pp=16, dp=128)
+    assert "does not fit" in memory_warning(w, need_GB=300.0, state_GB=241.0, have_GB=80.0)
+    soft = memory_warning(w, need_GB=95.0, state_GB=13.0, have_GB=80.0)
+    assert "may not fit" in soft and "13 GB model state" in soft and "82 GB activations" in soft

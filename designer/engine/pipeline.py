@@ -26,7 +26,7 @@ from designer.engine import traffic as tr
 from designer.engine.placement import Placement, place, servers_of
 from designer.engine.result import CollectiveResult, LinkResult, Result
 from designer.engine.workload import (DEFAULT_DATASET_SAMPLES, Workload, bubble_s, compute, from_dict,
-                                      memory_per_gpu_GB, model_flops_per_iteration, parameters, short,
+                                      memory_per_gpu_GB, model_flops_per_iteration, model_state_GB, parameters, short,
                                       training_time_s)
 from designer.errors import UsageError
 from designer.topology.design import SCENARIO_CHOICES
@@ -395,7 +395,7 @@ def run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int | 
     mem_GB = memory_per_gpu_GB(w)
     cap_GB = float(gpu.get("memory_GB") or 0.0)
     if mem_GB is not None and cap_GB > 0 and mem_GB > cap_GB:
-        warnings.append(memory_warning(w, mem_GB, cap_GB))
+        warnings.append(memory_warning(w, mem_GB, model_state_GB(w) or 0.0, cap_GB))
     links = _link_results(fab, topo, phases)
     result = Result(
         iteration_time_s=iteration, breakdown_s=breakdown, tflops_per_gpu=tflops, mfu=mfu,
@@ -410,16 +410,23 @@ def run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int | 
     return result
 
 
-def memory_warning(w: Workload, need_GB: float, have_GB: float) -> str:
-    """What to change when the estimate (:func:`memory_per_gpu_GB`) exceeds a GPU's memory."""
+def memory_warning(w: Workload, need_GB: float, state_GB: float, have_GB: float) -> str:
+    """What to change when the estimate (:func:`memory_per_gpu_GB`) exceeds a GPU's memory. The
+    model state alone over the memory is certain not to fit; activations over it only may not:
+    their estimate is an upper bound (no selective recomputation, dropout-free layers or
+    framework tricks are modelled)."""
     fixes = [f"more pipeline stages (--pp, now {w.pp})", f"more tensor parallelism (--tp, now {w.tp})"]
     if not w.optimizer_sharded:
         fixes.append("a sharded optimizer (--set workload.optimizer_sharded=true)")
     if not w.recompute and w.kind == "transformer":
         fixes.append("activation recomputation (--set workload.recompute=true)")
-    return (f"each GPU needs about {need_GB:.0f} GB (weights, gradients and Adam state at 16 bytes "
-            f"per parameter over tp x pp, plus activations) but has {have_GB:g} GB: the job does "
-            f"not fit; use " + ", ".join(fixes))
+    if state_GB > have_GB:
+        return (f"each GPU needs about {state_GB:.0f} GB for weights, gradients and Adam state "
+                f"(16 bytes per parameter over tp x pp) but has {have_GB:g} GB: the job does not "
+                f"fit; use " + ", ".join(fixes))
+    return (f"each GPU may need about {need_GB:.0f} GB ({state_GB:.0f} GB model state, "
+            f"{need_GB - state_GB:.0f} GB activations, an upper estimate) but has {have_GB:g} GB: "
+            f"the job may not fit; if it does not, use " + ", ".join(fixes))
 
 
 def _resource_terms(rep) -> dict[str, float]:

@@ -71,6 +71,7 @@ class Workload:
     interleave: int = 1  #: virtual pipeline stages per GPU (1 = plain 1F1B)
     optimizer_sharded: bool = False
     flash_attention: bool = False  #: fused attention that never stores the s×s scores
+    sequence_parallel: bool = False  #: LayerNorm/dropout activations split over the TP ranks
     tokens: float = 300e9
     tflops_per_gpu: float = 0.0
     # vision / data ingest
@@ -131,7 +132,7 @@ DEFAULT_DATASET_SAMPLES = 1_281_167
 #: stage has only output projection and loss calculation"), so p·v ≤ l + 2
 MAX_LAYERLESS_CHUNKS = 2
 
-_BOOL_FIELDS = ("recompute", "optimizer_sharded", "flash_attention")
+_BOOL_FIELDS = ("recompute", "optimizer_sharded", "flash_attention", "sequence_parallel")
 _INT_FIELDS = {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len", "tp", "pp", "dp", "micro_batch",
                "global_batch", "interleave"}
 #: real-valued fields (and ``tokens_B``) and their lower bound (value, inclusive);
@@ -434,6 +435,18 @@ WEIGHT_GRAD_BYTES_PER_PARAM = 4.0
 OPTIMIZER_BYTES_PER_PARAM = 12.0
 
 
+def model_state_GB(w: Workload) -> float | None:
+    """Weights, gradients and optimizer state one GPU holds (GB), or None without a parameter
+    count: P/(tp·pp) parameters at 16 bytes (ZeRO §3.1), the 12 optimizer bytes split over dp as
+    well with ``optimizer_sharded``. The part of :func:`memory_per_gpu_GB` that does not depend
+    on the activation model: a job whose model state exceeds a GPU's memory cannot run."""
+    P = parameters(w)
+    if P <= 0:
+        return None
+    optimizer = OPTIMIZER_BYTES_PER_PARAM / (w.dp if w.optimizer_sharded else 1)
+    return P / (w.tp * w.pp) * (WEIGHT_GRAD_BYTES_PER_PARAM + optimizer) / 1e9
+
+
 def memory_per_gpu_GB(w: Workload) -> float | None:
     """Estimated memory one GPU needs (GB, 10^9 bytes), or None when the parameters are not given.
 
@@ -444,25 +457,30 @@ def memory_per_gpu_GB(w: Workload) -> float | None:
     most micro-batches in flight: 1F1B keeps min(p, m) micro-batches (Narayanan et al. SC'21
     §2.2.1), the interleaved schedule (v > 1) 1 + (p−1)/(p·v) times more (Korthikanti et al.
     2023, §4.2.3). Per micro-batch and layer: with ``recompute`` (full recomputation) only the
-    layer input, 2·s·b·h bytes at 16 bits (Korthikanti §4.1), plus one layer's full activations
+    layer input, 2·s·b·h bytes at 16 bits (Korthikanti §4.1; split over t with
+    ``sequence_parallel``), plus one layer's full activations
     while it is recomputed; without, every layer's full activations
     (:func:`activation_bytes_per_layer`). Vision: model state only (activations are not modelled).
     Not counted: framework workspace, fragmentation, communication buffers.
     """
-    P = parameters(w)
-    if P <= 0:
+    state_GB = model_state_GB(w)
+    if state_GB is None:
         return None
-    shard = w.tp * w.pp
-    optimizer = OPTIMIZER_BYTES_PER_PARAM / (w.dp if w.optimizer_sharded else 1)
-    state = P / shard * (WEIGHT_GRAD_BYTES_PER_PARAM + optimizer)
+    state = state_GB * 1e9
     if w.kind == "vision":
-        return state / 1e9
+        return state_GB
     in_flight = min(w.pp, w.micro_batches)
     if w.interleave > 1:
         in_flight *= 1.0 + (w.pp - 1) / (w.pp * w.interleave)
     full = activation_bytes_per_layer(w)
+    if w.sequence_parallel and w.tp > 1:
+        # Korthikanti et al. 2023, §4.2.2, eq. (4): sequence parallelism splits the 10·s·b·h
+        # bytes that tensor parallelism replicates (LayerNorms, dropouts) over the t ranks too
+        full -= w.seq_len * w.micro_batch * w.hidden * 10.0 * (1.0 - 1.0 / w.tp) * w.bytes_per_value / 2.0
     if w.recompute:
         layer_input = w.seq_len * w.micro_batch * w.hidden * w.bytes_per_value
+        if w.sequence_parallel:
+            layer_input /= w.tp
         acts = in_flight * w.stage_layers * layer_input + full
     else:
         acts = in_flight * w.stage_layers * full
