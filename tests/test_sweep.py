@@ -102,3 +102,19 @@ def test_cli_bad_input_is_one_line(capsys):
     assert len(err) == 1 and "a rack has no field 'nonsense'" in err[0]
     assert main(["sweep", str(EXAMPLE), "--param", "servers", "--values", "4,a"]) == 2
     assert "'a' is not a number" in capsys.readouterr().err
+
+
+def test_servers_sweep_of_a_new_design_keeps_filling_it(tmp_path):
+    """The README's example: a design made by `new` records its template, and its preset workload
+    keeps filling the design at every size (batch rounded up to whole micro-batches per replica)."""
+    from designer.cli import main
+    from designer.topology import fileformat
+
+    out = tmp_path / "x.json"
+    assert main(["new", "--template", "leaf-spine", "--servers", "4", "-o", str(out)]) == 0
+    design = fileformat.load(out)
+    big = apply_param(design, "servers", 96)  # 768 GPUs, tp 2: dp 384 does not divide 512
+    assert big.workload["global_batch"] == 768 and big.workload["preset"] == "llama3-8b"
+    result = sweep(design, "servers", [4, 8], workers=1)
+    days = result.series("host", "training_time_days")
+    assert days[1] == pytest.approx(days[0] / 2, rel=0.05)

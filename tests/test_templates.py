@@ -125,3 +125,22 @@ def test_example_design_is_what_its_template_makes(catalog):
     again = TEMPLATES[example.meta["template"]](catalog=catalog, **example.meta["options"])
     assert again.topology == example.topology
     assert example.workload["preset"] == "llama3-8b" and example.scenario["encryption"] is True
+
+
+def test_designs_record_their_template_and_dpu_designs_start_offloaded(catalog):
+    d = TEMPLATES["leaf-spine"](servers=4, dpu="bluefield-3", catalog=catalog)
+    assert d.meta["template"] == "leaf-spine" and d.meta["options"] == {"servers": 4, "dpu": "bluefield-3"}
+    assert d.scenario["offload"] == "dpu"
+    assert TEMPLATES["leaf-spine"](servers=4, catalog=catalog).scenario["offload"] == "host"
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"servers": 10**8}, "more than a design file takes"),
+    ({"gpus_per_server": 100}, "--gpus-per-server 100: must be at most 72"),
+    ({"oversubscription": float("inf")}, "must be a finite number"),
+])
+def test_impossible_sizes_are_refused_before_building(catalog, options, message):
+    with pytest.raises(UsageError, match=message):
+        TEMPLATES["leaf-spine"](catalog=catalog, **options)
+    with pytest.raises(UsageError, match="a smaller --k"):
+        TEMPLATES["fat-tree"](k=200, catalog=catalog)

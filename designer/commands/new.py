@@ -19,16 +19,14 @@ def fitted_workload(preset: str, design, catalog) -> dict:
     data-parallel replicas as the design's GPUs allow, also after the design grows, e.g. in a sweep
     over servers) and the preset's global batch rounded up to the next multiple of
     ``dp x micro-batch`` so that every replica gets whole micro-batches."""
-    from designer.engine.workload import from_dict
+    from designer.engine.workload import from_dict, whole_batch
 
     try:
         entry = catalog.workload(preset)
     except KeyError as exc:
         raise UsageError(f"--workload: {exc.args[0]}") from None
     gpus = sum(int(catalog.resolve(s)["gpu_count"]) for s in design.topology.servers())
-    dp = gpus // (int(entry.get("tp", 1)) * int(entry.get("pp", 1)))
-    step = max(dp, 1) * int(entry.get("micro_batch", 1))
-    batch = -(-int(entry.get("global_batch", step)) // step) * step
+    batch = whole_batch({**entry, "gpus": 0}, gpus)
     from_dict({**entry, "dp": 0, "gpus": gpus, "global_batch": batch}, gpus, where="--workload")
     return {"preset": preset, "dp": 0, "gpus": 0, "global_batch": batch}
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Callable, Sequence
 
 from designer.engine.compare import SCENARIO_SETTINGS
-from designer.engine.workload import Workload
+from designer.engine.workload import Workload, whole_batch
 from designer.errors import UsageError
 from designer.topology.design import SCENARIO_DEFAULTS, Design
 from designer.topology.kinds import FIELDS, KINDS
@@ -101,6 +101,19 @@ def _regenerate(design: Design, servers: float) -> Design:
     new = template(**options)
     new.name, new.workload, new.scenario = design.name, dict(design.workload), dict(design.scenario)
     new.meta = {**design.meta, "template": name, "options": options}
+    workload = new.workload
+    if workload.get("preset") and not workload.get("dp") and not workload.get("gpus"):
+        # a preset saved to fill the design (as `new` writes it) keeps filling it at every size,
+        # its global batch rounded up to whole micro-batches per replica as `new` does
+        from designer.topology.catalog import load_catalog
+
+        catalog = load_catalog()
+        try:
+            entry = {**catalog.workload(workload["preset"]), **workload}
+        except KeyError as exc:
+            raise UsageError(f"workload: {exc.args[0]}") from None
+        gpus = sum(int(catalog.resolve(s)["gpu_count"]) for s in new.topology.servers())
+        workload["global_batch"] = whole_batch(entry, gpus)
     return new
 
 

@@ -270,6 +270,17 @@ def _layer_matrix_params(w: Workload) -> float:
     return attention + mlp
 
 
+def whole_batch(entry: dict[str, Any], gpus: int) -> int:
+    """The global batch of a workload that fills ``gpus`` GPUs (dp = gpus // (tp·pp), or the
+    entry's own ``gpus`` if smaller and positive): the entry's global batch rounded up to the next
+    multiple of dp × micro-batch, so that every data-parallel replica gets whole micro-batches."""
+    cap = int(entry.get("gpus") or 0)
+    pool = cap if 0 < cap <= gpus else gpus
+    dp = max(pool // (int(entry.get("tp", 1)) * int(entry.get("pp", 1))), 1)
+    step = dp * int(entry.get("micro_batch", 1))
+    return -(-int(entry.get("global_batch", step)) // step) * step
+
+
 def parameters(w: Workload) -> float:
     """Parameter count: l·(layer matrices + small vectors) + embeddings.
 

@@ -63,7 +63,38 @@ class Template:
     options: tuple[Option, ...]
 
     def __call__(self, **options: Any) -> Design:
-        return self.build(**options)
+        """Build the design. Sizes are checked first (a design past the file format's limits would
+        exhaust memory before any message), and the design records the template and options it
+        was made with (``meta``) so that a sweep over ``servers`` can make it again. With a DPU
+        model the design's scenario starts DPU-offloaded: that is what its DPUs are for."""
+        _check_size(self.name, options)
+        design = self.build(**options)
+        given = {k: v for k, v in options.items() if k != "catalog"}
+        design.meta = {**design.meta, "template": self.name, "options": given}
+        if options.get("dpu"):
+            design.scenario["offload"] = "dpu"
+        return design
+
+
+def _check_size(name: str, options: dict[str, Any]) -> None:
+    from designer.topology.fileformat import MAX_COMPONENTS
+
+    servers = options.get("servers")
+    if name == "fat-tree":
+        k = int(options.get("k", 8))
+        servers = k ** 3 // 4
+        what = f"--k {k} makes {servers:,} hosts"
+    else:
+        what = f"--servers {servers:,}" if isinstance(servers, int) else ""
+    per_server = 2 + 10  # the server, its rack share, and up to 10 NICs/DPUs (DGX H100 + BF-3)
+    if isinstance(servers, int) and servers * per_server > MAX_COMPONENTS:
+        raise UsageError(f"{what}: the design would hold about {servers * per_server:,} components, "
+                         f"more than a design file takes ({MAX_COMPONENTS:,}); use "
+                         + ("a smaller --k" if name == "fat-tree" else "fewer servers"))
+    gpus = options.get("gpus_per_server")
+    spec = kinds.field_spec("gpu_server", "gpu_count")
+    if gpus and spec is not None and (problem := spec.check(gpus)):
+        raise UsageError(f"--gpus-per-server {gpus}: {problem}")
 
 
 # ---------------------------------------------------------------------------------------- builder
@@ -126,8 +157,9 @@ class _Builder:
 
     def leaf_ports(self, model: str, oversubscription: float) -> tuple[int, int]:
         """(ports to hosts, ports to spines) of a leaf of ``model``."""
-        if not oversubscription >= 1.0:
-            raise UsageError("--oversubscription must be 1 or more (downlink:uplink bandwidth)")
+        if not (math.isfinite(oversubscription) and oversubscription >= 1.0):
+            raise UsageError(f"--oversubscription {oversubscription:g}: must be a finite number, 1 or "
+                             f"more (downlink:uplink ratio)")
         ports = int(self.fig("switch", model)["ports"])
         down = int(ports * oversubscription // (1.0 + oversubscription))
         return down, ports - down
