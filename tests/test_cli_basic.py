@@ -1,10 +1,13 @@
 """`dpu-designer new` and `validate`: exit codes and one-line errors."""
 
+import importlib
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from designer.cli import main
 
@@ -89,3 +92,69 @@ def test_new_refuses_a_workload_that_does_not_fit(tmp_path, capsys):
     assert code == 2
     assert "needs more GPUs than the design has (16)" in capsys.readouterr().err
     assert not (tmp_path / "w.json").exists()
+
+
+EXAMPLE = str(ROOT / "resources" / "examples" / "example.json")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["collective", EXAMPLE, "--max", "1e400"], "size '1e400' is beyond 1 TiB"),
+    (["collective", EXAMPLE, "--max", "nan"], "size 'nan' is not a byte count"),
+    (["run", EXAMPLE, "--seed", "-1"], "--seed -1: must be a whole number from 0 to 2147483647"),
+    (["run", EXAMPLE, "--set", "scenario.seed=-3"],
+     "--set scenario.seed=-3: 'seed' must be a whole number from 0"),
+    (["run", EXAMPLE, "--set", "scenario.checkpoint_interval_s=-1"], "(0: no checkpoints)"),
+    (["run", EXAMPLE, "--set", "workload.precision=[1]"],
+     "workload.precision must be one of bf16, fp16, fp8, fp32, tf32"),
+    (["report", EXAMPLE, "-o", "x.pdf", "--seed", "-2"], "--seed -2: must be a whole number"),
+    (["sweep", EXAMPLE, "--param", "scenario.tenants", "--values", "1", "--seed", "x"],
+     "--seed x: must be a whole number"),
+])
+def test_bad_numbers_give_one_line(capsys, args, message):
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_forced_algorithm_that_does_not_apply_says_why(capsys):
+    # the example design has 8 DGX servers: NVLS (NVLink SHARP) works only inside one NVSwitch domain
+    assert main(["collective", EXAMPLE, "--algorithm", "nvls"]) == 2
+    err = capsys.readouterr().err
+    assert "--algorithm nvls does not apply to allreduce on 64 GPUs on 8 servers" in err
+    assert "one NVSwitch domain" in err and "use one of ring, tree, hierarchical" in err
+    assert "cabl" not in err
+    assert main(["collective", EXAMPLE, "--algorithm", "tree", "--op", "allgather"]) == 2
+    assert "use one of ring" in capsys.readouterr().err
+
+
+def test_set_takes_the_scenario_spec_zero_checkpoints_and_whole_seeds():
+    from designer.commands.run import apply_sets
+    from designer.topology.design import Design
+
+    design = Design()
+    apply_sets(design, ["scenario.checkpoint_interval_s=0", "scenario.seed=3.0",
+                        "scenario.nic_as_dpu=true"])
+    assert design.scenario["checkpoint_interval_s"] == 0 and design.scenario["nic_as_dpu"] is True
+    assert design.scenario["seed"] == 3 and type(design.scenario["seed"]) is int
+
+
+@pytest.mark.parametrize("command, module, function", [
+    (["report", "-o", "r.pdf"], "designer.report.build", "build_report"),
+    (["sweep", "--param", "scenario.tenants", "--values", "1"], "designer.commands.sweep", "sweep"),
+])
+def test_seed_defaults_to_the_designs(tmp_path, monkeypatch, command, module, function):
+    data = json.loads(Path(EXAMPLE).read_text())
+    data["scenario"]["seed"] = 41
+    path = tmp_path / "seeded.json"
+    path.write_text(json.dumps(data))
+    seeds = []
+
+    def record(*args, seed, **kwargs):
+        seeds.append(seed)
+        raise KeyboardInterrupt  # stop before any work
+
+    monkeypatch.setattr(importlib.import_module(module), function, record)
+    argv = [command[0], str(path), *command[1:]]
+    assert main(argv) == 130
+    assert main(argv + ["--seed", "5"]) == 130
+    assert seeds == [41, 5]

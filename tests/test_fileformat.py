@@ -72,6 +72,15 @@ def test_save_load_gives_an_equal_design(tmp_path):
      "components[3].parent: a DPU belongs in a GPU server, not in a Rack"),
     (lambda d: d["components"][0].update(parent="rack-1"), "components[0].parent: a rack is not placed"),
     (lambda d: d.update(scenario={"offload": "gpu"}), "scenario.offload: must be one of host, dpu"),
+    (lambda d: d.update(scenario={"checkpoint_interval_s": -1}),
+     "scenario.checkpoint_interval_s: must be at least 0 (0: no checkpoints)"),
+    (lambda d: d.update(scenario={"seed": -3}), "scenario.seed: must be at least 0"),
+    (lambda d: d.update(scenario={"seed": 2**31}), "scenario.seed: must be at most 2147483647"),
+    (lambda d: d.update(workload={"precision": ["bf16"]}),
+     "x.json: workload.precision: must be one of bf16, fp16, fp8, fp32, tf32"),
+    (lambda d: d.update(workload={"tp": "eight"}), "workload.tp: must be an integer"),
+    (lambda d: d.update(workload={"recompute": 1}), "workload.recompute: must be true or false"),
+    (lambda d: d.update(workload={"tokens": -5}), "workload.tokens: must be at least 0"),
     (lambda d: d.pop("links"), "x.json: missing field 'links'"),
     (lambda d: d.update(format="something-else"), "format: not a design file"),
 ])
@@ -193,3 +202,37 @@ def test_unsaveable_values_refused(tmp_path):
     with pytest.raises(DesignFileError, match="cannot be saved"):
         save(design, tmp_path / "d.json")
     assert not list(tmp_path.iterdir())
+
+
+def test_zero_checkpoint_interval_means_none_and_loads():
+    data = sample()
+    data["scenario"] = {"checkpoint_interval_s": 0, "seed": 7.0}
+    design = from_dict(data)
+    assert design.scenario["checkpoint_interval_s"] == 0
+    assert design.scenario["seed"] == 7 and type(design.scenario["seed"]) is int
+
+
+def test_workload_keys_outside_the_engine_fields_pass():
+    data = sample()
+    data["workload"] = {"preset": "gpt3-175b", "source": "a paper", "published_tflops_per_gpu": 141,
+                        "precision": "fp16"}
+    assert from_dict(data).workload["precision"] == "fp16"
+
+
+def test_save_keeps_the_file_mode_and_a_new_file_follows_the_umask(tmp_path):
+    design = from_dict(sample())
+    path = tmp_path / "d.json"
+    old_mask = os.umask(0o027)
+    fileformat._umask.cache_clear()  # the umask is read once per process
+    try:
+        save(design, path)
+    finally:
+        os.umask(old_mask)
+        fileformat._umask.cache_clear()
+    assert path.stat().st_mode & 0o777 == 0o640  # as open() would make it: 0666 less the umask
+    os.chmod(path, 0o644)
+    save(design, path)
+    assert path.stat().st_mode & 0o777 == 0o644
+    os.chmod(path, 0o640)
+    save(design, path)
+    assert path.stat().st_mode & 0o777 == 0o640

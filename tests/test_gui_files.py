@@ -139,3 +139,50 @@ def test_screenshot_command_line(tmp_path):
     proc = _cli(str(bad), "--screenshot", str(out))
     assert proc.returncode == 2
     assert "nope.json" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_failed_autosave_is_shown_and_tried_again(qtbot, answers, monkeypatch):
+    w = open_window(qtbot)
+    w.editor.set_fields(["sw-1"], "ports", 48)
+    problems = ["disk full", None]
+    writes = []
+
+    def write(design, original):
+        writes.append(design.topology.version)
+        return problems.pop(0)
+
+    monkeypatch.setattr(w.autosaver, "write", write)
+    w.autosave()
+    assert "Autosave failed: disk full" in w._status.text()
+    w.autosave()  # nothing changed since, but nothing was kept either: tried again
+    assert len(writes) == 2
+    w.autosave()  # now written: nothing to do until the next change
+    assert len(writes) == 2
+
+
+def test_discard_from_the_timer_never_raises(qtbot, answers, monkeypatch):
+    w = open_window(qtbot)
+
+    def refuse(self, missing_ok=False):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(type(w.autosaver.file), "unlink", refuse)
+    w.autosave()  # not modified: the recovery file is discarded
+    w.autosaver.discard()
+
+
+def test_scenario_editors_follow_the_spec_and_zero_means_no_checkpoints(qtbot, answers):
+    from designer.topology.design import SCENARIO_SPEC
+
+    w = open_window(qtbot)
+    panel = w.scenario
+    spin = panel.checkpoint
+    assert (spin.minimum(), spin.maximum()) == (0, SCENARIO_SPEC["checkpoint_interval_s"].maximum)
+    assert (panel.seed.minimum(), panel.seed.maximum()) == (0, 2**31 - 1)
+    assert panel.tenants.minimum() == 1
+    spin.setValue(0)
+    assert w.design.scenario["checkpoint_interval_s"] == 0
+    assert spin.text() == "no checkpoints"
+    w.editor.stack.undo()
+    assert w.design.scenario["checkpoint_interval_s"] == 3600.0
+    qtbot.waitUntil(lambda: spin.text() != "no checkpoints", timeout=1000)

@@ -44,3 +44,5 @@ def test_quit_keeping_work_leaves_a_recovery_file(qtbot, tmp_path, monkeypatch):
     kept = recovery.read(window.autosaver.file)
     assert kept.design.topology.components[first].name == "renamed before the signal"
     assert kept.design == window.design
+    window.close()  # the window is gone already: closing it again asks nothing, keeps the file
+    assert not window.isVisible() and window.autosaver.file.is_file()

@@ -25,7 +25,7 @@ def view(qtbot):
     v.resize(1200, 800)
     v.show()
     yield v
-    v.cancel()
+    v.cancel(wait=True)
 
 
 def test_samples_stream_in_and_cancel_stops_the_thread_within_a_second(view, qtbot):
@@ -91,3 +91,60 @@ def test_an_engine_error_is_shown_not_raised(view, qtbot):
     qtbot.waitUntil(lambda: view.status.text().startswith("Error:"), timeout=5000)
     qtbot.waitUntil(lambda: not view.is_running(), timeout=1000)
     assert view.run_button.isEnabled()
+
+
+def test_cancel_during_a_long_step_keeps_the_worker_until_it_ends(view, qtbot):
+    import threading
+
+    release = threading.Event()
+
+    def slow_step():  # an engine run cannot be interrupted between two yields
+        release.wait(10)
+        yield ("engine", "host")
+
+    view._start(slow_step)
+    thread = view.worker._thread
+    view.cancel()
+    assert view.worker is None and view.run_button.isEnabled()
+    assert view.busy() and thread.isRunning()  # not dropped while its thread runs
+    release.set()
+    qtbot.waitUntil(lambda: not view.busy(), timeout=5000)
+    assert thread.isFinished()
+
+
+def test_closing_waits_for_a_cancelled_step(qtbot):
+    import threading
+    import time
+
+    v = RunView()
+    qtbot.addWidget(v)
+    step_ended = threading.Event()
+
+    def slow_step():
+        time.sleep(0.3)
+        step_ended.set()
+        yield ("engine", "host")
+
+    v._start(slow_step)
+    v.cancel()
+    v.close()
+    assert step_ended.is_set() and not v.busy()
+
+
+def test_a_design_runs_with_its_scenario_seed(view, qtbot, monkeypatch):
+    from designer.gui import runview
+    from designer.topology.design import Design
+
+    seeds = []
+
+    def record(design, catalog, *, seed):
+        seeds.append(seed)
+        yield ("engine", "host")
+
+    monkeypatch.setattr(runview, "design_stream", record)
+    design = Design()
+    design.scenario["seed"] = 17
+    view.set_design(design, None)
+    view.run_design()
+    qtbot.waitUntil(lambda: view.status.text() == "Done", timeout=5000)
+    assert seeds == [17]

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 from designer.commands.run import _positive_int, load_design
 from designer.errors import UsageError
 
 _UNITS = {"": 1, "B": 1, "K": 1024, "KB": 1024, "M": 1024 ** 2, "MB": 1024 ** 2, "G": 1024 ** 3,
           "GB": 1024 ** 3}
+#: largest size the table goes up to (1 TiB; nccl-tests' -e is of that order at most)
+MAX_SIZE = 1024 ** 4
 
 
 def register(subparsers) -> None:
@@ -29,11 +33,45 @@ def parse_size(text: str) -> int:
     num = t.rstrip("KMGB")
     try:
         value = float(num) * _UNITS[t[len(num):]]
+        if math.isnan(value):
+            raise ValueError(text)
     except (ValueError, KeyError):
         raise UsageError(f"size {text!r} is not a byte count like 8, 64K, 128M or 8G") from None
+    if value > MAX_SIZE:
+        raise UsageError(f"size {text!r} is beyond {MAX_SIZE // 1024 ** 4} TiB; give a size like 8G")
     if value < 1:
         raise UsageError(f"size {text!r} must be at least 1 byte")
     return int(value)
+
+
+#: what each algorithm needs (the conditions of ``designer.engine.collectives``), for messages
+_NEEDS = {
+    "ring": "GPUs that reach each other over NVLink, PCIe or the network",
+    "tree": "an all-reduce across two or more servers",
+    "hierarchical": "an all-reduce across two or more servers with two or more GPUs each",
+    "nvls": "an all-reduce whose GPUs all sit in one NVSwitch domain (one server) with NVLink 4 "
+            "or newer (NVLink SHARP)",
+    "sharp": "an all-reduce across two or more servers whose switches all reduce in-network (SHARP)",
+}
+
+
+def applicable(op: str, shape) -> list[str]:
+    """The algorithms that can run ``op`` on the group (as the engine's cost model says)."""
+    from designer.engine import collectives as coll
+
+    return [a for a in coll.ALGORITHMS
+            if any(coll.cost(op, 1.0, shape, a, p) is not None for p in coll.PROTOCOLS)]
+
+
+def forced_problem(op: str, algorithm: str, shape) -> str | None:
+    """Why ``--algorithm`` cannot run ``op`` on the group, or None (also None when no algorithm
+    can: then the engine's message about the fabric applies)."""
+    usable = applicable(op, shape)
+    if algorithm in usable or not usable:
+        return None
+    where = f"{shape.ranks} GPUs on {shape.nodes} server{'s' if shape.nodes > 1 else ''}"
+    return (f"--algorithm {algorithm} does not apply to {op} on {where}: it needs "
+            f"{_NEEDS[algorithm]}; use one of {', '.join(usable)}")
 
 
 def run(args) -> int:
@@ -50,16 +88,16 @@ def run(args) -> int:
     scenario = {"routing": args.routing} if args.routing else {}
     shape = group_shape_for(design, load_catalog(), args.gpus, scenario=scenario)
     allowed = (args.algorithm,) if args.algorithm else coll.ALGORITHMS
+    problem = forced_problem(args.op, args.algorithm, shape) if args.algorithm else None
+    if problem:
+        raise UsageError(problem)
     print(f"# {args.op} on {shape.ranks} GPUs, {shape.nodes} servers "
           f"(rail rate {shape.net_GBps:.1f} GB/s per GPU after sharing)" if shape.nodes > 1 else
           f"# {args.op} on {shape.ranks} GPUs in one server")
     print(f"#{'size':>12} {'time(us)':>12} {'algbw(GB/s)':>12} {'busbw(GB/s)':>12}  algorithm")
     size = lo
     while size <= hi:
-        try:
-            c = coll.best(args.op, float(size), shape, allowed)
-        except ValueError as exc:
-            raise UsageError(f"{exc}; --algorithm {args.algorithm} does not apply to this group") from None
+        c = coll.best(args.op, float(size), shape, allowed)
         print(f"{size:>13} {c.time_s * 1e6:12.2f} {c.algbw_GBps:12.2f} {c.busbw_GBps:12.2f}  "
               f"{c.algorithm}/{c.protocol}")
         size *= 2

@@ -11,6 +11,8 @@ import argparse
 import os
 import sys
 
+from designer.commands.run import design_seed, seed_arg
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -24,7 +26,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="also write the figures (topology, breakdown, utilization) as PNGs here")
     p.add_argument("--png-size", default="1600x1000", metavar="WxH",
                    help="size of the PNG figures in pixels (default 1600x1000)")
-    p.add_argument("--seed", type=int, default=0, help="random seed of the engine and timeline")
+    p.add_argument("--seed", type=seed_arg, default=None,
+                   help="random seed of the engine and timeline (default: the design's scenario seed)")
     p.set_defaults(func=run)
 
 
@@ -50,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
     from designer.report.export import parse_size
 
     info = build_report(design, load_catalog(), args.output, png_dir=args.png_dir,
-                        png_size=parse_size(args.png_size), seed=args.seed)
+                        png_size=parse_size(args.png_size),
+                        seed=design_seed(design, args.seed))
     print(f"{info.pdf}: {info.pages} pages" + "".join(f"\n{p}" for p in info.pngs),
           file=sys.stdout)
     return 0

@@ -7,6 +7,7 @@ import math
 from dataclasses import fields
 
 from designer.errors import UsageError
+from designer.topology.design import SCENARIO_SPEC, Setting
 
 
 def register(subparsers) -> None:
@@ -38,7 +39,7 @@ def add_engine_options(p) -> None:
                    help="change a scenario or workload setting for this run, e.g. "
                         "--set scenario.encryption=true --set scenario.tenants=4 "
                         "--set workload.global_batch=1024 (repeatable; the file is not changed)")
-    p.add_argument("--seed", type=int, default=None, help="seed (default: the design's)")
+    p.add_argument("--seed", type=seed_arg, default=None, help="seed (default: the design's)")
 
 
 def _positive_int(text: str) -> int:
@@ -83,16 +84,17 @@ def load_design(path: str):
 
 
 #: scenario keys --set accepts besides the design file's own (``designer.topology.design``)
-EXTRA_SCENARIO_KEYS = {"nic_as_dpu": False}
+EXTRA_SCENARIO_KEYS = {"nic_as_dpu": Setting("nic_as_dpu", bool, False,
+                                             "DPU-offloaded servers use their NICs as DPUs")}
 
 
 def apply_sets(design, sets: list[str]) -> None:
     """Apply ``--set section.key=value`` to ``design`` (values are JSON: true, 4, 2.5, "x"; a bare
-    word is a string). Unknown keys and values of the wrong type are refused."""
+    word is a string). Unknown keys and values the design file could not hold are refused."""
     from designer.engine.workload import Workload
-    from designer.topology.design import SCENARIO_CHOICES, SCENARIO_DEFAULTS
+    from designer.topology.fileformat import workload_problem
 
-    scenario_keys = {**SCENARIO_DEFAULTS, **EXTRA_SCENARIO_KEYS}
+    scenario_keys = {**SCENARIO_SPEC, **EXTRA_SCENARIO_KEYS}
     workload_keys = {f.name for f in fields(Workload)} | {"preset", "placement"}
     for item in sets:
         key, eq, text = item.partition("=")
@@ -108,24 +110,35 @@ def apply_sets(design, sets: list[str]) -> None:
             if name not in scenario_keys:
                 raise UsageError(f"--set {item}: unknown scenario setting '{name}' "
                                  f"(known: {', '.join(sorted(scenario_keys))})")
-            default = scenario_keys[name]
-            if isinstance(default, bool) and not isinstance(value, bool):
-                raise UsageError(f"--set {item}: '{name}' is true or false")
-            if (isinstance(default, (int, float)) and not isinstance(default, bool)
-                    and (isinstance(value, bool) or not isinstance(value, (int, float)))):
-                raise UsageError(f"--set {item}: '{name}' must be a number")
-            if isinstance(default, dict) and not isinstance(value, dict):
-                raise UsageError(f"--set {item}: '{name}' must be a JSON object, e.g. "
-                                 f"'{{\"srv-1\": \"dpu\"}}'")
-            if name in SCENARIO_CHOICES and value not in SCENARIO_CHOICES[name]:
-                raise UsageError(f"--set {item}: '{name}' must be one of "
-                                 f"{', '.join(SCENARIO_CHOICES[name])}")
-            design.scenario[name] = value
+            problem = scenario_keys[name].problem(value)
+            if problem:
+                raise UsageError(f"--set {item}: {problem}")
+            design.scenario[name] = int(value) if scenario_keys[name].type is int else value
         else:
             if name not in workload_keys:
                 raise UsageError(f"--set {item}: unknown workload setting '{name}' "
                                  f"(known: {', '.join(sorted(workload_keys))})")
+            problem = workload_problem(name, value)
+            if problem:
+                raise UsageError(f"--set {item}: workload.{name} {problem}")
             design.workload[name] = value
+
+
+def seed_arg(text: str) -> int:
+    """argparse type of ``--seed``: a whole number the design's scenario seed could hold."""
+    spec = SCENARIO_SPEC["seed"]
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or spec.problem(value):
+        raise UsageError(f"--seed {text}: must be {spec.allowed()}")
+    return value
+
+
+def design_seed(design, seed: int | None) -> int:
+    """``seed``, or the design's scenario seed when it is None."""
+    return seed if seed is not None else int(design.scenario.get("seed", 0))
 
 
 def prepare(args):
@@ -136,7 +149,7 @@ def prepare(args):
     apply_sets(design, args.sets)
     if args.routing:
         design.scenario["routing"] = args.routing
-    seed = args.seed if args.seed is not None else int(design.scenario.get("seed", 0))
+    seed = design_seed(design, args.seed)
     kwargs = dict(workload=_workload_arg(args.workload), tp=args.tp, pp=args.pp, dp=args.dp,
                   micro_batch=args.micro_batch, global_batch=args.global_batch, seq_len=args.seq,
                   interleave=args.interleave, tokens=args.tokens,

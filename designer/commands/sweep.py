@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 
+from designer.commands.run import design_seed, seed_arg
 from designer.engine.sweep import SCENARIOS, parse_values, sweep
 from designer.errors import UsageError
 
@@ -29,7 +30,8 @@ def register(subparsers) -> None:
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--workers", type=int, default=None, metavar="N",
                         help="processes (default: all cores); the results do not depend on it")
-    parser.add_argument("--seed", type=int, default=0, help="random seed of every point (default 0)")
+    parser.add_argument("--seed", type=seed_arg, default=None,
+                        help="random seed of every point (default: the design's scenario seed)")
     parser.set_defaults(func=run)
 
 
@@ -39,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         raise UsageError("--workers: must be 1 or more")
     design = load(args.file)
-    result = sweep(design, args.param, args.values, seed=args.seed, workers=args.workers)
+    result = sweep(design, args.param, args.values, seed=design_seed(design, args.seed),
+                   workers=args.workers)
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
         return 0

@@ -70,6 +70,7 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(app_icon())
         self.autosaver = recovery.Autosaver()
         self._autosaved_version = -1
+        self._shut = False  #: shut down (closed, or quit keeping the work): nothing more to ask
 
         self.palette = Palette(self.catalog)
         self.inspector = Inspector(self.editor)
@@ -469,8 +470,11 @@ class MainWindow(QMainWindow):
             self.autosaver.discard()
             return
         if self.design.topology.version != self._autosaved_version:
-            self.autosaver.write(self.design, self.path)
-            self._autosaved_version = self.design.topology.version
+            problem = self.autosaver.write(self.design, self.path)
+            if problem:  # tried again at the next tick
+                self.show_message(f"Autosave failed: {problem}")
+            else:
+                self._autosaved_version = self.design.topology.version
 
     def offer_recovery(self) -> bool:
         """If a crashed session left a recovery file, offer to restore it. True if restored."""
@@ -497,6 +501,9 @@ class MainWindow(QMainWindow):
         return False
 
     def closeEvent(self, event) -> None:  # noqa: N802
+        if self._shut:  # quit_keeping_work ran: the changes are in the recovery file
+            event.accept()
+            return
         if self.maybe_save():
             self.autosaver.discard()
             self._shut_down()
@@ -506,8 +513,9 @@ class MainWindow(QMainWindow):
 
     def _shut_down(self) -> None:
         """Stop the timers, any run or sweep (their threads are waited for) and model following."""
+        self._shut = True
         self._autosave_timer.stop()
-        self.cancel_run()
+        self.cancel_run(wait=True)
         if self.sweep_dialog is not None:
             self.sweep_dialog.close()
         self.design.unsubscribe(self._model_changed)
@@ -608,9 +616,10 @@ class MainWindow(QMainWindow):
                 self.resizeDocks([dock], [int(RUN_DOCK_SHARE * self.height())], Qt.Vertical)
         view.run_design()
 
-    def cancel_run(self) -> None:
+    def cancel_run(self, wait: bool = False) -> None:
+        """Stop the run; with ``wait``, also wait for a cancelled engine step to end."""
         if self.run_view is not None:
-            self.run_view.cancel()
+            self.run_view.cancel(wait=wait)
 
     def show_utilization(self, link_util, marked) -> None:
         """Colour the canvas cables by a run's utilizations (None clears) and mark bottlenecks."""

@@ -9,6 +9,7 @@ from a crash.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 from dataclasses import dataclass
@@ -65,7 +66,10 @@ class Autosaver:
         return None
 
     def discard(self) -> None:
-        self.file.unlink(missing_ok=True)
+        """Delete the recovery file. It runs from a timer too, so it never raises: a file that
+        cannot be deleted (folder made read-only...) is at worst offered again at the next start."""
+        with contextlib.suppress(OSError):
+            self.file.unlink(missing_ok=True)
 
 
 def _pid_of(name: str) -> int | None:

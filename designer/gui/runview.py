@@ -115,6 +115,7 @@ class RunView(QWidget):
         self.design: Any = None
         self.catalog: Any = None
         self.worker: GeneratorWorker | None = None
+        self._retired: list[GeneratorWorker] = []  #: cancelled, finishing their current step
         self.summaries: dict[str, TimelineSummary] = {}
         self.results: dict[str, Any] = {}  #: steady-state engine Result per scenario
         self._progress: dict[str, float] = {}
@@ -200,7 +201,8 @@ class RunView(QWidget):
         if self.design is None:
             self.set_status("No design to run")
             return
-        self._start(design_stream, self.design.copy(), self.catalog)
+        self._start(design_stream, self.design.copy(), self.catalog,
+                    seed=int(self.design.scenario.get("seed", 0)))
 
     def run_inputs(self, inputs: dict[str, TimelineInputs], **kw: Any) -> None:
         """Run timelines for given inputs (no engine; for what-if studies and tests)."""
@@ -220,26 +222,44 @@ class RunView(QWidget):
         worker.finished.connect(self._on_finished)
         worker.aborted.connect(self._on_aborted)
         worker.errored.connect(self._on_error)
+        worker.done.connect(self._reap)
         self.worker = worker
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         worker.start()
 
-    def cancel(self) -> None:
-        """Stop a running run and wait for its thread (returns within one batch of the timeline)."""
+    def cancel(self, wait: bool = False) -> None:
+        """Stop a running run. The timeline stops within one batch; an engine run in progress
+        cannot be interrupted, so its worker is kept (``_retired``) until it ends, and with
+        ``wait`` it is waited for (the window does that when it closes)."""
         worker, self.worker = self.worker, None
         if worker is not None and worker.is_running():
-            worker.stop()
+            if not worker.stop(timeout_ms=0):
+                self._retired.append(worker)
             self.plots.stop()
             self.set_status("Cancelled")
+        if wait:
+            for old in self._retired:
+                old.stop(timeout_ms=600_000)
+            self._retired.clear()
         self.run_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
+
+    def _reap(self) -> None:
+        """A worker's generator has ended: join the threads of cancelled ones."""
+        for old in [w for w in self._retired if w is self.sender()]:
+            old.stop()  # the thread is quitting: returns at once
+            self._retired.remove(old)
+
+    def busy(self) -> bool:
+        """A run or a cancelled run's last step is still going."""
+        return self.is_running() or bool(self._retired)
 
     def is_running(self) -> bool:
         return self.worker is not None and self.worker.is_running()
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt name
-        self.cancel()
+        self.cancel(wait=True)
         super().closeEvent(event)
 
     # --- worker items (GUI thread)

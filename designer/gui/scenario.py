@@ -16,7 +16,7 @@ from designer.gui.widgets import narrow_combo
 
 from designer.errors import UsageError
 from designer.gui.editor import Editor
-from designer.topology.design import SCENARIO_CHOICES
+from designer.topology.design import SCENARIO_CHOICES, SCENARIO_DEFAULTS, SCENARIO_SPEC
 
 #: workload figures that can be changed per design: (field, label, min, max)
 WORKLOAD_FIELDS = (
@@ -90,23 +90,30 @@ class ScenarioPanel(QWidget):
         self.encryption = QCheckBox("in flight")
         self.encryption.clicked.connect(lambda c: self._set_scenario("encryption", bool(c)))
         sform.addRow("Encryption", self.encryption)
-        self.tenants = QSpinBox(minimum=1, maximum=1024)
-        self.tenants.setKeyboardTracking(False)
-        self.tenants.valueChanged.connect(lambda v: self._set_scenario("tenants", v))
+        self.tenants = self._spin(QSpinBox(), "tenants")
         sform.addRow("Jobs on the fabric", self.tenants)
-        self.checkpoint = QDoubleSpinBox(minimum=1, maximum=1e7, suffix=" s", decimals=0)
-        self.checkpoint.setKeyboardTracking(False)
-        self.checkpoint.valueChanged.connect(lambda v: self._set_scenario("checkpoint_interval_s", v))
+        self.checkpoint = self._spin(QDoubleSpinBox(suffix=" s", decimals=0), "checkpoint_interval_s")
         sform.addRow("Checkpoint every", self.checkpoint)
-        self.seed = QSpinBox(minimum=0, maximum=2**31 - 1)
-        self.seed.setKeyboardTracking(False)
-        self.seed.valueChanged.connect(lambda v: self._set_scenario("seed", v))
+        self.seed = self._spin(QSpinBox(), "seed")
         sform.addRow("Random seed", self.seed)
         for field, tip in ROW_TIPS.items():
             sform.labelForField(self.choices.get(field) or getattr(self, field)).setToolTip(tip)
         layout.addWidget(sc)
         layout.addStretch(1)
         self.refresh()
+
+    def _spin(self, spin, key: str):
+        """A spin box editing the scenario setting ``key`` in the range of its spec (0 shown as
+        what it means, "no checkpoints")."""
+        spec = SCENARIO_SPEC[key]
+        spin.setRange(spec.minimum, spec.maximum)
+        if spec.zero:
+            spin.setSpecialValueText(spec.zero)  # shown at the minimum, which is 0
+        spin.setKeyboardTracking(False)
+        spin.setToolTip(spec.meaning[0].upper() + spec.meaning[1:]
+                        + (f"; 0: {spec.zero}" if spec.zero else ""))
+        spin.valueChanged.connect(lambda v: self._set_scenario(key, spec.type(v)))
+        return spin
 
     def refresh(self) -> None:
         self._updating = True
@@ -131,9 +138,9 @@ class ScenarioPanel(QWidget):
             for key, box in self.choices.items():
                 box.setCurrentIndex(max(0, box.findData(sc.get(key))))
             self.encryption.setChecked(bool(sc.get("encryption")))
-            self.tenants.setValue(int(sc.get("tenants", 1)))
-            self.checkpoint.setValue(float(sc.get("checkpoint_interval_s", 3600.0)))
-            self.seed.setValue(int(sc.get("seed", 0)))
+            for key, spin in (("tenants", self.tenants), ("checkpoint_interval_s", self.checkpoint),
+                              ("seed", self.seed)):
+                spin.setValue(SCENARIO_SPEC[key].type(sc.get(key, SCENARIO_DEFAULTS[key])))
         finally:
             self._updating = False
 

@@ -3,26 +3,114 @@
 from __future__ import annotations
 
 import copy
+import math
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from designer.topology.model import ChangeEvent, Topology
 
-#: scenario settings and their defaults (the engine reads these; the file format saves them)
-SCENARIO_DEFAULTS: dict[str, Any] = {
-    "offload": "host",          # "host" (host-managed) or "dpu" (DPU-offloaded); per-server overrides below
-    "per_server": {},           # server id -> "host" | "dpu"
-    "routing": "ecmp",          # "ecmp" (flow hash) or "adaptive" (spread evenly)
-    "encryption": False,        # encrypt traffic in flight (per tenant)
-    "tenants": 1,               # jobs sharing the fabric
-    "checkpoint_interval_s": 3600.0,
-    "seed": 0,
-}
+@dataclass(frozen=True)
+class Setting:
+    """One scenario setting: its type, allowed values and what it means. The file format's schema
+    (:func:`json_schema`), ``--set`` (:meth:`problem`) and the GUI editors' ranges derive from it.
+
+    ``type`` is ``str`` (one of ``choices``), ``bool``, ``int``, ``float`` or ``dict`` (server id ->
+    one of ``choices``); ``minimum``/``maximum`` bound numbers (inclusive); ``zero`` says what 0
+    means when it is special ("no checkpoints")."""
+
+    name: str
+    type: type
+    default: Any
+    meaning: str
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    zero: str = ""
+
+    def allowed(self) -> str:
+        """What the setting accepts, for messages: "one of host, dpu", "a whole number from 0 to 9"."""
+        if self.type is bool:
+            return "true or false"
+        if self.type is dict:
+            return f"an object mapping server ids to one of {', '.join(self.choices)}"
+        if self.type is str:
+            return f"one of {', '.join(self.choices)}"
+        what = "a whole number" if self.type is int else "a number"
+        if self.minimum is not None and self.maximum is not None:
+            what += f" from {number_text(self.minimum)} to {number_text(self.maximum)}"
+        elif self.minimum is not None:
+            what += f" of at least {number_text(self.minimum)}"
+        return what + (f" (0: {self.zero})" if self.zero else "")
+
+    def problem(self, value: Any) -> str | None:
+        """None, or what is wrong with ``value`` ("'seed' must be a whole number from 0 to ...")."""
+        ok = {bool: lambda v: isinstance(v, bool),
+              str: lambda v: isinstance(v, str) and v in self.choices,
+              dict: lambda v: isinstance(v, dict) and all(x in self.choices for x in v.values()),
+              int: lambda v: _number(v) and float(v).is_integer() and self._in_range(v),
+              float: lambda v: _number(v) and self._in_range(v)}[self.type]
+        if ok(value):
+            return None
+        kind = " a number" if self.type in (int, float) and not _number(value) else ""
+        extra = f" ({self.allowed()})" if kind else f" {self.allowed()}"
+        return f"'{self.name}' must be{kind}{extra}, got {_short(value)}"
+
+    def _in_range(self, v: float) -> bool:
+        return ((self.minimum is None or v >= self.minimum)
+                and (self.maximum is None or v <= self.maximum))
+
+    def json_schema(self) -> dict[str, Any]:
+        """The JSON Schema of the setting's value in a design file."""
+        if self.type is str:
+            return {"enum": list(self.choices)}
+        if self.type is dict:
+            return {"type": "object", "additionalProperties": {"enum": list(self.choices)}}
+        schema: dict[str, Any] = {"type": {bool: "boolean", int: "integer", float: "number"}[self.type]}
+        if self.minimum is not None:
+            schema["minimum"] = self.minimum
+        if self.maximum is not None:
+            schema["maximum"] = self.maximum
+        return schema
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def number_text(x: float) -> str:
+    """A bound for a message: an int in full (2147483647), a float as ``%g`` (1e+07)."""
+    return str(x) if isinstance(x, int) else f"{x:g}"
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+#: the scenario settings (the engine reads them; the file format saves them)
+SCENARIO_SPEC: dict[str, Setting] = {s.name: s for s in (
+    Setting("offload", str, "host", "where the servers' infrastructure work runs: the host CPUs "
+            "(host-managed) or the DPUs (DPU-offloaded); per_server overrides it",
+            choices=("host", "dpu")),
+    Setting("per_server", dict, {}, "server id -> host or dpu, overriding offload",
+            choices=("host", "dpu")),
+    Setting("routing", str, "ecmp", "ecmp (flow hash) or adaptive (spread evenly)",
+            choices=("ecmp", "adaptive")),
+    Setting("encryption", bool, False, "encrypt traffic in flight (per tenant)"),
+    Setting("tenants", int, 1, "training jobs sharing the fabric", minimum=1, maximum=1024),
+    Setting("checkpoint_interval_s", float, 3600.0, "seconds between two checkpoints",
+            minimum=0, maximum=1e7, zero="no checkpoints"),
+    # 2^31 - 1: the largest value the GUI's spin box holds
+    Setting("seed", int, 0, "random seed of the engine and the timeline", minimum=0,
+            maximum=2**31 - 1),
+)}
+
+#: scenario settings and their defaults
+SCENARIO_DEFAULTS: dict[str, Any] = {name: s.default for name, s in SCENARIO_SPEC.items()}
 
 #: allowed values of the scenario's choice settings
 SCENARIO_CHOICES: dict[str, tuple[str, ...]] = {
-    "offload": ("host", "dpu"),
-    "routing": ("ecmp", "adaptive"),
-}
+    name: s.choices for name, s in SCENARIO_SPEC.items() if s.type is str}
 
 
 class Design:

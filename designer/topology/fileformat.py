@@ -26,19 +26,22 @@ Older format versions are brought up to date by :data:`MIGRATIONS` (version n ->
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import json
 import math
 import os
 import stat
 import tempfile
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any, Callable
 
 import jsonschema
 
 from designer.errors import UsageError
-from designer.topology.design import SCENARIO_CHOICES, Design
+from designer.engine.workload import PRECISION_BYTES, Workload
+from designer.topology.design import SCENARIO_SPEC, Design, number_text
 from designer.topology.kinds import FIELDS, KINDS, LINK_FIELDS, MEDIA
 from designer.topology.model import Component, Link, Topology
 
@@ -63,6 +66,14 @@ _ID = {"type": "string", "minLength": 1, "maxLength": 200}
 _NUMBER = {"type": "number"}
 _COORD = {"type": "number", "minimum": -MAX_COORD, "maximum": MAX_COORD}
 _OPT_INT = {"type": ["integer", "null"]}
+#: the value checks of the workload fields a file may set (those of ``engine.workload.Workload``;
+#: other keys, such as a catalog entry's sources, pass): type, precision name, no negative number.
+#: The engine checks the ranges that depend on the design (tp x pp fits the GPUs ...) when it runs.
+_WORKLOAD_PROPERTIES: dict[str, Any] = {
+    f.name: {"str": {"type": "string"}, "bool": {"type": "boolean"},
+             "int": {"type": "integer", "minimum": 0}, "float": {"type": "number", "minimum": 0}}[f.type]
+    for f in dataclass_fields(Workload)}
+_WORKLOAD_PROPERTIES["precision"] = {"enum": list(PRECISION_BYTES)}
 
 SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -112,20 +123,9 @@ SCHEMA: dict[str, Any] = {
                 },
             },
         },
-        "workload": {"type": "object"},
-        "scenario": {
-            "type": "object",
-            "properties": {
-                "offload": {"enum": list(SCENARIO_CHOICES["offload"])},
-                "per_server": {"type": "object",
-                               "additionalProperties": {"enum": list(SCENARIO_CHOICES["offload"])}},
-                "routing": {"enum": list(SCENARIO_CHOICES["routing"])},
-                "encryption": {"type": "boolean"},
-                "tenants": {"type": "integer", "minimum": 1},
-                "checkpoint_interval_s": {"type": "number", "exclusiveMinimum": 0},
-                "seed": {"type": "integer", "minimum": 0},
-            },
-        },
+        "workload": {"type": "object", "properties": _WORKLOAD_PROPERTIES},
+        "scenario": {"type": "object",
+                     "properties": {name: spec.json_schema() for name, spec in SCENARIO_SPEC.items()}},
         "meta": {"type": "object"},
         "id_counters": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}},
     },
@@ -314,9 +314,10 @@ def _schema_message(err: jsonschema.ValidationError) -> str:
     if kind == "const":
         return f"must be {json.dumps(err.validator_value)}"
     if kind in ("minimum", "exclusiveMinimum"):
-        return f"must be {'at least' if kind == 'minimum' else 'above'} {err.validator_value:g}"
+        zero = _zero_meaning(err)
+        return f"must be {'at least' if kind == 'minimum' else 'above'} {number_text(err.validator_value)}{zero}"
     if kind == "maximum":
-        return f"must be at most {err.validator_value:g}"
+        return f"must be at most {number_text(err.validator_value)}{_zero_meaning(err)}"
     if kind == "maxItems":
         return f"holds more than {err.validator_value} entries (the limit of this program)"
     if kind in ("minItems",) and err.schema.get("maxItems") == 2:
@@ -324,6 +325,25 @@ def _schema_message(err: jsonschema.ValidationError) -> str:
     if kind == "minLength":
         return "must not be empty"
     return err.message
+
+
+def _zero_meaning(err: jsonschema.ValidationError) -> str:
+    """" (0: no checkpoints)" for a scenario setting where 0 has a meaning."""
+    path = list(err.absolute_path)
+    spec = SCENARIO_SPEC.get(path[1]) if len(path) == 2 and path[0] == "scenario" else None
+    return f" (0: {spec.zero})" if spec is not None and spec.zero else ""
+
+
+_WORKLOAD_VALIDATORS = {name: jsonschema.Draft202012Validator(schema)
+                        for name, schema in _WORKLOAD_PROPERTIES.items()}
+
+
+def workload_problem(name: str, value: Any) -> str | None:
+    """None, or why a design file cannot hold ``value`` as the workload setting ``name`` (the
+    check loading does; ``--set workload.NAME=VALUE`` uses it too)."""
+    validator = _WORKLOAD_VALIDATORS.get(name)
+    error = next(validator.iter_errors(value), None) if validator is not None else None
+    return None if error is None else _schema_message(error)
 
 
 class _NonFinite(str):
@@ -570,7 +590,9 @@ def _from_dict(data: Any, source: str) -> Design:
                   _int(l.get("lanes", 1)), _int(l.get("a_port")), _int(l.get("b_port")))
              for l in data["links"]]
     topo = Topology.from_items(comps, links, data.get("id_counters", {}))
-    return Design(topo, data["name"], data.get("workload"), data.get("scenario"), data.get("meta"))
+    scenario = {k: _int(v) if k in SCENARIO_SPEC and SCENARIO_SPEC[k].type is int else v
+                for k, v in data.get("scenario", {}).items()}
+    return Design(topo, data["name"], data.get("workload"), scenario, data.get("meta"))
 
 
 # ------------------------------------------------------------------------------ text and files
@@ -658,17 +680,20 @@ def load(path: str | os.PathLike[str]) -> Design:
 def save(design: Design, path: str | os.PathLike[str]) -> None:
     """Write a design file atomically: a temporary file in the same folder is written, flushed and
     fsync'ed, then renamed over ``path`` and the folder fsync'ed. If anything fails the old file is
-    left as it was and the temporary file is removed."""
+    left as it was and the temporary file is removed. The file keeps its permissions (a new file
+    gets those the umask gives, as ``open`` would)."""
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
     data = dumps(design, str(path)).encode("utf-8")
     tmp_name = None
     try:
+        mode = _mode_for(target)
         fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp_name, mode)  # mkstemp makes it 0600
         os.replace(tmp_name, target)
         tmp_name = None
         _fsync_folder(folder)
@@ -680,6 +705,22 @@ def save(design: Design, path: str | os.PathLike[str]) -> None:
                 os.unlink(tmp_name)
             except OSError:
                 pass
+
+
+def _mode_for(target: Path) -> int:
+    """Permission bits for the saved file: the old file's, else 0666 less the umask."""
+    try:
+        return stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        return 0o666 & ~_umask()
+
+
+@functools.cache
+def _umask() -> int:
+    """The process umask (read once: it can only be read by setting it)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _fsync_folder(folder: Path) -> None:
