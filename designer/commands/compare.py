@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 
-from designer.commands.run import add_engine_options, prepare
+from designer.commands.run import _num, add_engine_options, prepare
 
 
 def register(subparsers) -> None:
@@ -79,7 +79,7 @@ def format_table(cmp) -> str:
     if any(r.storage.get("read_demand_GBps") for r in runs):
         row("storage read (GB/s)", [f"{r.storage['read_achieved_GBps']:.3g}/{r.storage['read_demand_GBps']:.3g}"
                                     for r in runs])
-    row("checkpoint write (s)", [f"{r.storage.get('checkpoint_write_s', 0.0):.3g}" for r in runs])
+    row("checkpoint write (s)", [_num(r.storage.get("checkpoint_write_s")) for r in runs])
     lines += ["", cmp.vendor_claim()["text"]]
     if cmp.notes:
         lines += ["", *[f"note: {n}" for n in cmp.notes]]

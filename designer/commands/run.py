@@ -197,8 +197,9 @@ def format_table(r, design=None) -> str:
         lines.append(f"  {k:<17} {v:10.3f} s  {share:5.1f}%")
     lines += [f"TFLOP/s per GPU     {r.tflops_per_gpu:10.1f}   ({r.percent_of_peak:.0f}% of peak, "
               f"MFU {100 * r.mfu:.0f}%)",
-              f"tokens/s            {r.tokens_per_s:10.4g}",
-              f"training time       {r.training_time_days:10.1f} days  ({w['tokens']:.3g} tokens)",
+              (f"tokens/s            {r.tokens_per_s:10.4g}" if w.get("kind") != "vision"
+               else f"samples/s           {r.samples_per_s:10.4g}"),
+              f"training time       {_days(r.training_time_days)}  ({_budget(w)})",
               f"energy              {_kwh(r.energy_kwh):>10}  ({r.power_W.get('total', 0) / 1e3:.0f} kW)",
               "", *resource_lines(r)]
     lines += ["", f"{'collective':<18} {'algorithm':<13} {'bytes':>10} {'time':>10} {'algbw':>9} {'busbw':>9}"]
@@ -233,10 +234,33 @@ def resource_lines(r) -> list[str]:
         lines.append("DPU engine load     " + ", ".join(f"{k} {100 * v:.0f}%" for k, v in r.dpu.items())
                      + ("  (demand / capacity; above 100% = over-subscribed)" if over else ""))
     st = r.storage
-    lines.append(f"storage             read {st.get('read_achieved_GBps', 0.0):.3g} of "
-                 f"{st.get('read_demand_GBps', 0.0):.3g} GB/s needed; checkpoint write "
-                 f"{st.get('checkpoint_write_s', 0.0):.3g} s")
+    write = st.get("checkpoint_write_s")
+    lines.append(f"storage             read {_num(st.get('read_achieved_GBps'))} of "
+                 f"{_num(st.get('read_demand_GBps'))} GB/s needed; "
+                 + (f"checkpoint write {write:.3g} s" if write is not None
+                    else "no storage: checkpoints not written"))
     return lines
+
+
+def _days(days: float) -> str:
+    """Days with one decimal, or hours/seconds for short runs (a vision epoch can take minutes)."""
+    if days >= 1:
+        return f"{days:10.1f} days"
+    if days * 24 >= 1:
+        return f"{days * 24:10.1f} hours"
+    return f"{days * 86400:10.0f} s"
+
+
+def _budget(w: dict) -> str:
+    if w.get("kind") == "vision":
+        samples = w.get("dataset_samples") or 0
+        return f"{w.get('epochs', 1):g} epochs of {samples:,.0f} samples" if samples else "see warnings"
+    return f"{w['tokens']:.3g} tokens"
+
+
+def _num(value) -> str:  # also used by compare
+    """A figure for the table, '-' where the engine has none."""
+    return "-" if value is None else f"{value:.3g}"
 
 
 def _kwh(v: float) -> str:
