@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeade
 
 from designer.engine.timeline import TimelineInputs, TimelineRun, TimelineSummary, inputs_for
 from designer.gui.plots import SCENARIO_LABEL, LivePlots
-from designer.gui.worker import GeneratorWorker, sent_by
+from designer.gui.worker import GeneratorWorker, RetiredWorkers, sent_by
 from designer.topology.kinds import KIND_LABEL
 
 SCENARIOS = ("host", "dpu")
@@ -115,7 +115,7 @@ class RunView(QWidget):
         self.design: Any = None
         self.catalog: Any = None
         self.worker: GeneratorWorker | None = None
-        self._retired: list[GeneratorWorker] = []  #: cancelled, finishing their current step
+        self._retired = RetiredWorkers(self)  #: cancelled, finishing their current step
         self.summaries: dict[str, TimelineSummary] = {}
         self.results: dict[str, Any] = {}  #: steady-state engine Result per scenario
         self._progress: dict[str, float] = {}
@@ -222,7 +222,7 @@ class RunView(QWidget):
         worker.finished.connect(self._on_finished)
         worker.aborted.connect(self._on_aborted)
         worker.errored.connect(self._on_error)
-        worker.done.connect(self._reap)
+        self._retired.track(worker)
         self.worker = worker
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
@@ -234,26 +234,17 @@ class RunView(QWidget):
         ``wait`` it is waited for (the window does that when it closes)."""
         worker, self.worker = self.worker, None
         if worker is not None and worker.is_running():
-            if not worker.stop(timeout_ms=0):
-                self._retired.append(worker)
+            self._retired.retire(worker)
             self.plots.stop()
             self.set_status("Cancelled")
         if wait:
-            for old in self._retired:
-                old.stop(timeout_ms=600_000)
-            self._retired.clear()
+            self._retired.wait()
         self.run_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
 
-    def _reap(self) -> None:
-        """A worker's generator has ended: join the threads of cancelled ones."""
-        for old in [w for w in self._retired if w is self.sender()]:
-            old.stop()  # the thread is quitting: returns at once
-            self._retired.remove(old)
-
     def busy(self) -> bool:
         """A run or a cancelled run's last step is still going."""
-        return self.is_running() or bool(self._retired)
+        return self.is_running() or self._retired.pending()
 
     def is_running(self) -> bool:
         return self.worker is not None and self.worker.is_running()

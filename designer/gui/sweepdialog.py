@@ -20,7 +20,7 @@ from designer.engine.sweep import SweepResult, parse_values, sweep
 from designer.errors import UsageError
 from designer.gui.plots import SweepPlot
 from designer.gui.scenario import workload_entry
-from designer.gui.worker import GeneratorWorker, sent_by
+from designer.gui.worker import GeneratorWorker, RetiredWorkers, sent_by
 from designer.topology.design import SCENARIO_DEFAULTS
 from designer.topology.kinds import FIELDS, KINDS
 
@@ -94,7 +94,7 @@ class SweepDialog(QDialog):
         self.catalog = catalog
         self.design: Any = None
         self.worker: GeneratorWorker | None = None
-        self._retired: list[GeneratorWorker] = []  #: cancelled, finishing their current point
+        self._retired = RetiredWorkers(self)  #: cancelled, finishing their current step
         self.result: SweepResult | None = None
         self._present: dict[str, float | None] = {}
         self.param = QComboBox()
@@ -179,7 +179,7 @@ class SweepDialog(QDialog):
         worker.finished.connect(self._on_finished)
         worker.aborted.connect(self._on_aborted)
         worker.errored.connect(self._on_error)
-        worker.done.connect(self._reap)
+        self._retired.track(worker)
         self.worker = worker
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
@@ -190,30 +190,21 @@ class SweepDialog(QDialog):
         (a point of a large design can take seconds: the window does not wait for it otherwise)."""
         worker, self.worker = self.worker, None
         if worker is not None and worker.is_running():
-            if worker.stop(timeout_ms=0):
+            if self._retired.retire(worker):
                 self.status.setText("Cancelled")
             else:
-                self._retired.append(worker)
                 self.status.setText("Cancelled (the current point finishes in the background)")
         if wait:
-            for old in self._retired:
-                old.stop(timeout_ms=600_000)
-            self._retired.clear()
+            self._retired.wait()
         self.run_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
-
-    def _reap(self) -> None:
-        """A worker's generator has ended: join the threads of cancelled ones."""
-        for old in [w for w in self._retired if w is self.sender()]:
-            old.stop()  # the thread is quitting: returns at once
-            self._retired.remove(old)
 
     def is_running(self) -> bool:
         return self.worker is not None and self.worker.is_running()
 
     def busy(self) -> bool:
         """A sweep or a cancelled sweep's last point is still running."""
-        return self.is_running() or bool(self._retired)
+        return self.is_running() or self._retired.pending()
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt name
         self.cancel(wait=True)

@@ -87,3 +87,39 @@ def sent_by(receiver: QObject, worker: GeneratorWorker | None) -> bool:
     """In a slot of ``receiver``: the signal comes from ``worker``. A cancelled worker may be gone
     by the time its queued signals arrive; ``sender()`` is then None, which must not count."""
     return worker is not None and receiver.sender() is worker
+
+
+class RetiredWorkers(QObject):
+    """Cancelled workers still finishing a step that cannot be interrupted (an engine run): they
+    are kept here, so that no QThread is destroyed while it quits, until they end (or ``wait``)."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._workers: list[GeneratorWorker] = []
+
+    def track(self, worker: "GeneratorWorker") -> None:
+        """Call for every worker started, so that its end is noticed if it gets retired."""
+        worker.done.connect(self._reap)
+
+    def retire(self, worker: "GeneratorWorker") -> bool:
+        """Stop ``worker``; True if it stopped at once, False if it is kept until its step ends."""
+        if worker.stop(timeout_ms=0):
+            return True
+        self._workers.append(worker)
+        return False
+
+    def pending(self) -> bool:
+        return bool(self._workers)
+
+    def wait(self) -> None:
+        """Wait for every retired worker (the window does that when it closes)."""
+        for old in self._workers:
+            old.stop(timeout_ms=600_000)
+        self._workers.clear()
+
+    @Slot()
+    def _reap(self) -> None:
+        """A worker's generator has ended: join the threads of retired ones."""
+        for old in [w for w in self._workers if w is self.sender()]:
+            old.stop()  # the thread is quitting: returns at once
+            self._workers.remove(old)
