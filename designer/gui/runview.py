@@ -217,16 +217,11 @@ class RunView(QWidget):
         self.table.clearContents()
         self.progress.setValue(0)
         self.set_status("Running the engine…")
-        worker = GeneratorWorker(func, *args, **kw)
-        worker.yielded.connect(self._on_item)
-        worker.finished.connect(self._on_finished)
-        worker.aborted.connect(self._on_aborted)
-        worker.errored.connect(self._on_error)
-        self._retired.track(worker)
-        self.worker = worker
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
-        worker.start()
+        self.worker = self._retired.start(func, *args, on_item=self._on_item,
+                                          on_finished=self._on_finished,
+                                          on_aborted=self._on_aborted, on_error=self._on_error, **kw)
 
     def cancel(self, wait: bool = False) -> None:
         """Stop a running run. The timeline stops within one batch; an engine run in progress

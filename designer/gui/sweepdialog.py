@@ -173,17 +173,12 @@ class SweepDialog(QDialog):
         self.progress.setRange(0, len(values))
         self.progress.setValue(0)
         self.status.setText(f"Running {param} over {len(values)} value(s)…")
-        worker = GeneratorWorker(sweep_stream, self.design.copy(), param, values,
-                                 seed=int(self.design.scenario.get("seed", 0)))
-        worker.yielded.connect(self._on_item)
-        worker.finished.connect(self._on_finished)
-        worker.aborted.connect(self._on_aborted)
-        worker.errored.connect(self._on_error)
-        self._retired.track(worker)
-        self.worker = worker
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
-        worker.start()
+        self.worker = self._retired.start(sweep_stream, self.design.copy(), param, values,
+                                          seed=int(self.design.scenario.get("seed", 0)),
+                                          on_item=self._on_item, on_finished=self._on_finished,
+                                          on_aborted=self._on_aborted, on_error=self._on_error)
 
     def cancel(self, wait: bool = False) -> None:
         """Stop a running sweep after its current point; with ``wait``, also wait for the threads

@@ -97,9 +97,19 @@ class RetiredWorkers(QObject):
         super().__init__(parent)
         self._workers: list[GeneratorWorker] = []
 
-    def track(self, worker: "GeneratorWorker") -> None:
-        """Call for every worker started, so that its end is noticed if it gets retired."""
+    def start(self, func: Callable[..., Iterator[Any]], *args: Any, on_item: Callable,
+              on_finished: Callable, on_aborted: Callable, on_error: Callable,
+              **kwargs: Any) -> "GeneratorWorker":
+        """Start ``func(*args, **kwargs)`` in a worker whose signals go to the given methods (of
+        GUI-thread objects: no lambdas), tracked so that it can be retired on cancel."""
+        worker = GeneratorWorker(func, *args, **kwargs)
+        worker.yielded.connect(on_item)
+        worker.finished.connect(on_finished)
+        worker.aborted.connect(on_aborted)
+        worker.errored.connect(on_error)
         worker.done.connect(self._reap)
+        worker.start()
+        return worker
 
     def retire(self, worker: "GeneratorWorker") -> bool:
         """Stop ``worker``; True if it stopped at once, False if it is kept until its step ends."""
