@@ -29,7 +29,7 @@ from designer.engine.workload import (DEFAULT_DATASET_SAMPLES, Workload, bubble_
                                       memory_per_gpu_GB, model_flops_per_iteration, model_state_GB, parameters, short,
                                       training_time_s)
 from designer.errors import UsageError
-from designer.topology.design import SCENARIO_CHOICES
+from designer.topology.design import SCENARIO_CHOICES, SCENARIO_SPEC
 
 #: keyword overrides ``run`` accepts (workload fields, plus ``workload`` = preset id or dict and
 #: ``placement`` = nesting order)
@@ -139,8 +139,9 @@ def check_scenario(scen: dict[str, Any]) -> None:
     if bad:
         raise UsageError(f"scenario per_server must map server ids to one of "
                          f"{', '.join(SCENARIO_CHOICES['offload'])}; got {bad[0][1]!r} for '{bad[0][0]}'")
-    if not isinstance(scen.get("encryption", False), bool):
-        raise UsageError(f"scenario encryption must be true or false, got {scen['encryption']!r}")
+    for key, spec in SCENARIO_SPEC.items():
+        if spec.type is bool and not isinstance(scen.get(key, False), bool):
+            raise UsageError(f"scenario {key} must be true or false, got {short(scen[key])}")
     tenants = scen.get("tenants", 1)
     if isinstance(tenants, bool) or not isinstance(tenants, (int, float)) or not math.isfinite(tenants) \
             or not float(tenants).is_integer() or tenants < 1:

@@ -28,6 +28,9 @@ WORKLOAD_FIELDS = (
 SCENARIO_LABELS = {
     "offload": ("Infrastructure work on", {"host": "host CPU", "dpu": "DPU (offloaded)"}),
     "routing": ("Routing", {"ecmp": "ECMP (flow hash)", "adaptive": "adaptive (spread evenly)"}),
+    "tenant_placement": ("Jobs placed", {"packed": "packed (own leaves)",
+                                         "scattered": "scattered (fragmented)"}),
+    "storage_transport": ("Storage transport", {"rdma": "NVMe-oF over RDMA", "tcp": "NVMe/TCP"}),
 }
 
 #: tooltips of the scenario rows whose labels are short
@@ -35,7 +38,13 @@ ROW_TIPS = {
     "offload": "Where the network, storage and security work of the servers runs: on the host "
                "CPUs, or offloaded to the DPUs",
     "encryption": "Encrypt all traffic in flight (IPsec/TLS)",
-    "tenants": "Number of training jobs that share the network fabric",
+    "tenants": "Number of training jobs that share the network fabric: the servers are split "
+               "into this many equal jobs, each running the workload",
+    "tenant_placement": "Which servers each job gets: consecutive ones (packed) or every "
+                        "tenants-th one (scattered, as a fragmented scheduler leaves them)",
+    "storage_transport": "Transport of the NVMe-oF storage reads and checkpoint writes",
+    "gds": "Storage reads go straight into GPU memory (GPUDirect Storage) instead of through "
+           "a bounce buffer in host memory",
 }
 
 
@@ -90,6 +99,9 @@ class ScenarioPanel(QWidget):
         self.encryption = QCheckBox("in flight")
         self.encryption.clicked.connect(lambda c: self._set_scenario("encryption", bool(c)))
         sform.addRow("Encryption", self.encryption)
+        self.gds = QCheckBox("GPUDirect Storage")
+        self.gds.clicked.connect(lambda c: self._set_scenario("gpudirect_storage", bool(c)))
+        sform.addRow("Storage reads", self.gds)
         self.tenants = self._spin(QSpinBox(), "tenants")
         sform.addRow("Jobs on the fabric", self.tenants)
         self.checkpoint = self._spin(QDoubleSpinBox(suffix=" s", decimals=0), "checkpoint_interval_s")
@@ -138,6 +150,7 @@ class ScenarioPanel(QWidget):
             for key, box in self.choices.items():
                 box.setCurrentIndex(max(0, box.findData(sc.get(key))))
             self.encryption.setChecked(bool(sc.get("encryption")))
+            self.gds.setChecked(bool(sc.get("gpudirect_storage")))
             for key, spin in (("tenants", self.tenants), ("checkpoint_interval_s", self.checkpoint),
                               ("seed", self.seed)):
                 spin.setValue(SCENARIO_SPEC[key].type(sc.get(key, SCENARIO_DEFAULTS[key])))

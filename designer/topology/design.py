@@ -97,7 +97,16 @@ SCENARIO_SPEC: dict[str, Setting] = {s.name: s for s in (
     Setting("routing", str, "ecmp", "ecmp (flow hash) or adaptive (spread evenly)",
             choices=("ecmp", "adaptive")),
     Setting("encryption", bool, False, "encrypt traffic in flight (per tenant)"),
-    Setting("tenants", int, 1, "training jobs sharing the fabric", minimum=1, maximum=1024),
+    Setting("tenants", int, 1, "training jobs sharing the fabric: the servers are split into this "
+            "many equal jobs, each running the workload", minimum=1, maximum=1024),
+    Setting("tenant_placement", str, "packed", "how the jobs' servers are chosen: packed (each "
+            "job on consecutive servers, so mostly its own leaves) or scattered (server i to job "
+            "i mod tenants, as a fragmented scheduler leaves them)", choices=("packed", "scattered")),
+    Setting("storage_transport", str, "rdma", "NVMe-oF transport of the storage reads and "
+            "checkpoint writes: rdma (RoCE/InfiniBand) or tcp (NVMe/TCP, kernel stack)",
+            choices=("rdma", "tcp")),
+    Setting("gpudirect_storage", bool, False, "storage reads go straight into GPU memory "
+            "(GPUDirect Storage) instead of through a bounce buffer in host memory"),
     Setting("checkpoint_interval_s", float, 3600.0, "seconds between two checkpoints",
             minimum=0, maximum=1e7, zero="no checkpoints"),
     # 2^31 - 1: the largest value the GUI's spin box holds
