@@ -144,3 +144,26 @@ def test_impossible_sizes_are_refused_before_building(catalog, options, message)
         TEMPLATES["leaf-spine"](catalog=catalog, **options)
     with pytest.raises(UsageError, match="a smaller --k"):
         TEMPLATES["fat-tree"](k=200, catalog=catalog)
+
+
+@pytest.mark.parametrize("switch,ratio", [("sn5600", 1.0), ("sn5600", 2.0), ("qm9700", 3.0)])
+def test_oversubscription_is_a_bandwidth_ratio(catalog, switch, ratio):
+    # DGX H100 NICs run at 400 Gb/s; the SN5600's ports at 800 Gb/s. A full leaf's host
+    # bandwidth over its uplink bandwidth must not exceed the ratio asked for, and come close
+    # to it (within one port's share), whatever the two speeds are.
+    d = leaf_spine(servers=64, switch=switch, oversubscription=ratio, storage="none", catalog=catalog)
+    topo = d.topology
+    for leaf in topo.switches("leaf"):
+        down = up = 0.0
+        for link in topo.links_of(leaf.id):
+            other = topo.get(link.other(leaf.id))
+            bw = link.capacity_Gbps
+            if other.kind == "switch":
+                up += bw
+            else:
+                down += bw
+        ports = int(catalog.get("switch", switch)["ports"])
+        used = sum(l.lanes for l in topo.links_of(leaf.id))
+        assert down / up <= ratio + 1e-9
+        if used == ports:  # a full leaf: one more host port would break the ratio
+            assert (down + 400.0) / (up - catalog.get("switch", switch)["port_speed_Gbps"]) > ratio

@@ -155,14 +155,32 @@ class _Builder:
         self.topo.update_component(cid, parent=rack, slot=next_u)
         self._fill[row] = (rack, next_u + units, count + 1, used_W + power)
 
-    def leaf_ports(self, model: str, oversubscription: float) -> tuple[int, int]:
-        """(ports to hosts, ports to spines) of a leaf of ``model``."""
+    def leaf_ports(self, model: str, oversubscription: float,
+                   ends: list[str] | None = None) -> tuple[int, int]:
+        """(ports to hosts, ports to spines) of a leaf of ``model`` whose host ports link to
+        ``ends`` (NIC/DPU/storage ids; None: host links at the switch's own port speed).
+
+        Oversubscription is a ratio of bandwidth, not of ports: ``D·d = r·U·u`` for ``D`` host
+        ports at ``d`` Gb/s and ``U = P − D`` uplinks at the switch's speed ``u``, so
+        ``D = floor(r·u·P / (d + r·u))``; with ``d = u`` that is ``floor(P·r / (1 + r))``.
+        ``d`` is the fastest host link (a link runs at the slower end's speed, :meth:`link`), so
+        the ratio is not exceeded on any leaf.
+        """
         if not (math.isfinite(oversubscription) and oversubscription >= 1.0):
             raise UsageError(f"--oversubscription {oversubscription:g}: must be a finite number, 1 or "
-                             f"more (downlink:uplink ratio)")
-        ports = int(self.fig("switch", model)["ports"])
-        down = int(ports * oversubscription // (1.0 + oversubscription))
+                             f"more (downlink:uplink bandwidth ratio)")
+        fig = self.fig("switch", model)
+        ports, up_Gbps = int(fig["ports"]), float(fig["port_speed_Gbps"])
+        down_Gbps = self.host_link_Gbps(model, ends)
+        down = int(oversubscription * up_Gbps * ports // (down_Gbps + oversubscription * up_Gbps))
         return down, ports - down
+
+    def host_link_Gbps(self, model: str, ends: list[str] | None) -> float:
+        """Speed of the fastest link from ``ends`` to a switch of ``model``."""
+        up_Gbps = float(self.fig("switch", model)["port_speed_Gbps"])
+        speeds = [min(up_Gbps, float(self.res(self.topo.components[e])["port_speed_Gbps"]))
+                  for e in dict.fromkeys(ends or []) if self.topo.components[e].kind != "gpu_server"]
+        return max(speeds, default=up_Gbps)
 
     def leaves(self, groups: list[list[str]], model: str) -> list[str]:
         """One leaf per group of endpoints (an id repeated n times takes n ports, one link)."""
@@ -279,7 +297,7 @@ def _appliance_ports(b: _Builder, appliances: list[str]) -> list[str]:
 def _separate_storage(b: _Builder, servers: list[str], appliances: list[str], switch: str,
                       oversubscription: float) -> None:
     ends = _storage_devices(b, servers) + _appliance_ports(b, appliances)
-    down, up = b.leaf_ports(switch, oversubscription)
+    down, up = b.leaf_ports(switch, oversubscription, ends)
     b.spines(b.leaves(_chunks(ends, down), switch), up, switch, core=True)
 
 
@@ -316,7 +334,7 @@ def leaf_spine(servers: int = 16, server: str = "dgx-h100", gpus_per_server: int
     ends = [d for devs in devices for d in devs]
     if storage == "converged":
         ends += _appliance_ports(b, appliances)
-    down, up = b.leaf_ports(switch, oversubscription)
+    down, up = b.leaf_ports(switch, oversubscription, ends)
     b.spines(b.leaves(_chunks(ends, down), switch), up, switch)
     if storage == "separate":
         _separate_storage(b, ids, appliances, switch, oversubscription)
@@ -385,8 +403,10 @@ def rail_optimized(servers: int = 256, server: str = "dgx-h100", gpus_per_server
         raise UsageError(f"--su-size {su_size} leaves no uplink on a {ports}-port '{switch}' leaf")
     if not oversubscription >= 1.0:
         raise UsageError("--oversubscription must be 1 or more (downlink:uplink bandwidth)")
-    up = min(ports - su_size, math.ceil(su_size / oversubscription))
     ids, devices = _servers(b, servers, server, gpus_per_server, dpu, nic)
+    # bandwidth ratio (see _Builder.leaf_ports): su_size host links at d over up links at u
+    ratio = b.host_link_Gbps(switch, devices[0]) / float(b.fig("switch", switch)["port_speed_Gbps"])
+    up = min(ports - su_size, math.ceil(su_size * ratio / oversubscription - 1e-9))
     rails = len(devices[0])
     units = _chunks(list(range(servers)), su_size)
     appliances = _appliances(b, _storage_count(storage, storage_count, servers, su_size), storage_model)
@@ -396,8 +416,9 @@ def rail_optimized(servers: int = 256, server: str = "dgx-h100", gpus_per_server
             by_rail[r] += b.leaves([[devices[s][r] for s in members]], switch)
     leaves = [leaf for su in range(len(units)) for leaf in (by_rail[r][su] for r in range(rails))]
     if storage == "converged":
-        down, _ = b.leaf_ports(switch, oversubscription)
-        leaves += b.leaves(_chunks(_appliance_ports(b, appliances), down), switch)
+        ports_of = _appliance_ports(b, appliances)
+        down, _ = b.leaf_ports(switch, oversubscription, ports_of)
+        leaves += b.leaves(_chunks(ports_of, down), switch)
     if len(leaves) <= ports:
         b.spines(leaves, up, switch)
     elif storage == "converged":
