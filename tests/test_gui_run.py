@@ -148,3 +148,21 @@ def test_a_design_runs_with_its_scenario_seed(view, qtbot, monkeypatch):
     view.run_design()
     qtbot.waitUntil(lambda: view.status.text() == "Done", timeout=5000)
     assert seeds == [17]
+
+
+def test_a_run_that_cannot_finish_says_so_and_why(view, qtbot):
+    # no checkpoints, 16,384 GPUs failing every ~3 h, 20 days of work: the run restarts from zero
+    # at every failure and is stopped; the table and the status say it did not finish and why
+    common = dict(tokens_per_iteration=1e6, token_budget=1e6 * 20 * 86400 / 2.0, n_gpus=16384,
+                  failure_rate_per_gpu_hour=2e-5, checkpoint_interval_s=0.0)
+    inputs = {"host": TimelineInputs(iteration_s=2.0, **common),
+              "dpu": TimelineInputs(iteration_s=2.0, **common).with_(checkpoint_interval_s=3600.0,
+                                                                      checkpoint_write_s=30.0)}
+    with qtbot.waitSignal(view.run_finished, timeout=30_000) as done:
+        view.run_inputs(inputs, target_samples=2000)
+    summaries = done.args[0]
+    assert not summaries["host"].finished and summaries["dpu"].finished
+    assert "does not finish" in view.table.item(0, 0).text()
+    assert "does not finish" not in view.table.item(1, 0).text()
+    assert "checkpoint_interval_s" in view.table.item(0, 0).toolTip()
+    assert "does not finish" in view.status.text() and "checkpoint" in view.status.text()

@@ -165,3 +165,15 @@ def test_report_command_bad_input_is_one_line(tmp_path, capsys, args, message):
     assert main(["report", str(EXAMPLE), *args]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_run_without_checkpoints_that_cannot_finish_is_reported_as_such(qapp, tmp_path):
+    # checkpoints off: every failure restarts the 330-day run from zero; the report must not show
+    # a wall time as if the run had ended, but say it does not finish and what to change
+    design = fileformat.load(EXAMPLE)
+    design.scenario["checkpoint_interval_s"] = 0
+    info = build_report(design, load_catalog(), tmp_path / "r.pdf", date="2025-01-31")
+    text = _words(" ".join(p.extract_text() for p in PdfReader(str(info.pdf)).pages))
+    assert text.count("the run does not finish") == 2  # both scenarios
+    assert "Write checkpoints more often (scenario checkpoint_interval_s)" in text
+    assert "<b>" not in text

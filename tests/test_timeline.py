@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from designer.engine.timeline import (LLAMA3_FAILURES_PER_GPU_HOUR, STATES, TimelineInputs,
-                                      TimelineRun, inputs_for, simulate, write_csv)
+from designer.engine.timeline import (LLAMA3_FAILURES_PER_GPU_HOUR, MAX_SLOWDOWN, STATES, TimelineInputs,
+                                      TimelineRun, expected_wall_s, inputs_for, simulate, write_csv)
 from designer.errors import UsageError
 
 DATA = Path(__file__).parent / "data"
@@ -185,3 +185,41 @@ def test_csv_has_the_columns_and_every_row(tmp_path):
     assert restart["iteration_s"] == "" and float(restart["dt_s"]) == pytest.approx(600)
     with pytest.raises(UsageError, match="cannot write the timeline"):
         write_csv(simulate(base())[0], str(tmp_path / "missing" / "t.csv"))
+
+
+@pytest.mark.parametrize("interval", [0.0, 3600.0])
+def test_wall_time_follows_the_closed_form_expectation(interval):
+    # run length L = 20,000 x 10 s = 2.3 days; 1,024 GPUs at 2e-5 failures per GPU-hour fail
+    # every ~49 h: without checkpoints a failure usually throws away a day or more of work
+    inp = base(failure_rate_per_gpu_hour=2e-5, checkpoint_interval_s=interval,
+               checkpoint_write_s=60.0 if interval else 0.0, restart_s=600.0)
+    walls = [simulate(inp, seed=s)[1].wall_s for s in range(30)]
+    expected = expected_wall_s(inp)
+    free = expected_wall_s(inp.with_(failure_rate_per_gpu_hour=0.0))
+    assert expected > free
+    # the mean of 30 runs within 4 standard errors of the expectation
+    assert abs(np.mean(walls) - expected) < 4 * np.std(walls) / math.sqrt(len(walls)) + 0.01 * expected
+
+
+def test_a_run_that_cannot_finish_stops_with_the_reason():
+    # 16,384 GPUs fail every ~3 h; 60 days without checkpoints restart from zero each time:
+    # expected wall time e^(480) x 3 h. The simulation stops at MAX_SLOWDOWN x 60 days.
+    inp = base(n_gpus=16384, failure_rate_per_gpu_hour=2e-5, checkpoint_interval_s=0.0,
+               token_budget=1e6 * 60 * DAY / 10.0)
+    run = TimelineRun(inp, seed=0, target_samples=5000)
+    rows = sum(len(b) for b in run.batches())
+    s = run.summary
+    assert not s.finished and s.goodput == 0.0 and s.useful_s == 0.0
+    assert s.wall_s == pytest.approx(MAX_SLOWDOWN * 60 * DAY, rel=0.01)
+    assert s.expected_wall_s > 1e6 * s.wall_s
+    # about target_samples blocks, plus the cut block and the restart of each failure
+    assert rows <= 1.2 * 5000 + 2 * s.failures
+    text = s.unfinished_text()
+    assert "does not finish" in text and "checkpoint_interval_s" in text
+    json.dumps(s.to_json(), allow_nan=True)
+    # with hourly checkpoints the same run finishes, in about the failure-free time plus waste
+    run = TimelineRun(inp.with_(checkpoint_interval_s=3600.0, checkpoint_write_s=30.0), seed=0)
+    for _ in run.batches():
+        pass
+    assert run.summary.finished and run.summary.unfinished_text() == ""
+    assert run.summary.wall_s < 1.5 * 60 * DAY

@@ -63,6 +63,11 @@ STATES = ("training", "checkpoint", "restart")
 TRAINING, CHECKPOINT, RESTART = range(3)
 _COL = {name: i for i, name in enumerate(COLUMNS)}
 
+#: the simulation stops once the wall clock passes this many times the failure-free run time
+#: (the run "does not finish"): without checkpoints a long run restarts from zero at every
+#: failure and its expected length grows as e^(run / MTBF) (:func:`expected_wall_s`)
+MAX_SLOWDOWN = 20.0
+
 #: above this many iterations per block, a block's summed iteration time is drawn from its normal
 #: approximation (central limit theorem) instead of iteration by iteration
 _EXACT_BLOCK = 64
@@ -230,6 +235,8 @@ class TimelineSummary:
     checkpoints: int
     time_s: dict[str, float]  #: wall time by what it went to (useful, data_stall, checkpoint, restart, lost)
     mean_iteration_s: float  #: (iteration + data stall time) / iterations run
+    finished: bool = True  #: False: stopped at MAX_SLOWDOWN x the failure-free time
+    expected_wall_s: float = math.nan  #: closed-form expectation (:func:`expected_wall_s`)
 
     @property
     def training_time_days(self) -> float:
@@ -240,7 +247,23 @@ class TimelineSummary:
                 "useful_s": self.useful_s, "goodput": self.goodput, "iterations": self.iterations,
                 "iterations_run": self.iterations_run, "failures": self.failures,
                 "checkpoints": self.checkpoints, "time_s": dict(self.time_s),
-                "mean_iteration_s": self.mean_iteration_s}
+                "mean_iteration_s": self.mean_iteration_s, "finished": self.finished,
+                "expected_wall_s": self.expected_wall_s}
+
+    def unfinished_text(self) -> str:
+        """Why the run was stopped, for users ('' when it finished)."""
+        if self.finished:
+            return ""
+        days = self.expected_wall_s / 86400.0
+        years = days / 365.25
+        expect = ("longer than any number here" if not math.isfinite(days) else
+                  f"about {years:.2g} years" if years >= 1e6 else
+                  f"about {years:,.0f} years" if years >= 3 else f"about {days:,.0f} days")
+        return (f"the run does not finish: after {self.training_time_days:,.0f} days of wall time "
+                f"({MAX_SLOWDOWN:g} x its failure-free length) only {self.iterations_run:,} iterations "
+                f"had run, and none is safe unless a checkpoint completes; the expected wall time "
+                f"is {expect}. Write checkpoints more often (scenario checkpoint_interval_s) so a "
+                f"failure loses less work")
 
 
 def _max_normal_moments(n: int) -> tuple[float, float]:
@@ -262,7 +285,13 @@ class TimelineRun:
         self.seed = int(seed)
         self.batch_rows = max(1, int(batch_rows))
         n = inputs.iterations
-        k = max(1, math.ceil(n / max(1, target_samples)))
+        # iterations that will run, lost ones included: about n x the expected slowdown. Counted
+        # only when failures at least double the run, so that at usual failure rates the blocks
+        # (and so the jitter draws) are the same with failures on and off
+        free = expected_wall_s(inputs.with_(failure_rate_per_gpu_hour=0.0))
+        slowdown = min(MAX_SLOWDOWN, expected_wall_s(inputs) / free) if free > 0 else 1.0
+        slowdown = slowdown if slowdown > 2.0 else 1.0
+        k = max(1, math.ceil(n * slowdown / max(1, target_samples)))
         if inputs.checkpoint_interval_s > 0:  # several blocks per checkpoint interval
             k = min(k, max(1, int(inputs.checkpoint_interval_s / (4 * inputs.base_s))))
         self.block = k
@@ -341,7 +370,12 @@ class TimelineRun:
             since_ckpt = 0.0
             need_fill = reads
 
+        limit = MAX_SLOWDOWN * expected_wall_s(inp.with_(failure_rate_per_gpu_hour=0.0))
+        finished = True
         while done + pending < n_total:
+            if t > limit:
+                finished = False
+                break
             kb = min(k, n_total - done - pending)
             if kb == k:
                 if si >= len(sums):
@@ -382,8 +416,8 @@ class TimelineRun:
             stall_total += stall
             run_iter_s += dt
             emit(dt, kb * busy / dt, True, net * kb, read, 0.0, dt / kb, TRAINING)
-            finished = done + pending >= n_total
-            if (not finished and inp.checkpoint_interval_s > 0
+            last = done + pending >= n_total
+            if (not last and inp.checkpoint_interval_s > 0
                     and since_ckpt >= inp.checkpoint_interval_s):
                 w = inp.checkpoint_write_s
                 if w > to_failure:  # interrupted while writing: the checkpoint never completes
@@ -408,7 +442,11 @@ class TimelineRun:
             if len(rows) >= self.batch_rows:
                 yield Samples(np.array(rows))
                 rows = []
-        useful += pend_iter_s
+        if finished:
+            useful += pend_iter_s
+        else:  # stopped: the work since the last checkpoint never becomes safe
+            lost_total += pend_iter_s + pend_stall_s
+            lost_stall += pend_stall_s
         if rows:
             yield Samples(np.array(rows))
         self.progress = 1.0
@@ -417,7 +455,36 @@ class TimelineRun:
             iterations_run=iterations_run, failures=failures, checkpoints=checkpoints,
             time_s={"useful": useful, "data_stall": stall_total - lost_stall,
                     "checkpoint": ckpt_total, "restart": restart_total, "lost": lost_total},
-            mean_iteration_s=run_iter_s / iterations_run if iterations_run else math.nan)
+            mean_iteration_s=run_iter_s / iterations_run if iterations_run else math.nan,
+            finished=finished, expected_wall_s=expected_wall_s(inp))
+
+
+def expected_wall_s(inp: TimelineInputs) -> float:
+    """Expected wall time of the run with Poisson failures, in closed form.
+
+    Work is made safe in segments: the run is cut by checkpoints every ``checkpoint_interval_s``
+    of wall time into ``n = L / tau`` segments (L = iterations x iteration_s, the failure-free
+    length; without checkpoints one segment of length L). A segment of length
+    ``s = tau + w`` (w: the checkpoint write) with failures at rate ``lam`` (mean time between
+    failures ``M = 1/lam``) and a restart of R after each takes, by the renewal argument
+    ``E = E[min(X, s)] + P(X < s)·(R + E)`` with X ~ Exp(lam),
+    ``E = (M + R)·(e^(s/M) − 1)`` — Daly's estimate (J. T. Daly, "A higher order estimate of the
+    optimum checkpoint interval for restart dumps", FGCS 22, 2006, eq. 3) without failures during
+    the restart, which this timeline does not draw either. Without failures it is ``L + n·w``.
+    Data stalls of a restart's first batch are not counted (small against any segment).
+    """
+    L = inp.iterations * inp.iteration_s
+    tau = inp.checkpoint_interval_s if 0 < inp.checkpoint_interval_s < L else L
+    w = inp.checkpoint_write_s if tau < L else 0.0
+    n = L / tau
+    lam = inp.failure_rate_per_gpu_hour * inp.n_gpus / 3600.0
+    if lam <= 0:
+        return L + max(math.ceil(n) - 1, 0) * w
+    M = 1.0 / lam
+    x = (tau + w) / M
+    if x > 700:  # e^x overflows a float: longer than anything that can be run
+        return math.inf
+    return n * (M + inp.restart_s) * math.expm1(x)
 
 
 def simulate(inputs: TimelineInputs, **kw: Any) -> tuple[Samples, TimelineSummary]:

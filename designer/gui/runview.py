@@ -29,7 +29,8 @@ from designer.gui.worker import GeneratorWorker, RetiredWorkers, sent_by
 from designer.topology.kinds import KIND_LABEL
 
 SCENARIOS = ("host", "dpu")
-_SUMMARY_ROWS = (("Training time (days)", lambda s: f"{s.training_time_days:.1f}"),
+_SUMMARY_ROWS = (("Training time (days)", lambda s: f"{s.training_time_days:.1f}" if s.finished
+                  else f"> {s.training_time_days:,.0f} (does not finish)"),
                  ("Goodput", lambda s: f"{100 * s.goodput:.1f}%"),
                  ("Mean iteration (s)", lambda s: f"{s.mean_iteration_s:.3f}"),
                  ("Failures", lambda s: f"{s.failures}"),
@@ -281,12 +282,15 @@ class RunView(QWidget):
         for col, (_, fmt) in enumerate(_SUMMARY_ROWS):
             cell = QTableWidgetItem(fmt(summary))
             cell.setTextAlignment(Qt.AlignCenter)
+            cell.setToolTip(summary.unfinished_text())
             self.table.setItem(row, col, cell)
 
     def _on_finished(self) -> None:
         if not self._from_current():
             return
-        self._ended("Done")
+        stopped = [f"{SCENARIO_LABEL[k]}: {v.unfinished_text()}" for k, v in self.summaries.items()
+                   if not v.finished]
+        self._ended("Done. " + " ".join(stopped) if stopped else "Done")
         self.progress.setValue(1000)
         self.run_finished.emit(dict(self.summaries))
 

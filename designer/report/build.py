@@ -357,6 +357,8 @@ def _utilization(data: ReportData, charts: dict[str, tuple[float, float]]) -> st
              f"{PLOT_BINS} equal slices of the run."),
         *[image(name, *size, DPI) for name, size in charts.items()],
         table(["Run", LABEL["host"], LABEL["dpu"]], rows, [40, 30, 30], "lrr"),
+        *[para(f"{LABEL[s]}: {data.timelines[s][1].unfinished_text()}.") for s in SCENARIOS
+          if not data.timelines[s][1].finished],
     ])
 
 
