@@ -186,3 +186,32 @@ def test_scenario_editors_follow_the_spec_and_zero_means_no_checkpoints(qtbot, a
     w.editor.stack.undo()
     assert w.design.scenario["checkpoint_interval_s"] == 3600.0
     qtbot.waitUntil(lambda: spin.text() != "no checkpoints", timeout=1000)
+
+
+def test_every_scenario_setting_has_an_editor_that_edits_it_as_one_undo_step(qtbot, answers):
+    from designer.topology.design import SCENARIO_SPEC
+
+    w = open_window(qtbot)
+    panel = w.scenario
+    from PySide6.QtWidgets import QFormLayout, QGroupBox
+
+    form = next(g for g in panel.findChildren(QGroupBox) if g.title() == "Scenario").layout()
+    assert isinstance(form, QFormLayout)
+    labels = [form.itemAt(i, QFormLayout.LabelRole).widget().text() for i in range(form.rowCount())]
+    # one row per setting the user sets (per_server is edited per server, in the inspector)
+    assert len(labels) == len([k for k in SCENARIO_SPEC if k != "per_server"])
+    before = dict(w.design.scenario)
+    panel.gds.click()
+    assert w.design.scenario["gpudirect_storage"] is True
+    box = panel.choices["storage_transport"]
+    box.setCurrentIndex(box.findData("tcp"))
+    box.activated.emit(box.currentIndex())
+    assert w.design.scenario["storage_transport"] == "tcp"
+    box = panel.choices["tenant_placement"]
+    box.activated.emit(box.findData("scattered"))
+    assert w.design.scenario["tenant_placement"] == "scattered"
+    for _ in range(3):
+        w.editor.stack.undo()
+    assert w.design.scenario == before
+    qtbot.waitUntil(lambda: not panel.gds.isChecked()
+                    and panel.choices["storage_transport"].currentData() == "rdma", timeout=1000)

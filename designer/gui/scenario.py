@@ -89,25 +89,28 @@ class ScenarioPanel(QWidget):
         sform = QFormLayout(sc)
         self.choices: dict[str, QComboBox] = {}
         for key, values in SCENARIO_CHOICES.items():
-            label, names = SCENARIO_LABELS.get(key, (key, {}))
             box = narrow_combo(QComboBox())
+            names = SCENARIO_LABELS.get(key, (key, {}))[1]
             for v in values:
                 box.addItem(names.get(v, v), v)
             box.activated.connect(lambda i, k=key, b=box: self._set_scenario(k, b.itemData(i)))
-            sform.addRow(label, box)
             self.choices[key] = box
         self.encryption = QCheckBox("in flight")
         self.encryption.clicked.connect(lambda c: self._set_scenario("encryption", bool(c)))
-        sform.addRow("Encryption", self.encryption)
         self.gds = QCheckBox("GPUDirect Storage")
         self.gds.clicked.connect(lambda c: self._set_scenario("gpudirect_storage", bool(c)))
-        sform.addRow("Storage reads", self.gds)
         self.tenants = self._spin(QSpinBox(), "tenants")
-        sform.addRow("Jobs on the fabric", self.tenants)
         self.checkpoint = self._spin(QDoubleSpinBox(suffix=" s", decimals=0), "checkpoint_interval_s")
-        sform.addRow("Checkpoint every", self.checkpoint)
         self.seed = self._spin(QSpinBox(), "seed")
-        sform.addRow("Random seed", self.seed)
+        rows = [("offload", None), ("routing", None), ("Encryption", self.encryption),
+                ("storage_transport", None), ("Storage reads", self.gds),
+                ("Jobs on the fabric", self.tenants), ("tenant_placement", None),
+                ("Checkpoint every", self.checkpoint), ("Random seed", self.seed)]
+        rows += [(key, None) for key in self.choices if key not in dict(rows)]
+        for label, widget in rows:
+            if widget is None:
+                widget, label = self.choices[label], SCENARIO_LABELS.get(label, (label, {}))[0]
+            sform.addRow(label, widget)
         for field, tip in ROW_TIPS.items():
             sform.labelForField(self.choices.get(field) or getattr(self, field)).setToolTip(tip)
         layout.addWidget(sc)
