@@ -42,7 +42,7 @@ def _pct(v: float) -> str:
 
 
 def format_table(cmp) -> str:
-    from designer.engine.compare import LABEL
+    from designer.engine.compare import LABEL, loading
 
     names = list(cmp.runs)
     runs = [cmp.runs[n] for n in names]
@@ -73,6 +73,11 @@ def format_table(cmp) -> str:
     for t in runs[0].host_cpu["by_task"]:
         if any(r.host_cpu["by_task"].get(t, 0.0) for r in runs):
             row(f"  {t}", [f"{100 * r.host_cpu['by_task'].get(t, 0.0):.1f}%" for r in runs])
+    loads = [loading(r) for r in runs]
+    if any(loads):
+        row("loader cores need/free", ["-" if g is None else
+                                       f"{g['load_cores_needed']:.1f}/{g['load_cores_free']:.1f}"
+                                       for g in loads])
     engines = sorted({e for r in runs for e in r.dpu})
     for e in engines:
         row(f"DPU {e} engine load", [f"{100 * r.dpu[e]:.0f}%" if e in r.dpu else "-" for r in runs])

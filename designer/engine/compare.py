@@ -7,8 +7,10 @@ them; every NIC is modelled as the catalog DPU of the same line rate
 the design's own per-server mix, when it has one (``scenario.per_server``).
 
 Deltas are ``dpu − host`` (absolute and in % of host). Each iteration-time part that differs gets
-a reason: the bottleneck sentence of the run where the part is larger. The GUI and the report use
-these numbers through :func:`compare`.
+a reason: the bottleneck sentence of the run where the part is larger. Besides, a reason line says
+how the host infrastructure share moved, how the cores left for host data loading moved when the
+loaders lack cores in either run (offloading the stacks hands their cores to the loaders), and
+why the energy changed. The GUI and the report use these numbers through :func:`compare`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from designer.engine import pipeline
+from designer.engine.resources import INFRA_TASKS
 from designer.engine.resources_adapter import dpu_for_nic
 from designer.engine.result import BREAKDOWN_KEYS, Result, clean
 
@@ -37,6 +40,8 @@ REASON_OF = {"host_cpu_slowdown": "host cpu on", "dpu_slowdown": "engine on", "d
              "straggler": "stragglers", "checkpoint": "checkpoints", "dp_exposed": "dp ",
              "tp_comm": "tp all-reduce", "pp_comm": "pipeline send"}
 VENDOR_CLAIM = (0.25, 0.40)  #: share of host cycles on infrastructure the DPU vendor quotes
+#: cores for data loading must move by at least this much (per server) to be worth a line
+MIN_CORES = 0.05
 
 
 @dataclass
@@ -77,7 +82,8 @@ def _reason(part: str, host: Result, dpu: Result, d: float) -> str:
     """``part`` changes by ``d`` seconds: the bottleneck sentences behind it, larger run first."""
     key = REASON_OF.get(part)
     order = (("host", host), ("dpu", dpu)) if d < 0 else (("dpu", dpu), ("host", host))
-    whys = [f"{LABEL[name]}: {why}" for name, r in order
+    # the sentences without their remedies, which the runs' bottleneck lists give in full
+    whys = [f"{LABEL[name]}: {why.split('; remedies:')[0]}" for name, r in order
             for why in [next((b for b in r.bottlenecks if key and key in b.lower()), "")] if why]
     sign = "+" if d > 0 else "−"
     text = f"{part} {sign}{abs(d):.3g} s per iteration with DPU offload"
@@ -85,13 +91,48 @@ def _reason(part: str, host: Result, dpu: Result, d: float) -> str:
 
 
 def _host_reason(host: Result, dpu: Result) -> str | None:
+    """How the infrastructure tasks' shares of host cycles moved (tasks moving under 0.05
+    points are left out; data loading stays on the host and has its own line)."""
     a, b = host.host_cpu.get("by_task", {}), dpu.host_cpu.get("by_task", {})
-    moved = [(t, b.get(t, 0.0) - v) for t, v in a.items() if abs(b.get(t, 0.0) - v) > 1e-4]
+    moved = [(t, b.get(t, 0.0) - a.get(t, 0.0)) for t in INFRA_TASKS
+             if abs(b.get(t, 0.0) - a.get(t, 0.0)) >= 5e-4]
     if not moved:
         return None
     parts = ", ".join(f"{t} {100 * d:+.1f} pts" for t, d in moved)
     return (f"host CPU infrastructure share {100 * host.host_cpu['infra_fraction']:.1f}% → "
             f"{100 * dpu.host_cpu['infra_fraction']:.1f}% ({parts}): the DPU runs those stacks")
+
+
+def loading(r: Result) -> dict[str, Any] | None:
+    """The server group whose host data loading is tightest (fewest free cores beyond its need):
+    ``load_cores_needed``, ``load_cores_free``, ``infra_cores`` ... of ``ResourceReport.groups``;
+    None when no server loads data on its CPU."""
+    groups = [g for g in (r.resources or {}).get("groups", []) if g.get("load_cores_needed", 0.0) > 0]
+    return min(groups, key=lambda g: g["load_cores_free"] - g["load_cores_needed"], default=None)
+
+
+def _loading_reason(host: Result, dpu: Result) -> str | None:
+    """Host data loading short of cores in either run, and the cores offloading gave it."""
+    a, b = loading(host), loading(dpu)
+    if a is None or b is None:
+        return None
+    short = {name: g["load_cores_needed"] > g["load_cores_free"] for name, g in (("host", a), ("dpu", b))}
+    moved = max(abs(b["load_cores_free"] - a["load_cores_free"]),
+                abs(b["load_cores_needed"] - a["load_cores_needed"]))
+    if not any(short.values()) or moved < MIN_CORES:
+        return None
+    if short["host"] and not short["dpu"]:
+        outcome = "offloading frees enough cores: the loaders keep up"
+    elif short["host"]:
+        outcome = ("the loaders are short of cores in both runs: more CPU cores or decoding on the "
+                   "GPU (e.g. NVIDIA DALI) would remove the stall")
+    else:
+        outcome = ("the offloaded run iterates faster, so its loaders must deliver more samples per "
+                   "second than its cores allow")
+    return (f"host CPU data loading: host-managed needs {a['load_cores_needed']:.1f} cores per "
+            f"server with {a['load_cores_free']:.1f} free, DPU-offloaded {b['load_cores_needed']:.1f} "
+            f"with {b['load_cores_free']:.1f} free (host network and storage stacks "
+            f"{a['infra_cores']:.1f} → {b['infra_cores']:.1f} cores); {outcome}")
 
 
 def _energy_reason(host: Result, dpu: Result) -> str | None:
@@ -135,6 +176,7 @@ def compare(design, catalog, *, scenario: dict[str, Any] | None = None, seed: in
     deltas["dpu_utilization"] = dict(dpu.dpu)
     reasons = [_reason(k, host, dpu, v["delta"]) for k, v in deltas["breakdown_s"].items()
                if abs(v["delta"]) > MIN_DIFFERENCE * host.iteration_time_s]
-    reasons += [r for r in (_host_reason(host, dpu), _energy_reason(host, dpu)) if r]
+    reasons += [r for r in (_host_reason(host, dpu), _loading_reason(host, dpu),
+                            _energy_reason(host, dpu)) if r]
     return Comparison(runs, deltas, reasons, _nic_notes(design, catalog))
 

@@ -9,8 +9,11 @@ number, so the functions are testable without the catalog:
 * virtual switch / overlay: ``vswitch_cycles_per_packet`` per ``vswitch_packet_bytes`` (OVS kernel
   datapath with GSO/GRO aggregates);
 * storage: per IO (``block_io_cycles`` for a local or DPU-emulated NVMe device,
-  ``nvmeof_initiator_io_cycles`` for the host's NVMe-oF initiator) plus per byte (kernel TCP for
-  NVMe/TCP, ``bounce_copy_cycles_per_byte`` without GPUDirect Storage).
+  ``nvmeof_initiator_io_cycles`` for the host's NVMe-oF initiator over RDMA,
+  ``nvmeof_tcp_initiator_io_cycles`` over NVMe/TCP) plus per byte (kernel TCP for NVMe/TCP,
+  ``bounce_copy_cycles_per_byte`` without GPUDirect Storage);
+* the training processes: ``training_process_cores_per_gpu`` (one Python process per GPU), which
+  data-loader workers cannot use (:func:`loading_free_cores`).
 
 A demand of ``c`` cycles in a window of ``t`` seconds on ``n`` cores of ``f`` GHz needs
 ``c / (t * f * 1e9)`` cores; when that exceeds the free cores the work takes proportionally longer
@@ -32,9 +35,11 @@ class HostCosts:
     vswitch_cycles_per_packet: float
     vswitch_packet_bytes: float
     block_io_cycles: float
-    nvmeof_initiator_io_cycles: float
+    nvmeof_initiator_io_cycles: float  #: NVMe-oF over RDMA
+    nvmeof_tcp_initiator_io_cycles: float  #: NVMe/TCP (the data bytes: tcp_cycles_per_byte)
     bounce_copy_cycles_per_byte: float
     read_io_bytes: float
+    training_process_cores_per_gpu: float
 
     @classmethod
     def from_figures(cls, figures: dict[str, float]) -> "HostCosts":
@@ -75,16 +80,21 @@ def storage_read_cycles_per_byte(*, offload: bool, emulation: bool, transport: s
                                  c: HostCosts) -> dict[str, float]:
     """Host cycles per byte read from networked storage, split by task.
 
-    Host-managed: the NVMe-oF initiator runs on the host (per IO; plus kernel TCP per byte for
-    NVMe/TCP, and for encrypted reads, which must take the kernel path like collectives), software
-    AES-GCM when encrypted, the host virtual switch for isolated TCP traffic. DPU with storage
-    emulation (SNAP): the host sees a local NVMe device (block IO cost only); crypto and switching
-    are on the DPU. A DPU without emulation leaves the initiator on the host but still encrypts
-    and switches. Without GPUDirect Storage every byte is copied once more in host memory.
+    Host-managed: the NVMe-oF initiator runs on the host (per IO: the RDMA figure, or the NVMe/TCP
+    one on the kernel path; plus kernel TCP per byte for NVMe/TCP, and for encrypted reads, which
+    must take the kernel path like collectives), software AES-GCM when encrypted, the host virtual
+    switch for isolated TCP traffic. DPU with storage emulation (SNAP): the host sees a local NVMe
+    device (block IO cost only); crypto and switching are on the DPU. A DPU without emulation
+    leaves the initiator on the host but still encrypts and switches. Without GPUDirect Storage
+    every byte is copied once more in host memory; ``gpudirect_storage`` is whether GDS is in
+    effect on this path (see :func:`gds_problem`), not merely asked for.
     """
-    per_io = c.block_io_cycles if (offload and emulation) else c.nvmeof_initiator_io_cycles
-    storage = per_io / c.read_io_bytes
     kernel_path = transport == "tcp" or (encrypt and not offload)
+    if offload and emulation:
+        per_io = c.block_io_cycles
+    else:
+        per_io = c.nvmeof_tcp_initiator_io_cycles if kernel_path else c.nvmeof_initiator_io_cycles
+    storage = per_io / c.read_io_bytes
     if kernel_path and not (offload and emulation):
         storage += c.tcp_cycles_per_byte
     if not gpudirect_storage:
@@ -94,6 +104,45 @@ def storage_read_cycles_per_byte(*, offload: bool, emulation: bool, transport: s
     if isolated and not offload and kernel_path:
         virt = c.vswitch_cycles_per_packet / c.vswitch_packet_bytes
     return {"storage": storage, "crypto": crypto, "virtualization": virt}
+
+
+def gds_problem(*, offload: bool, rdma: bool, transport: str, encrypt: bool,
+                host_preprocess: bool = False) -> str:
+    """Why GPUDirect Storage cannot work on this server's storage path ("" when it can).
+
+    GDS moves data by DMA between the storage device and GPU memory; for remote storage "a NIC
+    device performs RDMA" (NVIDIA GPUDirect Storage O_DIRECT Requirements Guide, §1.1 Summary of
+    Basic Requirements). Where that is missing, cuFile falls back to its compatibility mode, POSIX
+    reads into host memory and a copy to the GPU, i.e. the bounce buffer again (cuFile API
+    Reference Guide, "cuFile Compatibility Mode": deployments whose network links are not enabled
+    with RDMA). So: no RDMA adapter, NVMe/TCP, or host-managed encryption (the kernel IPsec/kTLS
+    path, which RDMA bypasses) rule it out. ``host_preprocess``: the workload decodes its samples on
+    the host CPU, so they must land in host memory; GDS serves samples that go to the GPU as they
+    are (e.g. a GPU-side loader such as DALI's numpy reader).
+    """
+    if not rdma:
+        return ("the server's network adapters carry no RDMA, and GDS needs a NIC or DPU that "
+                "RDMAs the data into GPU memory")
+    if transport == "tcp":
+        return ("NVMe/TCP delivers the data through kernel sockets in host memory; GDS needs "
+                "NVMe-oF over RDMA (scenario.storage_transport=rdma)")
+    if encrypt and not offload:
+        return ("host-managed encryption sends the reads through the kernel (IPsec/kTLS over TCP), "
+                "which RDMA bypasses; encrypt on a DPU (offload) to keep RDMA")
+    if host_preprocess:
+        return ("the workload decodes its samples on the host CPU (preprocess_core_s_per_sample > 0), "
+                "so they must land in host memory; set workload.preprocess_core_s_per_sample to the "
+                "host cost of a GPU-side loader (e.g. 0 with DALI decoding on the GPU) to model GDS")
+    return ""
+
+
+def loading_free_cores(cores: float, training_cores: float, infra_cores: float) -> float:
+    """Cores the data-loader workers get: the server's cores minus the training processes (one
+    per GPU, ``training_process_cores_per_gpu``) minus the average cores the host-managed network
+    and storage stacks take over the iteration. The stacks run in the kernel and the training
+    processes must run every step, so the loaders, ordinary user processes that only prefetch,
+    get what is left (never negative)."""
+    return max(cores - training_cores - infra_cores, 0.0)
 
 
 def cores_needed(cycles: float, window_s: float, GHz: float) -> float:

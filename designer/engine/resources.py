@@ -13,12 +13,25 @@ Scenarios: ``"host"`` = host-managed adapters; the host CPU runs the network, st
 virtualization stacks (a DPU in such a server works as a plain NIC). ``"dpu"`` = the server's
 BlueField DPUs run them. Every group carries its own scenario, so mixes are allowed.
 
+Host data loading: the workload's ``preprocess_core_s_per_sample`` (decode, augmentation) runs in
+data-loader workers on the host CPU whatever the scenario. They get the cores left after the
+training processes (one per GPU) and the cores the host-managed stacks take over the iteration
+(:func:`designer.engine.hostcpu.loading_free_cores`); when they need more, the step waits
+(``data_stall_s``, named "host CPU data loading" in the bottlenecks). Offloading the stacks hands
+their cores to the loaders. The collectives' window, in turn, sees the loaders' demand (as before).
+
+Storage path settings: ``storage_transport`` ("rdma" or "tcp", the NVMe-oF transport) and each
+group's ``gpudirect_storage``; GDS is applied only where the path can carry it
+(:func:`designer.engine.hostcpu.gds_problem`), otherwise ``ResourceReport.warnings`` says so and
+the bounce copy stays.
+
 The cost figures (cycles per byte, per packet, per IO ...) come from ``models/costs/*.toml`` through
 :mod:`designer.engine.hostcpu` and :mod:`designer.engine.dpu`; each figure there has its source.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 
 from designer.engine import dpu, energy, hostcpu, jitter, storage
@@ -94,7 +107,10 @@ class ResourceInputs:
     # --- data ingest (global per iteration)
     samples_per_iteration: float = 0.0  #: global batch, spread evenly over servers
     sample_bytes: float = 0.0  #: bytes read from storage per sample
-    preprocess_core_s_per_sample: float = 0.0  #: host CPU core-seconds to decode/augment a sample
+    #: host CPU core-seconds to decode/augment a sample (the workload's figure, e.g. JPEG decode and
+    #: crop for ResNet-50); data-loader workers get the cores the training processes and the
+    #: host-managed stacks leave (``hostcpu.loading_free_cores``)
+    preprocess_core_s_per_sample: float = 0.0
     # --- storage targets and path (totals over all storage systems)
     storage_read_GBps: float = 0.0
     storage_write_GBps: float = 0.0
@@ -155,6 +171,13 @@ class GroupReport:
     read_achieved_GBps: float  #: per server
     read_limit: str  #: which element limits the storage read ("target", "fabric", "host CPU", ...)
     jitter_cv: float  #: coefficient of variation of this server's iteration time
+    # --- data loading on the host CPU (averages over the input iteration)
+    load_cores_needed: float = 0.0  #: cores the data-loader workers need to keep up
+    load_cores_free: float = 0.0  #: cores left for them: cores - training - infra
+    infra_cores: float = 0.0  #: cores the host-managed network and storage stacks take
+    training_cores: float = 0.0  #: cores of the training processes (one per GPU)
+    stall_cause: str = ""  #: "storage read" or "data loading" when the step waits for input
+    gpudirect_storage: bool = False  #: GDS in effect on this server's storage path
 
 
 @dataclass(frozen=True)
@@ -175,6 +198,9 @@ class ResourceReport:
     flags: list[str] = field(default_factory=list)  #: e.g. "host CPU saturated: ..."
     groups: tuple[GroupReport, ...] = ()
     network_extra_cause: str = ""  #: "host_cpu" or "dpu": what slows the slowest server's collectives
+    #: settings the design asks for that its path cannot do, and what the model did instead
+    #: (e.g. GPUDirect Storage over NVMe/TCP: modelled with the bounce buffer)
+    warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         """Plain JSON-able dict (floats, strings, lists, dicts)."""
@@ -255,6 +281,8 @@ class _Server:
     window_free_cores: float
     dpu_limited: str  #: DPU engine that slowed collectives, or ""
     fallback: bool  #: scenario "dpu" asked but no DPU on the server
+    samples: float = 0.0  #: samples this server loads per iteration
+    warnings: list[str] = field(default_factory=list)
 
 
 def _capacities(g: ServerGroup) -> tuple[DpuCapacity, DpuCapacity | None]:
@@ -322,12 +350,33 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
     load_cycles = samples * inp.preprocess_core_s_per_sample * hz
     load_cores = hostcpu.cores_needed(load_cycles, T, g.cpu_GHz)
 
-    # --- storage read path
+    # --- GPUDirect Storage: in effect only where the path can carry it (hostcpu.gds_problem);
+    # checkpoint writes need the RDMA path, reads also samples that go to the GPU undecoded
     read_b = samples * inp.sample_bytes
-    cpb = hostcpu.storage_read_cycles_per_byte(
-        offload=offload, emulation=g.dpu_storage_emulation, transport=inp.storage_transport,
-        encrypt=g.encrypt, isolated=g.isolated, gpudirect_storage=g.gpudirect_storage, c=hc)
+    warnings: list[str] = []
+    path_why = hostcpu.gds_problem(offload=offload, rdma=g.rdma, transport=inp.storage_transport,
+                                   encrypt=g.encrypt) if g.gpudirect_storage else ""
+    read_why = path_why or (hostcpu.gds_problem(
+        offload=offload, rdma=g.rdma, transport=inp.storage_transport, encrypt=g.encrypt,
+        host_preprocess=load_cycles > 0) if g.gpudirect_storage and read_b > 0 else "")
+    if path_why:
+        warnings.append(f"GPUDirect Storage is set but {path_why}: storage reads and checkpoint "
+                        f"writes are modelled through the host bounce buffer (cuFile compatibility mode)")
+    elif read_why:
+        warnings.append(f"GPUDirect Storage is set but {read_why}: storage reads are modelled through "
+                        f"the host bounce buffer (checkpoint writes still go direct)")
+    gds_read = g.gpudirect_storage and not read_why
+    gds_write = g.gpudirect_storage and not path_why
+
+    # --- storage read path
+    def path_cpb(gds: bool) -> dict[str, float]:
+        return hostcpu.storage_read_cycles_per_byte(
+            offload=offload, emulation=g.dpu_storage_emulation, transport=inp.storage_transport,
+            encrypt=g.encrypt, isolated=g.isolated, gpudirect_storage=gds, c=hc)
+
+    cpb = path_cpb(gds_read)
     host_cpb = sum(cpb.values())
+    write_cpb = sum(path_cpb(gds_write).values())
     free_for_io = max(g.cpu_cores - load_cores, 0.0)
     limits = {"storage target": inp.storage_read_GBps * 1e9 / servers}
     if g.storage_fabric_GBps > 0:
@@ -352,8 +401,16 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
             limits["DPU Arm cores"] = reader.arm_Hz / arm_cpb
     read_rate, read_limit = storage.achieved(limits)
     read_s = storage.transfer_s(read_b, read_rate)
-    load_s = hostcpu.cores_needed(load_cycles, 1.0, g.cpu_GHz) / g.cpu_cores if load_cycles else 0.0
+
+    # --- data loading gets the cores the training processes and the host stacks leave: the
+    # stacks' cycles of the whole iteration (collectives and storage reads) as average cores
+    infra_cores = hostcpu.cores_needed(sum(win.values()) + host_cpb * read_b, T, g.cpu_GHz)
+    training_cores = g.gpus * hc.training_process_cores_per_gpu
+    load_free = hostcpu.loading_free_cores(g.cpu_cores, training_cores, infra_cores)
+    # no free core at all: a very long load rather than an infinite one (as hostcpu.slowdown)
+    load_s = load_cycles / (max(load_free, 1e-3) * hz) if load_cycles else 0.0
     stall = storage.stall_s(max(read_s, load_s), T)
+    stall_cause = ("data loading" if load_s > read_s else "storage read") if stall > 0 else ""
     io_rate = read_b / max(T + stall, 1e-12)  # bytes/s actually read over the step
 
     # --- collective slowdown: host cores and DPU engines
@@ -386,8 +443,8 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
     wlimits = {"storage target": inp.storage_write_GBps * 1e9 / servers}
     if "fabric" in limits:
         wlimits["fabric"] = g.storage_fabric_GBps * 1e9
-    if host_cpb > 0:
-        wlimits["host CPU"] = g.cpu_cores * hz / host_cpb
+    if write_cpb > 0:
+        wlimits["host CPU"] = g.cpu_cores * hz / write_cpb
     if offload:
         reader = sto or rail
         wlimits["DPU line rate"] = reader.line_Bps
@@ -412,9 +469,13 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
     report = GroupReport(count=g.count, scenario="dpu" if offload else "host",
                          host_by_task=by_task_cores, host_cores=g.cpu_cores, dpu_utilization=util,
                          network_slowdown=slow, read_achieved_GBps=read_rate / 1e9,
-                         read_limit=read_limit if read_b > 0 else "", jitter_cv=cv)
+                         read_limit=read_limit if read_b > 0 else "", jitter_cv=cv,
+                         load_cores_needed=load_cores, load_cores_free=load_free,
+                         infra_cores=infra_cores, training_cores=training_cores,
+                         stall_cause=stall_cause, gpudirect_storage=gds_read)
     return _Server(report, extra, stall, write_s, cycles, g.cpu_cores * hz, demand, free,
-                   dpu_limited if dpu_slow >= host_slow else "", g.scenario == "dpu" and not offload)
+                   dpu_limited if dpu_slow >= host_slow else "", g.scenario == "dpu" and not offload,
+                   samples, warnings)
 
 
 def _limiting(util: dict[str, float], cap: DpuCapacity, g: ServerGroup, coll_b: float,
@@ -522,16 +583,41 @@ def assess(inputs: ResourceInputs, figures: dict[str, float] | None = None) -> R
                           inputs.samples_per_iteration, iteration, parts["total"]))
 
     bottlenecks, flags = _explain(inputs, rows, host, stor, network_extra, stall, straggler, ckpt)
+    warnings = list(dict.fromkeys(w for r in rows for w in r.warnings))  # once, in group order
     return ResourceReport(iteration_s=iteration, network_extra_s=network_extra, data_stall_s=stall,
                           straggler_s=straggler, checkpoint_s=ckpt, host_cpu=host, dpu=dpu_util,
                           storage=stor, energy=en, bottlenecks=bottlenecks, flags=flags,
-                          groups=tuple(r.report for r in rows), network_extra_cause=cause)
+                          groups=tuple(r.report for r in rows), network_extra_cause=cause,
+                          warnings=warnings)
 
 
 def _cost(r: _Server) -> str:
     if r.network_extra_s > 0:
         return f" (+{r.network_extra_s:.3g} s per iteration)"
     return " but stay hidden behind the backward pass (+0 s per iteration)"
+
+
+def _loading_sentence(g: ServerGroup, r: _Server, i: int, stall: float) -> str:
+    """The data stall of a server whose data-loader workers lack cores: how many they need, how
+    many are left and why, and what would give them more."""
+    rep = r.report
+    host_managed = rep.scenario == "host"
+    who = f"server group {i} ({g.count} x {'host-managed' if host_managed else 'DPU-offloaded'})"
+    need, free, infra = rep.load_cores_needed, rep.load_cores_free, rep.infra_cores
+    remedies = []
+    if host_managed and g.dpus == 0 and infra >= 0.05:
+        remedies.append(f"DPUs to offload the network and storage stacks (frees {infra:.1f} cores"
+                        f"{', not enough on its own' if free + infra < need else ''})")
+    elif host_managed and infra >= 0.05:
+        remedies.append(f"offloading the network and storage stacks to the server's DPUs (frees "
+                        f"{infra:.1f} cores{', not enough on its own' if free + infra < need else ''})")
+    remedies += [f"more CPU cores (at least {math.ceil(need + rep.training_cores + infra)} per server)",
+                 "decoding on the GPU (e.g. NVIDIA DALI)"]
+    return (f"data stall {stall:.3g} s per iteration: host CPU data loading on {who} needs "
+            f"{need:.1f} cores to decode and augment {r.samples:.4g} samples per iteration but "
+            f"{free:.1f} are free ({rep.host_cores} cores − {infra:.1f} for the network and storage "
+            f"stacks − {rep.training_cores:.0f} for the training processes, one per GPU); remedies: "
+            + "; ".join(remedies))
 
 
 def _explain(inp: ResourceInputs, rows: list[_Server], host: HostCpuReport, stor: StorageReport,
@@ -564,12 +650,17 @@ def _explain(inp: ResourceInputs, rows: list[_Server], host: HostCpuReport, stor
             bottlenecks.append(f"DPU {r.dpu_limited} engine on {who} is over-subscribed {u:.2f}x: "
                                f"collectives take {s:.2f}x as long{_cost(r)}")
     if stall > 0:
-        r = max(rows, key=lambda x: x.stall_s)
-        limit = r.report.read_limit
-        extra = " (converged fabric shared with training traffic)" if limit == "fabric" and inp.storage_converged else ""
-        bottlenecks.append(f"data stall {stall:.3g} s per iteration: storage reads limited by {limit}{extra} "
-                           f"at {r.report.read_achieved_GBps:.3g} GB/s per server; "
-                           f"the cluster needs {stor.read_demand_GBps:.3g} GB/s")
+        i = max(range(len(rows)), key=lambda k: rows[k].stall_s)
+        r = rows[i]
+        if r.report.stall_cause == "data loading":
+            bottlenecks.append(_loading_sentence(inp.groups[i], r, i, stall))
+        else:
+            limit = r.report.read_limit
+            extra = (" (converged fabric shared with training traffic)"
+                     if limit == "fabric" and inp.storage_converged else "")
+            bottlenecks.append(f"data stall {stall:.3g} s per iteration: storage reads limited by "
+                               f"{limit}{extra} at {r.report.read_achieved_GBps:.3g} GB/s per server; "
+                               f"the cluster needs {stor.read_demand_GBps:.3g} GB/s")
     if straggler > 0:
         cvs = [r.report.jitter_cv for r in rows]
         bottlenecks.append(f"stragglers {straggler:.3g} s per iteration: slowest of "

@@ -14,8 +14,10 @@ a count. Per server and iteration:
   traffic in the network stage already.
 
 Scenario keys read here: ``offload`` and ``per_server`` (``"host"``/``"dpu"``), ``encryption``,
-``tenants``, ``checkpoint_interval_s``, and ``nic_as_dpu``: in a ``"dpu"`` server each NIC is
-then modelled as the catalog DPU of the same line rate (:func:`dpu_for_nic`). Without it, a
+``tenants``, ``checkpoint_interval_s``, ``storage_transport`` (``"rdma"``/``"tcp"``, the NVMe-oF
+transport of the storage traffic), ``gpudirect_storage`` (asked for; the resources stage applies it
+only where the path can carry it and warns otherwise), and ``nic_as_dpu``: in a ``"dpu"`` server
+each NIC is then modelled as the catalog DPU of the same line rate (:func:`dpu_for_nic`). Without it, a
 server whose rails are NICs and whose DPUs sit on the storage network has its collectives counted
 on those DPUs' engines (approximation: the NICs' share is not split off).
 """
@@ -149,6 +151,7 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
             rdma=rdma, rdma_bytes=net_bytes if rdma else 0.0, tcp_bytes=0.0 if rdma else net_bytes,
             comm_s=comm_s, dp_comm_s=dp_comm_s,
             storage_fabric_GBps=storage_alone_GBps.get(info.id, 0.0),
+            gpudirect_storage=bool(scen.get("gpudirect_storage", False)),
             encrypt=bool(scen.get("encryption", False)), isolated=int(scen.get("tenants", 1)) > 1)
     stor = [catalog.resolve(s) for s in topo.storage()]
     switches = [catalog.resolve(s) for s in topo.switches()]
@@ -157,6 +160,8 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
         groups=tuple(resources.ServerGroup(**g) for g in groups.values()),
         iteration_s=iteration_s, dp_time_s=dp_time_s, dp_overlap_s=dp_overlap_s,
         samples_per_iteration=float(w.global_batch), sample_bytes=float(w.bytes_per_sample),
+        preprocess_core_s_per_sample=float(w.preprocess_core_s_per_sample),
+        storage_transport=str(scen.get("storage_transport", "rdma")),
         storage_read_GBps=sum(float(s.get("read_GBps", 0)) for s in stor),
         storage_write_GBps=sum(float(s.get("write_GBps", 0)) for s in stor),
         storage_converged=converged, parameters=parameters(w),

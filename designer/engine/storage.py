@@ -6,7 +6,9 @@
 * Achieved read rate = the smallest of the path's limits (storage target share, fabric share, host
   CPU, DPU engines); :func:`achieved` names the limiting element.
 * Data stall: reads are prefetched while the GPUs compute (framework data loaders overlap input
-  with the step), so a step waits only for the part of the read that does not fit in it.
+  with the step), so a step waits only for the part of the read that does not fit in it. The same
+  holds for the host CPU's decoding of the samples (``resources``: the loaders' time on the cores
+  they get); reading and decoding run as pipeline stages, so the slower one sets the wait.
 * Checkpoint = parameters x bytes per parameter (``models/costs/storage.toml``), written by all
   servers in parallel; a synchronous checkpoint every ``k`` iterations costs ``write_s / k`` per
   iteration.

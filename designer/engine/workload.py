@@ -81,6 +81,10 @@ class Workload:
     flops_per_sample: float = 0.0  #: vision: training FLOPs per sample (0 = not given)
     dataset_samples: float = 0.0  #: vision: training set size (0 = ``DEFAULT_DATASET_SAMPLES``)
     epochs: float = 1.0  #: vision: passes over the training set
+    #: host CPU core-seconds the data loader spends on one sample before the GPU gets it (decode,
+    #: augmentation, tensor conversion; for LLMs the slice of pre-tokenized ids); 0 = none. The
+    #: resources stage gives the loader the cores the training processes and the host stacks leave
+    preprocess_core_s_per_sample: float = 0.0
 
     @property
     def gpus(self) -> int:
@@ -140,7 +144,12 @@ _INT_FIELDS = {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "
 _FLOAT_FIELDS = {"tokens": (0.0, False), "tokens_B": (0.0, False), "tflops_per_gpu": (0.0, True),
                  "samples_per_s_per_gpu": (0.0, True), "bytes_per_sample": (0.0, True),
                  "params": (0.0, True), "flops_per_sample": (0.0, True),
-                 "dataset_samples": (0.0, True), "epochs": (0.0, False)}
+                 "dataset_samples": (0.0, True), "epochs": (0.0, False),
+                 "preprocess_core_s_per_sample": (0.0, True)}
+#: most host CPU time a sample's preprocessing may take: one core-minute, far beyond any published
+#: pipeline (an ImageNet JPEG decode plus augmentation takes milliseconds); a larger value is most
+#: likely milliseconds written as seconds
+MAX_PREPROCESS_CORE_S = 60.0
 #: largest count a field may hold (tp, layers, global batch ...): far beyond any machine, small
 #: enough that products of counts stay exact and messages short
 MAX_COUNT = 10 ** 9
@@ -205,6 +214,10 @@ def from_dict(data: dict[str, Any], total_gpus: int, where: str = "workload",
         if key in values and not isinstance(values[key], bool):
             raise UsageError(f"{where}: '{key}' must be true or false, got {values[key]!r}")
     w = Workload(**values)
+    if w.preprocess_core_s_per_sample > MAX_PREPROCESS_CORE_S:
+        raise UsageError(f"{where}: 'preprocess_core_s_per_sample' = {short(w.preprocess_core_s_per_sample)} "
+                         f"core-seconds per sample is beyond any data pipeline (at most "
+                         f"{MAX_PREPROCESS_CORE_S:g}); give seconds, e.g. 0.003 for 3 ms")
     if w.kind not in ("transformer", "vision"):
         raise UsageError(f"{where}: kind must be 'transformer' or 'vision', got {w.kind!r}")
     if w.kind == "vision" and w.samples_per_s_per_gpu <= 0:
