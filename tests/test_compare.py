@@ -122,17 +122,21 @@ def test_dpu_line_rate_below_the_port_rate_slows_by_at_most_their_ratio():
 def test_host_infra_share_rises_without_rdma_and_with_encryption_and_tenants():
     nic, _ = nic_and_dpu_designs()
     rdma = run(nic, "host")
-    tenants = run(nic, "host", encryption=True, tenants=2)
+    # two jobs, each on half the servers with half the global batch: per GPU the same work
+    tenants = pipeline.run(nic, CAT, scenario={"offload": "host", "encryption": True, "tenants": 2},
+                           workload="llama3-8b", global_batch=128)
     tcp = nic.copy()
     set_all(tcp, "nic", "rdma", False)
     kernel = run(tcp, "host")
-    kernel_tenants = run(tcp, "host", tenants=2)
+    kernel_tenants = pipeline.run(tcp, CAT, scenario={"offload": "host", "tenants": 2},
+                                  workload="llama3-8b", global_batch=128)
     share = lambda r: r.host_cpu["infra_fraction"]
     assert share(rdma) < share(kernel) < share(tenants)
     assert kernel.host_cpu["by_task"]["network"] > 0 and kernel.host_cpu["by_task"]["crypto"] == 0
     assert kernel_tenants.host_cpu["by_task"]["virtualization"] > 0
     # the same consumers leave the host when the NICs are modelled as DPUs
-    off = pipeline.run(tcp, CAT, scenario={"offload": "dpu", "nic_as_dpu": True, "tenants": 2}, **WORK)
+    off = pipeline.run(tcp, CAT, scenario={"offload": "dpu", "nic_as_dpu": True, "tenants": 2},
+                       workload="llama3-8b", global_batch=128)
     assert off.host_cpu["by_task"]["virtualization"] == 0 and share(off) < share(kernel_tenants)
 
 

@@ -97,7 +97,7 @@ def workloads(draw, total: int, per_server: int, gpu: str):
 
 SCENARIOS = st.fixed_dictionaries({
     "offload": st.sampled_from(["host", "dpu"]), "routing": st.sampled_from(["ecmp", "adaptive"]),
-    "encryption": st.booleans(), "tenants": st.integers(1, 4),
+    "encryption": st.booleans(), "tenants": st.integers(1, 4), "tenant_placement": st.sampled_from(["packed", "scattered"]),
     "checkpoint_interval_s": st.sampled_from([600.0, 3600.0, 86400.0])})
 
 
@@ -139,8 +139,13 @@ def _check_invariants(template, overrides, scenario, seed) -> None:
 @st.composite
 def cases(draw):
     template = draw(designs())
-    total, per_server, gpu = _gpus(_build(*template))
-    return template, draw(workloads(total, per_server, gpu)), draw(SCENARIOS), draw(st.integers(0, 2**16))
+    design = _build(*template)
+    total, per_server, gpu = _gpus(design)
+    scenario = draw(SCENARIOS)
+    servers = len(design.topology.servers())
+    scenario["tenants"] = min(scenario["tenants"], servers)
+    job = servers // scenario["tenants"] * per_server
+    return template, draw(workloads(job, per_server, gpu)), scenario, draw(st.integers(0, 2**16))
 
 
 def _check_case(case):

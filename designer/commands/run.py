@@ -7,6 +7,7 @@ import math
 from dataclasses import fields
 
 from designer.errors import UsageError
+from designer.engine.resources import INFRA_TASKS
 from designer.topology.design import SCENARIO_SPEC, Setting
 
 
@@ -181,6 +182,8 @@ def run(args) -> int:
         print(f"\ntimeline            {rows} rows written to {args.timeline}: "
               f"{t['training_time_days']:.1f} days wall time, goodput {100 * t['goodput']:.1f}%, "
               f"{t['failures']} failures, {t['checkpoints']} checkpoints")
+        if not tl.summary.finished:
+            print(f"warning: {tl.summary.unfinished_text()}")
     return 0
 
 
@@ -201,7 +204,7 @@ def format_table(r, design=None) -> str:
                else f"samples/s           {r.samples_per_s:10.4g}"),
               f"training time       {_days(r.training_time_days)}  ({_budget(w)})",
               f"energy              {_kwh(r.energy_kwh):>10}  ({r.power_W.get('total', 0) / 1e3:.0f} kW)",
-              "", *resource_lines(r)]
+              "", *resource_lines(r), *job_lines(r)]
     lines += ["", f"{'collective':<18} {'algorithm':<13} {'bytes':>10} {'time':>10} {'algbw':>9} {'busbw':>9}"]
     for c in r.collectives:
         lines.append(f"{c.name:<18} {c.algorithm:<13} {_size(c.bytes):>10} {c.time_s * 1e3:8.3f}ms "
@@ -226,9 +229,12 @@ def format_table(r, design=None) -> str:
 def resource_lines(r) -> list[str]:
     """Host CPU, DPU and storage lines of the readable table."""
     h = r.host_cpu
-    tasks = ", ".join(f"{t} {100 * v:.1f}%" for t, v in h.get("by_task", {}).items() if v > 0)
+    by_task = h.get("by_task", {})
+    tasks = ", ".join(f"{t} {100 * v:.1f}%" for t, v in by_task.items() if v > 0 and t in INFRA_TASKS)
+    loading = by_task.get("data_loading", 0.0)
     lines = [f"host CPU            {h.get('cores_total', 0):10d} cores, infrastructure "
-             f"{100 * h.get('infra_fraction', 0.0):.1f}% of cycles" + (f" ({tasks})" if tasks else "")]
+             f"{100 * h.get('infra_fraction', 0.0):.1f}% of cycles" + (f" ({tasks})" if tasks else "")
+             + (f"; data loading {100 * loading:.1f}%" if loading > 0 else "")]
     if r.dpu:
         over = any(v > 1 for v in r.dpu.values())
         lines.append("DPU engine load     " + ", ".join(f"{k} {100 * v:.0f}%" for k, v in r.dpu.items())
@@ -239,6 +245,23 @@ def resource_lines(r) -> list[str]:
                  f"{_num(st.get('read_demand_GBps'))} GB/s needed; "
                  + (f"checkpoint write {write:.3g} s" if write is not None
                     else "no storage: checkpoints not written"))
+    return lines
+
+
+def job_lines(r) -> list[str]:
+    """The jobs sharing the fabric (``Result.tenants``), when there are several: how the servers
+    are split and what sharing costs the slowest job against itself alone."""
+    t = getattr(r, "tenants", None) or {}
+    if t.get("jobs", 1) <= 1:
+        return []
+    idle = f", {t['idle_servers']} idle" if t.get("idle_servers") else ""
+    lines = ["", f"jobs                {t['jobs']:10d} x {t['servers_per_job']} servers, "
+                 f"{t['placement']}{idle}; figures above are the slowest job's (job {t['slowest_job']})"]
+    shared, alone = t.get("dp_rate_shared_GBps"), t.get("dp_rate_alone_GBps")
+    if shared is not None and alone is not None:
+        lines.append(f"  DP group rate     {shared:10.3g} GB/s shared, {alone:.3g} GB/s alone")
+    lines.append(f"  iteration         {t['iteration_shared_s']:10.3f} s shared, "
+                 f"{t['iteration_alone_s']:.3f} s alone: {t['slowdown_pct']:+.1f}% from sharing")
     return lines
 
 

@@ -52,8 +52,71 @@ def _network_reason(label: str, info: dict, fab: net.Fabric, topo, phase) -> str
     return f"link {a} → {b} saturates and limits {label} to {pct:.0f}% of NIC line rate"
 
 
+#: sharing the fabric with other jobs is reported when it slows the slowest job by more than this
+SHARED_SLOWDOWN = 0.01
+
+
+def _sharing_reason(result, names: dict, infos: dict, alone: dict, fab: net.Fabric, topo,
+                    phases: dict) -> tuple[float, str] | None:
+    """Where several jobs meet and what it costs the slowest one (``result.tenants``): the
+    dimension whose worst group lost the most rate against the same job alone, the link its
+    slowest flow is limited by, and how many jobs' flows cross that link. None when sharing costs
+    little, or when it only costs SHARP (:func:`_sharp_reason` says so)."""
+    ten = result.tenants or {}
+    pct = ten.get("slowdown_pct") or 0.0
+    if ten.get("jobs", 1) <= 1 or pct <= 100 * SHARED_SLOWDOWN:
+        return None
+    weight = 0.5 + pct / (100 + pct)
+    others = ten["jobs"] - 1
+    lost = [(infos[d]["worst_rate_GBps"] / alone[d]["worst_rate_GBps"], d) for d in ("dp", "pp", "tp")
+            if infos[d].get("worst_rate_GBps") is not None and alone[d].get("worst_rate_GBps")]
+    ratio, dim = min(lost, default=(1.0, ""))
+    arc = infos[dim].get("bottleneck_arc", -1) if dim else -1
+    if ratio >= 1 - SHARED_SLOWDOWN or arc < 0:
+        if any("sharp_time_s" in infos[d] and "sharp_switch" not in alone[d] for d in ("dp", "tp")):
+            return None
+        return weight, (f"sharing the fabric with {others} other job{'s' * (others > 1)} makes the "
+                        f"slowest job's iterations {pct:.1f}% longer ({ten['iteration_alone_s']:.3g} s "
+                        f"alone, {ten['iteration_shared_s']:.3g} s shared): its storage reads and "
+                        f"checkpoint writes share the storage systems with theirs")
+    ph = phases[dim]
+    on = ph.routes.flow[(ph.routes.arc == arc) & (ph.sol.rate_GBps[ph.routes.flow] > 0)]
+    jobs = len(np.unique(ph.flows.job[on]))
+    a, b = fab.nodes[fab.arc_src[arc]], fab.nodes[fab.arc_dst[arc]]
+    fix = ("packed placement (scenario tenant_placement=packed) or fewer jobs per leaf avoids it"
+           if ten.get("placement") == "scattered" else
+           "fewer jobs per leaf, jobs of whole leaves or more uplinks avoid it")
+    return weight, (f"jobs meet on {_tier(topo, a)}-{_tier(topo, b)} links ({a} → {b} carries "
+                    f"traffic of {jobs} job{'s' * (jobs != 1)}): the slowest job's {names[dim]} gets "
+                    f"{infos[dim]['worst_rate_GBps']:.3g} GB/s shared vs {alone[dim]['worst_rate_GBps']:.3g} "
+                    f"GB/s alone, {pct:.1f}% longer iterations; {fix}")
+
+
+def _sharp_reason(result, names: dict, info: dict, dim: str, switch: str,
+                  alone: dict | None) -> tuple[float, str]:
+    """SHARP off for a group because a switch it crosses has fewer aggregation trees than the
+    groups (of every job) crossing it; with several jobs, whether the job alone would run it."""
+    ten = result.tenants or {}
+    jobs, groups = info.get("sharp_switch_jobs", 1), info["sharp_switch_groups"]
+    whose = (f"the {jobs} jobs' {dim.upper()} groups ({groups} in all)" if jobs > 1 else
+             f"{groups} {dim.upper()} groups")
+    saved = (info["fallback_time_s"] - info["sharp_time_s"]) * info["sharp_calls"]
+    pct = ten.get("slowdown_pct") or 0.0
+    alone_runs = alone is not None and "sharp_switch" not in alone.get(dim, {})
+    cost = (f"; alone the job would run SHARP: sharing makes its iterations {pct:.1f}% longer"
+            if alone_runs and pct > 0 else "")
+    return (0.5 + saved / result.iteration_time_s,
+            f"SHARP off for the {names[dim]}: {whose} cross {info['sharp_switch']} ({switch}), which "
+            f"holds {info['sharp_switch_trees']} aggregation tree{'s' * (info['sharp_switch_trees'] != 1)} "
+            f"(catalog sharp_trees); the all-reduce falls back to {info['sharp_fallback']}, "
+            f"{1e3 * info['fallback_time_s']:.3g} ms instead of {1e3 * info['sharp_time_s']:.3g} ms per "
+            f"call{cost}; fewer {'jobs' if jobs > 1 else 'groups'} per switch would let SHARP run")
+
+
 def explain(result, w, fab: net.Fabric, topo, phases: dict, shapes: dict, infos: dict,
-            res_report) -> list[str]:
+            res_report, alone_infos: dict | None = None, catalog=None) -> list[str]:
+    """``alone_infos``: the slowest job's group figures without the other jobs' traffic (several
+    jobs only); ``catalog`` names switch models in the SHARP sentence."""
     it = result.iteration_time_s
     items: list[tuple[float, str]] = []
     names = {"dp": "DP all-reduce" if not w.optimizer_sharded else "DP reduce-scatter/all-gather",
@@ -63,6 +126,15 @@ def explain(result, w, fab: net.Fabric, topo, phases: dict, shapes: dict, infos:
             why = _network_reason(names[dim], infos[dim], fab, topo, phases[dim])
             if why:
                 items.append((result.breakdown_s[key] / it + 0.5, why))
+    if alone_infos is not None and (shared := _sharing_reason(result, names, infos, alone_infos, fab,
+                                                               topo, phases)):
+        items.append(shared)
+    for dim in ("dp", "tp"):
+        if "sharp_time_s" in infos[dim]:
+            model = topo.components[infos[dim]["sharp_switch"]].model
+            name = catalog.get("switch", model).get("name", "") if catalog is not None else ""
+            label = f"{model}, {name.split(' (')[0]}" if name else model
+            items.append(_sharp_reason(result, names, infos[dim], dim, label, alone_infos))
     b = result.breakdown_s
     if b["bubble"] / it > 0.05:
         items.append((b["bubble"] / it, f"pipeline bubble takes {100 * b['bubble'] / it:.0f}% of the "

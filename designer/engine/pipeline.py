@@ -8,12 +8,17 @@ The DP gradient all-reduce overlaps the backward pass of the last micro-batch (g
 are reduced as they complete); only what is left over is exposed. The resources stage adds collectives
 slowed by a saturated host CPU or DPU engine, data stalls, stragglers and amortized checkpoints
 (``breakdown_s`` names each; see ``designer.engine.result.BREAKDOWN_KEYS``).
+
+Several training jobs (``scenario.tenants``) share the fabric: :func:`run` places them all, solves
+their flows together (:func:`_network`) and evaluates the stages after placement (:func:`_evaluate`)
+for all jobs, then for the slowest job alone on the same routes (:func:`_alone`) to measure what
+sharing costs it.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -23,7 +28,7 @@ from designer.engine import energy
 from designer.engine import network as net
 from designer.engine import resources_adapter
 from designer.engine import traffic as tr
-from designer.engine.placement import Placement, place, servers_of
+from designer.engine.placement import Placement, job_servers, place, place_jobs, servers_of
 from designer.engine.result import CollectiveResult, LinkResult, Result
 from designer.engine.workload import (DEFAULT_DATASET_SAMPLES, Workload, bubble_s, compute, from_dict,
                                       memory_per_gpu_GB, model_flops_per_iteration, model_state_GB, parameters, short,
@@ -158,8 +163,9 @@ def _line_GBps(topology, endpoint: str) -> float:
 
 
 def _group_shape(pl: Placement, dim: str, ph: _Phase | None, topology, catalog,
-                 fab: net.Fabric | None) -> tuple[coll.GroupShape, dict[str, Any]]:
-    """Communicator shape of the slowest group of ``dim`` on the solved phase."""
+                 fab: net.Fabric | None, job: int | None = None) -> tuple[coll.GroupShape, dict[str, Any]]:
+    """Communicator shape of the slowest group of ``dim`` on the solved phase; with ``job``, of
+    that job's groups only (the phase then carries only its flows, see :func:`_alone`)."""
     groups = pl.groups[dim]
     ranks = groups.shape[1]
     srv0 = pl.servers[int(pl.server[groups[0][0]])]
@@ -173,6 +179,8 @@ def _group_shape(pl: Placement, dim: str, ph: _Phase | None, topology, catalog,
                  nvswitch=srv0.nvswitch, nvls=nvls)
     if nodes > 1 and ph is not None and ph.sol is not None:
         mask = ph.flows.group >= 0
+        if job is not None:
+            mask &= ph.flows.job == job
         grp = ph.flows.group[mask]
         rate = ph.sol.rate_GBps[mask]
         per_group = np.full(len(groups), np.inf)
@@ -185,19 +193,13 @@ def _group_shape(pl: Placement, dim: str, ph: _Phase | None, topology, catalog,
         # switches the group's flows cross: SHARP capability, depth, latency
         on = np.isin(ph.routes.flow, fl)
         heads = np.unique(fab.arc_dst[ph.routes.arc[on]])
-        sw = [fab.nodes[h] for h in heads if fab.is_switch[h]]
+        heads = heads[fab.is_switch[heads]]
+        sw = [fab.nodes[h] for h in heads]
         figs = [catalog.resolve(topology.components[s]) for s in sw]
         sharp = bool(figs) and all(f.get("sharp") for f in figs)
         if sharp:
-            # every group of this dimension needs its own aggregation tree through a switch
-            all_heads = fab.arc_dst[ph.routes.arc]
-            f_group = ph.flows.group[ph.routes.flow]
-            pairs = np.unique(np.stack([all_heads, f_group]), axis=1)
-            per_switch = np.bincount(pairs[0], minlength=len(fab.nodes))
-            trees = min(int(f.get("sharp_trees") or 0) for f in figs)
-            sharp = int(per_switch[heads].max()) <= trees
-            info["sharp_groups_per_switch"] = int(per_switch[heads].max())
-            info["sharp_trees"] = trees
+            info.update(_sharp_trees(ph, mask, heads, sw, figs, fab, topology, pl.group_job(dim)))
+            sharp = "sharp_switch" not in info
         depth = max(1, math.ceil((int(ph.routes.hops[fl].max()) - 1) / 2)) if len(fl) else 1
         lat = max((float(f.get("latency_ns") or 0) for f in figs), default=500.0) / 1000.0
         shape.update(net_GBps=float(per_group[worst]) * coll.NET_EFFICIENCY, net_line_GBps=line,
@@ -205,8 +207,33 @@ def _group_shape(pl: Placement, dim: str, ph: _Phase | None, topology, catalog,
         info.update(worst_rate_GBps=float(per_group[worst]), line_GBps=line,
                     median_rate_GBps=float(np.median(per_group[np.isfinite(per_group)])),
                     bottleneck_arc=int(ph.sol.bottleneck_arc[fl[np.argmin(ph.sol.rate_GBps[fl])]]),
-                    hops=int(ph.routes.hops[fl].max()) if len(fl) else 0)
+                    hops=int(ph.routes.hops[fl].max()) if len(fl) else 0,
+                    worst_group=worst, worst_job=int(pl.group_job(dim)[worst]))
     return coll.GroupShape(**shape), info
+
+
+def _sharp_trees(ph: _Phase, mask: np.ndarray, heads: np.ndarray, names: list[str],
+                 figs: list[dict[str, Any]], fab: net.Fabric, topology,
+                 group_job: np.ndarray) -> dict[str, Any]:
+    """Aggregation trees needed at each switch the slowest group crosses, against the switch's
+    ``sharp_trees``: every group of the phase that crosses a switch (``mask``: the groups of every
+    job on the fabric, or of one) needs its own streaming-aggregation tree through it (NVIDIA
+    SHARP Rev 3.13 General Information: Quantum runs one active tree per switch, Quantum-2 one
+    per port). Storage reads need none. Names the switch most over its limit, if any, and how
+    many jobs (``group_job``: job of each group) those groups belong to."""
+    on = mask[ph.routes.flow]
+    pairs = np.unique(np.stack([fab.arc_dst[ph.routes.arc[on]], ph.flows.group[ph.routes.flow[on]]]), axis=1)
+    need = np.bincount(pairs[0], minlength=len(fab.nodes))[heads]
+    limit = np.array([int(f.get("sharp_trees") or 0) for f in figs])
+    out: dict[str, Any] = {"sharp_groups_per_switch": int(need.max()), "sharp_trees": int(limit.min())}
+    over = need - limit
+    if over.max() > 0:
+        i = int(np.argmax(over))
+        there = pairs[1][pairs[0] == heads[i]]
+        out.update(sharp_switch=names[i], sharp_switch_model=topology.components[names[i]].model,
+                   sharp_switch_trees=int(limit[i]), sharp_switch_groups=int(need[i]),
+                   sharp_switch_jobs=len(np.unique(group_job[there])))
+    return out
 
 
 def _collective(name: str, op: str, nbytes: float, calls: int, shape: coll.GroupShape) -> CollectiveResult:
@@ -231,52 +258,179 @@ def design_seed(design, seed: int | None = None, scenario: dict[str, Any] | None
     return int(seed)
 
 
+@dataclass
+class _Run:
+    """What every evaluation of the stages after placement shares: the design and scenario, the
+    fabric, one job's workload, its compute and traffic volumes, and every job's storage reads."""
+
+    design: Any
+    catalog: Any
+    scen: dict[str, Any]
+    seed: int
+    fab: net.Fabric
+    cap: np.ndarray  #: arc capacities (GB/s)
+    w: Workload
+    ct: Any  #: ``workload.compute`` of one micro-batch
+    vol: tr.Volumes
+    stor: tr.FlowSet  #: storage reads of every job's servers
+    read_GB: float  #: one job's samples per iteration
+    servers: list  #: ``placement.ServerInfo`` of every GPU server
+
+
+@dataclass
+class _Outcome:
+    """The stages after placement, evaluated for every job together or for one job alone."""
+
+    job: int  #: the job described: the slowest, or the one alone
+    phases: dict[str, _Phase]
+    shapes: dict[str, coll.GroupShape]
+    infos: dict[str, dict[str, Any]]
+    colls: list[CollectiveResult]
+    breakdown: dict[str, float]
+    iteration: float  #: after the resources stage
+    rep: Any  #: ``resources.ResourceReport``
+    storage: dict[str, Any]
+
+
 def run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int | None = None,
         **overrides: Any) -> Result:
     """Run every stage for ``design`` and return the Result (see module docstring). ``seed``
-    None: the design's scenario seed (:func:`design_seed`)."""
+    None: the design's scenario seed (:func:`design_seed`).
+
+    Several jobs (``scenario.tenants`` = T > 1; servers split as ``placement.place_jobs`` says):
+    every job's traffic is solved together (links, ``Result.links``, are the fabric's) and the
+    Result is the slowest job's, the slowest group of each kind over all jobs: its iteration and
+    breakdown, TFLOP/s and MFU per GPU, tokens and samples per second, ``gpus``, training time
+    (its token budget at its rate), its servers' host CPU and DPU loads, its storage reads and
+    checkpoints (with 1/T of the storage systems' rates, as all jobs read and write together),
+    and its power and energy: its servers' plus 1/T of the switches' and storage systems', so the
+    whole machine uses about T times that (exactly T times when all servers are alike).
+    ``Result.tenants`` compares the slowest job with itself alone on the fabric.
+    """
     scen = {**design.scenario, **(scenario or {})}
     check_scenario(scen)
     seed = design_seed(design, seed, scenario)
-    routing = scen.get("routing", "ecmp")
     topo = design.topology
     fab = net.fabric_of(topo)
     servers = servers_of(design, catalog, fab)
     if not servers:
         raise UsageError("the design has no GPU server; add one before running the engine")
-    total = sum(s.gpus for s in servers)
+
+    # --- jobs and placement
+    jobs, how = int(scen.get("tenants", 1)), scen.get("tenant_placement", "packed")
+    split = job_servers(len(servers), jobs, how)
+    job_gpus = min(sum(servers[int(i)].gpus for i in idx) for idx in split)
     gpu = servers[0].gpu
     domain = min(min(s.nvlink_domain, s.gpus) for s in servers)
-    w = resolve_workload(design, catalog, total, gpu, overrides, domain)
-    pl = place(w, servers, overrides.get("placement") or design.workload.get("placement"))
-    warnings = [problem] if (problem := tp_domain_problem(w.tp, domain)) else []
-    if w.gpus < total:
-        fill = total // (w.tp * w.pp)
-        why = (f"tp x pp = {w.tp * w.pp} does not divide {total}" if fill == w.dp else
-               f"dp {w.dp} from the workload's settings, e.g. a preset's published layout; pass "
-               f"--dp {fill} to use {fill * w.tp * w.pp}")
-        warnings.append(f"the workload uses {w.gpus} of the design's {total} GPUs ({why})")
-    if len({s.gpu.get("id") for s in servers}) > 1:
-        warnings.append("servers have different GPU models; compute uses the first server's GPU")
-    if pl.nodes_spanned("tp") > 1 and not problem:
-        warnings.append(f"a tensor-parallel group of {w.tp} GPUs spans {pl.nodes_spanned('tp')} "
-                        f"servers: its all-reduces cross the network; a tp that divides the GPUs "
-                        f"per server keeps them on NVLink")
+    try:
+        w = resolve_workload(design, catalog, job_gpus, gpu, overrides, domain)
+    except UsageError as exc:
+        if jobs == 1:
+            raise
+        raise UsageError(f"{exc} (scenario tenants {jobs}: each job runs the workload on "
+                         f"{len(split[0])} servers, {job_gpus} GPUs)") from None
+    pl = place_jobs(w, servers, overrides.get("placement") or design.workload.get("placement"), jobs, how)
+    warnings = _placement_warnings(w, pl, servers, split, job_gpus, domain)
     ct = compute(w, gpu)
     vol = tr.volumes(w)
 
     # --- storage reads: the global batch's bytes every iteration. The storage flows of the network
     # phases ask for them at the compute-only pace (the fastest the GPUs could consume them); the
     # demand reported is per iteration of the steady state (resources stage)
-    used = np.unique(pl.server)
     read_GB = w.global_batch * w.bytes_per_sample / 1e9
     compute_only = w.micro_batches * ct.micro_batch_s + bubble_s(w, ct.micro_batch_s)
     if read_GB > 0:
         _check_storage_reach(pl, read_GB / compute_only)
-    stor = tr.storage_flows(pl, read_GB / compute_only / len(used))
+    job_servers_used = len(np.unique(pl.server[pl.job == 0]))
+    stor = tr.storage_flows(pl, read_GB / compute_only / job_servers_used)
+    r = _Run(design, catalog, scen, seed, fab, net.arc_capacity_GBps(fab, topo), w, ct, vol, stor, read_GB,
+             servers)
 
-    # --- network phases
-    cap = net.arc_capacity_GBps(fab, topo)
+    # --- every job together, then the slowest one alone on the same routes
+    shared = _evaluate(r, pl, _network(r, pl))
+    solo = _evaluate(r, pl, _alone(shared.phases, shared.job, r.cap), job=shared.job) if jobs > 1 else None
+    iteration, rep = shared.iteration, shared.rep
+    warnings.extend(rep.warnings)
+    if rep.storage.checkpoint_write_s is None:
+        warnings.append("no storage in the design: checkpoints are not written (checkpoint_write_s "
+                        "is None); add a storage system to model them")
+
+    # --- throughput
+    # TFLOP/s count the recomputed forward pass (Narayanan et al. SC'21 eq. 3); MFU counts only the
+    # model's own FLOPs, without recomputation (Chowdhery et al. 2023, App. B)
+    F = model_flops_per_iteration(w)
+    n = w.gpus
+    tflops = F / (iteration * n) / 1e12
+    mfu = model_flops_per_iteration(w, recompute=False) / (iteration * n * ct.peak_tflops * 1e12)
+    samples_per_s = w.global_batch / iteration
+    tokens_per_s = samples_per_s * w.seq_len if w.kind == "transformer" else 0.0
+    P = parameters(w)
+    if w.tflops_per_gpu > 0 and w.kind == "transformer":
+        train_s = training_time_s(w.tokens, P, n, w.tflops_per_gpu, w.recompute)
+    else:
+        train_s = w.training_samples / samples_per_s
+    if w.kind == "vision":
+        if not w.dataset_samples:
+            warnings.append(f"the vision workload gives no dataset_samples: training time assumes "
+                            f"{DEFAULT_DATASET_SAMPLES:,} samples (ImageNet-1k) x {w.epochs:g} epochs")
+        if P <= 0:
+            warnings.append("the vision workload gives no parameter count (params): no gradient "
+                            "all-reduce, checkpoint or GPU memory is modelled")
+    mem_GB = memory_per_gpu_GB(w)
+    cap_GB = float(gpu.get("memory_GB") or 0.0)
+    if mem_GB is not None and cap_GB > 0 and mem_GB > cap_GB:
+        warnings.append(memory_warning(w, mem_GB, model_state_GB(w) or 0.0, cap_GB))
+    links = _link_results(fab, topo, shared.phases)
+    resources = rep.to_dict()
+    result = Result(
+        iteration_time_s=iteration, breakdown_s=shared.breakdown, tflops_per_gpu=tflops, mfu=mfu,
+        percent_of_peak=100.0 * tflops / ct.peak_tflops, tokens_per_s=tokens_per_s,
+        samples_per_s=samples_per_s, memory_per_gpu_GB=mem_GB,
+        training_time_days=train_s / 86400.0, gpus=n, parameters=P, workload=w.to_dict(),
+        placement=pl.only(shared.job).summary(), collectives=shared.colls, links=links, bottlenecks=[],
+        storage=shared.storage, resources=resources, warnings=warnings, host_cpu=resources["host_cpu"],
+        dpu=rep.dpu, power_W=rep.energy.power_W, energy_kwh=energy.kwh(rep.energy.power_W["total"], train_s),
+        tenants=_tenants(jobs, how, split, len(servers), shared, solo))
+    from designer.engine.bottlenecks import explain
+    result.bottlenecks = explain(result, w, fab, topo, shared.phases, shared.shapes, shared.infos, rep,
+                                 alone_infos=solo.infos if solo else None, catalog=catalog)
+    return result
+
+
+def _placement_warnings(w: Workload, pl: Placement, servers: list, split: list[np.ndarray],
+                        job_gpus: int, domain: int) -> list[str]:
+    """What the user may not have meant: a TP group off its NVLink domain, idle GPUs or servers,
+    mixed GPU models."""
+    jobs, total = len(split), sum(s.gpus for s in servers)
+    warnings = [problem] if (problem := tp_domain_problem(w.tp, domain)) else []
+    idle = len(servers) - jobs * len(split[0])
+    if idle:
+        names = ", ".join(servers[i].id for i in range(len(servers) - idle, len(servers))[:3])
+        lower = max(d for d in range(1, jobs) if len(servers) % d == 0) if jobs > 1 else 1
+        upper = next(d for d in range(jobs + 1, len(servers) + 1) if len(servers) % d == 0)
+        warnings.append(f"{jobs} jobs do not split the {len(servers)} GPU servers evenly: each job "
+                        f"gets {len(split[0])} servers and {idle} stay idle ({names}"
+                        f"{', ...' if idle > 3 else ''}); tenants {lower} or {upper} uses them all")
+    if w.gpus < job_gpus:
+        fill = job_gpus // (w.tp * w.pp)
+        why = (f"tp x pp = {w.tp * w.pp} does not divide {job_gpus}" if fill == w.dp else
+               f"dp {w.dp} from the workload's settings, e.g. a preset's published layout; pass "
+               f"--dp {fill} to use {fill * w.tp * w.pp}")
+        whose = f"the design's {total}" if jobs == 1 else f"each job's {job_gpus}"
+        warnings.append(f"the workload uses {w.gpus} of {whose} GPUs ({why})")
+    if len({s.gpu.get("id") for s in servers}) > 1:
+        warnings.append("servers have different GPU models; compute uses the first server's GPU")
+    if pl.nodes_spanned("tp") > 1 and not problem:
+        warnings.append(f"a tensor-parallel group of {w.tp} GPUs spans {pl.nodes_spanned('tp')} "
+                        f"servers: its all-reduces cross the network; a tp that divides the GPUs "
+                        f"per server keeps them on NVLink")
+    return warnings
+
+
+def _network(r: _Run, pl: Placement) -> dict[str, _Phase]:
+    """Network stage: every communication phase's flows (all jobs', with the storage reads),
+    routed and shared max-min fairly."""
+    w, vol = r.w, r.vol
     phases: dict[str, _Phase] = {}
     # a phase exists only when its collective moves bytes (a vision model without a parameter
     # count has no gradient all-reduce, so no DP traffic loads the links)
@@ -284,17 +438,61 @@ def run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int | 
                        ("pp", tr.pipeline_flows(pl) if vol.pp_sends_per_micro_batch else tr.empty()),
                        ("tp", tr.ring_flows(pl, "tp") if vol.tp_calls_per_micro_batch else tr.empty())):
         if flows.src:
-            phases[dim] = _Phase(dim, flows.extend(stor))
-    if stor.src and "dp" not in phases:
-        phases["storage"] = _Phase("storage", stor)
+            phases[dim] = _Phase(dim, flows.extend(r.stor))
+    if r.stor.src and "dp" not in phases:
+        phases["storage"] = _Phase("storage", r.stor)
+    routing = r.scen.get("routing", "ecmp")
     for ph in phases.values():
-        _solve_phase(fab, cap, ph, routing, seed)
+        _solve_phase(r.fab, r.cap, ph, routing, r.seed)
+    return phases
 
+
+def _alone(phases: dict[str, _Phase], job: int, cap: np.ndarray) -> dict[str, _Phase]:
+    """The solved phases re-shared with only ``job``'s flows carrying data: the other jobs'
+    demand is 0 and every flow keeps its route (ECMP hashes a flow, not its neighbours)."""
+    out = {}
+    for name, ph in phases.items():
+        demand = np.where(ph.flows.job == job, ph.flows.demand, 0.0)
+        out[name] = _Phase(name, replace(ph.flows, demand=demand), ph.routes,
+                           net.max_min(ph.routes, cap, demand), ph.idx_src)
+    return out
+
+
+def _slowest_job(infos: dict[str, dict[str, Any]]) -> int:
+    """Job of the slowest group across servers: data-parallel first (the gradient all-reduce moves
+    the most bytes), then pipeline, then tensor parallel; job 0 when no group crosses servers."""
+    for dim in ("dp", "pp", "tp"):
+        if "worst_job" in infos[dim]:
+            return infos[dim]["worst_job"]
+    return 0
+
+
+def _evaluate(r: _Run, pl: Placement, phases: dict[str, _Phase], job: int | None = None) -> _Outcome:
+    """Collectives, timing, storage rates and resources on solved ``phases``: with every job of
+    ``pl`` on the fabric (``job`` None; the slowest job's figures) or with job ``job`` alone
+    (phases from :func:`_alone`)."""
+    topo = r.design.topology
     shapes, infos = {}, {}
     for dim in ("tp", "pp", "dp"):
-        shapes[dim], infos[dim] = _group_shape(pl, dim, phases.get(dim), topo, catalog, fab)
+        shapes[dim], infos[dim] = _group_shape(pl, dim, phases.get(dim), topo, r.catalog, r.fab, job)
+    colls, breakdown, iteration, overlap = _timing(r.w, r.ct, r.vol, shapes)
+    _sharp_saving(colls, shapes, infos)
+    k = _slowest_job(infos) if job is None else job
+    storage, alone, converged = _storage_rates(r, phases, k, others=job is None)
+    rep = _resources(r, pl.only(k), pl.jobs, iteration, colls, alone, converged, overlap,
+                     others=job is None)
+    breakdown.update(_resource_terms(rep))
+    storage.update(read_demand_GBps=rep.storage.read_demand_GBps,
+                   read_achieved_GBps=rep.storage.read_achieved_GBps,
+                   checkpoint_GB=rep.storage.checkpoint_GB,
+                   checkpoint_write_s=rep.storage.checkpoint_write_s)
+    return _Outcome(k, phases, shapes, infos, colls, breakdown, rep.iteration_s, rep, storage)
 
-    # --- collectives and timing
+
+def _timing(w: Workload, ct, vol: tr.Volumes, shapes: dict[str, coll.GroupShape]
+            ) -> tuple[list[CollectiveResult], dict[str, float], float, float]:
+    """Collectives and the iteration before the resources stage (module docstring): the
+    collectives, the breakdown, the iteration time and the compute time DP hides behind."""
     colls: list[CollectiveResult] = []
     m = w.micro_batches
     tp_mb = 0.0
@@ -335,80 +533,86 @@ def run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int | 
     iteration = m * t_mb + bubble + dp_exposed
     breakdown = {"compute": m * ct.micro_batch_s, "tp_comm": m * tp_mb, "pp_comm": m * pp_mb,
                  "dp_exposed": dp_exposed, "bubble": bubble}
+    return colls, breakdown, iteration, overlap
 
-    # --- storage: rate under training traffic (converged fabric) and alone, per server
-    storage = {"read_GB_per_iteration": read_GB, "read_under_training_GBps": 0.0,
+
+def _sharp_saving(colls: list[CollectiveResult], shapes: dict[str, coll.GroupShape],
+                  infos: dict[str, dict[str, Any]]) -> None:
+    """Where a switch had too few SHARP trees for the groups crossing it, what the all-reduce
+    would take with SHARP (``infos[dim]["sharp_time_s"]``, per call) for the bottleneck list."""
+    for c in colls:
+        dim = c.name.split("_")[0]
+        if c.op != "allreduce" or "sharp_switch" not in infos.get(dim, {}):
+            continue
+        with_sharp = coll.best(c.op, c.bytes, replace(shapes[dim], sharp=True))
+        if with_sharp.algorithm == "sharp" and with_sharp.time_s < c.time_s:
+            infos[dim].update(sharp_time_s=with_sharp.time_s, sharp_fallback=c.algorithm,
+                              sharp_calls=c.calls_per_iteration, fallback_time_s=c.time_s)
+
+
+def _storage_rates(r: _Run, phases: dict[str, _Phase], job: int, others: bool
+                   ) -> tuple[dict[str, Any], dict[str, float], bool]:
+    """Job ``job``'s storage read rate under the training traffic (converged fabric) and without
+    it (with the other jobs' reads when ``others``), in total and per server, and whether its
+    reads share links with training traffic."""
+    storage = {"read_GB_per_iteration": r.read_GB, "read_under_training_GBps": 0.0,
                "read_alone_GBps": 0.0}
     alone: dict[str, float] = {}
     converged = False
+    stor = r.stor
     if stor.src:
+        mine = stor.job == job
+        if not others:
+            stor = replace(stor, demand=np.where(mine, stor.demand, 0.0))
         sph = phases.get("dp") or phases["storage"]
         is_st = sph.flows.group < 0
-        storage["read_under_training_GBps"] = float(sph.sol.rate_GBps[is_st].sum())
+        my_st = is_st & (sph.flows.job == job)
+        storage["read_under_training_GBps"] = float(sph.sol.rate_GBps[my_st].sum())
         solo = _Phase("storage alone", stor)
-        _solve_phase(fab, cap, solo, routing, seed)
-        storage["read_alone_GBps"] = float(solo.sol.rate_GBps.sum())
-        owner = {e: s.id for s in pl.servers for e in s.endpoints}
-        for dst, r in zip(stor.dst, solo.sol.rate_GBps):
-            alone[owner[dst]] = alone.get(owner[dst], 0.0) + float(r)
-        st_arcs = np.unique(sph.routes.arc[is_st[sph.routes.flow]])
-        tr_arcs = np.unique(sph.routes.arc[~is_st[sph.routes.flow]])
+        _solve_phase(r.fab, r.cap, solo, r.scen.get("routing", "ecmp"), r.seed)
+        storage["read_alone_GBps"] = float(solo.sol.rate_GBps[mine].sum())
+        owner = {e: s.id for s in r.servers for e in s.endpoints}
+        for dst, rate in zip(np.array(stor.dst, dtype=object)[mine], solo.sol.rate_GBps[mine]):
+            alone[owner[dst]] = alone.get(owner[dst], 0.0) + float(rate)
+        live = sph.flows.demand[sph.routes.flow] > 0
+        st_arcs = np.unique(sph.routes.arc[my_st[sph.routes.flow]])
+        tr_arcs = np.unique(sph.routes.arc[~is_st[sph.routes.flow] & live])
         converged = bool(np.intersect1d(st_arcs, tr_arcs).size)
+    return storage, alone, converged
 
-    # --- resources stage (host CPU, DPU, storage stalls, stragglers, checkpoints, energy)
+
+def _resources(r: _Run, pl: Placement, jobs: int, iteration: float, colls: list[CollectiveResult],
+               alone: dict[str, float], converged: bool, overlap: float, others: bool):
+    """Resources stage (host CPU, DPU, storage stalls, stragglers, checkpoints, energy) of the one
+    job ``pl`` holds, one of ``jobs``. It draws 1/jobs of the switches' and storage systems'
+    power; with the ``others`` running it also gets 1/jobs of the storage systems' read and write
+    rates (every job reads its samples and writes its checkpoints to them)."""
     try:
-        rep = resources_adapter.assess(resources_adapter.build_inputs(
-            design, catalog, scen, w, pl, iteration, colls, alone, converged, overlap))
+        inputs = resources_adapter.build_inputs(r.design, r.catalog, r.scen, r.w, pl, iteration, colls,
+                                                alone, converged, overlap)
+        if jobs > 1:
+            share = jobs if others else 1
+            inputs = replace(inputs, switch_power_W=inputs.switch_power_W / jobs,
+                             storage_power_W=inputs.storage_power_W / jobs,
+                             storage_read_GBps=inputs.storage_read_GBps / share,
+                             storage_write_GBps=inputs.storage_write_GBps / share)
+        return resources_adapter.assess(inputs)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    breakdown.update(_resource_terms(rep))
-    iteration = rep.iteration_s
-    resources = rep.to_dict()
-    storage.update(read_demand_GBps=rep.storage.read_demand_GBps,
-                   read_achieved_GBps=rep.storage.read_achieved_GBps,
-                   checkpoint_GB=rep.storage.checkpoint_GB,
-                   checkpoint_write_s=rep.storage.checkpoint_write_s)
-    if rep.storage.checkpoint_write_s is None:
-        warnings.append("no storage in the design: checkpoints are not written (checkpoint_write_s "
-                        "is None); add a storage system to model them")
 
-    # --- throughput
-    # TFLOP/s count the recomputed forward pass (Narayanan et al. SC'21 eq. 3); MFU counts only the
-    # model's own FLOPs, without recomputation (Chowdhery et al. 2023, App. B)
-    F = model_flops_per_iteration(w)
-    n = w.gpus
-    tflops = F / (iteration * n) / 1e12
-    mfu = model_flops_per_iteration(w, recompute=False) / (iteration * n * ct.peak_tflops * 1e12)
-    samples_per_s = w.global_batch / iteration
-    tokens_per_s = samples_per_s * w.seq_len if w.kind == "transformer" else 0.0
-    P = parameters(w)
-    if w.tflops_per_gpu > 0 and w.kind == "transformer":
-        train_s = training_time_s(w.tokens, P, n, w.tflops_per_gpu, w.recompute)
-    else:
-        train_s = w.training_samples / samples_per_s
-    if w.kind == "vision":
-        if not w.dataset_samples:
-            warnings.append(f"the vision workload gives no dataset_samples: training time assumes "
-                            f"{DEFAULT_DATASET_SAMPLES:,} samples (ImageNet-1k) x {w.epochs:g} epochs")
-        if P <= 0:
-            warnings.append("the vision workload gives no parameter count (params): no gradient "
-                            "all-reduce, checkpoint or GPU memory is modelled")
-    mem_GB = memory_per_gpu_GB(w)
-    cap_GB = float(gpu.get("memory_GB") or 0.0)
-    if mem_GB is not None and cap_GB > 0 and mem_GB > cap_GB:
-        warnings.append(memory_warning(w, mem_GB, model_state_GB(w) or 0.0, cap_GB))
-    links = _link_results(fab, topo, phases)
-    result = Result(
-        iteration_time_s=iteration, breakdown_s=breakdown, tflops_per_gpu=tflops, mfu=mfu,
-        percent_of_peak=100.0 * tflops / ct.peak_tflops, tokens_per_s=tokens_per_s,
-        samples_per_s=samples_per_s, memory_per_gpu_GB=mem_GB,
-        training_time_days=train_s / 86400.0, gpus=n, parameters=P, workload=w.to_dict(),
-        placement=pl.summary(), collectives=colls, links=links, bottlenecks=[], storage=storage,
-        resources=resources, warnings=warnings, host_cpu=resources["host_cpu"], dpu=rep.dpu,
-        power_W=rep.energy.power_W, energy_kwh=energy.kwh(rep.energy.power_W["total"], train_s))
-    from designer.engine.bottlenecks import explain
-    result.bottlenecks = explain(result, w, fab, topo, phases, shapes, infos, rep)
-    return result
+
+def _tenants(jobs: int, how: str, split: list[np.ndarray], servers: int, shared: _Outcome,
+             solo: _Outcome | None) -> dict[str, Any]:
+    """``Result.tenants``: the jobs, and the slowest one shared vs alone on the fabric."""
+    alone = solo or shared
+    it, it_alone = shared.iteration, alone.iteration
+    return {"jobs": jobs, "placement": how, "servers_per_job": len(split[0]),
+            "idle_servers": servers - jobs * len(split[0]),
+            "slowest_job": shared.job,
+            "dp_rate_shared_GBps": shared.infos["dp"].get("worst_rate_GBps"),
+            "dp_rate_alone_GBps": alone.infos["dp"].get("worst_rate_GBps"),
+            "iteration_shared_s": it, "iteration_alone_s": it_alone,
+            "slowdown_pct": 100.0 * (it / it_alone - 1.0) if solo and it_alone > 0 else 0.0}
 
 
 def memory_warning(w: Workload, need_GB: float, state_GB: float, have_GB: float) -> str:

@@ -31,6 +31,8 @@ from designer.errors import UsageError
 from designer.topology.kinds import KIND_LABEL
 
 DIMENSIONS = ("tp", "pp", "dp")
+#: how the servers are split among jobs (``scenario.tenant_placement``)
+JOB_PLACEMENTS = ("packed", "scattered")
 
 
 @dataclass(frozen=True)
@@ -114,8 +116,33 @@ class Placement:
     local: np.ndarray  #: GPU index inside its server
     servers: list[ServerInfo]
     groups: dict[str, np.ndarray]  #: "tp"/"pp"/"dp" -> (groups, size) array of ranks
+    #: job of each rank (0 … jobs − 1; None: all ranks are job 0)
+    job: np.ndarray | None = None
     _endpoints: np.ndarray | None = field(default=None, init=False, repr=False)
     _networks: dict[str, frozenset[int]] | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.job is None:
+            self.job = np.zeros(len(self.server), dtype=np.int64)
+
+    @property
+    def jobs(self) -> int:
+        """Number of jobs placed (1 for a single job)."""
+        return int(self.job.max()) + 1 if len(self.job) else 1
+
+    def group_job(self, dim: str) -> np.ndarray:
+        """Job of every group of ``dim`` (all ranks of a group belong to one job)."""
+        return self.job[self.groups[dim][:, 0]]
+
+    def only(self, job: int) -> "Placement":
+        """Job ``job`` by itself: its ranks renumbered from 0, its groups, the same servers."""
+        if self.jobs == 1:
+            return self
+        ranks = np.flatnonzero(self.job == job)
+        new = np.full(len(self.server), -1, dtype=np.int64)
+        new[ranks] = np.arange(len(ranks))
+        groups = {d: new[g[self.job[g[:, 0]] == job]] for d, g in self.groups.items()}
+        return Placement(self.order, self.server[ranks], self.local[ranks], self.servers, groups)
 
     def networks(self, endpoint: str | None) -> frozenset[int]:
         """Networks a rail of any server is linked into (empty for anything else)."""
@@ -183,3 +210,37 @@ def place(w: Workload, servers: list[ServerInfo], order: str | None = None) -> P
         order_idx = np.lexsort((coord[d], key))
         groups[d] = ranks[order_idx].reshape(-1, size[d])
     return Placement(dims, srv, local, servers, groups)
+
+
+def job_servers(count: int, jobs: int, how: str = "packed") -> list[np.ndarray]:
+    """Server indices (design order) of each of ``jobs`` jobs among ``count`` servers: ⌊count/jobs⌋
+    each, packed (consecutive) or scattered (server i to job i mod jobs); the last
+    ``count mod jobs`` servers are left out (idle). UsageError when there are fewer servers than jobs."""
+    if how not in JOB_PLACEMENTS:
+        raise UsageError(f"scenario tenant_placement must be one of {', '.join(JOB_PLACEMENTS)}, "
+                         f"got {how!r}")
+    if jobs > count:
+        raise UsageError(f"scenario tenants {jobs} is more than the design's {count} GPU servers: "
+                         f"every job needs at least one server; set tenants to {count} or fewer, or "
+                         f"add GPU servers")
+    per = count // jobs
+    used = np.arange(per * jobs)
+    if how == "packed":
+        return [used[k * per:(k + 1) * per] for k in range(jobs)]
+    return [used[k::jobs] for k in range(jobs)]
+
+
+def place_jobs(w: Workload, servers: list[ServerInfo], order: str | None = None,
+               jobs: int = 1, how: str = "packed") -> Placement:
+    """``jobs`` copies of ``w``, each placed (:func:`place`) on its servers (:func:`job_servers`),
+    stacked into one Placement: job k's ranks follow job k−1's, its groups follow too."""
+    if jobs == 1:
+        return place(w, servers, order)
+    parts = [(idx, place(w, [servers[int(i)] for i in idx], order))
+             for idx in job_servers(len(servers), jobs, how)]
+    n = w.gpus
+    groups = {d: np.concatenate([p.groups[d] + k * n for k, (_, p) in enumerate(parts)])
+              for d in DIMENSIONS}
+    return Placement(parts[0][1].order, np.concatenate([idx[p.server] for idx, p in parts]),
+                     np.concatenate([p.local for _, p in parts]), servers, groups,
+                     np.repeat(np.arange(jobs), n))

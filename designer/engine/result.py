@@ -23,7 +23,7 @@ BREAKDOWN_LABEL = {
     "bubble": "Pipeline bubble",
     "host_cpu_slowdown": "Host CPU over capacity (network stacks)",
     "dpu_slowdown": "DPU engine over capacity",
-    "data_stall": "Data stall (storage reads)",
+    "data_stall": "Data stall (storage reads, host data loading)",
     "straggler": "Stragglers (slowest worker)",
     "checkpoint": "Checkpoints (amortized)",
 }
@@ -89,6 +89,14 @@ class Result:
     samples_per_s: float = 0.0  #: global batch / iteration time (transformer: sequences/s)
     #: estimated per-GPU memory (``workload.memory_per_gpu_GB``); None when parameters are not given
     memory_per_gpu_GB: float | None = None
+    #: training jobs sharing the fabric (``scenario.tenants``; with several, every other figure is
+    #: the slowest job's, see ``pipeline.run``): jobs, placement (packed/scattered),
+    #: servers_per_job, idle_servers, slowest_job; the slowest job's worst data-parallel group rate
+    #: with every job's traffic and with its own only (dp_rate_shared_GBps, dp_rate_alone_GBps;
+    #: None when no DP traffic crosses servers), its iteration time both ways
+    #: (iteration_shared_s, iteration_alone_s) and slowdown_pct = 100 (shared / alone − 1);
+    #: one job: alone = shared, slowdown 0
+    tenants: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict (numpy scalars become Python ones, infinities None)."""

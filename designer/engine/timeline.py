@@ -259,11 +259,12 @@ class TimelineSummary:
         expect = ("longer than any number here" if not math.isfinite(days) else
                   f"about {years:.2g} years" if years >= 1e6 else
                   f"about {years:,.0f} years" if years >= 3 else f"about {days:,.0f} days")
-        return (f"the run does not finish: after {self.training_time_days:,.0f} days of wall time "
-                f"({MAX_SLOWDOWN:g} x its failure-free length) only {self.iterations_run:,} iterations "
-                f"had run, and none is safe unless a checkpoint completes; the expected wall time "
-                f"is {expect}. Write checkpoints more often (scenario checkpoint_interval_s) so a "
-                f"failure loses less work")
+        return (f"the run does not finish: it was stopped after {self.training_time_days:,.0f} days "
+                f"of wall time ({MAX_SLOWDOWN:g} x its failure-free length), {self.failures:,} failures "
+                f"having thrown away the work since the last checkpoint each time "
+                f"({self.iterations_run:,} iterations run for {self.iterations:,} needed); the "
+                f"expected wall time is {expect}. Write checkpoints more often (scenario "
+                f"checkpoint_interval_s) so a failure loses less work")
 
 
 def _max_normal_moments(n: int) -> tuple[float, float]:

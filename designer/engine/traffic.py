@@ -16,7 +16,8 @@ at local position j of server k sends to the one at position j of the next serve
 Pipeline neighbours on different servers exchange in both directions. A sender whose NIC shares no
 network with the receiver's (rail planes joined only inside the servers) sends through its server's
 NIC on the receiver's network, reached over NVLink (:func:`_pxn`). Storage reads go from the
-storage systems (round robin) to each server's storage ports, with a demand cap.
+storage systems (round robin) to each server's storage ports, with a demand cap. Every flow names
+its job (``Placement.job``), so one job's flows can be solved without the others'.
 """
 
 from __future__ import annotations
@@ -54,23 +55,25 @@ def volumes(w: Workload) -> Volumes:
 
 @dataclass
 class FlowSet:
-    """Flows of one phase: endpoint node ids, a demand (GB/s, inf = elastic), and the group
-    each flow belongs to (-1 for storage)."""
+    """Flows of one phase: endpoint node ids, a demand (GB/s, inf = elastic), the group each
+    flow belongs to (-1 for storage) and its job."""
 
     src: list[str]
     dst: list[str]
     demand: np.ndarray
     group: np.ndarray
     kind: list[str]
+    job: np.ndarray
 
     def extend(self, other: "FlowSet") -> "FlowSet":
         return FlowSet(self.src + other.src, self.dst + other.dst,
                        np.concatenate([self.demand, other.demand]),
-                       np.concatenate([self.group, other.group]), self.kind + other.kind)
+                       np.concatenate([self.group, other.group]), self.kind + other.kind,
+                       np.concatenate([self.job, other.job]))
 
 
 def empty() -> FlowSet:
-    return FlowSet([], [], np.zeros(0), np.zeros(0, dtype=np.int64), [])
+    return FlowSet([], [], np.zeros(0), np.zeros(0, dtype=np.int64), [], np.zeros(0, dtype=np.int64))
 
 
 def ring_flows(pl: Placement, dim: str) -> FlowSet:
@@ -104,7 +107,8 @@ def ring_flows(pl: Placement, dim: str) -> FlowSet:
         dst += b.tolist()
         grp += [gi] * len(a)
     n = len(src)
-    return FlowSet(src, dst, np.full(n, np.inf), np.array(grp, dtype=np.int64), [dim] * n)
+    grp = np.array(grp, dtype=np.int64)
+    return FlowSet(src, dst, np.full(n, np.inf), grp, [dim] * n, pl.group_job(dim)[grp])
 
 
 def pipeline_flows(pl: Placement) -> FlowSet:
@@ -120,7 +124,8 @@ def pipeline_flows(pl: Placement) -> FlowSet:
             dst += [eps[i + 1], eps[i]]
             grp += [gi, gi]
     n = len(src)
-    return FlowSet(src, dst, np.full(n, np.inf), np.array(grp, dtype=np.int64), ["pp"] * n)
+    grp = np.array(grp, dtype=np.int64)
+    return FlowSet(src, dst, np.full(n, np.inf), grp, ["pp"] * n, pl.group_job("pp")[grp])
 
 
 def _pxn(pl: Placement, sender: np.ndarray, src: list[str], dst: list[str]) -> list[str]:
@@ -147,12 +152,15 @@ def storage_flows(pl: Placement, per_server_GBps: float) -> FlowSet:
     systems it reaches in round robin (the k-th used server from its k mod count-th)."""
     if per_server_GBps <= 0:
         return empty()
-    src, dst, dem = [], [], []
-    for k, s in enumerate(np.unique(pl.server)):
+    src, dst, dem, job = [], [], [], []
+    used, first = np.unique(pl.server, return_index=True)
+    for k, (s, j) in enumerate(zip(used, pl.job[first])):
         info = pl.servers[int(s)]
         for e in info.storage_ports:
             src.append(info.storage_targets[k % len(info.storage_targets)])
             dst.append(e)
             dem.append(per_server_GBps / len(info.storage_ports))
+            job.append(j)
     n = len(src)
-    return FlowSet(src, dst, np.array(dem), np.full(n, -1, dtype=np.int64), ["storage"] * n)
+    return FlowSet(src, dst, np.array(dem), np.full(n, -1, dtype=np.int64), ["storage"] * n,
+                   np.array(job, dtype=np.int64))
