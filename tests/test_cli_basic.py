@@ -158,3 +158,14 @@ def test_seed_defaults_to_the_designs(tmp_path, monkeypatch, command, module, fu
     assert main(argv) == 130
     assert main(argv + ["--seed", "5"]) == 130
     assert seeds == [41, 5]
+
+
+def test_workload_option_takes_set_values_on_top_and_refuses_a_design_file(capsys):
+    example = str(ROOT / "resources" / "examples" / "example.json")
+    assert main(["run", example, "--workload", "llama3-70b", "--set", "workload.global_batch=256",
+                 "--json"]) == 0
+    w = json.loads(capsys.readouterr().out)["workload"]
+    assert w["name"] == "Llama 3 70B" and w["global_batch"] == 256
+    assert main(["run", example, "--workload", example]) == 2
+    err = capsys.readouterr().err
+    assert "is a design file, not a workload" in err and "Traceback" not in err

@@ -75,6 +75,10 @@ def _workload_arg(text: str | None):
         raise UsageError(f"--workload: {text} is not valid JSON (line {exc.lineno}: {exc.msg})") from None
     if not isinstance(data, dict):
         raise UsageError(f"--workload: {text} must hold one JSON object of workload fields")
+    if "components" in data or "format" in data:
+        raise UsageError(f"--workload: {text} is a design file, not a workload; give it as the "
+                         f"design (the first argument), or pass a catalog workload id (see "
+                         f"'dpu-designer catalog workload') or a JSON object of workload fields")
     return data
 
 
@@ -89,14 +93,17 @@ EXTRA_SCENARIO_KEYS = {"nic_as_dpu": Setting("nic_as_dpu", bool, False,
                                              "DPU-offloaded servers use their NICs as DPUs")}
 
 
-def apply_sets(design, sets: list[str]) -> None:
+def apply_sets(design, sets: list[str]) -> dict:
     """Apply ``--set section.key=value`` to ``design`` (values are JSON: true, 4, 2.5, "x"; a bare
-    word is a string). Unknown keys and values the design file could not hold are refused."""
+    word is a string). Unknown keys and values the design file could not hold are refused.
+    Returns the workload values set (``--workload`` replaces the design's workload; these go on
+    top of it)."""
     from designer.engine.workload import Workload
     from designer.topology.fileformat import workload_problem
 
     scenario_keys = {**SCENARIO_SPEC, **EXTRA_SCENARIO_KEYS}
     workload_keys = {f.name for f in fields(Workload)} | {"preset", "placement"}
+    workload_sets: dict = {}
     for item in sets:
         key, eq, text = item.partition("=")
         section, _, name = key.strip().partition(".")
@@ -123,6 +130,8 @@ def apply_sets(design, sets: list[str]) -> None:
             if problem:
                 raise UsageError(f"--set {item}: workload.{name} {problem}")
             design.workload[name] = value
+            workload_sets[name] = value
+    return workload_sets
 
 
 def seed_arg(text: str) -> int:
@@ -147,11 +156,14 @@ def prepare(args):
     from designer.topology.catalog import load_catalog
 
     design = load_design(args.file)
-    apply_sets(design, args.sets)
+    workload_sets = apply_sets(design, args.sets)
     if args.routing:
         design.scenario["routing"] = args.routing
     seed = design_seed(design, args.seed)
-    kwargs = dict(workload=_workload_arg(args.workload), tp=args.tp, pp=args.pp, dp=args.dp,
+    workload = _workload_arg(args.workload)
+    if workload and workload_sets:  # --set workload.X=... goes on top of --workload
+        workload = {**({"preset": workload} if isinstance(workload, str) else workload), **workload_sets}
+    kwargs = dict(workload=workload, tp=args.tp, pp=args.pp, dp=args.dp,
                   micro_batch=args.micro_batch, global_batch=args.global_batch, seq_len=args.seq,
                   interleave=args.interleave, tokens=args.tokens,
                   tflops_per_gpu=args.tflops_per_gpu, placement=args.placement)
