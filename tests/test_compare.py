@@ -222,3 +222,22 @@ def test_compare_bad_set_is_one_line(r256, capsys):
     assert main(["compare", str(r256), "--set", "scenario.encryption=maybe"]) == 2
     err = capsys.readouterr().err
     assert "scenario.encryption=maybe" in err and "true or false" in err and "Traceback" not in err
+
+
+def test_host_managed_encryption_rules_sharp_out_and_the_dpu_keeps_it():
+    # SHARP runs over RDMA verbs; host-managed encryption sends the collectives through kernel
+    # TCP, so the same Quantum-2 fabric reduces in-network only when the DPUs encrypt
+    _, dpu = nic_and_dpu_designs()
+    work = {**WORK, "optimizer_sharded": False}
+    plain = pipeline.run(dpu, CAT, scenario={"offload": "host"}, **work)
+    host = pipeline.run(dpu, CAT, scenario={"offload": "host", "encryption": True}, **work)
+    off = pipeline.run(dpu, CAT, scenario={"offload": "dpu", "encryption": True}, **work)
+
+    def algorithm(result):
+        (c,) = [c for c in result.collectives if c.name == "dp_allreduce"]
+        return c.algorithm
+    assert algorithm(plain) == "sharp" and algorithm(off) == "sharp"
+    assert algorithm(host) != "sharp"
+    why = [b for b in host.bottlenecks if b.startswith("SHARP off for the DP all-reduce")]
+    assert why and "kernel TCP" in why[0] and "RDMA" in why[0]
+    assert not any(b.startswith("SHARP off") for b in off.bottlenecks)

@@ -163,9 +163,11 @@ def _line_GBps(topology, endpoint: str) -> float:
 
 
 def _group_shape(pl: Placement, dim: str, ph: _Phase | None, topology, catalog,
-                 fab: net.Fabric | None, job: int | None = None) -> tuple[coll.GroupShape, dict[str, Any]]:
+                 fab: net.Fabric | None, job: int | None = None,
+                 no_sharp: str | None = None) -> tuple[coll.GroupShape, dict[str, Any]]:
     """Communicator shape of the slowest group of ``dim`` on the solved phase; with ``job``, of
-    that job's groups only (the phase then carries only its flows, see :func:`_alone`)."""
+    that job's groups only (the phase then carries only its flows, see :func:`_alone`).
+    ``no_sharp``: why the servers cannot join SHARP trees (:func:`sharp_transport_problem`)."""
     groups = pl.groups[dim]
     ranks = groups.shape[1]
     srv0 = pl.servers[int(pl.server[groups[0][0]])]
@@ -197,6 +199,9 @@ def _group_shape(pl: Placement, dim: str, ph: _Phase | None, topology, catalog,
         sw = [fab.nodes[h] for h in heads]
         figs = [catalog.resolve(topology.components[s]) for s in sw]
         sharp = bool(figs) and all(f.get("sharp") for f in figs)
+        if sharp and no_sharp:
+            sharp = False
+            info["sharp_transport"] = no_sharp
         if sharp:
             info.update(_sharp_trees(ph, mask, heads, sw, figs, fab, topology, pl.group_job(dim)))
             sharp = "sharp_switch" not in info
@@ -210,6 +215,33 @@ def _group_shape(pl: Placement, dim: str, ph: _Phase | None, topology, catalog,
                     hops=int(ph.routes.hops[fl].max()) if len(fl) else 0,
                     worst_group=worst, worst_job=int(pl.group_job(dim)[worst]))
     return coll.GroupShape(**shape), info
+
+
+def sharp_transport_problem(design, catalog, scen: dict[str, Any], servers: list) -> str | None:
+    """Why the servers' collectives cannot join SHARP aggregation trees, or None.
+
+    NCCL reaches SHARP through its CollNet interface (the nccl-rdma-sharp-plugins), which runs
+    over InfiniBand/RoCE verbs. A server whose collectives take the kernel TCP path cannot join
+    a tree: host-managed encryption (kernel IPsec/kTLS, which RDMA bypasses; the same rule as
+    ``hostcpu.collective_paths``) or network adapters without RDMA.
+    """
+    topo = design.topology
+    rdma_of: dict[tuple, bool] = {}
+    per_server = scen.get("per_server") or {}
+    for s in servers:
+        mode = per_server.get(s.id, scen.get("offload", "host"))
+        if scen.get("encryption") and mode == "host":
+            return (f"host-managed encryption on '{s.id}' sends the collectives through the kernel "
+                    f"TCP stack, and SHARP runs over RDMA only; encrypting on DPUs (offload) "
+                    f"keeps RDMA and SHARP")
+        for a in topo.attached(s.id):
+            key = (a.kind, a.model, repr(sorted(a.props.items())))
+            if key not in rdma_of:
+                rdma_of[key] = bool(catalog.resolve(a).get("rdma", True))
+            if not rdma_of[key] and a.id in s.rails:
+                return (f"'{a.id}' ({a.model}) of '{s.id}' has no RDMA, and SHARP runs over "
+                        f"RDMA only; use RDMA-capable NICs or DPUs")
+    return None
 
 
 def _sharp_trees(ph: _Phase, mask: np.ndarray, heads: np.ndarray, names: list[str],
@@ -275,6 +307,7 @@ class _Run:
     stor: tr.FlowSet  #: storage reads of every job's servers
     read_GB: float  #: one job's samples per iteration
     servers: list  #: ``placement.ServerInfo`` of every GPU server
+    no_sharp: str | None = None  #: why the servers' transport rules SHARP out (None: it does not)
 
 
 @dataclass
@@ -343,8 +376,9 @@ def run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int | 
         _check_storage_reach(pl, read_GB / compute_only)
     job_servers_used = len(np.unique(pl.server[pl.job == 0]))
     stor = tr.storage_flows(pl, read_GB / compute_only / job_servers_used)
+    used = [servers[int(i)] for i in np.unique(pl.server)]
     r = _Run(design, catalog, scen, seed, fab, net.arc_capacity_GBps(fab, topo), w, ct, vol, stor, read_GB,
-             servers)
+             servers, sharp_transport_problem(design, catalog, scen, used))
 
     # --- every job together, then the slowest one alone on the same routes
     shared = _evaluate(r, pl, _network(r, pl))
@@ -474,7 +508,8 @@ def _evaluate(r: _Run, pl: Placement, phases: dict[str, _Phase], job: int | None
     topo = r.design.topology
     shapes, infos = {}, {}
     for dim in ("tp", "pp", "dp"):
-        shapes[dim], infos[dim] = _group_shape(pl, dim, phases.get(dim), topo, r.catalog, r.fab, job)
+        shapes[dim], infos[dim] = _group_shape(pl, dim, phases.get(dim), topo, r.catalog, r.fab, job,
+                                               r.no_sharp)
     colls, breakdown, iteration, overlap = _timing(r.w, r.ct, r.vol, shapes)
     _sharp_saving(colls, shapes, infos)
     k = _slowest_job(infos) if job is None else job
