@@ -1,0 +1,246 @@
+"""How the canvas draws cables at each level of detail: only the cables that meet the view,
+from tiles on screen (kept while panning, scaled during a run of zoom steps, redrawn after an
+edit), with the overlay, selection and problem colours at every zoom."""
+
+import random
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QImage, QPainter, QTransform
+from PySide6.QtWidgets import QMessageBox, QStyleOptionGraphicsItem, QWidget
+
+from designer.gui.items import MEDIUM_COLOR, SELECT, SEVERITY_COLOR, UTIL_COLORS, Cable, CableLayer
+from designer.gui.testing import open_window
+from designer.topology.design import Design
+from designer.topology.model import Component, Link, Topology
+from designer.topology.validation import Problem
+
+#: far out (the layer's picture, drawn at its own scale), aliased tiles, antialiased tiles, zoomed in
+ZOOMS = (0.25, 0.5, 1.0, 2.0)
+
+
+@pytest.fixture(autouse=True)
+def _config(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.Discard)
+
+
+# ------------------------------------------------------------------ culling
+def _layer(lines: dict[str, QLineF], util: dict[str, float] | None = None) -> CableLayer:
+    cables = {}
+    for lid, line in lines.items():
+        cables[lid] = Cable(Link(lid, "a", "b"))
+        cables[lid].line = line
+        cables[lid].util = (util or {}).get(lid)
+    return CableLayer(cables)
+
+
+def _meets(line: QLineF, rect: QRectF) -> bool:
+    """Independent answer: an end inside, or a crossing with one of the four edges."""
+    if rect.contains(line.p1()) or rect.contains(line.p2()):
+        return True
+    corners = [rect.topLeft(), rect.topRight(), rect.bottomRight(), rect.bottomLeft()]
+    return any(line.intersects(QLineF(corners[k], corners[(k + 1) % 4]))[0] == QLineF.BoundedIntersection
+               for k in range(4))
+
+
+def test_culling_keeps_exactly_the_cables_that_meet_the_view(qapp):
+    view = QRectF(100, 100, 200, 100)
+    lines = {
+        "inside": QLineF(150, 120, 250, 180),
+        "through": QLineF(0, 150, 400, 150),            # both ends outside
+        "corner-miss": QLineF(250, 0, 400, 140),        # its box overlaps the view, it does not
+        "corner-cut": QLineF(250, 50, 350, 150),        # clips the top-right corner
+        "edge-touch": QLineF(300, 120, 380, 40),        # starts on the right edge
+        "far": QLineF(1000, 1000, 1200, 900),
+        "point-in": QLineF(200, 150, 200, 150),
+        "point-out": QLineF(50, 50, 50, 50),
+    }
+    layer = _layer(lines)
+    assert set(layer.cables_crossing(view)) == {"inside", "through", "corner-cut", "edge-touch",
+                                                "point-in"}
+    rng = random.Random(5)
+    many = {f"l{n}": QLineF(*(rng.uniform(-300, 700) for _ in range(4))) for n in range(400)}
+    layer = _layer(many)
+    for rect in (view, QRectF(-50, 300, 30, 400), QRectF(0, 0, 1, 1)):
+        assert set(layer.cables_crossing(rect)) == {lid for lid, ln in many.items() if _meets(ln, rect)}
+
+
+def _paint(layer: CableLayer, transform: QTransform, aa: bool, widget) -> np.ndarray:
+    """The layer painted alone on a 600 x 400 image (on screen: ``widget`` not None)."""
+    image = QImage(600, 400, QImage.Format_ARGB32_Premultiplied)
+    image.fill(Qt.transparent)
+    painter = QPainter(image)
+    painter.setClipRect(image.rect())
+    painter.setRenderHint(QPainter.Antialiasing, aa)
+    painter.setWorldTransform(transform)
+    option = QStyleOptionGraphicsItem()
+    option.exposedRect = transform.inverted()[0].mapRect(QRectF(image.rect()))
+    layer.paint(painter, option, widget)
+    painter.end()
+    return np.frombuffer(image.constBits(), np.uint8).reshape(400, 600, 4).astype(int)
+
+
+def test_tiles_hold_the_pixels_of_a_direct_drawing(qapp):
+    size = CableLayer.TILE_PX
+    lines = {  # along and beside tile edges (of the unpanned 1:1 grid), thin and up to 4 px wide
+        "along": QLineF(-40, size - 1, 700, size - 1),
+        "beside": QLineF(size + 1.5, -30, size + 1.5, 500),
+        "across": QLineF(-20, 380, 640, 10),
+        "steep": QLineF(100, -50, 180, 450),
+        "thin": QLineF(0, 20, 590, 300),
+    }
+    util = {"along": 1.0, "beside": 0.9, "across": 0.5}
+    screen = QWidget()
+    # a view pans by whole pixels; a fraction of a pixel in its translation is rendered into the
+    # tiles, where Qt rounds a line's start a little differently (a line here or there one
+    # pixel off): a share of pixels that differ, not a count
+    for transform, share in ((QTransform(), 0.005), (QTransform(0.75, 0, 0, 0.75, 10, -3), 0.005),
+                             (QTransform(1.5, 0, 0, 1.5, -200, -100), 0.005),
+                             (QTransform(0.75, 0, 0, 0.75, 10.5, -3.25), 0.08)):
+        for aa in (False, True):
+            layer = _layer(lines, util)
+            direct = _paint(layer, transform, aa, None)
+            tiled = _paint(layer, transform, aa, screen)
+            assert layer.tiles_rendered > 1
+            inked = (direct[..., 3] > 0).sum()
+            off = (np.abs(direct - tiled).max(axis=2) > 64).sum()
+            assert inked > 1000 and off <= share * inked, (aa, transform, off, inked)
+
+
+# ------------------------------------------------------------- on screen
+def _design() -> Design:
+    """Four switches at the corners of a 1200 x 900 square: two diagonal cables, one vertical."""
+    topo = Topology()
+    for i, (x, y) in enumerate([(0, 0), (1200, 0), (0, 900), (1200, 900)], 1):
+        topo.add_component(Component(f"sw-{i}", "switch", "qm9700", props={"tier": "leaf"}, pos=(x, y)))
+    topo.add_link(Link("link-1", "sw-1", "sw-4", "infiniband", speed_Gbps=400.0))
+    topo.add_link(Link("link-2", "sw-2", "sw-3", "infiniband", speed_Gbps=400.0))
+    topo.add_link(Link("link-3", "sw-1", "sw-3", "infiniband", speed_Gbps=400.0))
+    return Design(topo, "lod")
+
+
+BACKGROUND = np.array([0xfb, 0xfb, 0xfc])
+
+
+def _cover(pixel: QColor, want: QColor) -> float:
+    """How much of colour ``want`` over the background a pixel shows (0..1; 0 for another
+    colour): an antialiased 1 px line on a pixel edge covers two pixels by half."""
+    c, w = np.array(pixel.getRgb()[:3]), np.array(want.getRgb()[:3])
+    d = w - BACKGROUND
+    a = float(np.dot(c - BACKGROUND, d) / np.dot(d, d))
+    return a if np.abs(BACKGROUND + a * d - c).max() <= 30 else 0.0
+
+
+def _shown(view, at: QPointF, want: QColor, cover: float = 0.4) -> bool:
+    """Whether the viewport shows ``want`` at scene point ``at`` (or a pixel beside it)."""
+    image = view.viewport().grab().toImage()
+    p = view.mapFromScene(at)
+    return any(_cover(image.pixelColor(p.x() + dx, p.y() + dy), want) >= cover
+               for dx in (-1, 0, 1) for dy in (-1, 0, 1))
+
+
+def _on(w, lid: str, t: float = 0.3) -> QPointF:
+    """A point on a cable, away from every box and from the other cables."""
+    point = w.scene.link_items[lid].line.pointAt(t)
+    assert w.scene.component_at(point) is None
+    return point
+
+
+def _at_zoom(w, zoom: float, center: QPointF) -> None:
+    w.view.zoom_reset()
+    w.view.zoom(zoom)
+    w.view.centerOn(center)
+    w.scene.cables.settle()  # as after a pause: drawn sharp at this zoom
+
+
+@pytest.fixture
+def window(qtbot):
+    w = open_window(qtbot, _design())
+    yield w
+    w.editor.stack.clear()
+
+
+def test_cable_medium_overlay_selection_and_problem_colours_at_every_zoom(window):
+    w = window
+    points = {lid: _on(w, lid) for lid in ("link-1", "link-2", "link-3")}
+    for zoom in ZOOMS:
+        for lid, at in points.items():
+            _at_zoom(w, zoom, at)
+            assert _shown(w.view, at, MEDIUM_COLOR["infiniband"]), (zoom, lid)
+    w.scene.show_utilization({"link-1": 1.0, "link-2": 0.0, "link-3": 0.5}, marked=set())
+    shades = {"link-1": UTIL_COLORS[-1], "link-2": UTIL_COLORS[0], "link-3": UTIL_COLORS[4]}
+    for zoom in ZOOMS:
+        for lid, want in shades.items():
+            _at_zoom(w, zoom, points[lid])
+            assert _shown(w.view, points[lid], want), (zoom, lid)
+            assert not _shown(w.view, points[lid], MEDIUM_COLOR["infiniband"]), (zoom, lid)
+    w.scene.show_utilization(None)
+    w.scene.set_selected_links({"link-1"})
+    w.scene.set_problems([Problem("error", "test", "a bad cable", link="link-2")])
+    for zoom in ZOOMS:
+        _at_zoom(w, zoom, points["link-1"])
+        assert _shown(w.view, points["link-1"], SELECT), zoom
+        _at_zoom(w, zoom, points["link-2"])
+        assert _shown(w.view, points["link-2"], SEVERITY_COLOR["error"]), zoom
+        _at_zoom(w, zoom, points["link-3"])
+        assert _shown(w.view, points["link-3"], MEDIUM_COLOR["infiniband"]), zoom
+
+
+def test_panning_keeps_the_tiles_and_each_cable_in_place(window):
+    w = window
+    cables = w.scene.cables
+    at = _on(w, "link-1", 0.5)
+    _at_zoom(w, 0.8, at)
+    w.view.viewport().repaint()
+    _at_zoom(w, 1.0, at)
+    before = cables.tiles_rendered
+    w.view.viewport().repaint()
+    full = cables.tiles_rendered - before   # a new zoom: every tile in view
+    assert full > 0
+    for dx, dy in ((37, 0), (0, 23), (-101, -64)):
+        before = cables.tiles_rendered
+        bar_x, bar_y = w.view.horizontalScrollBar(), w.view.verticalScrollBar()
+        bar_x.setValue(bar_x.value() + dx)
+        bar_y.setValue(bar_y.value() + dy)
+        w.view.viewport().repaint()
+        assert cables.tiles_rendered - before < full  # only what the pan uncovered
+        for t in (0.3, 0.5, 0.7):
+            point = _on(w, "link-1", t)
+            if w.view.viewport().rect().adjusted(2, 2, -2, -2).contains(w.view.mapFromScene(point)):
+                assert _shown(w.view, point, MEDIUM_COLOR["infiniband"]), (dx, dy, t)
+
+
+def test_an_edit_redraws_the_cables_it_moved(window):
+    w = window
+    old = _on(w, "link-3", 0.5)           # the vertical cable, x = 0
+    _at_zoom(w, 0.5, old)
+    assert _shown(w.view, old, MEDIUM_COLOR["infiniband"])
+    w.editor.move({"sw-1": (300.0, 0.0), "sw-3": (300.0, 900.0)})
+    new = _on(w, "link-3", 0.5)
+    assert new.x() > old.x() + 200
+    w.view.viewport().repaint()
+    assert not _shown(w.view, old, MEDIUM_COLOR["infiniband"])
+    assert _shown(w.view, new, MEDIUM_COLOR["infiniband"])
+
+
+def test_a_run_of_zoom_steps_scales_the_tiles_then_draws_them_anew(qtbot, window, monkeypatch):
+    monkeypatch.setattr(CableLayer, "SETTLE_MS", 600)  # steps of a run, even on a busy machine
+    w = window
+    cables = w.scene.cables
+    w.scene.show_utilization({lid: 1.0 for lid in w.scene.link_items}, marked=set())  # 4 px lines
+    at = _on(w, "link-2", 0.4)
+    _at_zoom(w, 1.0, at)
+    w.view.viewport().repaint()
+    before = cables.tiles_rendered
+    for _ in range(2):                     # zoom steps right after a frame: a wheel turning
+        w.view.zoom(1.25, QPointF(w.view.mapFromScene(at)))
+        w.view.viewport().repaint()
+        assert cables.tiles_rendered == before  # scaled, not drawn anew
+        assert _shown(w.view, at, UTIL_COLORS[-1])
+    qtbot.waitUntil(lambda: cables.tiles_rendered > before, timeout=3000)  # the zoom rested
+    for t in (0.3, 0.4, 0.5):
+        point = _on(w, "link-2", t)
+        if w.view.viewport().rect().adjusted(2, 2, -2, -2).contains(w.view.mapFromScene(point)):
+            assert _shown(w.view, point, UTIL_COLORS[-1]), t
