@@ -177,11 +177,9 @@ def run(args) -> int:
     result = engine_run(design, catalog, seed=seed, **kwargs)
     data = result.to_json()
     if args.timeline:
-        from designer.engine.timeline import TimelineInputs, TimelineRun, write_csv
+        from designer.engine.timeline import TimelineRun, inputs_of, write_csv
 
-        inputs = TimelineInputs.from_result(
-            result, checkpoint_interval_s=float(design.scenario.get("checkpoint_interval_s", 0) or 0))
-        tl = TimelineRun(inputs, seed=seed)
+        tl = TimelineRun(inputs_of(result, design), seed=seed)
         rows = write_csv(tl.batches(), args.timeline)
         data["timeline"] = tl.summary.to_json()
         data["timeline"]["csv"], data["timeline"]["rows"] = args.timeline, rows

@@ -531,8 +531,14 @@ def inputs_for(design: Any, catalog: Any, scenario: str, *,
     from designer.engine import pipeline
 
     result = pipeline.run(design, catalog, scenario=dict(SCENARIO_SETTINGS[scenario]), seed=seed)
-    inputs = TimelineInputs.from_result(result, label=scenario)
+    return result, inputs_of(result, design, scenario)
+
+
+def inputs_of(result: Any, design: Any, label: str = "") -> TimelineInputs:
+    """The timeline inputs of an engine ``result`` of ``design``: the checkpoint interval from the
+    design's scenario settings (``checkpoint_interval_s``) unless the result carries one."""
+    inputs = TimelineInputs.from_result(result, label=label)
     if inputs.checkpoint_interval_s == 0:
         interval = float(design.scenario.get("checkpoint_interval_s", 0.0) or 0.0)
         inputs = inputs.with_(checkpoint_interval_s=interval)
-    return result, inputs
+    return inputs

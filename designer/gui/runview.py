@@ -15,16 +15,24 @@ docks.
 
 from __future__ import annotations
 
+import math
 import re
+from dataclasses import dataclass
+from html import escape
 from typing import Any, Iterable, Iterator
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel,
-                               QProgressBar, QPushButton, QSizePolicy, QTableWidget,
-                               QTableWidgetItem, QVBoxLayout, QWidget)
+                               QProgressBar, QPushButton, QSizePolicy, QSplitter, QTableWidget,
+                               QTableWidgetItem, QTabWidget, QTextBrowser, QVBoxLayout, QWidget)
 
-from designer.engine.timeline import TimelineInputs, TimelineRun, TimelineSummary, inputs_for
-from designer.gui.plots import SCENARIO_LABEL, LivePlots
+from designer.engine.compare import LABEL as RUN_LABEL
+from designer.engine.compare import MIN_DIFFERENCE, Comparison, compare, loading
+from designer.engine.resources import INFRA_TASKS
+from designer.engine.result import BREAKDOWN_LABEL, Result
+from designer.engine.timeline import TimelineInputs, TimelineRun, TimelineSummary, inputs_of
+from designer.gui.plots import SCENARIO_COLOR, SCENARIO_LABEL, LivePlots
 from designer.gui.worker import GeneratorWorker, RetiredWorkers, sent_by
 from designer.topology.kinds import KIND_LABEL
 
@@ -36,6 +44,12 @@ _SUMMARY_ROWS = (("Training time (days)", lambda s: f"{s.training_time_days:.1f}
                  ("Failures", lambda s: f"{s.failures}"),
                  ("Checkpoints", lambda s: f"{s.checkpoints}"),
                  ("Lost work (h)", lambda s: f"{s.time_s['lost'] / 3600:.1f}"))
+#: short names of the iteration parts for the engine-results table (the full
+#: ``BREAKDOWN_LABEL`` is the row's tooltip), so the figures keep room in a narrow dock
+SHORT_PART = {"compute": "Compute", "tp_comm": "TP communication", "pp_comm": "Pipeline send/receive",
+              "dp_exposed": "Exposed DP communication", "bubble": "Pipeline bubble",
+              "host_cpu_slowdown": "Host CPU over capacity", "dpu_slowdown": "DPU over capacity",
+              "data_stall": "Data stall", "straggler": "Stragglers", "checkpoint": "Checkpoints"}
 #: a cable at or above this utilization is marked as a bottleneck on the canvas
 BUSY = 0.9
 #: most cables listed in "Run figures" (the busiest first)
@@ -93,18 +107,295 @@ def timeline_stream(inputs: dict[str, TimelineInputs], *, seed: int = 0,
 
 
 def design_stream(design: Any, catalog: Any, *, seed: int = 0, **kw: Any) -> Iterator[tuple]:
-    """Worker generator: the engine for both scenarios, then their timelines."""
-    results, inputs = {}, {}
-    for scenario in SCENARIOS:
-        results[scenario], inputs[scenario] = inputs_for(design, catalog, scenario, seed=seed)
-        yield ("engine", scenario)
-    yield ("results", results["host"], results["dpu"])
+    """Worker generator: the engine for both scenarios (the same runs and comparison as
+    ``dpu-designer compare``), then their timelines."""
+    cmp = compare(design, catalog, seed=seed)
+    yield ("results", cmp.runs["host"], cmp.runs["dpu"], cmp)
+    inputs = {s: inputs_of(cmp.runs[s], design, s) for s in SCENARIOS}
     yield from timeline_stream(inputs, seed=seed, **kw)
 
 
+# --- the engine's figures, host vs DPU
+@dataclass(frozen=True)
+class EngineRow:
+    """One row of the "Engine results" table: a group heading (``values`` empty) or a figure of
+    each run with the engine's DPU − host difference (``delta``, ``change``; "" where the compare
+    table has none)."""
+
+    label: str
+    values: tuple[str, ...] = ()
+    delta: str = ""
+    change: str = ""
+    tip: str = ""
+    indent: bool = False
+
+    @property
+    def is_group(self) -> bool:
+        return not self.values
+
+
+def _delta_cells(d: dict | None, fmt: str, scale: float = 1.0) -> tuple[str, str]:
+    """(DPU − host, change in % of host) of a ``Comparison.deltas`` entry, as ``compare`` prints."""
+    if d is None or d["delta"] is None or not math.isfinite(d["delta"]):
+        return "", ""
+    pct = d.get("percent")
+    change = "" if pct is None or not math.isfinite(pct) else f"{pct:+.1f}%"
+    return fmt.format(scale * d["delta"]), change
+
+
+def _or_dash(value: Any, fmt: str) -> str:
+    missing = value is None or (isinstance(value, float) and not math.isfinite(value))
+    return "–" if missing else fmt.format(value)
+
+
+def engine_rows(cmp: Comparison) -> list[EngineRow]:
+    """The rows of ``dpu-designer compare``'s table (:func:`designer.commands.compare.format_table`)
+    for the GUI, grouped, plus the jobs sharing the fabric when there are several. Every figure is
+    a ``Result``'s or ``cmp.deltas``'; nothing is recomputed here."""
+    runs = list(cmp.runs.values())
+    D = cmp.deltas
+    rows: list[EngineRow] = []
+
+    def add(label: str, values: Iterable[str], delta: tuple[str, str] = ("", ""), tip: str = "",
+            indent: bool = False) -> None:
+        rows.append(EngineRow(label, tuple(values), *delta, tip=tip, indent=indent))
+
+    rows.append(EngineRow("Iteration"))
+    add("Iteration time (s)", (f"{r.iteration_time_s:.4g}" for r in runs),
+        _delta_cells(D["iteration_time_s"], "{:+.3g}"), "one training step; the parts below add up to it")
+    for key, d in D["breakdown_s"].items():
+        if any(r.breakdown_s.get(key, 0.0) for r in runs):
+            add(SHORT_PART.get(key, key), (f"{r.breakdown_s.get(key, 0.0):.4g}" for r in runs),
+                _delta_cells(d, "{:+.3g}"), f"{BREAKDOWN_LABEL.get(key, key)} (s per iteration)",
+                indent=True)
+    jobs = [r.tenants or {} for r in runs]
+    if any(t.get("jobs", 1) > 1 for t in jobs):  # next to the iteration its sharing slows down
+        rows += _job_rows(jobs)
+    rows.append(EngineRow("Throughput, time and energy"))
+    add("TFLOP/s per GPU", (f"{r.tflops_per_gpu:.1f}" for r in runs),
+        _delta_cells(D["tflops_per_gpu"], "{:+.1f}"), "achieved model TFLOP/s per GPU")
+    add("MFU", (f"{100 * r.mfu:.1f}%" for r in runs), _delta_cells(D["mfu"], "{:+.1f} pts", 100),
+        "model FLOPs utilization")
+    add("Training time (days)", (f"{r.training_time_days:,.2f}" for r in runs),
+        _delta_cells(D["training_time_days"], "{:+,.2f}"), "steady state: the token budget at this rate")
+    add("Energy (MWh)", (_or_dash(r.energy_kwh / 1e3, "{:.4g}") for r in runs),
+        _delta_cells(D["energy_kwh"], "{:+.4g}", 1e-3),
+        "the whole training run at training-load power")
+    rows.append(EngineRow("Host CPU (share of its cycles)"))
+    add("Infrastructure stacks", (f"{100 * r.host_cpu.get('infra_fraction', 0.0):.1f}%" for r in runs),
+        _delta_cells(D["infra_fraction"], "{:+.1f} pts", 100),
+        f"{', '.join(INFRA_TASKS)}: what a DPU can take over; {cmp.vendor_claim()['text']}")
+    tasks = dict.fromkeys(t for r in runs for t in r.host_cpu.get("by_task", {}))
+    for task in (t for t in tasks if t in INFRA_TASKS):
+        if any(r.host_cpu["by_task"].get(task, 0.0) for r in runs):
+            add(task, (f"{100 * r.host_cpu['by_task'].get(task, 0.0):.1f}%" for r in runs), indent=True)
+    if "data_loading" in tasks:
+        add("Data loading", (f"{100 * r.host_cpu['by_task'].get('data_loading', 0.0):.1f}%"
+                             for r in runs),
+            tip="the data loaders decoding and augmenting samples; it stays on the host in both runs")
+    loads = [loading(r) for r in runs]
+    if any(loads):
+        add("Loader cores need / free", ("–" if g is None else
+                                         f"{g['load_cores_needed']:.1f} / {g['load_cores_free']:.1f}"
+                                         for g in loads),
+            tip="cores per server the data loaders need / cores left for them after the training "
+                "processes and the infrastructure stacks (the tightest server group); need above "
+                "free stalls the step")
+    engines = sorted({e for r in runs for e in r.dpu})
+    if engines:
+        rows.append(EngineRow("DPU engines (demand / capacity)"))
+        for e in engines:
+            add(f"{e} engine load", (f"{100 * r.dpu[e]:.0f}%" if e in r.dpu else "–" for r in runs),
+                tip="above 100% the engine is over-subscribed and its work takes that many times as long")
+    rows.append(EngineRow("Storage"))
+    if any(r.storage.get("read_demand_GBps") for r in runs):
+        add("Read achieved / needed (GB/s)",
+            (f"{_or_dash(r.storage.get('read_achieved_GBps'), '{:.3g}')} / "
+             f"{_or_dash(r.storage.get('read_demand_GBps'), '{:.3g}')}" for r in runs))
+    add("Checkpoint write (s)", (_or_dash(r.storage.get("checkpoint_write_s"), "{:.3g}") for r in runs),
+        tip="'–': no storage in the design, checkpoints are not written")
+    return rows
+
+
+def _job_rows(jobs: list[dict]) -> list[EngineRow]:
+    """The "Jobs" group: how the servers are split and what sharing the fabric costs the slowest
+    job against itself alone (``Result.tenants``)."""
+    first = next(t for t in jobs if t.get("jobs", 1) > 1)
+    rows = [EngineRow(f"Jobs: {first['jobs']} share the fabric; every figure in this table is the "
+                      f"slowest job's")]
+
+    def add(label: str, fmt, tip: str = "") -> None:
+        rows.append(EngineRow(label, tuple(fmt(t) if t else "–" for t in jobs), tip=tip, indent=True))
+
+    add("Servers per job, placement", lambda t: f"{t['servers_per_job']}, {t['placement']}"
+        + (f", {t['idle_servers']} idle" if t.get("idle_servers") else ""),
+        "scattered: server i goes to job i mod jobs; packed: consecutive servers")
+    add("Slowest job", lambda t: f"job {t['slowest_job']}")
+    add("DP rate shared / alone (GB/s)",
+        lambda t: f"{_or_dash(t.get('dp_rate_shared_GBps'), '{:.3g}')} / "
+                  f"{_or_dash(t.get('dp_rate_alone_GBps'), '{:.3g}')}",
+        "the slowest job's worst data-parallel group, with every job's traffic / with its own only")
+    add("Iteration shared (s)", lambda t: f"{t['iteration_shared_s']:.4g}")
+    add("Iteration alone (s)", lambda t: f"{t['iteration_alone_s']:.4g}",
+        "the slowest job with the other jobs' traffic removed, same routes")
+    add("Slowdown from sharing", lambda t: f"{t['slowdown_pct']:+.1f}%")
+    return rows
+
+
+def engine_notes_html(cmp: Comparison) -> str:
+    """Why the runs differ (``cmp.reasons``), the vendor claim, how the runs were modelled, and
+    each run's bottleneck sentences and warnings (once when both runs give the same)."""
+    def items(texts: Iterable[str], tag: str = "ul") -> str:
+        return f"<{tag}>" + "".join(f"<li>{escape(t)}</li>" for t in texts) + f"</{tag}>"
+
+    out = ["<h3>Why host-managed and DPU-offloaded differ</h3>"]
+    out.append(items(cmp.reasons) if cmp.reasons else
+               f"<p>No part of the iteration differs by more than {100 * MIN_DIFFERENCE:g}% "
+               "between the two runs.</p>")
+    out.append(f"<p>{escape(cmp.vendor_claim()['text'])}.</p>")
+    out += [f"<p><i>Note: {escape(n)}.</i></p>" for n in cmp.notes]
+    for title, field, tag in (("Bottlenecks", "bottlenecks", "ol"), ("Warnings", "warnings", "ul")):
+        lists = {name: list(getattr(r, field)) for name, r in cmp.runs.items()}
+        if not any(lists.values()):
+            continue
+        if all(v == lists["host"] for v in lists.values()):
+            out += [f"<h3>{title} (both runs)</h3>", items(lists["host"], tag)]
+            continue
+        for name, texts in lists.items():
+            out += [f"<h3>{title}, {escape(RUN_LABEL[name])}</h3>",
+                    items(texts, tag) if texts else "<p>none</p>"]
+    return "".join(out)
+
+
+class EngineResults(QWidget):
+    """The engine's figures of the last run, host vs DPU (:func:`engine_rows`), beside why they
+    differ, the bottlenecks and the warnings (:func:`engine_notes_html`)."""
+
+    PLACEHOLDER = ("Run the design (F5) to see the engine's figures here: host-managed vs "
+                   "DPU-offloaded, why they differ, and each run's bottlenecks and warnings.")
+    #: the table takes the width it needs up to this share of the area, or more while the text
+    #: beside it keeps ``TEXT_CHARS`` characters (until the user moves the divider)
+    TABLE_SHARE = 0.62
+    TEXT_CHARS = 40
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.comparison: Comparison | None = None
+        self.rows: list[EngineRow] = []
+        self.table = QTableWidget(0, 0)
+        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.table.setSelectionMode(QAbstractItemView.NoSelection)
+        self.table.setWordWrap(True)  # a narrow dock wraps the labels instead of cutting them
+        self.table.setTextElideMode(Qt.ElideNone)
+        self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
+        self.table.horizontalHeader().sectionResized.connect(self._label_width_changed)
+        self.text = QTextBrowser()
+        self.text.setOpenLinks(False)
+        self.text.setMinimumWidth(20 * self.fontMetrics().averageCharWidth())
+        self.splitter = QSplitter(Qt.Horizontal)
+        self.splitter.addWidget(self.table)
+        self.splitter.addWidget(self.text)
+        self.splitter.setStretchFactor(0, 5)
+        self.splitter.setStretchFactor(1, 4)
+        self.splitter.setChildrenCollapsible(False)
+        self._user_split = False
+        self.splitter.splitterMoved.connect(self._split_moved)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.splitter)
+        self.clear()
+
+    def clear(self) -> None:
+        self.comparison, self.rows = None, []
+        self.table.clear()
+        self.table.clearSpans()
+        self.table.setRowCount(0)
+        self.table.setColumnCount(0)
+        self.text.setHtml(f"<p>{escape(self.PLACEHOLDER)}</p>")
+
+    def show_comparison(self, cmp: Comparison) -> None:
+        self.comparison, self.rows = cmp, engine_rows(cmp)
+        names = list(cmp.runs)
+        heads = ["", *[RUN_LABEL[n] for n in names], "DPU − host", "change"]
+        self.table.clear()
+        self.table.clearSpans()
+        self.table.setColumnCount(len(heads))
+        self.table.setRowCount(len(self.rows))
+        for col, text in enumerate(heads):
+            head = QTableWidgetItem(text)
+            run = names[col - 1] if 1 <= col <= len(names) else None
+            if run in SCENARIO_COLOR:  # the plots' colours
+                head.setForeground(QColor(SCENARIO_COLOR[run]))
+            self.table.setHorizontalHeaderItem(col, head)
+        bold = QFont(self.font())
+        bold.setBold(True)
+        shade = self.palette().brush(QPalette.AlternateBase)
+        for i, row in enumerate(self.rows):
+            label = QTableWidgetItem(("    " if row.indent else "") + row.label)
+            label.setToolTip(row.tip or row.label)
+            if row.is_group:
+                label.setFont(bold)
+                label.setBackground(shade)
+                self.table.setItem(i, 0, label)
+                self.table.setSpan(i, 0, 1, len(heads))
+                continue
+            self.table.setItem(i, 0, label)
+            for col, text in enumerate((*row.values, row.delta, row.change), 1):
+                cell = QTableWidgetItem(text)
+                cell.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
+                if row.tip:
+                    cell.setToolTip(row.tip)
+                self.table.setItem(i, col, cell)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.Stretch)
+        for col in range(1, len(heads)):
+            header.setSectionResizeMode(col, QHeaderView.ResizeToContents)
+        self.text.setHtml(engine_notes_html(cmp))
+        self._fit_split()
+        self.table.resizeRowsToContents()
+
+    def table_width(self) -> int:
+        """Width the table needs to show every label on one line and every figure."""
+        t = self.table
+        fm = t.fontMetrics()
+        label = max((fm.horizontalAdvance(t.item(i, 0).text())
+                     for i, r in enumerate(self.rows) if not r.is_group), default=0)
+        return (label + 2 * fm.averageCharWidth()  # the cell's margins
+                + sum(max(t.horizontalHeader().sectionSizeHint(c), t.sizeHintForColumn(c))
+                      for c in range(1, t.columnCount()))
+                + t.verticalScrollBar().sizeHint().width() + 2 * t.frameWidth())
+
+    def _fit_split(self) -> None:
+        """Give the table the width it needs (see ``TABLE_SHARE``), unless the user has placed the
+        divider."""
+        total = self.splitter.width() - self.splitter.handleWidth()
+        if self._user_split or not self.rows or total <= 0:
+            return
+        text = self.TEXT_CHARS * self.text.fontMetrics().averageCharWidth()
+        left = min(self.table_width(), max(int(self.TABLE_SHARE * total), total - text))
+        self.splitter.setSizes([left, total - left])
+
+    def _split_moved(self, *_args: Any) -> None:
+        self._user_split = True
+
+    def _label_width_changed(self, column: int, _old: int, _new: int) -> None:
+        if column == 0:  # labels wrap onto more or fewer lines, once the widths have settled
+            QTimer.singleShot(0, self.table.resizeRowsToContents)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt name
+        super().resizeEvent(event)
+        self._fit_split()
+
+    def row_of(self, label: str) -> int:
+        """Index of the first row labelled ``label`` (-1 if none)."""
+        return next((i for i, r in enumerate(self.rows) if r.label == label), -1)
+
+
 class RunView(QWidget):
-    """Run / Cancel, a progress bar, the live plots, a summary table of both scenarios, the canvas
-    colouring choice and the run's figures of the canvas selection."""
+    """Run / Cancel, a progress bar, the canvas colouring choice; tab "Timelines": a summary table
+    of both scenarios' training runs and the live plots; tab "Engine results": the engine's
+    figures (:class:`EngineResults`); and the run's figures of the canvas selection."""
 
     result_ready = Signal(object, object)  #: (host Result, DPU Result) of the steady-state engine
     run_finished = Signal(object)  #: {scenario: TimelineSummary} when both timelines are done
@@ -174,11 +465,26 @@ class RunView(QWidget):
         bar.addWidget(self.status, 1)
         bar.addWidget(QLabel("Canvas colours:"))
         bar.addWidget(self.overlay)
+        #: the engine's figures host vs DPU, why they differ, bottlenecks ("Engine results" tab)
+        self.engine = EngineResults()
+        timelines = QWidget()
+        tlay = QVBoxLayout(timelines)
+        tlay.setContentsMargins(0, 4, 0, 0)
+        tlay.addWidget(self.table)
+        tlay.addWidget(self.plots, 1)
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(timelines, "Timelines")
+        self.tabs.addTab(self.engine, "Engine results")
+        self.tabs.setTabToolTip(0, "The training run played out over time: failures, checkpoints, "
+                                   "stalls (live while it runs)")
+        self.tabs.setTabToolTip(1, "The engine's steady-state figures, host-managed vs "
+                                   "DPU-offloaded, why they differ, bottlenecks and warnings "
+                                   "(as 'dpu-designer compare' prints them)")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(bar)
-        layout.addWidget(self.table)
-        layout.addWidget(self.plots, 1)
+        layout.addWidget(self.tabs, 1)
         self.set_status("Ready: press Run (F5) to run the design")
         self.show_figures([], None)
         self.run_button.clicked.connect(self.run_design)
@@ -271,6 +577,10 @@ class RunView(QWidget):
             self._show_summary(item[1], item[2])
         elif kind == "results":
             self.results = {"host": item[1], "dpu": item[2]}
+            if len(item) > 3 and item[3] is not None:
+                self.engine.show_comparison(item[3])
+            else:
+                self.engine.clear()
             self.result_ready.emit(item[1], item[2])
             self._emit_overlay()
             self._refresh_figures()
@@ -311,8 +621,10 @@ class RunView(QWidget):
 
     # --- results on the canvas
     def clear_results(self) -> None:
-        """Forget the engine results (the canvas colours go, the figures empty)."""
+        """Forget the engine results (the canvas colours go, the figures and the engine results
+        empty)."""
         self.results = {}
+        self.engine.clear()
         self._emit_overlay()
         self._refresh_figures()
 

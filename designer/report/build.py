@@ -1,7 +1,8 @@
 """The design report: runs the engine for both scenarios and writes an A4 PDF (and PNG figures).
 
-:func:`gather` runs :func:`designer.engine.pipeline.run` with offload "host" and "dpu" and plays
-both runs out with :mod:`designer.engine.timeline`, so every figure in the report is the engine's.
+:func:`gather` runs :func:`designer.engine.compare.compare` (the engine with offload "host" and
+"dpu", the differences and their reasons, as ``dpu-designer compare`` prints them) and plays both
+runs out with :mod:`designer.engine.timeline`, so every figure in the report is the engine's.
 :func:`build_report` lays the sections out (each on a new page) and prints them with
 :mod:`designer.report.pdf`.
 """
@@ -18,11 +19,11 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import QSize
 
-from designer.engine.compare import SCENARIO_SETTINGS
+from designer.engine.compare import MIN_DIFFERENCE, Comparison, compare, loading
 from designer.engine.result import BREAKDOWN_LABEL
 from designer import __version__
 from designer.engine import pipeline
-from designer.engine.timeline import Samples, TimelineInputs, TimelineSummary, simulate
+from designer.engine.timeline import Samples, TimelineSummary, inputs_of, simulate
 from designer.errors import UsageError
 from designer.gui.plots import SCENARIO_COLOR, SCENARIO_LABEL
 from designer.report import assumptions as assume
@@ -61,6 +62,8 @@ class ReportData:
     results: dict[str, dict]                          #: scenario -> Result.to_json()
     timelines: dict[str, tuple[Samples, TimelineSummary]]
     bom: Bom
+    #: the engine's comparison of the two runs (reasons, data loading); None: not gathered
+    comparison: Comparison | None = None
 
 
 @dataclass
@@ -82,15 +85,13 @@ def gather(design: Design, catalog, *, seed: int | None = None, date: str | None
         raise UsageError(f"the design has {len(errors)} error(s), e.g. {first.message}; "
                          "fix them first (see 'dpu-designer validate FILE')")
     seed = pipeline.design_seed(design, seed)  # None: the design's scenario seed
-    results = {s: pipeline.run(design, catalog, scenario=dict(SCENARIO_SETTINGS[s]), seed=seed).to_json()
-               for s in SCENARIOS}
-    interval = float(design.scenario.get("checkpoint_interval_s") or 0.0)
-    timelines = {}
-    for s in SCENARIOS:
-        inputs = TimelineInputs.from_result(results[s], checkpoint_interval_s=interval, label=s)
-        timelines[s] = simulate(inputs, seed=seed, target_samples=4 * PLOT_BINS)
+    cmp = compare(design, catalog, seed=seed)
+    results = {s: cmp.runs[s].to_json() for s in SCENARIOS}
+    # the same timeline as the app and `run --timeline` play (same inputs, seed and blocks), so
+    # the report's wall time and goodput are theirs; the plots bin it
+    timelines = {s: simulate(inputs_of(cmp.runs[s], design, s), seed=seed) for s in SCENARIOS}
     return ReportData(design, catalog, date or _dt.date.today().isoformat(), seed, results,
-                      timelines, bill_of_materials(design, catalog))
+                      timelines, bill_of_materials(design, catalog), cmp)
 
 
 def binned(samples: Samples, column: str, bins: int = PLOT_BINS) -> tuple[np.ndarray, np.ndarray]:
@@ -167,8 +168,9 @@ def _run_MWh(result: dict) -> float | None:
     return energy["run_kWh"] / 1000.0 if energy.get("run_kWh") else None
 
 
-def comparison_rows(data: ReportData) -> list[tuple[str, float | None, float | None, bool]]:
-    """``(metric, host value, DPU value, lower is better)`` for the comparison table."""
+def comparison_rows(data: ReportData) -> list[tuple[str, Any, Any, bool | None]]:
+    """``(metric, host value, DPU value, lower is better)`` for the comparison table; a value may
+    be text (no change is computed), and None for "lower is better" means neither is better."""
     h, d = data.results["host"], data.results["dpu"]
     th, td = data.timelines["host"][1], data.timelines["dpu"][1]
     rows = [
@@ -181,6 +183,7 @@ def comparison_rows(data: ReportData) -> list[tuple[str, float | None, float | N
         ("Model TFLOP/s per GPU", h["tflops_per_gpu"], d["tflops_per_gpu"], False),
         ("MFU (%)", 100 * h["mfu"], 100 * d["mfu"], False),
         ("Host CPU cycles on infrastructure (%)", _pct(_host_infra(h)), _pct(_host_infra(d)), True),
+        *_loading_rows(data),
         ("Busiest DPU engine load (% of capacity)", _pct(_dpu_peak(h)), _pct(_dpu_peak(d)), True),
         ("Power at training load (kW)", _power_kW(h), _power_kW(d), True),
         ("Energy of the run (MWh)", _run_MWh(h), _run_MWh(d), True),
@@ -192,8 +195,30 @@ def _pct(fraction: float | None) -> float | None:
     return None if fraction is None else 100 * fraction
 
 
+def _loading_share(result: dict) -> float | None:
+    return ((result.get("host_cpu") or {}).get("by_task") or {}).get("data_loading")
+
+
+def _loading_rows(data: ReportData) -> list[tuple[str, Any, Any, bool | None]]:
+    """Host data loading: its share of host cycles, and the cores the loaders need against the
+    cores left for them (``compare.loading``: the tightest server group; offloading the stacks
+    hands their cores to the loaders). Rows only when some server loads data on its CPU."""
+    runs = data.comparison.runs if data.comparison is not None else {}
+    groups = {s: loading(runs[s]) if s in runs else None for s in SCENARIOS}
+    if not any(groups.values()):
+        return []
+    cores = {s: "–" if g is None else f"{g['load_cores_needed']:.1f} / {g['load_cores_free']:.1f}"
+             for s, g in groups.items()}
+    # a faster run loads more samples per second: neither share is "better"
+    return [("Host CPU cycles on data loading (%)", *[_pct(_loading_share(data.results[s]))
+                                                      for s in SCENARIOS], None),
+            ("Data-loader cores needed / free per server", cores["host"], cores["dpu"], None)]
+
+
 def delta_text(host: float | None, dpu: float | None) -> tuple[str, str]:
-    """(DPU − host, relative change) as printed in the comparison table."""
+    """(DPU − host, relative change) as printed in the comparison table; "–" for text figures."""
+    if isinstance(host, str) or isinstance(dpu, str):
+        return "–", "–"
     if host is None or dpu is None or not (math.isfinite(host) and math.isfinite(dpu)):
         return "–", "–"
     diff = dpu - host
@@ -328,6 +353,7 @@ def _results(data: ReportData, chart: tuple[float, float]) -> str:
            for k in parts]
     out = [heading("Results"),
            table(["", LABEL["host"], LABEL["dpu"]], rows, [40, 30, 30], "lrr"),
+           *_jobs(data),
            "<h2>Iteration breakdown (s)</h2>",
            table(["Part", LABEL["host"], LABEL["dpu"], "share, host", "share, DPU"], brk,
                  [36, 16, 16, 16, 16], "lrrrr"),
@@ -367,7 +393,7 @@ def _comparison(data: ReportData) -> str:
     for metric, host, dpu, lower_better in comparison_rows(data):
         diff, rel = delta_text(host, dpu)
         better = "–"
-        if host is not None and dpu is not None and host != dpu:
+        if diff != "–" and host != dpu and lower_better is not None:
             better = LABEL["dpu"] if (dpu < host) == lower_better else LABEL["host"]
         rows.append((metric, host, dpu, diff, rel, better))
     h, d = data.results["host"], data.results["dpu"]
@@ -382,7 +408,48 @@ def _comparison(data: ReportData) -> str:
         table(["Metric", LABEL["host"], LABEL["dpu"], "Change", "Change (%)", "Better"], rows,
               [34, 13, 13, 12, 12, 16], "lrrrrl", small=True),
         para(verdict),
+        *_reasons(data),
     ])
+
+
+def _reasons(data: ReportData) -> list[str]:
+    """Why the runs differ: the engine comparison's reason sentences and the vendor claim."""
+    cmp = data.comparison
+    if cmp is None:
+        return []
+    out = ["<h2>Why they differ</h2>"]
+    if cmp.reasons:
+        out.append("<ul>" + "".join(f"<li>{_esc(r)}</li>" for r in cmp.reasons) + "</ul>")
+    else:
+        out.append(para(f"No part of the iteration differs by more than {100 * MIN_DIFFERENCE:g} % "
+                        "between the two runs."))
+    claim = cmp.vendor_claim()["text"]
+    out.append(para(f"{claim[0].upper()}{claim[1:]}."))
+    out += [para(f"Note: {n}.", small=True) for n in cmp.notes]
+    return out
+
+
+def _jobs(data: ReportData) -> list[str]:
+    """Several jobs on the fabric (``Result.tenants``): how the servers are split and what sharing
+    costs the slowest job against itself alone; nothing for one job."""
+    jobs = {s: data.results[s].get("tenants") or {} for s in SCENARIOS}
+    t = jobs["host"]
+    if t.get("jobs", 1) <= 1:
+        return []
+    idle = f", {t['idle_servers']} servers idle" if t.get("idle_servers") else ""
+    rows = [(label, *[fmt(jobs[s]) for s in SCENARIOS]) for label, fmt in (
+        ("Data-parallel group rate, shared (GB/s)", lambda j: j.get("dp_rate_shared_GBps")),
+        ("Data-parallel group rate, alone (GB/s)", lambda j: j.get("dp_rate_alone_GBps")),
+        ("Iteration time, shared (s)", lambda j: j.get("iteration_shared_s")),
+        ("Iteration time, alone (s)", lambda j: j.get("iteration_alone_s")),
+        ("Slowdown from sharing", lambda j: "–" if j.get("slowdown_pct") is None
+         else f"{j['slowdown_pct']:+.1f} %"))]
+    return ["<h2>Jobs sharing the fabric</h2>",
+            para(f"{t['jobs']} jobs of {t['servers_per_job']} servers each, {t['placement']} "
+                 f"placement{idle}. Every figure of this report is the slowest job's (job "
+                 f"{t['slowest_job']}). Alone: the same job with the other jobs' traffic removed, "
+                 f"on the same routes."),
+            table(["", LABEL["host"], LABEL["dpu"]], rows, [50, 25, 25], "lrr")]
 
 
 def _bottlenecks(data: ReportData) -> str:

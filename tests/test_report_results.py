@@ -1,0 +1,113 @@
+"""The PDF report carries the engine's data-loading figures, why the runs differ and, with several
+jobs on the fabric, what sharing costs the slowest job (text read back with pypdf)."""
+
+import re
+import unicodedata
+
+import pytest
+from pypdf import PdfReader
+
+from designer.engine.compare import compare, loading
+from designer.paths import resources_dir
+from designer.report.build import build_report
+from designer.topology import fileformat, templates
+from designer.topology.catalog import load_catalog
+
+CAT = load_catalog()
+EXAMPLE = resources_dir() / "examples" / "example.json"
+
+
+def _words(text: str) -> str:
+    """pypdf separates words with tabs or newlines and keeps ligatures: plain single-spaced text."""
+    return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text))
+
+
+def pdf_pages(path) -> list[str]:
+    return [_words(p.extract_text()) for p in PdfReader(str(path)).pages]
+
+
+def page_starting(pages: list[str], title: str) -> str:
+    return next(p for p in pages if p.lstrip().startswith(title))
+
+
+def number(text: str) -> float:
+    return float(text.replace(",", "").replace("\u2212", "-"))
+
+
+def shared_fabric():
+    """Two jobs scattered over an oversubscribed leaf-spine (as tests/test_tenants.py builds it)."""
+    design = templates.leaf_spine(servers=12, oversubscription=3, switch="generic-leaf",
+                                  storage="none", catalog=CAT)
+    design.workload.update(preset="llama3-8b", tp=8, seq_len=1024, global_batch=12)
+    design.scenario.update(tenants=2, tenant_placement="scattered")
+    return design
+
+
+@pytest.fixture(scope="module")
+def encrypted():
+    """The example with in-flight encryption: the host-managed stacks take cores from the loaders."""
+    design = fileformat.load(EXAMPLE)
+    design.scenario["encryption"] = True
+    return design
+
+
+@pytest.fixture(scope="module")
+def encrypted_pages(qapp, tmp_path_factory, encrypted):
+    out = tmp_path_factory.mktemp("report") / "r.pdf"
+    build_report(encrypted, CAT, out, date="2025-01-31")
+    return pdf_pages(out)
+
+
+@pytest.fixture(scope="module")
+def shared_pages(qapp, tmp_path_factory):
+    out = tmp_path_factory.mktemp("report") / "r.pdf"
+    build_report(shared_fabric(), CAT, out, date="2025-01-31")
+    return pdf_pages(out)
+
+
+def test_comparison_has_the_loader_cores_and_the_data_loading_share(encrypted_pages, encrypted):
+    cmp = compare(encrypted, CAT)
+    page = page_starting(encrypted_pages, "Host-managed vs DPU-offloaded")
+    row = re.search(r"Data-loader cores needed / free per server (\S+) / (\S+) (\S+) / (\S+)", page)
+    assert row, page[:600]
+    host_need, host_free, dpu_need, dpu_free = map(number, row.groups())
+    for need, free, run in ((host_need, host_free, "host"), (dpu_need, dpu_free, "dpu")):
+        group = loading(cmp.runs[run])
+        assert (need, free) == pytest.approx((group["load_cores_needed"], group["load_cores_free"]),
+                                             abs=0.05)
+    assert dpu_free > host_free  # the stacks' cores go to the loaders when the DPU runs them
+    share = re.search(r"Host CPU cycles on data loading \(%\) (\S+) (\S+)", page)
+    assert share, page[:600]
+    for value, run in zip(share.groups(), ("host", "dpu")):
+        expected = 100 * cmp.runs[run].host_cpu["by_task"]["data_loading"]
+        assert number(value) == pytest.approx(expected, rel=5e-3)
+    # the engine's reasons follow the table
+    assert "Why they differ" in page
+    for reason in cmp.reasons:
+        assert _words(reason)[:50] in page
+    # one job: no jobs block anywhere
+    assert not any("Jobs sharing the fabric" in p for p in encrypted_pages)
+
+
+def test_several_jobs_show_shared_and_alone(shared_pages):
+    cmp = compare(shared_fabric(), CAT)
+    t = cmp.runs["host"].tenants
+    assert t["jobs"] == 2 and t["slowdown_pct"] > 1  # premise: the scattered jobs contend
+    page = page_starting(shared_pages, "Results")
+    assert "Jobs sharing the fabric" in page
+    assert f"{t['jobs']} jobs of {t['servers_per_job']} servers each, scattered placement" in page
+    shared = re.search(r"Iteration time, shared \(s\) (\S+) (\S+)", page)
+    alone = re.search(r"Iteration time, alone \(s\) (\S+) (\S+)", page)
+    slowdown = re.search(r"Slowdown from sharing (\S+) % (\S+) %", page)
+    assert shared and alone and slowdown, page[:800]
+    for i, run in enumerate(("host", "dpu")):
+        tj = cmp.runs[run].tenants
+        assert number(shared.group(i + 1)) == pytest.approx(tj["iteration_shared_s"], rel=5e-3)
+        assert number(alone.group(i + 1)) == pytest.approx(tj["iteration_alone_s"], rel=5e-3)
+        assert number(slowdown.group(i + 1)) == pytest.approx(tj["slowdown_pct"], abs=0.05)
+        assert number(shared.group(i + 1)) > number(alone.group(i + 1))
+    rates = re.search(r"Data-parallel group rate, shared \(GB/s\) (\S+) .*?"
+                      r"Data-parallel group rate, alone \(GB/s\) (\S+)", page)
+    assert rates and number(rates.group(1)) < number(rates.group(2))
+    # the bottleneck that says where the jobs meet is in the report too
+    assert "jobs meet on" in page_starting(shared_pages, "Bottlenecks")
