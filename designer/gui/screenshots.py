@@ -3,8 +3,8 @@
     python -m designer.gui.screenshots [OUT_DIR] [--size 1600x1000]
 
 writes ``main-example.png`` (the example design), ``main-256.png`` (a 256-server rail-optimized
-design), ``main-run.png`` (the example after a run, a switch selected) and ``run-view.png`` (the run
-view alone) into OUT_DIR (default ``resources/screenshots``). Rendered offscreen.
+design), ``main-run.png`` (the example after a run, a switch selected), ``run-view.png`` (the run
+view alone) and ``engine-results.png`` (its Engine results tab) into OUT_DIR (default ``resources/screenshots``). Rendered offscreen.
 """
 
 from __future__ import annotations
@@ -76,6 +76,10 @@ def take(out_dir: Path, size: tuple[int, int]) -> list[Path]:
     _settle(app)
     run_view.grab().save(str(out_dir / "run-view.png"), "PNG")
     written.append(out_dir / "run-view.png")
+    run_view.tabs.setCurrentWidget(run_view.engine)
+    _settle(app)
+    run_view.grab().save(str(out_dir / "engine-results.png"), "PNG")
+    written.append(out_dir / "engine-results.png")
     run_view.close()
     window.autosaver.discard()
     window.close()
