@@ -8,6 +8,7 @@ their own: one :class:`CableLayer` draws all of them, a batch per pen, so that 4
 
 from __future__ import annotations
 
+import math
 import time
 import weakref
 from collections import OrderedDict
@@ -15,7 +16,7 @@ from collections import OrderedDict
 import numpy as np
 import shiboken6
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, QTimer
-from PySide6.QtGui import QBrush, QColor, QFont, QImage, QPainter, QPen, QTransform
+from PySide6.QtGui import QBrush, QColor, QFont, QImage, QPainter, QPen, QRegion, QTransform
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
 from designer.topology.kinds import KIND_LABEL
@@ -441,7 +442,9 @@ class CableLayer(QGraphicsItem):
     they come from tiles of ``TILE_PX`` screen pixels rendered at the view's exact zoom and kept
     while it stays (at most ``MAX_TILES`` of them, least recently shown dropped first): panning
     blits them and draws only the tiles it uncovers; during a run of zoom steps they are scaled,
-    and drawn anew once the zoom rests (:meth:`_paint_tiles`). An edit or the overlay drops every
+    and drawn anew once the zoom rests (:meth:`_paint_tiles`). A new zoom's tiles are drawn a few
+    a frame (``BUDGET_MS``), nearest the centre first, while the last zoom's tiles stand in for the
+    others, scaled, so that no frame waits for all of them. An edit or the overlay drops every
     picture and tile. Selected cables, cables with problems and bottlenecks are drawn on top with
     their own pens, every frame. The layer takes no mouse buttons: the scene finds the cable under
     a point with :meth:`cable_at`.
@@ -454,6 +457,9 @@ class CableLayer(QGraphicsItem):
     MAX_TILES = 192         # 256 KiB each: 48 MiB; a frame that needs more keeps them till the next
     SETTLE_MS = 150
     REUSE_ZOOM = 2.0
+    STAND_IN_ZOOM = 4.0     # older tiles stand in for missing ones up to this zoom ratio ...
+    MAX_STAND_INS = 2       # ... from at most this many zooms
+    BUDGET_MS = 16.0        # tile drawing a frame while older tiles stand in for the missing ones
     REACH_PX = 4.0          # how far (screen px) the widest pen and its antialiasing reach off a line
 
     def __init__(self, cables: dict[str, Cable]) -> None:
@@ -476,12 +482,19 @@ class CableLayer(QGraphicsItem):
         self._cache: dict[int, QImage] = {}
         self._tiles: OrderedDict[tuple[int, int], QImage | None] = OrderedDict()
         self._grid: tuple | None = None  # (zoom, sub-pixel x, y, antialiased) of the tiles
+        self._stand_ins: list[tuple[tuple, dict]] = []  # (grid, tiles) of zooms left, newest first
+        self._pending = QRectF()           # scene area of the tiles in view still to draw
+        self._tile_ms = 5.0                # running estimates: a tile's cost, and a pixel's drawn
+        self._gap_ms_px = 5.0 / 65536      # directly where no tile stands in
         self._last_tiled = float("-inf")  # time.monotonic() of the last frame drawn from tiles
         self._last_scale = 0.0             # and its zoom
         self._settle = QTimer()
         self._settle.setSingleShot(True)
         layer = weakref.ref(self)  # the timer's slot must not keep a dropped layer (and its tiles)
         self._settle.timeout.connect(lambda: layer() is not None and layer().settle())
+        self._refine = QTimer()
+        self._refine.setSingleShot(True)
+        self._refine.timeout.connect(lambda: layer() is not None and layer().refine())
         self.tiles_rendered = 0  # how many tiles were drawn so far (tests watch it)
 
     # ------------------------------------------------------------- contents
@@ -490,6 +503,7 @@ class CableLayer(QGraphicsItem):
         self._dirty = True
         self._cache.clear()
         self._tiles.clear()
+        self._stand_ins.clear()
         self.update()
 
     def set_extent(self, rect: QRectF) -> None:
@@ -652,8 +666,48 @@ class CableLayer(QGraphicsItem):
         self.tiles_rendered += 1
         return image
 
-    def _paint_tiles(self, painter: QPainter, exposed: QRectF, aa: bool) -> None:
-        """Draw the cables under ``exposed`` (scene) from tiles.
+    @staticmethod
+    def _layout(grid: tuple, transform: QTransform) -> tuple[float, float, float]:
+        """(ratio, x0, y0): pixel ``p`` of ``grid``'s tiles lands on device point
+        ``ratio * p + (x0, y0)`` under the view's ``transform`` (ratio 1 at the grid's own zoom)."""
+        ratio = transform.m11() / grid[0]
+        return ratio, transform.dx() - ratio * grid[1], transform.dy() - ratio * grid[2]
+
+    def _device_rect(self, tile: tuple[int, int], lay: tuple[float, float, float]) -> QRectF:
+        ratio, x0, y0 = lay
+        step = ratio * self.TILE_PX
+        return QRectF(tile[0] * step + x0, tile[1] * step + y0, step, step)
+
+    def _keys(self, rect: QRectF, lay: tuple[float, float, float]) -> list[tuple[int, int]]:
+        """The tiles of a layout that overlap ``rect`` (device), row by row (one that only
+        touches its right or bottom edge shows nothing of it)."""
+        if rect.isEmpty():
+            return []
+        ratio, x0, y0 = lay
+        step = ratio * self.TILE_PX
+        cols = range(math.floor((rect.left() - x0) / step), math.ceil((rect.right() - x0) / step))
+        return [(i, j) for j in range(math.floor((rect.top() - y0) / step),
+                                      math.ceil((rect.bottom() - y0) / step)) for i in cols]
+
+    def _retarget(self, grid: tuple, transform: QTransform, viewport: QRectF) -> None:
+        """Start the tiles of ``grid``; those of the grid left that land in ``viewport`` stand in
+        for the new ones until they are drawn (the newest first, at most ``MAX_STAND_INS`` grids)."""
+        if self._grid is not None and self._tiles:
+            lay = self._layout(self._grid, transform)
+            kept = {k: image for k, image in self._tiles.items()
+                    if self._device_rect(k, lay).intersects(viewport)}
+            if kept:
+                self._stand_ins.insert(0, (self._grid, kept))
+        self._stand_ins = [(g, tiles) for g, tiles in self._stand_ins
+                           if self._near(g, transform.m11(), self.STAND_IN_ZOOM)][:self.MAX_STAND_INS]
+        self._grid, self._tiles = grid, OrderedDict()
+
+    @staticmethod
+    def _near(grid: tuple, scale: float, limit: float) -> bool:
+        return 1 / limit <= scale / grid[0] <= limit
+
+    def _paint_tiles(self, painter: QPainter, exposed: QRectF, aa: bool, viewport: QRectF) -> None:
+        """Draw the cables under ``exposed`` (scene) from tiles; ``viewport``: the device's rect.
 
         Tiles sit on the screen's pixel grid: the view's translation is split into whole pixels
         (where the tiles are blitted) and a fraction (rendered into them), so a tiled frame has
@@ -662,61 +716,169 @@ class CableLayer(QGraphicsItem):
         A zoom step that follows the last frame within ``SETTLE_MS`` (a wheel turning, keys held)
         scales the tiles of the zoom it started from (up to ``REUSE_ZOOM`` times in or out) instead
         of drawing thousands of cables anew per step; ``SETTLE_MS`` after the last step
-        :meth:`settle` has them drawn sharp at the zoom reached. A first step after a pause is
-        drawn sharp at once.
+        :meth:`settle` has them drawn sharp at the zoom reached. A new zoom (that, or a first step
+        after a pause) draws its tiles progressively (:meth:`_render`): the tiles of the zoom left
+        stand in, scaled, for those not drawn yet, and :meth:`refine` asks for the next frame.
         """
+        start = time.perf_counter()
         transform = painter.worldTransform()
         scale = transform.m11()
-        shift_x, shift_y = round(transform.dx()), round(transform.dy())
-        grid = (scale, transform.dx() - shift_x, transform.dy() - shift_y, aa)
+        dx, dy = transform.dx(), transform.dy()
+        exact = (scale, dx - round(dx), dy - round(dy), aa)
         now = time.monotonic()
         zooming = scale != self._last_scale and now - self._last_tiled < self.SETTLE_MS / 1000
         self._last_tiled, self._last_scale = now, scale
-        if grid != self._grid:
-            old = self._grid
-            if (self._tiles and old is not None and (zooming or self._settle.isActive())
-                    and 1 / self.REUSE_ZOOM <= scale / old[0] <= self.REUSE_ZOOM):
+        grid = self._grid
+        if exact != grid:
+            if (self._tiles and grid is not None and (zooming or self._settle.isActive())
+                    and self._near(grid, scale, self.REUSE_ZOOM)):
                 if zooming:
                     self._settle.start(self.SETTLE_MS)
-                grid = old
             else:
                 self._settle.stop()
-                self._tiles.clear()
-                self._grid = grid
-        area = exposed.intersected(self._bounds)
-        if area.isEmpty():
-            return
-        tile_scale, ox, oy, _ = grid
-        size = self.TILE_PX
-
-        def span(lo: float, hi: float, offset: float) -> range:
-            return range(int(np.floor((lo * tile_scale + offset) / size)),
-                         int(np.floor((hi * tile_scale + offset) / size)) + 1)
-
-        keys = [(i, j) for j in span(area.top(), area.bottom(), oy)
-                for i in span(area.left(), area.right(), ox)]
+                self._retarget(exact, transform, viewport)
+                grid = exact
+        lay = self._layout(grid, transform)
+        on_view = transform.mapRect(self._bounds).intersected(viewport)
+        shown = transform.mapRect(exposed).intersected(on_view)
+        keys = self._keys(shown, lay)
+        stand_ins = [(tiles, self._layout(g, transform)) for g, tiles in self._stand_ins
+                     if self._near(g, scale, self.STAND_IN_ZOOM)]
         missing = [k for k in keys if k not in self._tiles]
-        if missing:  # one pass over all cables for the missing tiles, then one per tile over those
-            cols, rows = [i for i, _ in missing], [j for _, j in missing]
-            among = self.crossing_rows(self._tile_area((min(cols), min(rows)), grid).united(
-                self._tile_area((max(cols), max(rows)), grid)))
-            for k in missing:
-                self._tiles[k] = self._tile(k, grid, among)
-        # screen = ratio * (tile grid - grid offset) + the view's translation
-        ratio = scale / tile_scale
-        smooth = painter.testRenderHint(QPainter.SmoothPixmapTransform)
-        painter.setRenderHint(QPainter.SmoothPixmapTransform, ratio != 1.0)
-        painter.setWorldTransform(QTransform(ratio, 0, 0, ratio, transform.dx() - ratio * ox,
-                                             transform.dy() - ratio * oy))
-        for k in keys:
+        if missing:
+            self._render(missing, grid, lay, shown, stand_ins, viewport.center(), start)
+        painter.save()
+        pending = [k for k in missing if k not in self._tiles]
+        if pending:
+            self._stand_in(painter, pending, lay, shown, stand_ins)
+        shown_now = [k for k in keys if k in self._tiles]
+        for k in shown_now:
             self._tiles.move_to_end(k)
-            image = self._tiles[k]
-            if image is not None:
-                painter.drawImage(QPointF(k[0] * size, k[1] * size), image)
-        painter.setWorldTransform(transform)
-        painter.setRenderHint(QPainter.SmoothPixmapTransform, smooth)
+        self._blit(painter, [(k, self._tiles[k]) for k in shown_now], lay)
+        painter.restore()
         while len(self._tiles) > max(self.MAX_TILES, len(keys)):
             self._tiles.popitem(last=False)
+        rest = QRectF()  # the view's tiles still to draw: the next frame's area
+        for k in self._keys(on_view, lay):
+            if k not in self._tiles:
+                rest = rest.united(self._device_rect(k, lay))
+        if rest.isEmpty():
+            self._pending = QRectF()
+            self._stand_ins.clear()
+        else:
+            self._pending = transform.inverted()[0].mapRect(rest.intersected(on_view))
+            self._refine.start(0)
+
+    def _render(self, missing: list, grid: tuple, lay: tuple, shown: QRectF, stand_ins: list,
+                center: QPointF, start: float) -> None:
+        """Draw tiles of ``missing`` (of ``grid``; ``shown``: the device area painted).
+
+        The tiles that older ones (``stand_ins``) leave mostly uncovered at once: drawing their
+        uncovered part directly frame after frame would cost more (a jump in zoom, or nothing to
+        stand in). Then the others, those with a part no older tile covers first (drawn directly
+        till then, see :meth:`_stand_in`), each nearest the ``center`` first, until the frame
+        has spent ``BUDGET_MS`` since ``start``, counting the estimates of the next tile and of
+        the uncovered parts; at least one a frame.
+        """
+        covered = QRegion()
+        for tiles, glay in stand_ins:
+            for k in self._keys(shown, glay):
+                if k in tiles:
+                    covered = covered.united(_pixels(self._device_rect(k, glay)))
+        visible = {k: QRegion(self._device_rect(k, lay).intersected(shown).toAlignedRect())
+                   for k in missing}
+        gaps = {k: visible[k].subtracted(covered) for k in missing}
+        mid_x, mid_y = center.x(), center.y()
+
+        def order(k: tuple[int, int]) -> tuple[bool, bool, float]:
+            c = self._device_rect(k, lay).center()
+            mostly_covered = 2 * _area(gaps[k]) <= _area(visible[k])
+            return mostly_covered, gaps[k].isEmpty(), abs(c.x() - mid_x) + abs(c.y() - mid_y)
+
+        gap_px = sum(_area(g) for g in gaps.values())
+        area = QRectF()
+        for k in missing:
+            area = area.united(self._tile_area(k, grid))
+        among = None
+        for n, k in enumerate(sorted(missing, key=order)):
+            spent = (time.perf_counter() - start) * 1000
+            if (n and order(k)[0]
+                    and spent + self._tile_ms + gap_px * self._gap_ms_px > self.BUDGET_MS):
+                break
+            if among is None:
+                among = self.crossing_rows(area)
+            t = time.perf_counter()
+            image = self._tile(k, grid, among)
+            self._tiles[k] = image
+            if image is not None:  # a running estimate of a tile's cost
+                self._tile_ms = (self._tile_ms + (time.perf_counter() - t) * 1000) / 2
+            gap_px -= _area(gaps[k])
+
+    def _stand_in(self, painter: QPainter, pending: list, lay: tuple, shown: QRectF,
+                  stand_ins: list) -> None:
+        """Fill the device area of the tiles ``pending`` (not drawn yet) with the older tiles that
+        cover it, scaled, the newest first; draw what none covers directly, a rectangle at a time
+        (a clip of one rectangle keeps Qt's fast line path, a ragged region would not)."""
+        transform = painter.worldTransform()
+        gap = QRegion()
+        for k in pending:
+            gap = gap.united(QRegion(self._device_rect(k, lay).intersected(shown).toAlignedRect()))
+        for tiles, glay in stand_ins:
+            if gap.isEmpty():
+                return
+            present = [k for k in self._keys(QRectF(gap.boundingRect()), glay) if k in tiles]
+            if not present:
+                continue
+            painter.save()
+            painter.resetTransform()  # the clip in device pixels
+            painter.setClipRegion(gap, Qt.IntersectClip)
+            self._blit(painter, [(k, tiles[k]) for k in present], glay)
+            painter.restore()
+            for k in present:
+                gap = gap.subtracted(_pixels(self._device_rect(k, glay)))
+        if gap.isEmpty():
+            return
+        t = time.perf_counter()
+        inverse, reach = transform.inverted()[0], self.REACH_PX / transform.m11()
+        among = self.crossing_rows(inverse.mapRect(QRectF(gap.boundingRect())).adjusted(
+            -reach, -reach, reach, reach))
+        for rect in gap:
+            painter.save()
+            painter.resetTransform()
+            painter.setClipRect(rect, Qt.IntersectClip)
+            painter.setWorldTransform(transform)
+            self._draw(painter, self.crossing_rows(inverse.mapRect(QRectF(rect)).adjusted(
+                -reach, -reach, reach, reach), among))
+            painter.restore()
+        spent = (time.perf_counter() - t) * 1000
+        self._gap_ms_px = (self._gap_ms_px + spent / max(1, _area(gap))) / 2
+
+    def _blit(self, painter: QPainter, images: list, lay: tuple[float, float, float]) -> None:
+        """Draw tiles ``images`` ((key, image or None)) of a layout, scaled if its ratio is not 1,
+        onto the device pixels whose centre they cover: neighbours meet on a pixel edge (at
+        fractional edges, two half-covered pixels would leave a light seam between them)."""
+        painter.resetTransform()
+        painter.setRenderHint(QPainter.SmoothPixmapTransform, lay[0] != 1.0)
+        for k, image in images:
+            if image is None:
+                continue
+            rect = self._device_rect(k, lay)
+            left, top = round(rect.left()), round(rect.top())
+            if lay[0] == 1.0:
+                painter.drawImage(QPointF(left, top), image)
+            else:
+                painter.drawImage(QRectF(left, top, round(rect.right()) - left,
+                                         round(rect.bottom()) - top), image)
+
+    @property
+    def refining(self) -> bool:
+        """Whether tiles in view are still to be drawn (scaled older ones stand in for them)."""
+        return not self._pending.isEmpty()
+
+    def refine(self) -> None:
+        """Repaint the part of the view whose tiles are missing: the frame draws more of them."""
+        if shiboken6.isValid(self) and not self._pending.isEmpty():
+            self.update(self._pending)
 
     def settle(self) -> None:
         """Draw the cables anew at the current zoom from the next frame on (a zoom has stopped)."""
@@ -735,12 +897,15 @@ class CableLayer(QGraphicsItem):
         on_screen = widget is not None
         image = self._cached(lod) if on_screen and lod < self.CACHE_LOD else None
         if image is not None:
+            self._pending = QRectF()
             painter.setRenderHint(QPainter.SmoothPixmapTransform, True)
             painter.drawImage(self._bounds, image)
         elif (on_screen and transform.isAffine() and not transform.isRotating()
               and transform.m11() == transform.m22() > 0):
+            device = painter.device()
             self._paint_tiles(painter, option.exposedRect,
-                              painter.testRenderHint(QPainter.Antialiasing))
+                              painter.testRenderHint(QPainter.Antialiasing),
+                              QRectF(0, 0, device.width(), device.height()))
         else:  # an export, a printer: every cable that crosses the area, with the painter's hints
             self._draw(painter, self.crossing_rows(option.exposedRect))
         for cable in self.special():
@@ -754,3 +919,15 @@ class CableLayer(QGraphicsItem):
             else:
                 painter.setPen(self.pen(cable.style()))
             painter.drawLine(cable.line)
+
+
+def _pixels(rect: QRectF) -> QRegion:
+    """The pixels whose centre lies in ``rect`` (device): neighbouring tiles, scaled to
+    fractional edges, share theirs and leave no seam between them."""
+    left, top = round(rect.left()), round(rect.top())
+    return QRegion(left, top, max(0, round(rect.right()) - left),
+                   max(0, round(rect.bottom()) - top))
+
+
+def _area(region: QRegion) -> int:
+    return sum(r.width() * r.height() for r in region)
