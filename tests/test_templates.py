@@ -167,3 +167,15 @@ def test_oversubscription_is_a_bandwidth_ratio(catalog, switch, ratio):
         assert down / up <= ratio + 1e-9
         if used == ports:  # a full leaf: one more host port would break the ratio
             assert (down + 400.0) / (up - catalog.get("switch", switch)["port_speed_Gbps"]) > ratio
+
+
+@pytest.mark.parametrize("switch", ["qm9700", "sn5600"])
+@pytest.mark.parametrize("su_size", [16, 32, 40])
+@pytest.mark.parametrize("storage", ["converged", "separate"])
+def test_rail_designs_pass_every_design_rule(catalog, switch, su_size, storage):
+    # found by hand: converged storage leaves took the host ports their own ratio allows plus the
+    # rail leaves' uplinks, 66 cables on a 64-port switch
+    d = rail_optimized(servers=96, su_size=su_size, switch=switch, dpu="bluefield-3", storage=storage,
+                       catalog=catalog)
+    errors = [p for p in validate(d, catalog) if p.severity == "error"]
+    assert errors == []

@@ -417,7 +417,8 @@ def rail_optimized(servers: int = 256, server: str = "dgx-h100", gpus_per_server
     leaves = [leaf for su in range(len(units)) for leaf in (by_rail[r][su] for r in range(rails))]
     if storage == "converged":
         ports_of = _appliance_ports(b, appliances)
-        down, _ = b.leaf_ports(switch, oversubscription, ports_of)
+        # these leaves get the rail leaves' uplinks too (one spine layer): what is left of their ports
+        down = min(b.leaf_ports(switch, oversubscription, ports_of)[0], ports - up)
         leaves += b.leaves(_chunks(ports_of, down), switch)
     if len(leaves) <= ports:
         b.spines(leaves, up, switch)
