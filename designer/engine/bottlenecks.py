@@ -130,8 +130,9 @@ def explain(result, w, fab: net.Fabric, topo, phases: dict, shapes: dict, infos:
                                                                topo, phases)):
         items.append(shared)
     for dim in ("dp", "tp"):
-        if "sharp_transport" in infos[dim] and dim in phases:
-            used = next((c.algorithm for c in result.collectives if c.name.startswith(dim + "_")), "ring")
+        reduce = [c for c in result.collectives if c.name == f"{dim}_allreduce"]
+        if "sharp_transport" in infos[dim] and dim in phases and reduce:  # SHARP reduces all-reduces
+            used = reduce[0].algorithm
             items.append((0.4, f"SHARP off for the {names[dim]}: {infos[dim]['sharp_transport']} "
                                f"(the switches could reduce in-network; it runs as {used})"))
         if "sharp_time_s" in infos[dim]:
