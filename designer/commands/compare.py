@@ -61,18 +61,22 @@ def format_table(cmp) -> str:
     for k, d in D["breakdown_s"].items():
         if any(r.breakdown_s.get(k, 0.0) for r in runs):
             row(f"  {k}", [f"{r.breakdown_s.get(k, 0.0):.4g}" for r in runs], d)
-    row("TFLOP/s per GPU", [f"{r.tflops_per_gpu:.1f}" for r in runs], D["tflops_per_gpu"], "{:+.1f}")
-    row("MFU", [f"{100 * r.mfu:.1f}%" for r in runs], {**D["mfu"], "delta": 100 * D["mfu"]["delta"]},
-        "{:+.1f} pts")
+    if any(r.tflops_per_gpu > 0 for r in runs):  # a vision workload without FLOPs has neither
+        row("TFLOP/s per GPU", [f"{r.tflops_per_gpu:.1f}" for r in runs], D["tflops_per_gpu"], "{:+.1f}")
+        row("MFU", [f"{100 * r.mfu:.1f}%" for r in runs], {**D["mfu"], "delta": 100 * D["mfu"]["delta"]},
+            "{:+.1f} pts")
+    else:
+        row("samples/s", [f"{r.samples_per_s:.4g}" for r in runs])
     if min(r.training_time_days for r in runs) >= 1:
         row("training time (days)", [f"{r.training_time_days:.2f}" for r in runs],
             D["training_time_days"], "{:+.2f}")
     else:  # a short run (e.g. an MLPerf Storage emulation) in seconds
         row("training time (s)", [f"{86400 * r.training_time_days:.4g}" for r in runs],
             {**D["training_time_days"], "delta": 86400 * D["training_time_days"]["delta"]}, "{:+.4g}")
-    row("energy (MWh)", ["-" if not math.isfinite(r.energy_kwh) else f"{r.energy_kwh / 1e3:.4g}"
-                         for r in runs],
-        {**D["energy_kwh"], "delta": D["energy_kwh"]["delta"] / 1e3}, "{:+.4g}")
+    unit = 1e3 if max(r.energy_kwh for r in runs) >= 1e3 else 1.0  # MWh, or kWh for short runs
+    row(f"energy ({'MWh' if unit > 1 else 'kWh'})",
+        ["-" if not math.isfinite(r.energy_kwh) else f"{r.energy_kwh / unit:.4g}" for r in runs],
+        {**D["energy_kwh"], "delta": D["energy_kwh"]["delta"] / unit}, "{:+.4g}")
     row("host infra share", [f"{100 * r.host_cpu['infra_fraction']:.1f}%" for r in runs],
         {**D["infra_fraction"], "delta": 100 * D["infra_fraction"]["delta"]}, "{:+.1f} pts")
     for t in INFRA_TASKS:
