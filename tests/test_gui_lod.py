@@ -322,7 +322,10 @@ def test_one_zoom_step_after_a_pause_shows_the_old_tiles_then_refines_by_itself(
     w.scene.show_utilization({lid: 1.0 for lid in w.scene.link_items}, marked=set())
     at = _on(w, "link-2", 0.4)
     _at_zoom(w, 1.0, at)
-    w.view.viewport().repaint()
+    for _ in range(50):  # a jump to this zoom: drawn a tile a frame too
+        w.view.viewport().repaint()
+        if not cables.refining:
+            break
     assert not cables.refining
     cables.settle()  # a pause
     w.view.zoom(1.25, QPointF(w.view.mapFromScene(at)))
@@ -334,3 +337,106 @@ def test_one_zoom_step_after_a_pause_shows_the_old_tiles_then_refines_by_itself(
         point = _on(w, "link-2", t)
         if w.view.viewport().rect().adjusted(2, 2, -2, -2).contains(w.view.mapFromScene(point)):
             assert _shown(w.view, point, UTIL_COLORS[-1]), t
+
+
+def _lines(n: int, seed: int) -> dict[str, QLineF]:
+    rng = random.Random(seed)
+    return {f"l{k}": QLineF(*(rng.uniform(-100, 700) for _ in range(4))) for k in range(n)}
+
+
+def test_an_edit_redraws_only_the_tiles_its_cables_meet_and_ends_as_drawn_at_once(qapp):
+    lines = _lines(150, 11)
+    lines["moved"] = QLineF(20, 20, 90, 60)       # in the top-left tile, moved within it
+    util = {lid: n % 9 / 8 for n, lid in enumerate(lines)}  # pens 1 to 4 px
+    layer = _layer(lines, util)
+    screen = QWidget()
+    _paint(layer, QTransform(), True, screen)
+    assert not layer.refining
+    size = CableLayer.TILE_PX
+    in_view = [(i, j) for i in range(3) for j in range(2)]  # 600 x 400 at 1:1
+    old = QLineF(layer.cables["moved"].line)
+    layer.cables["moved"].line = new = QLineF(30, 40, 120, 30)
+    layer.changed()
+    before = layer.tiles_rendered
+    edited = _paint(layer, QTransform(), True, screen)
+    # the tiles that either segment meets, with room for the widest pen: here only the first
+    meets = [(i, j) for i, j in in_view
+             if any(_meets(ln, QRectF(i * size - 4, j * size - 4, size + 8, size + 8)) for ln in (old, new))]
+    assert meets == [(0, 0)]
+    assert layer.tiles_rendered - before == len(meets)
+    assert not layer.refining  # an edit is right in the frame that follows it
+    fresh = _layer({lid: c.line for lid, c in layer.cables.items()}, util)
+    assert np.array_equal(edited, _paint(fresh, QTransform(), True, screen))
+    # a restyle of most cables (the overlay): drawn anew (the old tiles stand in meanwhile)
+    for n, cable in enumerate(layer.cables.values()):
+        cable.util = (n + 4) % 9 / 8
+    layer.changed()
+    frames = [_paint(layer, QTransform(), True, screen)]
+    while layer.refining:
+        frames.append(_paint(layer, QTransform(), True, screen))
+        assert len(frames) < 20
+    fresh = _layer({lid: c.line for lid, c in layer.cables.items()},
+                   {lid: c.util for lid, c in layer.cables.items()})
+    assert np.array_equal(frames[-1], _paint(fresh, QTransform(), True, screen))
+
+
+def _until_done(layer: CableLayer, transform: QTransform, screen) -> tuple[list, list]:
+    """Frames until the layer has nothing left to draw, and the tiles each one drew."""
+    frames, drawn = [], []
+    while not frames or layer.refining:
+        before = layer.tiles_rendered
+        frames.append(_paint(layer, transform, True, screen))
+        drawn.append(layer.tiles_rendered - before)
+        assert len(frames) < 60
+    return frames, drawn
+
+
+def test_a_jump_in_zoom_is_drawn_a_tile_a_frame_and_ends_as_drawn_at_once(qapp, monkeypatch):
+    monkeypatch.setattr(CableLayer, "BUDGET_MS", 0.0)  # the least progress: one tile a frame
+    lines = _lines(150, 13)
+    util = {lid: n % 9 / 8 for n, lid in enumerate(lines)}
+    layer = _layer(lines, util)
+    screen = QWidget()
+    _until_done(layer, QTransform(0.25, 0, 0, 0.25, 150, 100), screen)   # far out: a picture
+    # 6x in (fit to actual size), then 3.75x out: the picture far out, scaled, stands in
+    for zoom in (1.5, 0.4):
+        transform = QTransform(zoom, 0, 0, zoom, 300 * (1 - zoom), 200 * (1 - zoom))
+        layer.settle()
+        frames, drawn = _until_done(layer, transform, screen)
+        assert len(frames) >= 4 and max(drawn) == 1, drawn
+        direct = _paint(layer, transform, True, None)
+        for n, frame in enumerate(frames):  # no blank block: the picture scaled is a blur of them
+            for y in range(0, 400, 40):
+                for x in range(0, 600, 40):
+                    if direct[y:y + 40, x:x + 40, 3].sum() > 40 * 255:
+                        assert frame[max(0, y - 4):y + 44, max(0, x - 4):x + 44, 3].sum() > 0, (n, x, y)
+        fresh = _layer(lines, util)
+        assert np.array_equal(frames[-1], _paint(fresh, transform, True, screen))
+
+
+def test_the_picture_far_out_is_drawn_in_batches_and_ends_as_drawn_at_once(qapp, monkeypatch):
+    lines = _lines(150, 17)
+    util = {lid: n % 9 / 8 for n, lid in enumerate(lines)}
+    far = QTransform(0.25, 0, 0, 0.25, 150, 100)
+    screen = QWidget()
+    at_once = _paint(_layer(lines, util), far, True, screen)
+    monkeypatch.setattr(CableLayer, "BUDGET_MS", 0.0)
+    monkeypatch.setattr(CableLayer, "BATCH", 8)
+    layer = _layer(lines, util)
+    frames = []
+    while not frames or layer.refining:
+        before = layer.batches_drawn
+        frames.append(_paint(layer, far, True, screen))
+        assert layer.batches_drawn - before == 1  # one batch a frame
+        assert len(frames) < 60
+    assert len(frames) >= 150 // 8
+    assert np.array_equal(frames[-1], at_once)
+    assert _ink(frames[len(frames) // 2]).sum() < _ink(at_once).sum()  # the part drawn so far
+    # an edit while far out: right in the next frame (a box dragged shows its cables follow)
+    layer.cables["l0"].line = QLineF(0, 0, 600, 400)
+    layer.changed()
+    edited = _paint(layer, far, True, screen)
+    assert not layer.refining
+    moved = {lid: c.line for lid, c in layer.cables.items()}
+    monkeypatch.setattr(CableLayer, "BUDGET_MS", 1000.0)
+    assert np.array_equal(edited, _paint(_layer(moved, util), far, True, screen))

@@ -444,8 +444,10 @@ class CableLayer(QGraphicsItem):
     blits them and draws only the tiles it uncovers; during a run of zoom steps they are scaled,
     and drawn anew once the zoom rests (:meth:`_paint_tiles`). A new zoom's tiles are drawn a few
     a frame (``BUDGET_MS``), nearest the centre first, while the last zoom's tiles stand in for the
-    others, scaled, so that no frame waits for all of them. An edit or the overlay drops every
-    picture and tile. Selected cables, cables with problems and bottlenecks are drawn on top with
+    others, scaled (from any zoom, or the picture far out), so that no frame waits for all of them;
+    far out a new picture is drawn in batches the same way. An edit drops only the tiles its cables
+    meet, before or after, and draws them in the next frame; a restyle of most cables (the overlay)
+    keeps the old tiles and pictures as stand-ins while the new ones are drawn. Selected cables, cables with problems and bottlenecks are drawn on top with
     their own pens, every frame. The layer takes no mouse buttons: the scene finds the cable under
     a point with :meth:`cable_at`.
     """
@@ -457,10 +459,10 @@ class CableLayer(QGraphicsItem):
     MAX_TILES = 192         # 256 KiB each: 48 MiB; a frame that needs more keeps them till the next
     SETTLE_MS = 150
     REUSE_ZOOM = 2.0
-    STAND_IN_ZOOM = 4.0     # older tiles stand in for missing ones up to this zoom ratio ...
-    MAX_STAND_INS = 2       # ... from at most this many zooms
+    MAX_STAND_INS = 2       # older tiles stand in for missing ones from at most this many zooms
     BUDGET_MS = 16.0        # tile drawing a frame while older tiles stand in for the missing ones
     REACH_PX = 4.0          # how far (screen px) the widest pen and its antialiasing reach off a line
+    BATCH = 2048            # cables drawn into a picture far out between two looks at the clock
 
     def __init__(self, cables: dict[str, Cable]) -> None:
         super().__init__()
@@ -478,14 +480,21 @@ class CableLayer(QGraphicsItem):
         self._xy = np.zeros((0, 4))
         self._lo = np.zeros((0, 2))
         self._hi = np.zeros((0, 2))
+        self._bins = np.zeros(0, dtype=int)             # utilization bin of each row, -1: none
+        self._media = np.zeros(0, dtype=object)         # and its medium
         self._groups: dict[str | int, np.ndarray] = {}
-        self._cache: dict[int, QImage] = {}
+        self._cache: dict[int, QImage] = {}    # picture of all cables by zoom octave, when done
+        self._jobs: dict[int, list] = {}       # octave: [picture, group index, rows done] underway
+        self._stale: list[tuple[QRectF, QImage]] = []  # pictures before the last change, by octave
+        self._far_at_once = False          # after an edit: draw the next picture in one frame
+        self._far_shown = False            # whether the last frame on screen showed a picture
         self._tiles: OrderedDict[tuple[int, int], QImage | None] = OrderedDict()
         self._grid: tuple | None = None  # (zoom, sub-pixel x, y, antialiased) of the tiles
         self._stand_ins: list[tuple[tuple, dict]] = []  # (grid, tiles) of zooms left, newest first
         self._pending = QRectF()           # scene area of the tiles in view still to draw
         self._tile_ms = 5.0                # running estimates: a tile's cost, and a pixel's drawn
         self._gap_ms_px = 5.0 / 65536      # directly where no tile stands in
+        self._batch_ms = 5.0               # and a batch of cables drawn into a picture far out
         self._last_tiled = float("-inf")  # time.monotonic() of the last frame drawn from tiles
         self._last_scale = 0.0             # and its zoom
         self._settle = QTimer()
@@ -496,14 +505,13 @@ class CableLayer(QGraphicsItem):
         self._refine.setSingleShot(True)
         self._refine.timeout.connect(lambda: layer() is not None and layer().refine())
         self.tiles_rendered = 0  # how many tiles were drawn so far (tests watch it)
+        self.batches_drawn = 0   # how many batches of cables went into pictures far out
 
     # ------------------------------------------------------------- contents
     def changed(self) -> None:
-        """Cables were added, removed, moved or restyled: rebuild the batches before the next paint."""
+        """Cables were added, removed, moved or restyled: rebuild the batches before the next paint
+        (which finds what changed and drops the tiles and pictures it makes wrong, :meth:`_sync`)."""
         self._dirty = True
-        self._cache.clear()
-        self._tiles.clear()
-        self._stand_ins.clear()
         self.update()
 
     def set_extent(self, rect: QRectF) -> None:
@@ -513,26 +521,99 @@ class CableLayer(QGraphicsItem):
             self._extent = QRectF(rect)
 
     def _sync(self) -> None:
+        """Rebuild the batches from ``cables``; an edit that set new lines on a few cables costs
+        little (the rows of the others are kept: ``cable.line`` is replaced, never changed in place)."""
         if not self._dirty:
             return
         self._dirty = False
-        self._ids = list(self.cables)
-        self._lines = [self.cables[i].line for i in self._ids]
-        self._xy = np.array([(ln.x1(), ln.y1(), ln.x2(), ln.y2()) for ln in self._lines],
-                            dtype=float).reshape(-1, 4)
+        old = (self._ids, self._xy, self._bins, self._media, QRectF(self._bounds))
+        cables = list(self.cables.values())
+        ids, lines = list(self.cables), [c.line for c in cables]
+        if ids == self._ids:
+            xy = self._xy.copy()
+            for n in [n for n, (a, b) in enumerate(zip(lines, self._lines)) if a is not b]:
+                ln = lines[n]
+                xy[n] = ln.x1(), ln.y1(), ln.x2(), ln.y2()
+        else:
+            xy = np.array([(ln.x1(), ln.y1(), ln.x2(), ln.y2()) for ln in lines],
+                          dtype=float).reshape(-1, 4)
+        self._ids, self._lines, self._xy = ids, lines, xy
+        # pen keys (Cable.style): the utilization bin (util_bin) under the overlay, else the medium
+        util = np.array([c.util for c in cables], dtype=float)  # None: nan
+        bins = np.full(len(cables), -1)
+        busy = ~np.isnan(util)
+        bins[busy] = np.clip(util[busy] * len(UTIL_COLORS), 0, len(UTIL_COLORS) - 1).astype(int)
+        self._bins = bins
+        self._media = np.array([c.link.medium for c in cables], dtype=object)
         self._lo = np.minimum(self._xy[:, :2], self._xy[:, 2:])
         self._hi = np.maximum(self._xy[:, :2], self._xy[:, 2:])
-        groups: dict[str | int, list[int]] = {}
-        for n, lid in enumerate(self._ids):
-            groups.setdefault(self.cables[lid].style(), []).append(n)
-        self._groups = {k: np.array(v, dtype=int)
-                        for k, v in sorted(groups.items(),  # thin to thick
-                                           key=lambda kv: (isinstance(kv[0], int), str(kv[0]).zfill(3)))}
+        groups: dict[str | int, np.ndarray] = {}  # thin to thick: the media, then the bins
+        idle = bins < 0
+        for medium in sorted(set(self._media[idle].tolist()), key=lambda m: str(m).zfill(3)):
+            groups[medium] = np.nonzero(idle & (self._media == medium))[0]
+        for b in sorted(set(bins[~idle].tolist())):
+            groups[b] = np.nonzero(bins == b)[0]
+        self._groups = groups
         self._bounds = QRectF()
         if len(self._xy):
             lo, hi = self._lo.min(axis=0), self._hi.max(axis=0)
             self._bounds = QRectF(lo[0], lo[1], hi[0] - lo[0], hi[1] - lo[1]).adjusted(
                 -self.MARGIN, -self.MARGIN, self.MARGIN, self.MARGIN)
+        self._invalidate(*old)
+
+    def _changed_segments(self, ids: list, xy: np.ndarray, bins: np.ndarray,
+                          media: np.ndarray) -> np.ndarray | None:
+        """(x1, y1, x2, y2) of the cables that differ from the state ``ids``, ``xy``, ``bins``,
+        ``media`` (before and after: a moved cable gives both), or None when most of them
+        changed (a restyle, another design)."""
+        if ids == self._ids:
+            moved = (np.any(xy != self._xy, axis=1) | (bins != self._bins)
+                     | ((bins < 0) & (media != self._media)))
+            if moved.sum() * 4 > len(ids):
+                return None
+            return np.concatenate([xy[moved], self._xy[moved]])
+        before = {lid: n for n, lid in enumerate(ids)}
+        after = {lid: n for n, lid in enumerate(self._ids)}
+
+        def same(n: int, m: int) -> bool:
+            return (bins[n] == self._bins[m] and (bins[n] >= 0 or media[n] == self._media[m])
+                    and bool(np.all(xy[n] == self._xy[m])))
+
+        gone = [n for lid, n in before.items() if lid not in after or not same(n, after[lid])]
+        new = [m for lid, m in after.items() if lid not in before or not same(before[lid], m)]
+        if (len(gone) + len(new)) * 4 > max(len(ids), len(self._ids)) * 2:
+            return None
+        return np.concatenate([xy[gone].reshape(-1, 4), self._xy[new].reshape(-1, 4)])
+
+    def _invalidate(self, ids: list, xy: np.ndarray, bins: np.ndarray, media: np.ndarray,
+                    bounds: QRectF) -> None:
+        """Drop what the change from the state ``ids``, ``xy``, ``bins``, ``media`` makes wrong.
+
+        A few cables changed (an edit): only the tiles that one of them meets, before or after,
+        are drawn anew, in the next frame; the pictures far out are drawn anew at once. Most
+        changed (the overlay, a new design): the tiles in view stand in, as they were, for the new
+        ones drawn a few a frame, and the pictures as they were for the new ones."""
+        if not ids and not len(self._xy):
+            return
+        segments = self._changed_segments(ids, xy, bins, media) if ids else None
+        if segments is not None and not len(segments):
+            return
+        if self._cache:
+            self._stale = [(QRectF(bounds), image) for _, image in sorted(self._cache.items())]
+        self._cache.clear()
+        self._jobs.clear()
+        if segments is None:
+            self._far_at_once = False
+            if self._grid is not None and self._tiles:
+                self._stand_ins.insert(0, (self._grid, dict(self._tiles)))
+                del self._stand_ins[self.MAX_STAND_INS:]
+            self._tiles = OrderedDict()
+            return
+        # an edit far out (a box dragged): the picture at once, so that every frame is right
+        self._far_at_once = self._far_shown
+        for grid, tiles in [(self._grid, self._tiles)] + self._stand_ins:
+            for k in [k for k in tiles if _meeting(segments, self._tile_area(k, grid)).any()]:
+                del tiles[k]
 
     def boundingRect(self) -> QRectF:  # noqa: N802 - Qt's name
         return self._extent
@@ -578,11 +659,7 @@ class CableLayer(QGraphicsItem):
             rows = among[rows]
         if not len(rows):
             return rows
-        x1, y1, x2, y2 = self._xy[rows].T
-        dx, dy = x2 - x1, y2 - y1
-        side = np.stack([dx * (cy - y1) - dy * (cx - x1)
-                         for cx, cy in ((left, top), (right, top), (left, bottom), (right, bottom))])
-        return rows[(side.min(axis=0) <= 0) & (side.max(axis=0) >= 0)]
+        return rows[_meeting(self._xy[rows], rect)]
 
     def cables_crossing(self, rect: QRectF) -> list[str]:
         """Ids of the cables that cross or touch ``rect`` (scene): the ones a view of it draws."""
@@ -620,25 +697,81 @@ class CableLayer(QGraphicsItem):
                 painter.setPen(self.pen(style))
                 painter.drawLines([lines[i] for i in group.tolist()])
 
-    def _cached(self, lod: float) -> QImage | None:
-        """The picture of all cables at the zoom octave just above ``lod``, if not too big."""
+    def _level(self, lod: float) -> int | None:
+        """The zoom octave (``2**level`` pixels a scene unit) just above ``lod`` whose picture of
+        all cables shows them there, or None when that picture would be too big."""
         level = max(-12, int(np.ceil(np.log2(max(lod, 1e-6)))))
-        scale = 2.0 ** level
-        if max(self._bounds.width(), self._bounds.height()) * scale > self.MAX_CACHE_PX:
+        if max(self._bounds.width(), self._bounds.height()) * 2.0 ** level > self.MAX_CACHE_PX:
             return None
+        return level
+
+    def _picture(self, level: int, start: float) -> QImage | None:
+        """The picture of all cables at octave ``level``, or None while it is being drawn: batches of
+        ``BATCH`` cables a frame until ``BUDGET_MS`` since ``start`` are spent (at least one). The
+        batches keep the order of a drawing at once (pen by pen, thin to thick; within a pen any
+        order gives the same opaque pixels), so the picture ends with its pixels."""
         image = self._cache.get(level)
-        if image is None:
+        if image is not None:
+            return image
+        job = self._jobs.get(level)
+        scale = 2.0 ** level
+        if job is None:
             w = max(1, int(np.ceil(self._bounds.width() * scale)))
             h = max(1, int(np.ceil(self._bounds.height() * scale)))
             image = QImage(w, h, QImage.Format_ARGB32_Premultiplied)
             image.fill(Qt.transparent)
-            p = self._image_painter(image)
-            p.scale(scale, scale)
-            p.translate(-self._bounds.topLeft())
-            self._draw(p, None)
-            p.end()
-            self._cache[level] = image
+            job = self._jobs[level] = [image, 0, 0]
+        image, group, done = job
+        groups = list(self._groups.items())
+        p = self._image_painter(image)
+        p.scale(scale, scale)
+        p.translate(-self._bounds.topLeft())
+        lines, batches = self._lines, 0
+        while group < len(groups):
+            if (batches and not self._far_at_once
+                    and (time.perf_counter() - start) * 1000 + self._batch_ms > self.BUDGET_MS):
+                break
+            style, rows = groups[group]
+            t = time.perf_counter()
+            p.setPen(self.pen(style))
+            p.drawLines([lines[i] for i in rows[done:done + self.BATCH].tolist()])
+            if len(rows) - done >= self.BATCH:  # a running estimate of a full batch's cost
+                self._batch_ms = (self._batch_ms + (time.perf_counter() - t) * 1000) / 2
+            self.batches_drawn += 1
+            batches += 1
+            done += self.BATCH
+            if done >= len(rows):
+                group, done = group + 1, 0
+        p.end()
+        if group < len(groups):
+            job[1:] = group, done
+            return None
+        del self._jobs[level]
+        self._cache[level] = image
+        self._far_at_once = False
         return image
+
+    def _far(self, painter: QPainter, level: int, start: float) -> None:
+        """Draw the cables from the picture of octave ``level``; until it is done, a picture of
+        another octave stands in (the nearest done, else one from before the last change, else
+        the part drawn so far) and :meth:`refine` asks for the next frame."""
+        painter.setRenderHint(QPainter.SmoothPixmapTransform, True)
+        image = self._picture(level, start)
+        if image is not None:
+            self._pending = QRectF()
+            self._stale.clear()
+            painter.drawImage(self._bounds, image)
+            return
+        if self._cache:
+            near = min(self._cache, key=lambda k: (abs(k - level), -k))
+            painter.drawImage(self._bounds, self._cache[near])
+        elif self._stale:
+            bounds, old = min(self._stale, key=lambda s: abs(s[1].width() - self._jobs[level][0].width()))
+            painter.drawImage(bounds, old)
+        else:
+            painter.drawImage(self._bounds, self._jobs[level][0])
+        self._pending = QRectF(self._bounds)
+        self._refine.start(0)
 
     def _tile_area(self, tile: tuple[int, int], grid: tuple) -> QRectF:
         """The scene rect a tile of ``grid`` shows, widened by the reach of a pen."""
@@ -698,8 +831,7 @@ class CableLayer(QGraphicsItem):
                     if self._device_rect(k, lay).intersects(viewport)}
             if kept:
                 self._stand_ins.insert(0, (self._grid, kept))
-        self._stand_ins = [(g, tiles) for g, tiles in self._stand_ins
-                           if self._near(g, transform.m11(), self.STAND_IN_ZOOM)][:self.MAX_STAND_INS]
+        del self._stand_ins[self.MAX_STAND_INS:]
         self._grid, self._tiles = grid, OrderedDict()
 
     @staticmethod
@@ -742,15 +874,17 @@ class CableLayer(QGraphicsItem):
         on_view = transform.mapRect(self._bounds).intersected(viewport)
         shown = transform.mapRect(exposed).intersected(on_view)
         keys = self._keys(shown, lay)
-        stand_ins = [(tiles, self._layout(g, transform)) for g, tiles in self._stand_ins
-                     if self._near(g, scale, self.STAND_IN_ZOOM)]
+        stand_ins = [(tiles, self._layout(g, transform)) for g, tiles in self._stand_ins]
+        far = None  # the sharpest picture far out, if one is done: it covers every cable
+        if self._cache:
+            far = (self._cache[max(self._cache)], transform.mapRect(self._bounds))
         missing = [k for k in keys if k not in self._tiles]
         if missing:
-            self._render(missing, grid, lay, shown, stand_ins, viewport.center(), start)
+            self._render(missing, grid, lay, shown, stand_ins, far, viewport.center(), start)
         painter.save()
         pending = [k for k in missing if k not in self._tiles]
         if pending:
-            self._stand_in(painter, pending, lay, shown, stand_ins)
+            self._stand_in(painter, pending, lay, shown, stand_ins, far)
         shown_now = [k for k in keys if k in self._tiles]
         for k in shown_now:
             self._tiles.move_to_end(k)
@@ -770,12 +904,13 @@ class CableLayer(QGraphicsItem):
             self._refine.start(0)
 
     def _render(self, missing: list, grid: tuple, lay: tuple, shown: QRectF, stand_ins: list,
-                center: QPointF, start: float) -> None:
+                far: tuple | None, center: QPointF, start: float) -> None:
         """Draw tiles of ``missing`` (of ``grid``; ``shown``: the device area painted).
 
         The tiles that older ones (``stand_ins``) leave mostly uncovered at once: drawing their
         uncovered part directly frame after frame would cost more (a jump in zoom, or nothing to
-        stand in). Then the others, those with a part no older tile covers first (drawn directly
+        stand in; ``far``: (picture, device rect) of all cables far out, if any, covers what it
+        spans). Then the others, those with a part no older tile covers first (drawn directly
         till then, see :meth:`_stand_in`), each nearest the ``center`` first, until the frame
         has spent ``BUDGET_MS`` since ``start``, counting the estimates of the next tile and of
         the uncovered parts; at least one a frame.
@@ -785,6 +920,8 @@ class CableLayer(QGraphicsItem):
             for k in self._keys(shown, glay):
                 if k in tiles:
                     covered = covered.united(_pixels(self._device_rect(k, glay)))
+        if far is not None:
+            covered = covered.united(_pixels(far[1]))
         visible = {k: QRegion(self._device_rect(k, lay).intersected(shown).toAlignedRect())
                    for k in missing}
         gaps = {k: visible[k].subtracted(covered) for k in missing}
@@ -815,10 +952,11 @@ class CableLayer(QGraphicsItem):
             gap_px -= _area(gaps[k])
 
     def _stand_in(self, painter: QPainter, pending: list, lay: tuple, shown: QRectF,
-                  stand_ins: list) -> None:
+                  stand_ins: list, far: tuple | None) -> None:
         """Fill the device area of the tiles ``pending`` (not drawn yet) with the older tiles that
-        cover it, scaled, the newest first; draw what none covers directly, a rectangle at a time
-        (a clip of one rectangle keeps Qt's fast line path, a ragged region would not)."""
+        cover it, scaled, the newest first, then with the picture ``far`` ((image, device rect)
+        or None); draw what none covers directly, a rectangle at a time (a clip of one rectangle
+        keeps Qt's fast line path, a ragged region would not)."""
         transform = painter.worldTransform()
         gap = QRegion()
         for k in pending:
@@ -836,6 +974,14 @@ class CableLayer(QGraphicsItem):
             painter.restore()
             for k in present:
                 gap = gap.subtracted(_pixels(self._device_rect(k, glay)))
+        if far is not None and not gap.isEmpty():
+            painter.save()
+            painter.resetTransform()
+            painter.setClipRegion(gap, Qt.IntersectClip)
+            painter.setRenderHint(QPainter.SmoothPixmapTransform, True)
+            painter.drawImage(far[1], far[0])
+            painter.restore()
+            gap = gap.subtracted(_pixels(far[1]))
         if gap.isEmpty():
             return
         t = time.perf_counter()
@@ -895,11 +1041,10 @@ class CableLayer(QGraphicsItem):
         transform = painter.worldTransform()
         lod = option.levelOfDetailFromTransform(transform)
         on_screen = widget is not None
-        image = self._cached(lod) if on_screen and lod < self.CACHE_LOD else None
-        if image is not None:
-            self._pending = QRectF()
-            painter.setRenderHint(QPainter.SmoothPixmapTransform, True)
-            painter.drawImage(self._bounds, image)
+        level = self._level(lod) if on_screen and lod < self.CACHE_LOD else None
+        self._far_shown = level is not None
+        if level is not None:
+            self._far(painter, level, time.perf_counter())
         elif (on_screen and transform.isAffine() and not transform.isRotating()
               and transform.m11() == transform.m22() > 0):
             device = painter.device()
@@ -919,6 +1064,20 @@ class CableLayer(QGraphicsItem):
             else:
                 painter.setPen(self.pen(cable.style()))
             painter.drawLine(cable.line)
+
+
+def _meeting(xy: np.ndarray, rect: QRectF) -> np.ndarray:
+    """Which segments (rows x1, y1, x2, y2) meet ``rect`` (edges in): no axis separates them
+    (x, y, or the segment's normal: all four corners strictly on one side of its line), the
+    separating axis theorem for convex shapes."""
+    left, right, top, bottom = rect.left(), rect.right(), rect.top(), rect.bottom()
+    x1, y1, x2, y2 = xy.T
+    boxes = ((np.maximum(x1, x2) >= left) & (np.minimum(x1, x2) <= right)
+             & (np.maximum(y1, y2) >= top) & (np.minimum(y1, y2) <= bottom))
+    dx, dy = x2 - x1, y2 - y1
+    side = np.stack([dx * (cy - y1) - dy * (cx - x1)
+                     for cx, cy in ((left, top), (right, top), (left, bottom), (right, bottom))])
+    return boxes & (side.min(axis=0) <= 0) & (side.max(axis=0) >= 0)
 
 
 def _pixels(rect: QRectF) -> QRegion:
