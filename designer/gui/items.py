@@ -460,7 +460,7 @@ class CableLayer(QGraphicsItem):
     SETTLE_MS = 150
     REUSE_ZOOM = 2.0
     MAX_STAND_INS = 2       # older tiles stand in for missing ones from at most this many zooms
-    BUDGET_MS = 16.0        # tile drawing a frame while older tiles stand in for the missing ones
+    BUDGET_MS = 10.0        # tile drawing a frame while older tiles stand in for the missing ones
     REACH_PX = 4.0          # how far (screen px) the widest pen and its antialiasing reach off a line
     BATCH = 2048            # cables drawn into a picture far out between two looks at the clock
 
