@@ -20,3 +20,16 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture()
+def run_view(qtbot):
+    """A shown run view (1200 x 800); a run still going at the end is cancelled and waited for."""
+    from designer.gui.runview import RunView
+
+    v = RunView()
+    qtbot.addWidget(v)
+    v.resize(1200, 800)
+    v.show()
+    yield v
+    v.cancel(wait=True)

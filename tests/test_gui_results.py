@@ -27,13 +27,8 @@ def shared_fabric(placement="scattered", tenants=2):
 
 
 @pytest.fixture()
-def view(qtbot):
-    v = RunView()
-    qtbot.addWidget(v)
-    v.resize(1200, 800)
-    v.show()
-    yield v
-    v.cancel(wait=True)
+def view(run_view):
+    return run_view
 
 
 def run_engine(view, qtbot, design):

@@ -19,13 +19,8 @@ def long_inputs():
 
 
 @pytest.fixture()
-def view(qtbot):
-    v = RunView()
-    qtbot.addWidget(v)
-    v.resize(1200, 800)
-    v.show()
-    yield v
-    v.cancel(wait=True)
+def view(run_view):
+    return run_view
 
 
 def test_samples_stream_in_and_cancel_stops_the_thread_within_a_second(view, qtbot):
