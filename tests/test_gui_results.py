@@ -8,7 +8,6 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from designer.engine.compare import loading  # noqa: E402
-from designer.gui.runview import RunView  # noqa: E402
 from designer.paths import resources_dir  # noqa: E402
 from designer.topology import fileformat, templates  # noqa: E402
 from designer.topology.catalog import load_catalog  # noqa: E402
