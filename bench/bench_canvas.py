@@ -3,8 +3,9 @@ and time pan and zoom frames (whole-viewport repaints, 1600 x 1000 window), with
 utilization overlay, including the frames that draw the cables sharp after a zoom, a few tiles a
 frame. Target: open < 3 s, every frame < 50 ms at every zoom, also after a jump between the zooms
 (older tiles, scaled, or the picture of all cables far out stand in while the new ones are drawn a
-few a frame; far out that picture is drawn in batches) and after an edit (the tiles its cables
-meet drawn anew at once).
+few a frame; far out that picture is drawn in batches), after an edit (the tiles its cables
+meet drawn anew at once) and during a drag at "zoom to fit" (the dragged cables drawn over a
+picture of the others).
 
     QT_QPA_PLATFORM=offscreen python bench/bench_canvas.py [SERVERS]
 """
@@ -103,6 +104,45 @@ def report_frames(window, what: str) -> float:
     return worst
 
 
+def report_drag(window, comp) -> float:
+    """A drag at "zoom to fit" of ``comp``: 10 mouse moves of 40 scene units, each a frame (as the
+    view does it: the item moved, its cables placed anew), then the release (the edit) and the
+    frames once the edits stop (the cables folded back into the picture far out). Returns the
+    worst frame."""
+    view, scene = window.view, window.scene
+    cables = scene.cables
+    view.zoom_reset()
+    view.zoom_to_fit()
+    view.centerOn(scene.content_rect().center())
+    cables.settle()
+    until_sharp(view)
+    item = scene.comp_items[comp.id]
+    subtree = scene.subtree(comp.id)
+    start = item.scenePos()
+    moves, stood_in, batches, on_top = [], 0, cables.batches_drawn, cables.drawn_on_top
+    for step in range(1, 11):
+        item.setPos(start.x() + 40.0 * step, start.y())
+        scene.refresh_links(subtree)
+        moves.append(frame_ms(view))
+        stood_in += cables.refining  # the picture from before the drag still showing
+    per_move = (cables.drawn_on_top - on_top) / len(moves)
+    batches = cables.batches_drawn - batches
+    t = time.perf_counter()
+    window.editor.move({comp.id: (item.scenePos().x(), item.scenePos().y())})
+    t_edit = (time.perf_counter() - t) * 1000
+    release = until_sharp(view)
+    cables.fold()  # what its timer does once the edits stop
+    folded = until_sharp(view)
+    frames = moves + release + folded
+    print(f"drag of {comp.kind} {comp.id} ({len(window.editor.topo.links_of(comp.id))} cables of its own, "
+          f"{per_move:.0f} drawn over the picture a move) at fit ({view.scale_factor() * 100:.0f} %): "
+          f"10 moves, median {statistics.median(moves):.1f} ms, worst {max(moves):.1f} ms, "
+          f"{batches} batches drawn into pictures during them, {stood_in} frames with the picture "
+          f"from before the drag; the release: the edit {t_edit:.1f} ms, then {sharp_text(release)}; "
+          f"once the edits stop {sharp_text(folded)}")
+    return max(frames)
+
+
 def main(servers: int = 2048) -> None:
     from PySide6.QtWidgets import QApplication
 
@@ -152,6 +192,11 @@ def main(servers: int = 2048) -> None:
     worst = max(worst, report_frames(window, "overlay"))
     print(f"worst frame at a zoom reached (pans, zoom steps, refinement): {worst:.1f} ms")
     switch = next(c for c in topo.components.values() if c.kind == "switch" and c.pos is not None)
+    rack = next(c for c in topo.components.values() if c.kind == "rack" and c.pos is not None)
+    for comp in (switch, rack):
+        worst = max(worst, report_drag(window, comp))
+    print(f"worst frame of all (zooms, pans, drags at fit): {worst:.1f} ms")
+    view.zoom_reset()
     view.centerOn(window.scene.comp_items[switch.id].scenePos())
     until_sharp(view)
     cables = window.scene.cables

@@ -432,11 +432,73 @@ def test_the_picture_far_out_is_drawn_in_batches_and_ends_as_drawn_at_once(qapp,
     assert len(frames) >= 150 // 8
     assert np.array_equal(frames[-1], at_once)
     assert _ink(frames[len(frames) // 2]).sum() < _ink(at_once).sum()  # the part drawn so far
-    # an edit while far out: right in the next frame (a box dragged shows its cables follow)
+    # an edit while far out: right in the next frame (a box dragged shows its cables follow,
+    # drawn over the picture of the others, which is small enough here to draw anew at once)
+    old = QLineF(layer.cables["l0"].line)
     layer.cables["l0"].line = QLineF(0, 0, 600, 400)
     layer.changed()
     edited = _paint(layer, far, True, screen)
     assert not layer.refining
     moved = {lid: c.line for lid, c in layer.cables.items()}
     monkeypatch.setattr(CableLayer, "BUDGET_MS", 1000.0)
-    assert np.array_equal(edited, _paint(_layer(moved, util), far, True, screen))
+    fresh = _paint(_layer(moved, util), far, True, screen)
+    near = _near(moved, {"l0"}, util, far)
+    assert not near[_ink(_paint(_layer({"l0": old}, util), far, True, None))].all()
+    assert np.array_equal(edited[~near], fresh[~near])  # no trace of it where it was
+    # once the edits stop, the picture takes it back: as a picture drawn at once
+    layer.fold()
+    frames, _ = _until_done(layer, far, screen)
+    assert np.array_equal(frames[-1], fresh)
+
+
+def _near(lines: dict[str, QLineF], lids: set[str], util: dict, transform: QTransform) -> np.ndarray:
+    """The pixels within 3 of the cables ``lids`` drawn directly (where a cable drawn over the
+    picture of the others may differ from one drawn into it)."""
+    alone = _layer({lid: lines[lid] for lid in lids}, util)
+    return _dilate(_ink(_paint(alone, transform, True, None)), 3)
+
+
+def test_a_drag_far_out_redraws_no_picture_per_move_and_ends_as_drawn_at_once(qtbot, monkeypatch):
+    lines = _lines(150, 19)
+    hub = QPointF(300, 200)  # a switch and its cables to six boxes
+    for k in range(6):
+        lines[f"s{k}"] = QLineF(hub, QPointF(-80 + 150 * k, 650))
+    util = {lid: n % 9 / 8 for n, lid in enumerate(lines)}
+    far = QTransform(0.25, 0, 0, 0.25, 150, 100)
+    screen = QWidget()
+    layer = _layer(lines, util)
+    _until_done(layer, far, screen)
+    monkeypatch.setattr(CableLayer, "BUDGET_MS", 0.0)  # the least progress: one batch a frame
+    monkeypatch.setattr(CableLayer, "BATCH", 8)
+    monkeypatch.setattr(CableLayer, "AT_ONCE_MS", 0.0)  # as on a big design: no picture at once
+    monkeypatch.setattr(CableLayer, "FOLD_MS", 200)
+    moving = {f"s{k}" for k in range(6)}
+    pictures = 0  # frames that still showed the picture from before the drag
+    ready = False
+    for step in range(1, 41):
+        for k in range(6):
+            cable = layer.cables[f"s{k}"]
+            cable.line = QLineF(hub + QPointF(5 * step, -3 * step), cable.line.p2())
+        layer.changed()
+        batches, on_top = layer.batches_drawn, layer.drawn_on_top
+        frame = _paint(layer, far, True, screen)
+        assert layer.batches_drawn - batches <= 1
+        assert layer.drawn_on_top - on_top <= len(moving)
+        if layer.refining:  # the picture without the switch's cables is still being drawn
+            pictures += 1
+            continue
+        now = {lid: c.line for lid, c in layer.cables.items()}
+        at_once = _layer(now, util)
+        at_once.BUDGET_MS = 1000.0  # a fresh picture in one frame
+        fresh = _paint(at_once, far, True, screen)
+        near = _near(now, moving, util, far)
+        assert np.array_equal(frame[~near], fresh[~near]), step  # no ghost
+        if ready:  # once the picture without them is done, a move draws nothing into one
+            assert layer.batches_drawn == batches
+        ready = True
+    assert 0 < pictures < 40  # the picture without them took a few frames, then the drag was free
+    qtbot.wait(CableLayer.FOLD_MS + 100)  # the edits stopped: the layer takes them back by itself
+    frames, _ = _until_done(layer, far, screen)
+    monkeypatch.setattr(CableLayer, "BUDGET_MS", 1000.0)
+    now = {lid: c.line for lid, c in layer.cables.items()}
+    assert np.array_equal(frames[-1], _paint(_layer(now, util), far, True, screen))

@@ -12,6 +12,7 @@ import math
 import time
 import weakref
 from collections import OrderedDict
+from operator import is_not
 
 import numpy as np
 import shiboken6
@@ -446,10 +447,12 @@ class CableLayer(QGraphicsItem):
     a frame (``BUDGET_MS``), nearest the centre first, while the last zoom's tiles stand in for the
     others, scaled (from any zoom, or the picture far out), so that no frame waits for all of them;
     far out a new picture is drawn in batches the same way. An edit drops only the tiles its cables
-    meet, before or after, and draws them in the next frame; a restyle of most cables (the overlay)
-    keeps the old tiles and pictures as stand-ins while the new ones are drawn. Selected cables, cables with problems and bottlenecks are drawn on top with
-    their own pens, every frame. The layer takes no mouse buttons: the scene finds the cable under
-    a point with :meth:`cable_at`.
+    meet, before or after, and draws them in the next frame; far out, the cables it edited are
+    drawn over a picture of the others until the edits stop (:meth:`_invalidate`). A restyle of
+    most cables (the overlay) keeps the old tiles and pictures as stand-ins while the new ones are
+    drawn. Selected cables, cables with problems and bottlenecks are drawn on top with their own
+    pens, every frame. The layer takes no mouse buttons: the scene finds the cable under a point
+    with :meth:`cable_at`.
     """
 
     CACHE_LOD = 0.35
@@ -463,6 +466,8 @@ class CableLayer(QGraphicsItem):
     BUDGET_MS = 10.0        # tile drawing a frame while older tiles stand in for the missing ones
     REACH_PX = 4.0          # how far (screen px) the widest pen and its antialiasing reach off a line
     BATCH = 2048            # cables drawn into a picture far out between two looks at the clock
+    AT_ONCE_MS = 40.0       # an edit far out that needs a new picture draws it at once if it fits
+    FOLD_MS = 1000          # no edit for this long: the moving cables go back into the picture
 
     def __init__(self, cables: dict[str, Cable]) -> None:
         super().__init__()
@@ -484,9 +489,14 @@ class CableLayer(QGraphicsItem):
         self._media = np.zeros(0, dtype=object)         # and its medium
         self._groups: dict[str | int, np.ndarray] = {}
         self._cache: dict[int, QImage] = {}    # picture of all cables by zoom octave, when done
-        self._jobs: dict[int, list] = {}       # octave: [picture, group index, rows done] underway
-        self._stale: list[tuple[QRectF, QImage]] = []  # pictures before the last change, by octave
+        self._jobs: dict[int, list] = {}       # octave: [picture, [(pen, rows)], group, rows done]
+        #: pictures before the last change, by octave: (scene rect, picture, the ids it left out)
+        self._stale: list[tuple[QRectF, QImage, set[str]]] = []
         self._far_at_once = False          # after an edit: draw the next picture in one frame
+        self._moving: set[str] = set()     # edited far out: drawn on top, not in the pictures
+        self._moving_rows = np.zeros(0, dtype=int)
+        self._picture_bounds = QRectF()    # the scene rect the pictures and jobs show
+        self._row: dict[str, int] = {}     # row of each id in ``_ids``
         self._far_shown = False            # whether the last frame on screen showed a picture
         self._tiles: OrderedDict[tuple[int, int], QImage | None] = OrderedDict()
         self._grid: tuple | None = None  # (zoom, sub-pixel x, y, antialiased) of the tiles
@@ -506,6 +516,10 @@ class CableLayer(QGraphicsItem):
         self._refine.timeout.connect(lambda: layer() is not None and layer().refine())
         self.tiles_rendered = 0  # how many tiles were drawn so far (tests watch it)
         self.batches_drawn = 0   # how many batches of cables went into pictures far out
+        self.drawn_on_top = 0    # and how many cables were drawn over them (edited ones)
+        self._fold = QTimer()
+        self._fold.setSingleShot(True)
+        self._fold.timeout.connect(lambda: layer() is not None and layer().fold())
 
     # ------------------------------------------------------------- contents
     def changed(self) -> None:
@@ -526,52 +540,63 @@ class CableLayer(QGraphicsItem):
         if not self._dirty:
             return
         self._dirty = False
-        old = (self._ids, self._xy, self._bins, self._media, QRectF(self._bounds))
+        old = (self._ids, self._xy, self._bins, self._media)
         cables = list(self.cables.values())
         ids, lines = list(self.cables), [c.line for c in cables]
         if ids == self._ids:
             xy = self._xy.copy()
-            for n in [n for n, (a, b) in enumerate(zip(lines, self._lines)) if a is not b]:
+            replaced = np.fromiter(map(is_not, lines, self._lines), dtype=bool, count=len(lines))
+            for n in np.nonzero(replaced)[0].tolist():
                 ln = lines[n]
                 xy[n] = ln.x1(), ln.y1(), ln.x2(), ln.y2()
         else:
             xy = np.array([(ln.x1(), ln.y1(), ln.x2(), ln.y2()) for ln in lines],
                           dtype=float).reshape(-1, 4)
+        if ids != self._ids:
+            self._row = {lid: n for n, lid in enumerate(ids)}
         self._ids, self._lines, self._xy = ids, lines, xy
         # pen keys (Cable.style): the utilization bin (util_bin) under the overlay, else the medium
         util = np.array([c.util for c in cables], dtype=float)  # None: nan
         bins = np.full(len(cables), -1)
         busy = ~np.isnan(util)
         bins[busy] = np.clip(util[busy] * len(UTIL_COLORS), 0, len(UTIL_COLORS) - 1).astype(int)
-        self._bins = bins
-        self._media = np.array([c.link.medium for c in cables], dtype=object)
+        media = np.array([c.link.medium for c in cables], dtype=object)
         self._lo = np.minimum(self._xy[:, :2], self._xy[:, 2:])
         self._hi = np.maximum(self._xy[:, :2], self._xy[:, 2:])
-        groups: dict[str | int, np.ndarray] = {}  # thin to thick: the media, then the bins
-        idle = bins < 0
-        for medium in sorted(set(self._media[idle].tolist()), key=lambda m: str(m).zfill(3)):
-            groups[medium] = np.nonzero(idle & (self._media == medium))[0]
-        for b in sorted(set(bins[~idle].tolist())):
-            groups[b] = np.nonzero(bins == b)[0]
-        self._groups = groups
+        if not (ids == old[0] and np.array_equal(bins, self._bins)
+                and np.array_equal(media, self._media)):  # else (cables moved) the pens' rows stay
+            groups: dict[str | int, np.ndarray] = {}  # thin to thick: the media, then the bins
+            idle = bins < 0
+            for medium in sorted(set(media[idle].tolist()), key=lambda m: str(m).zfill(3)):
+                groups[medium] = np.nonzero(idle & (media == medium))[0]
+            for b in sorted(set(bins[~idle].tolist())):
+                groups[b] = np.nonzero(bins == b)[0]
+            self._groups = groups
+        self._bins, self._media = bins, media
         self._bounds = QRectF()
         if len(self._xy):
             lo, hi = self._lo.min(axis=0), self._hi.max(axis=0)
             self._bounds = QRectF(lo[0], lo[1], hi[0] - lo[0], hi[1] - lo[1]).adjusted(
                 -self.MARGIN, -self.MARGIN, self.MARGIN, self.MARGIN)
         self._invalidate(*old)
+        self._moving_rows = self._rows_of(self._moving)
+
+    def _rows_of(self, lids: set[str]) -> np.ndarray:
+        """Rows (ascending) of the cables ``lids`` that are still there."""
+        return np.array(sorted(self._row[i] for i in lids if i in self._row), dtype=int)
 
     def _changed_segments(self, ids: list, xy: np.ndarray, bins: np.ndarray,
-                          media: np.ndarray) -> np.ndarray | None:
+                          media: np.ndarray) -> tuple[np.ndarray, set[str]] | None:
         """(x1, y1, x2, y2) of the cables that differ from the state ``ids``, ``xy``, ``bins``,
-        ``media`` (before and after: a moved cable gives both), or None when most of them
-        changed (a restyle, another design)."""
+        ``media`` (before and after: a moved cable gives both) and their ids (added and removed
+        ones too), or None when most of them changed (a restyle, another design)."""
         if ids == self._ids:
             moved = (np.any(xy != self._xy, axis=1) | (bins != self._bins)
                      | ((bins < 0) & (media != self._media)))
             if moved.sum() * 4 > len(ids):
                 return None
-            return np.concatenate([xy[moved], self._xy[moved]])
+            return (np.concatenate([xy[moved], self._xy[moved]]),
+                    {ids[n] for n in np.nonzero(moved)[0].tolist()})
         before = {lid: n for n, lid in enumerate(ids)}
         after = {lid: n for n, lid in enumerate(self._ids)}
 
@@ -583,37 +608,74 @@ class CableLayer(QGraphicsItem):
         new = [m for lid, m in after.items() if lid not in before or not same(before[lid], m)]
         if (len(gone) + len(new)) * 4 > max(len(ids), len(self._ids)) * 2:
             return None
-        return np.concatenate([xy[gone].reshape(-1, 4), self._xy[new].reshape(-1, 4)])
+        return (np.concatenate([xy[gone].reshape(-1, 4), self._xy[new].reshape(-1, 4)]),
+                {ids[n] for n in gone} | {self._ids[m] for m in new})
 
-    def _invalidate(self, ids: list, xy: np.ndarray, bins: np.ndarray, media: np.ndarray,
-                    bounds: QRectF) -> None:
+    def _invalidate(self, ids: list, xy: np.ndarray, bins: np.ndarray, media: np.ndarray) -> None:
         """Drop what the change from the state ``ids``, ``xy``, ``bins``, ``media`` makes wrong.
 
         A few cables changed (an edit): only the tiles that one of them meets, before or after,
-        are drawn anew, in the next frame; the pictures far out are drawn anew at once. Most
-        changed (the overlay, a new design): the tiles in view stand in, as they were, for the new
-        ones drawn a few a frame, and the pictures as they were for the new ones."""
+        are drawn anew, in the next frame. Far out, the edited cables join the "moving" ones,
+        which the pictures leave out and every frame draws on top (tens of lines): a drag that
+        moves the same cables again keeps the pictures. An edit of others has the pictures drawn
+        anew without them: at once if that is estimated to fit ``AT_ONCE_MS``, else in batches
+        while the old pictures stand in (those few frames also show the newly edited cables
+        where they were). :meth:`fold` puts them back ``FOLD_MS`` after the last edit. Most
+        changed (the overlay, a new design): the tiles in view stand in, as they were, for the
+        new ones drawn a few a frame, and the pictures as they were for the new ones."""
         if not ids and not len(self._xy):
             return
-        segments = self._changed_segments(ids, xy, bins, media) if ids else None
-        if segments is not None and not len(segments):
+        change = self._changed_segments(ids, xy, bins, media) if ids else None
+        if change is not None and not len(change[0]):
             return
-        if self._cache:
-            self._stale = [(QRectF(bounds), image) for _, image in sorted(self._cache.items())]
-        self._cache.clear()
-        self._jobs.clear()
-        if segments is None:
+        if change is None:
+            self._drop_pictures(set())
             self._far_at_once = False
             if self._grid is not None and self._tiles:
                 self._stand_ins.insert(0, (self._grid, dict(self._tiles)))
                 del self._stand_ins[self.MAX_STAND_INS:]
             self._tiles = OrderedDict()
             return
-        # an edit far out (a box dragged): the picture at once, so that every frame is right
-        self._far_at_once = self._far_shown
+        segments, edited = change
+        if not self._far_shown:
+            self._drop_pictures(set())
+            self._far_at_once = False
+        elif not edited <= self._moving:
+            self._drop_pictures(self._moving | edited)
+            # a batch's cost by the cables in it (the last one of a pen is partial)
+            estimate = self._batch_ms * len(self._ids) / self.BATCH
+            self._far_at_once = estimate <= self.AT_ONCE_MS
+        elif ids != self._ids:  # the rows moved: the batches underway start anew
+            self._jobs.clear()
+        if self._moving:
+            self._fold.start(self.FOLD_MS)
         for grid, tiles in [(self._grid, self._tiles)] + self._stand_ins:
             for k in [k for k in tiles if _meeting(segments, self._tile_area(k, grid)).any()]:
                 del tiles[k]
+
+    def _drop_pictures(self, moving: set[str]) -> None:
+        """Have the pictures far out drawn anew, leaving out the cables ``moving``; those done
+        stand in until then, with the cables they left out (and ``moving``) drawn on top."""
+        if self._cache:
+            self._stale = [(QRectF(self._picture_bounds), image, set(self._moving))
+                           for _, image in sorted(self._cache.items())]
+        else:
+            self._stale = [(b, image, left_out | self._moving) for b, image, left_out in self._stale]
+        self._cache.clear()
+        self._jobs.clear()
+        self._moving = moving
+
+    def fold(self) -> None:
+        """Put the moving cables back into the pictures far out (no edit for ``FOLD_MS``): they
+        are drawn anew in batches; the pictures without them, and them on top, stand in."""
+        self._fold.stop()
+        if not shiboken6.isValid(self) or not self._moving:
+            return
+        self._sync()
+        self._drop_pictures(set())
+        self._far_at_once = False
+        self._moving_rows = self._rows_of(self._moving)
+        self.update()
 
     def boundingRect(self) -> QRectF:  # noqa: N802 - Qt's name
         return self._extent
@@ -706,26 +768,31 @@ class CableLayer(QGraphicsItem):
         return level
 
     def _picture(self, level: int, start: float) -> QImage | None:
-        """The picture of all cables at octave ``level``, or None while it is being drawn: batches of
-        ``BATCH`` cables a frame until ``BUDGET_MS`` since ``start`` are spent (at least one). The
-        batches keep the order of a drawing at once (pen by pen, thin to thick; within a pen any
-        order gives the same opaque pixels), so the picture ends with its pixels."""
+        """The picture of all cables but the moving ones at octave ``level`` (of the scene rect
+        ``_picture_bounds``), or None while it is being drawn: batches of ``BATCH`` cables a
+        frame until ``BUDGET_MS`` since ``start`` are spent (at least one). The batches keep the
+        order of a drawing at once (pen by pen, thin to thick; within a pen any order gives the
+        same opaque pixels), so the picture ends with its pixels."""
         image = self._cache.get(level)
         if image is not None:
             return image
         job = self._jobs.get(level)
         scale = 2.0 ** level
         if job is None:
-            w = max(1, int(np.ceil(self._bounds.width() * scale)))
-            h = max(1, int(np.ceil(self._bounds.height() * scale)))
+            if not self._cache and not self._jobs:
+                self._picture_bounds = QRectF(self._bounds)
+            w = max(1, int(np.ceil(self._picture_bounds.width() * scale)))
+            h = max(1, int(np.ceil(self._picture_bounds.height() * scale)))
             image = QImage(w, h, QImage.Format_ARGB32_Premultiplied)
             image.fill(Qt.transparent)
-            job = self._jobs[level] = [image, 0, 0]
-        image, group, done = job
-        groups = list(self._groups.items())
+            kept = np.ones(len(self._ids), dtype=bool)
+            kept[self._moving_rows] = False
+            groups = [(style, rows[kept[rows]]) for style, rows in self._groups.items()]
+            job = self._jobs[level] = [image, [(st, rows) for st, rows in groups if len(rows)], 0, 0]
+        image, groups, group, done = job
         p = self._image_painter(image)
         p.scale(scale, scale)
-        p.translate(-self._bounds.topLeft())
+        p.translate(-self._picture_bounds.topLeft())
         lines, batches = self._lines, 0
         while group < len(groups):
             if (batches and not self._far_at_once
@@ -744,7 +811,7 @@ class CableLayer(QGraphicsItem):
                 group, done = group + 1, 0
         p.end()
         if group < len(groups):
-            job[1:] = group, done
+            job[2:] = group, done
             return None
         del self._jobs[level]
         self._cache[level] = image
@@ -752,26 +819,33 @@ class CableLayer(QGraphicsItem):
         return image
 
     def _far(self, painter: QPainter, level: int, start: float) -> None:
-        """Draw the cables from the picture of octave ``level``; until it is done, a picture of
-        another octave stands in (the nearest done, else one from before the last change, else
-        the part drawn so far) and :meth:`refine` asks for the next frame."""
+        """Draw the cables from the picture of octave ``level`` and the moving ones on top; until
+        it is done, a picture of another octave stands in (the nearest done, else one from before
+        the last change, with the cables it left out on top, else the part drawn so far) and
+        :meth:`refine` asks for the next frame."""
         painter.setRenderHint(QPainter.SmoothPixmapTransform, True)
         image = self._picture(level, start)
+        on_top = self._moving_rows
         if image is not None:
             self._pending = QRectF()
             self._stale.clear()
-            painter.drawImage(self._bounds, image)
-            return
-        if self._cache:
-            near = min(self._cache, key=lambda k: (abs(k - level), -k))
-            painter.drawImage(self._bounds, self._cache[near])
-        elif self._stale:
-            bounds, old = min(self._stale, key=lambda s: abs(s[1].width() - self._jobs[level][0].width()))
-            painter.drawImage(bounds, old)
+            painter.drawImage(self._picture_bounds, image)
         else:
-            painter.drawImage(self._bounds, self._jobs[level][0])
-        self._pending = QRectF(self._bounds)
-        self._refine.start(0)
+            if self._cache:
+                near = min(self._cache, key=lambda k: (abs(k - level), -k))
+                painter.drawImage(self._picture_bounds, self._cache[near])
+            elif self._stale:
+                width = self._jobs[level][0].width()
+                bounds, old, left_out = min(self._stale, key=lambda s: abs(s[1].width() - width))
+                painter.drawImage(bounds, old)
+                on_top = self._rows_of(left_out | self._moving)
+            else:
+                painter.drawImage(self._picture_bounds, self._jobs[level][0])
+            self._pending = QRectF(self._bounds)
+            self._refine.start(0)
+        if len(on_top):
+            self._draw(painter, on_top)
+            self.drawn_on_top += len(on_top)
 
     def _tile_area(self, tile: tuple[int, int], grid: tuple) -> QRectF:
         """The scene rect a tile of ``grid`` shows, widened by the reach of a pen."""
@@ -876,8 +950,8 @@ class CableLayer(QGraphicsItem):
         keys = self._keys(shown, lay)
         stand_ins = [(tiles, self._layout(g, transform)) for g, tiles in self._stand_ins]
         far = None  # the sharpest picture far out, if one is done: it covers every cable
-        if self._cache:
-            far = (self._cache[max(self._cache)], transform.mapRect(self._bounds))
+        if self._cache and not self._moving:
+            far = (self._cache[max(self._cache)], transform.mapRect(self._picture_bounds))
         missing = [k for k in keys if k not in self._tiles]
         if missing:
             self._render(missing, grid, lay, shown, stand_ins, far, viewport.center(), start)
@@ -1035,6 +1109,7 @@ class CableLayer(QGraphicsItem):
             self.update()
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
+        start = time.perf_counter()  # far out, the budget counts an edit's bookkeeping too
         self._sync()
         if not len(self._xy):
             return
@@ -1044,7 +1119,7 @@ class CableLayer(QGraphicsItem):
         level = self._level(lod) if on_screen and lod < self.CACHE_LOD else None
         self._far_shown = level is not None
         if level is not None:
-            self._far(painter, level, time.perf_counter())
+            self._far(painter, level, start)
         elif (on_screen and transform.isAffine() and not transform.isRotating()
               and transform.m11() == transform.m22() > 0):
             device = painter.device()
