@@ -624,13 +624,8 @@ def _resources(r: _Run, pl: Placement, jobs: int, iteration: float, colls: list[
     rates (every job reads its samples and writes its checkpoints to them)."""
     try:
         inputs = resources_adapter.build_inputs(r.design, r.catalog, r.scen, r.w, pl, iteration, colls,
-                                                alone, converged, overlap)
-        if jobs > 1:
-            share = jobs if others else 1
-            inputs = replace(inputs, switch_power_W=inputs.switch_power_W / jobs,
-                             storage_power_W=inputs.storage_power_W / jobs,
-                             storage_read_GBps=inputs.storage_read_GBps / share,
-                             storage_write_GBps=inputs.storage_write_GBps / share)
+                                                alone, converged, overlap, jobs=jobs,
+                                                storage_sharers=jobs if others else 1)
         return resources_adapter.assess(inputs)
     except ValueError as exc:
         raise UsageError(str(exc)) from None

@@ -97,9 +97,12 @@ def _server_key(topo, srv, scenario: str) -> tuple:
 def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placement,
                  iteration_s: float, collectives: list[CollectiveResult],
                  storage_alone_GBps: dict[str, float], converged: bool,
-                 dp_overlap_s: float) -> resources.ResourceInputs:
+                 dp_overlap_s: float, jobs: int = 1, storage_sharers: int = 1) -> resources.ResourceInputs:
     """Resource inputs of one scenario run; ``dp_overlap_s`` is the compute time the DP
-    collectives hide behind (see ``designer.engine.pipeline``)."""
+    collectives hide behind (see ``designer.engine.pipeline``). ``pl`` holds one job of ``jobs``
+    on the fabric: it draws 1/jobs of the switches' and storage systems' power, and
+    1/``storage_sharers`` of the storage systems' read and write rates (the jobs reading and
+    writing at the same time)."""
     topo = design.topology
     per_server_gpus = np.bincount(pl.server, minlength=len(pl.servers))
     crossing = [c for c in collectives if c.servers > 1]
@@ -162,14 +165,14 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
         samples_per_iteration=float(w.global_batch), sample_bytes=float(w.bytes_per_sample),
         preprocess_core_s_per_sample=float(w.preprocess_core_s_per_sample),
         storage_transport=str(scen.get("storage_transport", "rdma")),
-        storage_read_GBps=sum(float(s.get("read_GBps", 0)) for s in stor),
-        storage_write_GBps=sum(float(s.get("write_GBps", 0)) for s in stor),
+        storage_read_GBps=sum(float(s.get("read_GBps", 0)) for s in stor) / storage_sharers,
+        storage_write_GBps=sum(float(s.get("write_GBps", 0)) for s in stor) / storage_sharers,
         storage_converged=converged, parameters=parameters(w),
         checkpoint_every_iterations=(max(1, int(round(interval / iteration_s)))
                                      if interval > 0 and stor else 0),
         tenants=int(scen.get("tenants", 1)), iterations=run_iterations(w),
-        switch_power_W=sum(float(s.get("power_W", 0)) for s in switches),
-        storage_power_W=sum(float(s.get("power_W", 0)) for s in stor))
+        switch_power_W=sum(float(s.get("power_W", 0)) for s in switches) / jobs,
+        storage_power_W=sum(float(s.get("power_W", 0)) for s in stor) / jobs)
 
 
 def assess(inputs: resources.ResourceInputs) -> resources.ResourceReport:
