@@ -1,0 +1,254 @@
+"""Safe file input and output for everything the CLI, the report and the GUI write or read.
+
+Stdlib only, no Qt. Every output path goes through :func:`check_output_path` (refuses folders,
+device nodes, pipes, sockets, a path equal to one of the inputs, a missing or read-only folder) and
+is written through :func:`atomic_output`: the data go to a temporary file in the target's folder,
+which is flushed to disk and renamed over the target only when the whole file is written. A crash,
+a SIGKILL or a full disk therefore leave either the old file or no file, never a truncated one
+(derived: POSIX ``rename(2)`` replaces the directory entry atomically within one file system;
+``fsync(2)`` of the file before and of the folder after the rename makes the new entry durable).
+
+Inputs go through :func:`open_input_bytes`: the file is opened non-blocking and checked to be a
+regular file *before* any read, so a FIFO or ``/dev/zero`` given as input is refused at once
+instead of hanging or filling memory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import functools
+import os
+import stat
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from designer.errors import UsageError
+
+PathLike = str | os.PathLike[str]
+
+_DISK_FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG}
+
+
+def _kind(mode: int) -> str | None:
+    """A user-facing name for a file that is not a regular file (None for a regular file)."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISFIFO(mode):
+        return "a pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _resolve(path: Path, what: str) -> Path:
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError) as exc:  # a symlink loop (RuntimeError before Python 3.13)
+        raise UsageError(f"{what} {path}: cannot follow the path ({exc}); give a plain file name") from None
+
+
+def check_output_path(path: PathLike, *, inputs: Iterable[PathLike | None] = (), what: str = "output") -> Path:
+    """Check that ``path`` can be written as a whole new regular file and return the real target.
+
+    Refused with a one-line :class:`UsageError` (what, where, how to fix): an empty name; a folder;
+    a device node, FIFO or socket (writing there is never what a user means, and ``os.replace``
+    would swap ``/dev/null`` for a regular file); a path that is the same file as one of ``inputs``
+    (the output would destroy the input it is computed from); a missing or non-writable folder.
+    A symlink is allowed: the returned path is the symlink's resolved target, so the link stays a
+    link and the file it points to is replaced.
+    """
+    text = os.fspath(path)
+    if not str(text).strip():
+        raise UsageError(f"{what}: the file name is empty; give a file name")
+    raw = Path(text)
+    target = _resolve(raw, what)
+    try:
+        info = os.stat(target)
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        raise UsageError(f"{what} {raw}: cannot check the path ({exc.strerror or exc})") from None
+    if info is not None:
+        kind = _kind(info.st_mode)
+        if kind is not None:
+            raise UsageError(f"{what} {raw} is {kind}, not a file; give the name of a file to write")
+    for source in inputs:
+        if source is None or not str(os.fspath(source)).strip():
+            continue
+        src = Path(os.fspath(source))
+        same = False
+        try:
+            same = info is not None and os.path.samefile(src, target)
+        except OSError:
+            same = False
+        if not same:
+            try:
+                same = src.resolve() == target
+            except (RuntimeError, OSError):
+                same = False
+        if same:
+            raise UsageError(
+                f"{what} {raw} is the input file {src}; writing it would destroy the input: give another file name"
+            )
+    folder = target.parent
+    if not folder.is_dir():
+        raise UsageError(f"{what} {raw}: the folder {folder} does not exist; create it or give another path")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"{what} {raw}: the folder {folder} is not writable; give another path")
+    return target
+
+
+@functools.cache
+def _umask() -> int:
+    """The process umask (read once: it can only be read by setting it)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _fsync_path(path: Path | str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make the rename durable (POSIX); a folder cannot be opened for fsync on every system."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def atomic_output(
+    path: PathLike, *, inputs: Iterable[PathLike | None] = (), what: str = "output", suffix: str | None = None
+) -> Iterator[Path]:
+    """Yield a temporary path in the target's folder; when the block ends without an exception the
+    file is fsync'ed, given the old file's permission bits (a new file: 0666 less the umask) and
+    renamed over the (symlink-resolved) target, then the folder is fsync'ed.
+
+    On any exception the temporary file is removed and the target is left untouched. A full disk
+    (ENOSPC, EDQUOT, EFBIG) becomes ``UsageError("disk full while writing X; nothing was changed")``;
+    any other OS error while writing becomes a one-line UsageError too. ``suffix`` sets the temporary
+    file's extension (some writers pick the format from it); by default the target's own suffix.
+    """
+    target = check_output_path(path, inputs=inputs, what=what)
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
+    tmp: str | None = None
+    try:
+        ext = target.suffix if suffix is None else suffix
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=f".tmp{ext}", dir=target.parent)
+        os.close(fd)
+        yield Path(tmp)
+        _fsync_path(tmp)
+        os.chmod(tmp, mode)  # mkstemp makes it 0600
+        os.replace(tmp, target)
+        tmp = None
+        _fsync_folder(target.parent)
+    except OSError as exc:
+        if exc.errno in _DISK_FULL:
+            raise UsageError(f"disk full while writing {os.fspath(path)}; nothing was changed") from None
+        raise UsageError(
+            f"cannot write {what} {os.fspath(path)}: {exc.strerror or exc}; nothing was changed"
+        ) from None
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def atomic_write_bytes(path: PathLike, data: bytes, *, inputs: Iterable[PathLike | None] = (), what: str = "output") -> Path:
+    """Write ``data`` to ``path`` atomically (see :func:`atomic_output`); return the real target."""
+    with atomic_output(path, inputs=inputs, what=what) as tmp:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+    return check_output_path(path, what=what)
+
+
+def atomic_write_text(
+    path: PathLike, text: str, *, inputs: Iterable[PathLike | None] = (), what: str = "output"
+) -> Path:
+    """Write ``text`` as UTF-8 to ``path`` atomically; return the real target."""
+    return atomic_write_bytes(path, text.encode("utf-8"), inputs=inputs, what=what)
+
+
+def open_input_bytes(path: PathLike, *, what: str = "input", max_bytes: int | None = None) -> bytes:
+    """Read a whole input file, refusing anything that is not a regular file before reading.
+
+    The file is opened with ``O_NONBLOCK`` (so opening a FIFO returns at once instead of waiting
+    for a writer) and ``fstat``-checked on the open descriptor (no race between check and read).
+    ``max_bytes`` caps what is read: a larger file is refused with its size and the limit, which
+    also guards against endless files such as ``/dev/zero``.
+    """
+    raw = Path(os.fspath(path))
+    if not str(raw).strip():
+        raise UsageError(f"{what}: the file name is empty; give a file name")
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(raw, flags)
+    except FileNotFoundError:
+        raise UsageError(f"{what} {raw}: no such file; check the path") from None
+    except IsADirectoryError:
+        raise UsageError(f"{what} {raw} is a folder, not a file; give a file") from None
+    except OSError as exc:
+        raise UsageError(f"{what} {raw}: cannot open ({exc.strerror or exc})") from None
+    try:
+        info = os.fstat(fd)
+        kind = _kind(info.st_mode)
+        if kind is not None:
+            raise UsageError(f"{what} {raw} is {kind}, not a regular file; give a file")
+        if max_bytes is not None and info.st_size > max_bytes:
+            raise UsageError(
+                f"{what} {raw} is {info.st_size:,} bytes, more than the {max_bytes:,} allowed; "
+                "is it the right file?"
+            )
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        chunks: list[bytes] = []
+        total = 0
+        limit = None if max_bytes is None else max_bytes + 1
+        while True:
+            want = 1 << 20 if limit is None else min(1 << 20, limit - total)
+            if want <= 0:
+                break
+            chunk = os.read(fd, want)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        if max_bytes is not None and total > max_bytes:
+            raise UsageError(f"{what} {raw} is larger than the {max_bytes:,} bytes allowed; is it the right file?")
+        return b"".join(chunks)
+    except OSError as exc:
+        raise UsageError(f"{what} {raw}: cannot read ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
+
+
+def open_input_text(path: PathLike, *, what: str = "input", max_bytes: int | None = None) -> str:
+    """:func:`open_input_bytes` decoded as UTF-8 (a BOM is accepted); bad bytes give one clear line."""
+    raw = open_input_bytes(path, what=what, max_bytes=max_bytes)
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"{what} {os.fspath(path)}: not UTF-8 text (bad byte at offset {exc.start}); save it as UTF-8"
+        ) from None
