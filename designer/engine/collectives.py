@@ -9,6 +9,14 @@ broadcast and send/recv.
 The group is described by a :class:`GroupShape`: how many ranks on how many servers, the NVLink
 rate per GPU, and the network rate each rank achieves on its rail (given by the network stage, so
 oversubscription and ECMP collisions on the drawn fabric reach the collectives through it).
+
+NVLink SHARP across servers (NCCL 2.18.1 release notes: "inter-node algorithms for NVLink SHARP:
+NVLink SHARP + IB SHARP (NVLS), NVLink SHARP + Tree (NVLSTREE)"): inside each server the NVSwitch
+reduces and multicasts (``nvls``), between servers either the switches reduce in-network
+(``sharp``: NCCL's NVLS with CollNet/IB SHARP; plain CollNet with rings inside servers without
+NVLink SHARP) or a double binary tree does (``nvls_tree``). NCCL pipelines the two stages, so
+the slower one sets the rate (tuning.cc: bw = min(bwIntra, bwInter) for NVLS and NVLSTree).
+Reference figures: ``tests/data/nccl_reference.json``.
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ from dataclasses import dataclass
 from designer.errors import UsageError
 
 OPS = ("allreduce", "reduce_scatter", "allgather", "broadcast", "sendrecv")
-ALGORITHMS = ("ring", "tree", "hierarchical", "nvls", "sharp")
+ALGORITHMS = ("ring", "tree", "hierarchical", "nvls", "sharp", "nvls_tree")
 
 #: Achieved fraction of the NVLink per-direction rate for ring collectives. Derivation: nccl-tests
 #: all_reduce_perf on 8×H100 SXM (NVLink4, 450 GB/s per direction) reaches ≈370 GB/s busbw
@@ -35,6 +43,14 @@ NVLINK_EFFICIENCY = 370.0 / 450.0
 NET_EFFICIENCY = 120.0 / 128.0
 #: NVLS (NVLink SHARP) efficiency on Hopper: NCCL ``nvlsEfficiency`` = 0.85 (src/tuning nvls).
 NVLS_EFFICIENCY = 0.85
+#: NVLink stage of NVLS across servers (NVLS with IB SHARP, NVLSTree): NCCL's cost model gives both
+#: multi-node NVLS algorithms 5/6 of their bus bandwidth (tuning.cc, ``ratio *= 5.0/6.0`` for
+#: NCCL_ALGO_NVLS / NVLS_TREE, NCCL 2.19-2.20). Applied to the NVLink stage only, whose kernel
+#: splits its warps between the switch reduction/multicast and the copies to and from the NICs
+#: (a single-server NVLS has no network warps and reaches 480 GB/s without it). Checks, not fits:
+#: 2 servers NVLSTree 437 GB/s busbw (measured 430, NVIDIA/nccl#1221) and 32 servers 373 GB/s
+#: (GTC 2024 S62129 via NVIDIA/nccl#1649: 370-380), tests/test_collectives_nccl.py.
+NVLS_NET_FACTOR = 5.0 / 6.0
 #: Double-binary-tree bandwidth derating: NCCL tuning.cc multiplies tree busBw by 0.92.
 TREE_EFFICIENCY = 0.92
 #: PCIe per-direction GB/s of an x16 slot per generation (PCI-SIG: 8/16/32/64 GT/s per lane,
@@ -46,6 +62,9 @@ PCIE_X16_GBPS = {3: 15.75 * 0.8, 4: 31.5 * 0.8, 5: 63.0 * 0.8, 6: 121.0 * 0.8}
 BASE_LAT_US = {("ring", "simple"): 8.4, ("ring", "ll"): 6.6,
                ("tree", "simple"): 8.4, ("tree", "ll"): 6.8,
                ("nvls", "simple"): 23.0, ("sharp", "simple"): 10.7}
+#: network hop of NVLS across servers (NCCL 2.19 tuning.cc hwLat NET: NVLS 18 us, NVLSTree 14 us
+#: per tree level; the NVLink part is the 23 us of ``BASE_LAT_US["nvls"]``)
+NVLS_NET_LAT_US = {"sharp": 18.0, "nvls_tree": 14.0}
 #: per-hop latency inside a server (NVLink) and across the network, per algorithm/protocol
 NVLINK_LAT_US = {("ring", "simple"): 3.4, ("ring", "ll"): 0.6,
                  ("tree", "simple"): 4.0, ("tree", "ll"): 0.6}
@@ -203,23 +222,65 @@ def _nvls(op: str, nbytes: float, g: GroupShape, proto: str) -> tuple[float, flo
     return BASE_LAT_US[("nvls", "simple")] * 1e-6 + nbytes / (algbw * 1e9), algbw
 
 
+def _nvls_stage_GBps(g: GroupShape) -> float:
+    """Algorithm bandwidth of the NVLink SHARP stage among one server's ``per_node`` ranks when
+    the group spans servers (:func:`_nvls` for one server), 0 where NVLink SHARP does not apply.
+    Each GPU moves S·(1 + 1/k) over its NVLink per direction (the switch reads its share for the
+    reduction and writes the multicast result, see :func:`_nvls`), times ``NVLS_NET_FACTOR``."""
+    k = g.per_node
+    if not g.nvls or k < 2 or g.nvlink_GBps <= 0:
+        return 0.0
+    return g.intra_GBps * NVLS_EFFICIENCY * k / (k + 1) * NVLS_NET_FACTOR
+
+
 def _sharp(op: str, nbytes: float, g: GroupShape, proto: str) -> tuple[float, float] | None:
     """In-network reduction (SHARP / NCCL CollNet) across servers: each rail NIC sends its share
     once up the aggregation tree and receives the result once, so the network carries S/per_node
     per NIC each way (half a ring's 2(n−1)/n). Latency = base + 2 × tree depth × switch latency:
-    it grows with the depth of the tree, not with the number of ranks."""
+    it grows with the depth of the tree, not with the number of ranks.
+
+    Servers with NVLink SHARP (NCCL's multi-node NVLS, 2.18+): the NVSwitch reduces the server's
+    share for each NIC and multicasts the result back while the switches reduce across servers;
+    NCCL pipelines the stages, so algbw = min(NVLink SHARP stage, NICs × rail rate) and the
+    latency is the NVLS 23 µs + the network hop 18 µs (tuning.cc) + the tree's switch hops.
+    Without it, rings inside each server reduce-scatter before and all-gather after (CollNet
+    chain), one stage after the other."""
     if op != "allreduce" or not g.sharp or g.nodes < 2 or proto != "simple" or g.net_GBps <= 0:
         return None
     k = g.per_node
     net = g.net_GBps * min(1.0, g.nics_per_node / k)
-    t_net = (BASE_LAT_US[("sharp", "simple")] + 2 * g.tree_depth * g.switch_latency_us) * 1e-6 \
-        + nbytes / k / (net * 1e9)
+    tree_us = 2 * g.tree_depth * g.switch_latency_us
+    stage = _nvls_stage_GBps(g)
+    if stage > 0:
+        algbw = min(stage, k * net)
+        lat = BASE_LAT_US[("nvls", "simple")] + NVLS_NET_LAT_US["sharp"] + tree_us
+        return lat * 1e-6 + nbytes / (algbw * 1e9), algbw
+    t_net = (BASE_LAT_US[("sharp", "simple")] + tree_us) * 1e-6 + nbytes / k / (net * 1e9)
     t = _intra("reduce_scatter", nbytes, g) + t_net + _intra("allgather", nbytes, g)
     return t, nbytes / t / 1e9
 
 
+def _nvls_tree(op: str, nbytes: float, g: GroupShape, proto: str) -> tuple[float, float] | None:
+    """NVLSTree (NCCL 2.18+): NVLink SHARP inside each server, a double binary tree across them
+    over every NIC (no switch reduction needed). Per NIC a tree moves its S/per_node share once
+    each way between two servers; beyond two, an inner node of the tree receives from (and sends
+    to) two children, which halves the network rate (tuning.cc: bwInter/2 when nNodes > 2).
+    Pipelined: algbw = min(NVLink SHARP stage, network). Latency = 23 µs + 2·log2(nodes)·14 µs
+    (tuning.cc: NVLS intra latency plus two tree traversals at the NVLSTree network hop)."""
+    if op != "allreduce" or g.nodes < 2 or proto != "simple" or g.net_GBps <= 0:
+        return None
+    stage = _nvls_stage_GBps(g)
+    if stage <= 0:
+        return None
+    k = g.per_node
+    net = min(k, g.nics_per_node) * g.net_GBps * (1.0 if g.nodes <= 2 else 0.5)
+    algbw = min(stage, net)
+    lat = BASE_LAT_US[("nvls", "simple")] + 2 * math.log2(g.nodes) * NVLS_NET_LAT_US["nvls_tree"]
+    return lat * 1e-6 + nbytes / (algbw * 1e9), algbw
+
+
 _IMPL = {"ring": _ring, "tree": _tree, "hierarchical": _hierarchical, "nvls": _nvls,
-         "sharp": _sharp}
+         "sharp": _sharp, "nvls_tree": _nvls_tree}
 
 
 def cost(op: str, nbytes: float, g: GroupShape, algorithm: str, protocol: str = "simple") -> Choice | None:

@@ -1,0 +1,93 @@
+"""Multi-node NVLink SHARP (NVLS with IB SHARP, NVLSTree) against published nccl-tests figures
+for 8x H100 servers with eight 400 Gb/s NICs each (tests/data/nccl_reference.json, with sources)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from designer.engine import collectives as coll
+
+REF = json.loads((Path(__file__).parent / "data" / "nccl_reference.json").read_text())
+H = REF["h100_8x400g_multinode"]
+BIG = 8 * 2 ** 30  # nccl-tests peak sizes (4-8 GB in the sources)
+
+
+def h100_nodes(nodes, sharp=False, nvls=True, nics=H["nics_per_node"], depth=1):
+    """``nodes`` 8x H100 servers, one 400G NIC per GPU achieving the engine's NIC efficiency."""
+    line = H["nic_line_Gbps"] / 8
+    return coll.GroupShape(ranks=H["gpus_per_node"] * nodes, nodes=nodes,
+                           nvlink_GBps=H["nvlink_GBps_per_direction"], nvswitch=True, nvls=nvls,
+                           net_GBps=line * coll.NET_EFFICIENCY, net_line_GBps=line,
+                           nics_per_node=nics, sharp=sharp, tree_depth=depth, switch_latency_us=0.13)
+
+
+def busbw(algorithm, g, nbytes=BIG):
+    return coll.cost("allreduce", nbytes, g, algorithm).busbw_GBps
+
+
+def test_ring_at_two_nodes_is_the_nic_bound_figure():
+    assert busbw("ring", h100_nodes(2)) == pytest.approx(H["ring_busbw_GBps"], rel=0.05)
+
+
+def test_nvls_tree_at_two_nodes():
+    assert busbw("nvls_tree", h100_nodes(2)) == pytest.approx(H["nvls_tree_2node_busbw_GBps"], rel=0.05)
+
+
+def test_nvls_tree_at_scale_falls_to_the_tree_rate():
+    low, high = H["nvls_tree_scale_busbw_GBps"]
+    got = busbw("nvls_tree", h100_nodes(32))
+    assert low * 0.98 <= got <= high * 1.02
+
+
+def test_nvls_with_sharp_beats_ring_and_nvls_tree_beyond_two_nodes_within_the_nvlink_bound():
+    for nodes in (4, 16, 64):
+        g = h100_nodes(nodes, sharp=True)
+        n = g.ranks
+        nvls_sharp = busbw("sharp", g)
+        assert nvls_sharp > busbw("nvls_tree", g) * 1.1
+        assert nvls_sharp > busbw("ring", g) * 1.1
+        # the NVLink SHARP stage moves what a one-server NVLS moves: its measured algbw bounds it
+        assert nvls_sharp <= H["nvls_intra_algbw_GBps"] * 2 * (n - 1) / n * 1.02
+        assert coll.best("allreduce", BIG, g).algorithm == "sharp"
+
+
+def test_without_switch_reduction_large_all_reduces_pick_nvls_tree_and_small_ones_a_tree():
+    g = h100_nodes(16)
+    assert coll.best("allreduce", BIG, g).algorithm in ("nvls_tree", "ring")
+    assert coll.best("allreduce", 64 * 2 ** 20, g).algorithm == "nvls_tree"
+    # latency: 2·log2(nodes) network hops instead of a ring's 2·(nodes − 1)
+    assert coll.cost("allreduce", 8, g, "nvls_tree").time_s < coll.cost("allreduce", 8, g, "ring").time_s
+
+
+def test_nvls_tree_latency_grows_with_log_of_nodes():
+    t = {n: coll.cost("allreduce", 8, h100_nodes(n), "nvls_tree").time_s for n in (2, 4, 16)}
+    # tuning.cc: 23 us + 2·log2(nodes)·14 us
+    assert t[4] - t[2] == pytest.approx(2 * 14e-6)
+    assert t[16] - t[4] == pytest.approx(2 * 2 * 14e-6)
+
+
+def test_nvls_across_servers_needs_nvlink_sharp_and_two_gpus_per_server():
+    assert coll.cost("allreduce", BIG, h100_nodes(4, nvls=False), "nvls_tree") is None
+    one_per_server = coll.GroupShape(ranks=4, nodes=4, nvlink_GBps=450, nvswitch=True, nvls=True,
+                                     net_GBps=46.875, net_line_GBps=50, sharp=True)
+    assert coll.cost("allreduce", BIG, one_per_server, "nvls_tree") is None
+    # one rank per server: SHARP reduces the whole buffer on the one NIC (CollNet, no NVLS stage)
+    assert coll.cost("allreduce", BIG, one_per_server, "sharp").algbw_GBps == pytest.approx(46.875, rel=0.02)
+    for op in ("reduce_scatter", "allgather", "sendrecv"):
+        assert coll.cost(op, BIG, h100_nodes(4, sharp=True), "nvls_tree") is None
+
+
+def test_nvls_stages_are_bounded_by_the_slower_of_nvlink_and_the_nics():
+    # two NICs per server: the network stage (2 x 46.9 GB/s) is far below the NVLink stage
+    g = h100_nodes(4, sharp=True, nics=2)
+    assert coll.cost("allreduce", BIG, g, "sharp").algbw_GBps == pytest.approx(2 * 50 * coll.NET_EFFICIENCY, rel=0.01)
+    assert coll.cost("allreduce", BIG, g, "nvls_tree").algbw_GBps == pytest.approx(50 * coll.NET_EFFICIENCY, rel=0.01)
+
+
+def test_no_algorithm_beats_the_lower_bound():
+    for nodes in (2, 4, 32):
+        for sharp in (False, True):
+            g = h100_nodes(nodes, sharp=sharp)
+            for size in (1e3, 1e6, 1e9):
+                assert coll.best("allreduce", size, g).time_s >= coll.allreduce_lower_bound_s(size, g)
