@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from designer.errors import UsageError
 from designer.topology import catalog as cat
@@ -39,8 +38,7 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     kinds = _kinds(args.kind)
     catalog = cat.load_catalog()
-    for problem in catalog.problems:
-        print(f"warning: {problem}", file=sys.stderr)
+    cat.report_problems(catalog)
     if args.json:
         data = {kind: catalog.entries(kind) for kind in kinds}
         print(json.dumps(data[kinds[0]] if args.kind else data, indent=2))

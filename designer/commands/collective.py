@@ -77,7 +77,7 @@ def forced_problem(op: str, algorithm: str, shape) -> str | None:
 def run(args) -> int:
     from designer.engine import collectives as coll
     from designer.engine.pipeline import group_shape_for
-    from designer.topology.catalog import load_catalog
+    from designer.topology.catalog import load_catalog, report_problems
 
     lo, hi = parse_size(args.min), parse_size(args.max)
     if lo > hi:
@@ -86,7 +86,9 @@ def run(args) -> int:
         raise UsageError(f"--algorithm must be one of {', '.join(coll.ALGORITHMS)}")
     design = load_design(args.file)
     scenario = {"routing": args.routing} if args.routing else {}
-    shape = group_shape_for(design, load_catalog(), args.gpus, scenario=scenario)
+    catalog = load_catalog()
+    report_problems(catalog)
+    shape = group_shape_for(design, catalog, args.gpus, scenario=scenario)
     allowed = (args.algorithm,) if args.algorithm else coll.ALGORITHMS
     problem = forced_problem(args.op, args.algorithm, shape) if args.algorithm else None
     if problem:

@@ -153,7 +153,7 @@ def design_seed(design, seed: int | None) -> int:
 
 def prepare(args):
     """``(design, catalog, seed, engine keyword arguments)`` from the shared options."""
-    from designer.topology.catalog import load_catalog
+    from designer.topology.catalog import load_catalog, report_problems
 
     design = load_design(args.file)
     workload_sets = apply_sets(design, args.sets)
@@ -167,7 +167,9 @@ def prepare(args):
                   micro_batch=args.micro_batch, global_batch=args.global_batch, seq_len=args.seq,
                   interleave=args.interleave, tokens=args.tokens,
                   tflops_per_gpu=args.tflops_per_gpu, placement=args.placement)
-    return design, load_catalog(), seed, kwargs
+    catalog = load_catalog()
+    report_problems(catalog)
+    return design, catalog, seed, kwargs
 
 
 def run(args) -> int:

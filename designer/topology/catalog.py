@@ -10,7 +10,19 @@ User catalogs are loaded after the packaged one, in this order: ``user_config_di
 ``$DPU_DESIGNER_CATALOG`` (``os.pathsep``-separated), then ``extra_dirs``. An entry with an id that
 is already there replaces it. A user file says which kind it holds by a top-level ``kind = "..."``
 or by its name (``server.toml``, ``server-mylab.toml``, ``workloads.toml``). A bad user file is
-skipped and reported in ``Catalog.problems``; a bad packaged file is a bug and raises CatalogError.
+skipped and reported in ``Catalog.problems`` (one line naming the file, the entry and the field,
+and how to fix it); the program goes on with the packaged entries, and the CLI prints each problem
+as a ``warning:`` line on stderr (``report_problems``). A bad packaged file is a bug and raises
+CatalogError.
+
+User files are hostile input. Before parsing, a file must be a regular file (a FIFO, a socket or a
+device such as ``/dev/zero`` is refused without being opened for a blocking read) of at most
+``MAX_USER_FILE_BYTES``, valid UTF-8, with keys nested at most ``MAX_KEY_DEPTH`` levels (tomllib
+recurses per nesting level and is quadratic in dotted-key depth: a 200 kB ``[x.x.x...]`` header
+takes ~10 s). After parsing, every figure must be a single value (no arrays or tables besides
+``[entry.sources]``) of the type the packaged entries of that kind give it; numbers must be finite
+and not negative (every packaged figure is a count, size, rate, power, time or efficiency, none
+negative), and component figures must lie in the range of ``kinds.FIELDS``.
 """
 
 from __future__ import annotations
@@ -18,6 +30,7 @@ from __future__ import annotations
 import copy
 import difflib
 import os
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +48,10 @@ ALL_KINDS = HARDWARE_KINDS + (WORKLOAD,)
 #: catalog kind -> component kind whose FIELDS the entries fill (the reverse of kinds.CATALOG_KIND)
 _COMPONENT_KIND = {cat: comp for comp, cat in kinds.CATALOG_KIND.items()}
 _META = ("id", "name", "source", "sources", "kind")
+#: largest user catalog file read (derived: the largest packaged file is ~21 kB; 1 MiB is ~50x that)
+MAX_USER_FILE_BYTES = 1024 * 1024
+#: deepest key nesting (brackets, braces, dotted parts) a user file may use; packaged files use 2
+MAX_KEY_DEPTH = 16
 
 
 class CatalogError(Exception):
@@ -143,7 +160,7 @@ class Catalog:
     # -- loading ---------------------------------------------------------------------------------
     def _load_file(self, file: Path, kind: str | None, *, user: bool) -> None:
         """Check a whole file first, then add its entries, so a bad file adds nothing."""
-        data = _read_toml(file)
+        data = _read_toml(file, user=user)
         kind = _file_kind(file, data) if kind is None else kind
         raw = data.get("entry")
         if not isinstance(raw, list) or not raw or not all(isinstance(e, dict) for e in raw):
@@ -155,7 +172,7 @@ class Catalog:
             if user:
                 entry.setdefault("source", f"user catalog {file}")
             where = f"entry {n} (id '{entry.get('id', '?')}')"
-            message = _check_entry(kind, entry)
+            message = _check_entry(kind, entry) or (_check_figures(kind, entry) if user else None)
             if message:
                 raise _FileError(f"{where}: {message}")
             if entry["id"] in seen:
@@ -175,14 +192,70 @@ def _copy(entry: dict[str, Any]) -> dict[str, Any]:
     return {k: v if v is None or isinstance(v, (str, int, float, bool)) else copy.deepcopy(v) for k, v in entry.items()}
 
 
-def _read_toml(file: Path) -> dict[str, Any]:
+def _read_toml(file: Path, *, user: bool = False) -> dict[str, Any]:
+    """Parse a catalog file; a user file is first checked as the module docstring says."""
+    if not user:
+        try:
+            with open(file, "rb") as fh:
+                return tomllib.load(fh)
+        except tomllib.TOMLDecodeError as exc:
+            raise _FileError(f"invalid TOML: {exc}") from None
+        except OSError as exc:
+            raise _FileError(f"cannot read: {exc.strerror}") from None
+    from designer.errors import UsageError
+    from designer.safeio import open_input_bytes
+
     try:
-        with open(file, "rb") as fh:
-            return tomllib.load(fh)
+        raw = open_input_bytes(file, what="catalog file", max_bytes=MAX_USER_FILE_BYTES)
+    except UsageError as exc:
+        # the safeio message starts with "catalog file <path>"; the problem names the file already
+        text = str(exc)
+        prefix = f"catalog file {file}"
+        raise _FileError(text[len(prefix):].lstrip(" :") if text.startswith(prefix) else text) from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise _FileError(f"not UTF-8 text (bad byte at line {line}); save the file as UTF-8") from None
+    depth = _key_depth(text)
+    if depth > MAX_KEY_DEPTH:
+        raise _FileError(f"keys or values are nested {depth} levels deep (at most {MAX_KEY_DEPTH}); "
+                         f"a catalog entry is a flat [[entry]] table")
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise _FileError(f"invalid TOML: {exc}") from None
-    except OSError as exc:
-        raise _FileError(f"cannot read: {exc.strerror}") from None
+    except (RecursionError, MemoryError):
+        raise _FileError("nested too deeply to read; a catalog entry is a flat [[entry]] table") from None
+
+
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"|\'[^\']*\'')
+
+
+def _key_depth(text: str) -> int:
+    """The deepest nesting a TOML text could build: per line, the dotted parts of a key or table
+    header plus the open brackets/braces of a value, with quoted strings left out (a cheap upper
+    bound; exact for the flat files a catalog holds)."""
+    deepest = 0
+    level = 0  # brackets/braces still open from earlier lines (multi-line arrays)
+    for line in text.splitlines():
+        bare = _QUOTED.sub('""', line).split("#", 1)[0]
+        key, eq, value = bare.partition("=")
+        stripped = key.strip()
+        if not eq:  # a table header, or a continued multi-line array
+            if stripped.startswith("["):
+                deepest = max(deepest, stripped.count(".") + 2)
+                continue
+            value = bare
+        else:
+            deepest = max(deepest, stripped.count(".") + 1 + level)
+        for ch in value:
+            if ch in "[{":
+                level += 1
+                deepest = max(deepest, level + 1)
+            elif ch in "]}":
+                level = max(0, level - 1)
+    return deepest
 
 
 def _file_kind(file: Path, data: dict[str, Any]) -> str:
@@ -219,6 +292,68 @@ def _check_entry(kind: str, entry: dict[str, Any]) -> str | None:
     return None
 
 
+def _type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "a table" if isinstance(value, dict) else "an array" if isinstance(value, list) else "a value"
+
+
+def _check_figures(kind: str, entry: dict[str, Any]) -> str | None:
+    """The checks of a user entry's figures beyond ``kinds.FIELDS`` (see the module docstring):
+    a message naming the figure and what it must be, else None."""
+    import math
+
+    known = _packaged_types().get(kind, {})
+    for name, value in entry.items():
+        if name in ("id", "name", "source", "sources") or (kind == WORKLOAD and name == "kind"):
+            continue
+        if isinstance(value, (dict, list)):
+            return f"{name} is {_type_name(value)}; a figure is a single number, string or true/false"
+        want = known.get(name)
+        if want is not None and _type_name(value) != want:
+            return f"{name} must be {want} (it is {_type_name(value)} here), as in the packaged {kind} entries"
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"{name} = {value} is not a finite number; give a number"
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if value < 0:
+                return f"{name} = {value:g} is negative; catalog figures are amounts (0 or more)"
+            if value > 1e18:
+                return f"{name} = {value:g} is beyond any real figure; check the unit in the name"
+    if kind == WORKLOAD:
+        from designer.topology.fileformat import workload_problem
+
+        for name, value in entry.items():
+            if name in ("id", "name", "source", "sources", "kind"):
+                continue
+            problem = workload_problem(name, value)
+            if problem:
+                return f"{name} {problem}"
+    return None
+
+
+_PACKAGED_TYPES: dict[str, dict[str, str]] | None = None
+
+
+def _packaged_types() -> dict[str, dict[str, str]]:
+    """Kind -> figure -> the type the packaged entries give it (derived from the packaged files
+    themselves, so a new packaged figure needs no code change)."""
+    global _PACKAGED_TYPES
+    if _PACKAGED_TYPES is None:
+        types: dict[str, dict[str, str]] = {k: {} for k in ALL_KINDS}
+        catalog = _build_packaged()
+        for kind in ALL_KINDS:
+            for entry in catalog._table(kind).values():
+                for name, value in entry.items():
+                    if name not in _META:
+                        types[kind].setdefault(name, _type_name(value))
+        _PACKAGED_TYPES = types
+    return _PACKAGED_TYPES
+
+
 def _user_dirs(extra_dirs: Iterable[str | os.PathLike] | None) -> list[tuple[Path, bool]]:
     """User catalog folders in load order, each with whether it must exist."""
     dirs: list[tuple[Path, bool]] = []
@@ -230,7 +365,7 @@ def _user_dirs(extra_dirs: Iterable[str | os.PathLike] | None) -> list[tuple[Pat
     return dirs
 
 
-def _build(extra_dirs: Iterable[str | os.PathLike] | None) -> Catalog:
+def _build_packaged() -> Catalog:
     catalog = Catalog()
     models = paths.models_dir()
     packaged = [(models / "hardware" / f"{k}.toml", k) for k in HARDWARE_KINDS]
@@ -240,12 +375,34 @@ def _build(extra_dirs: Iterable[str | os.PathLike] | None) -> Catalog:
             catalog._load_file(file, kind, user=False)
         except _FileError as exc:
             raise CatalogError(f"packaged catalog file {file}: {exc}") from None
+    return catalog
+
+
+def _user_files(folder: Path) -> list[Path]:
+    """The ``*.toml`` files of a user catalog folder (OSError when it cannot be listed)."""
+    return sorted(p for p in folder.iterdir() if p.name.endswith(".toml") and not p.name.startswith("."))
+
+
+def _build(extra_dirs: Iterable[str | os.PathLike] | None) -> Catalog:
+    catalog = _build_packaged()
     for folder, must_exist in _user_dirs(extra_dirs):
-        if not folder.is_dir():
+        try:
+            exists = folder.exists()
+            is_dir = folder.is_dir()
+        except OSError:
+            exists = is_dir = False
+        if not is_dir:
             if must_exist:
-                catalog.problems.append(CatalogProblem(folder, "catalog folder does not exist"))
+                what = ("is not a folder; $DPU_DESIGNER_CATALOG and catalog folders name folders "
+                        "holding <kind>.toml files" if exists else "catalog folder does not exist")
+                catalog.problems.append(CatalogProblem(folder, what))
             continue
-        for file in sorted(folder.glob("*.toml")):
+        try:
+            files = _user_files(folder)
+        except OSError as exc:
+            catalog.problems.append(CatalogProblem(folder, f"cannot list the folder ({exc.strerror or exc})"))
+            continue
+        for file in files:
             try:
                 catalog._load_file(file, None, user=True)
             except _FileError as exc:
@@ -264,6 +421,18 @@ def load_catalog(extra_dirs: Iterable[str | os.PathLike] | None = None) -> Catal
     if _cached is None:
         _cached = _build(None)
     return _cached
+
+
+def report_problems(catalog: Catalog, stream=None) -> None:
+    """Print each user catalog problem once as a ``warning:`` line (stderr by default); the CLI
+    commands call it after ``load_catalog`` so a skipped user file is never silent."""
+    import sys
+
+    if getattr(catalog, "_reported", False):
+        return
+    catalog._reported = True  # type: ignore[attr-defined]
+    for problem in catalog.problems:
+        print(f"warning: user catalog {problem}", file=stream or sys.stderr)
 
 
 def reload_catalog() -> Catalog:
