@@ -39,10 +39,15 @@ def make_app():
     return app
 
 
-def render_png(window, out: str | os.PathLike) -> None:
-    """Render ``window`` (already sized) to a PNG file."""
+def render_png(window, out: str | os.PathLike, inputs=()) -> None:
+    """Render ``window`` (already sized) to a PNG file, written atomically (never a truncated
+    file; a folder, device, pipe or one of ``inputs`` as ``out`` is refused before rendering)."""
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice
     from PySide6.QtWidgets import QApplication
 
+    from designer.safeio import atomic_write_bytes, check_output_path
+
+    check_output_path(out, inputs=inputs, what="screenshot")
     window.show()
     end = time.monotonic() + SETTLE_S  # the design is checked (and the run view docked) once the
     while window.check_pending and time.monotonic() < end:  # canvas has been painted
@@ -50,22 +55,37 @@ def render_png(window, out: str | os.PathLike) -> None:
     QApplication.processEvents()
     window.view.zoom_to_fit()
     QApplication.processEvents()
-    out = Path(out)
-    if not window.grab().save(str(out), "PNG"):
-        raise UsageError(f"cannot write the screenshot {out}: check the folder exists and is writable")
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.WriteOnly)
+    if not window.grab().save(buffer, "PNG"):
+        raise UsageError(f"cannot render the screenshot {out}: the window picture is empty "
+                         "(is --size too large for memory?)")
+    buffer.close()
+    atomic_write_bytes(out, bytes(data), inputs=inputs, what="screenshot")
 
 
 def run_gui(file: str | None = None, screenshot: str | None = None, size: str = "1600x1000") -> int:
     """Open the window on ``file`` (or the example design). With ``screenshot``, render the window
     offscreen to that PNG and return 0 instead of running the event loop."""
     width, height = _size(size)
+    path = Path(file) if file else resources_dir() / "examples" / "example.json"
     if screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        from designer.safeio import check_output_path
+
+        check_output_path(screenshot, inputs=[path], what="screenshot")  # before a long load
+    from designer.gui.platform_check import display_problem
+
+    problem = display_problem()
+    if problem:
+        raise UsageError(problem)
     from designer.topology import fileformat
 
-    path = Path(file) if file else resources_dir() / "examples" / "example.json"
-    if not path.is_file():
-        raise UsageError(f"{path}: no such design file")
+    if not path.exists():
+        raise UsageError(f"{path}: no such design file; check the path")
+    if path.is_dir():
+        raise UsageError(f"{path} is a folder; give a design file (.json)")
     design = fileformat.load(path)  # DesignFileError (a UsageError) says what is wrong and where
     app = make_app()
     from designer.gui.mainwindow import MainWindow
@@ -73,7 +93,7 @@ def run_gui(file: str | None = None, screenshot: str | None = None, size: str = 
     window = MainWindow(design, str(path) if file else None)
     if screenshot:
         window.resize(width, height)
-        render_png(window, screenshot)
+        render_png(window, screenshot, inputs=[path])
         window.autosaver.discard()
         return 0
     window.show()

@@ -300,7 +300,7 @@ class MainWindow(QMainWindow):
         self.check_pending = True
         if self._docks_sized:  # else it is checked after the first paint
             QTimer.singleShot(0, self, self.revalidate)
-        self.view.zoom_to_fit()
+        self.view.fit_design()  # and again once the window has its real size
         self._update_counts()
 
     @property

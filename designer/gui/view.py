@@ -52,6 +52,9 @@ class CanvasView(QGraphicsView):
         self._highlighted: ComponentItem | None = None
         self._pan_from: QPointF | None = None
         self._band_from: QPointF | None = None
+        #: the design is fitted to the view again at every resize until the user zooms or pans
+        #: (the window gets its real size only after it is shown, under a window manager even later)
+        self.fit_pending = False
         self.legend = UtilizationLegend(self.viewport())
         scene.overlay_changed.connect(self._show_legend)
         self._show_legend()
@@ -67,6 +70,7 @@ class CanvasView(QGraphicsView):
     def zoom(self, factor: float, about: QPointF | None = None) -> None:
         """Zoom by ``factor``, keeping the scene point under viewport point ``about`` in place
         (default: the centre)."""
+        self.fit_pending = False
         new = min(MAX_SCALE, max(MIN_SCALE, self.scale_factor() * factor))
         factor = new / self.scale_factor()
         if factor == 1.0:
@@ -81,6 +85,12 @@ class CanvasView(QGraphicsView):
         self.setTransformationAnchor(QGraphicsView.AnchorUnderMouse)
         self._after_zoom()
 
+    def fit_design(self) -> None:
+        """Fit the design to the view now and at every resize until the user zooms or pans (a
+        newly opened design)."""
+        self.fit_pending = True
+        self.zoom_to_fit()
+
     def zoom_to_fit(self) -> None:
         rect = self.dscene.content_rect()
         if rect.isNull():
@@ -93,6 +103,7 @@ class CanvasView(QGraphicsView):
         self._after_zoom()
 
     def zoom_reset(self) -> None:
+        self.fit_pending = False
         self.resetTransform()
         self._after_zoom()
 
@@ -111,6 +122,7 @@ class CanvasView(QGraphicsView):
         rect = self.dscene.bounds_of(comp_or_link)
         if rect is None:
             return
+        self.fit_pending = False
         if self.scale_factor() < 0.6:
             self.resetTransform()
             self.scale(0.8, 0.8)
@@ -127,6 +139,8 @@ class CanvasView(QGraphicsView):
 
     def resizeEvent(self, event) -> None:  # noqa: N802
         super().resizeEvent(event)
+        if self.fit_pending and self.viewport().width() > 50 and self.viewport().height() > 50:
+            self.zoom_to_fit()
         self._place_legend()
 
     # ---------------------------------------------------------- connect mode
@@ -158,6 +172,7 @@ class CanvasView(QGraphicsView):
     def mousePressEvent(self, event) -> None:  # noqa: N802
         scene_pos = self.mapToScene(event.position().toPoint())
         if event.button() == Qt.MiddleButton:
+            self.fit_pending = False
             self._pan_from = event.position()
             self.viewport().setCursor(Qt.ClosedHandCursor)
             event.accept()
