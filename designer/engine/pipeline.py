@@ -30,7 +30,7 @@ from designer.engine import resources_adapter
 from designer.engine import timing
 from designer.engine import traffic as tr
 from designer.engine.placement import Placement, job_servers, place, place_jobs, servers_of
-from designer.engine.result import CollectiveResult, LinkResult, Result
+from designer.engine.result import CollectiveResult, LinkResults, Result
 from designer.engine.workload import (DEFAULT_DATASET_SAMPLES, Workload, bubble_s, compute, from_dict,
                                       memory_per_gpu_GB, model_flops_per_iteration, model_state_GB, parameters, short,
                                       training_time_s)
@@ -608,19 +608,22 @@ def _resource_terms(rep) -> dict[str, float]:
             "checkpoint": rep.checkpoint_s}
 
 
-def _link_results(fab: net.Fabric, topo, phases: dict[str, _Phase]) -> list[LinkResult]:
+def _link_results(fab: net.Fabric, topo, phases: dict[str, _Phase]) -> LinkResults:
+    """Each link's busier direction, highest over the phases (capped at 1), and that phase
+    (the first one on a tie; "" when no phase loads it). Arc i and arc i + links are the two
+    directions of link i (``network.fabric_of``)."""
     nl = len(fab.link_ids)
     best = np.zeros(nl)
-    where = np.full(nl, "", dtype=object)
+    where = np.zeros(nl, dtype=np.int64)  # 0: no phase, k: the k-th phase
+    names = [""]
     for name, ph in phases.items():
         util = ph.sol.arc_utilization
-        per_link = np.zeros(nl)
-        np.maximum.at(per_link, fab.arc_link, util)
+        per_link = np.maximum(np.maximum(0.0, util[:nl]), util[nl:])
         better = per_link > best
         best[better] = per_link[better]
-        where[better] = name
-    return [LinkResult(fab.link_ids[i], float(min(best[i], 1.0)), where[i]) for i in range(nl)]
-
+        names.append(name)
+        where[better] = len(names) - 1
+    return LinkResults(fab.link_ids, np.minimum(best, 1.0), np.array(names, dtype=object)[where].tolist())
 
 
 def group_shape_for(design, catalog, gpus: int | None = None, *,

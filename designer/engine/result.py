@@ -6,8 +6,9 @@ Units are in the field names (``_s`` seconds, ``_GBps`` 10^9 byte/s, ``tflops`` 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields, is_dataclass
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -53,6 +54,50 @@ class LinkResult:
     phase: str  #: phase where the peak occurs
 
 
+class LinkResults(Sequence):
+    """Every link's :class:`LinkResult`, held as arrays (a 131k-GPU design has ~340k links: one
+    object per link costs more than the solve). Indexing and iterating give LinkResult objects;
+    :meth:`to_json` writes the list of ``{"id", "utilization", "phase"}`` straight from the arrays."""
+
+    def __init__(self, ids: list[str], utilization: np.ndarray, phase: list[str]) -> None:
+        if not len(ids) == len(utilization) == len(phase):
+            raise ValueError("link ids, utilizations and phases must have the same length")
+        self.ids = list(ids)
+        self.utilization = np.asarray(utilization, dtype=float)
+        self.phase = list(phase)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        return LinkResult(self.ids[i], float(self.utilization[i]), self.phase[i])
+
+    def __iter__(self) -> Iterator[LinkResult]:
+        for lid, u, ph in zip(self.ids, self.utilization.tolist(), self.phase):
+            yield LinkResult(lid, u, ph)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (LinkResults, list, tuple)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"LinkResults({len(self)} links)"
+
+    def top(self, n: int) -> list[LinkResult]:
+        """The ``n`` busiest links, busiest first (ties in link order, as a stable sort gives)."""
+        order = np.argsort(-self.utilization, kind="stable")[:max(n, 0)]
+        return [self[int(i)] for i in order]
+
+    def to_json(self) -> list[dict[str, Any]]:
+        util = self.utilization.tolist()
+        if not np.isfinite(self.utilization).all():
+            util = [u if math.isfinite(u) else None for u in util]
+        return [{"id": i, "utilization": u, "phase": p} for i, u, p in zip(self.ids, util, self.phase)]
+
+
 @dataclass
 class Result:
     """Iteration time, its breakdown, throughput and what limits it."""
@@ -69,7 +114,7 @@ class Result:
     workload: dict[str, Any]
     placement: dict[str, Any]
     collectives: list[CollectiveResult]
-    links: list[LinkResult]
+    links: LinkResults | list[LinkResult]
     bottlenecks: list[str]
     #: read_GB_per_iteration (global batch x bytes per sample), read_demand_GBps (that per
     #: iteration before the resources stage) and read_achieved_GBps (every path limit), as the
@@ -99,15 +144,27 @@ class Result:
     tenants: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-able dict (numpy scalars become Python ones, infinities None)."""
-        return clean(asdict(self))
+        """A JSON-able dict (numpy scalars become Python ones, infinities None); the links are
+        written from their arrays (:meth:`LinkResults.to_json`)."""
+        out = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = value.to_json() if isinstance(value, LinkResults) else clean(value)
+        return out
 
     def top_links(self, n: int = 10) -> list[LinkResult]:
+        if isinstance(self.links, LinkResults):
+            return self.links.top(n)
         return sorted(self.links, key=lambda l: -l.utilization)[:n]
 
 
 def clean(value: Any) -> Any:
-    """JSON-able copy: numpy scalars become Python ones, infinities and NaN None."""
+    """JSON-able copy: dataclass instances become dicts of their fields, numpy scalars Python
+    ones, infinities and NaN None."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: clean(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, LinkResults):
+        return value.to_json()
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float):
