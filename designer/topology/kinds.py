@@ -106,7 +106,8 @@ FIELDS: dict[str, tuple[FieldSpec, ...]] = {
         _f("gpu_model", "choice", "GPU model", choices_from="gpu", default="h100-sxm"),
         _f("gpu_count", "int", "GPUs", "", 1, 72, 8),
         _f("cpu_model", "choice", "CPU model", choices_from="cpu", default="xeon-8480"),
-        _f("cpu_sockets", "int", "CPU sockets", "", 1, 8, 2),
+        _f("cpu_sockets", "int", "CPU sockets", "", 1, 64, 2,
+           help="host CPUs of the system (36 Grace CPUs in an NVL72 rack)"),
         _f("host_memory_GB", "float", "Host memory", "GB", 1, 65536, 2048),
         _f("pcie_gen", "int", "PCIe generation", "", 3, 6, 5),
         _f("nvlink_domain", "int", "NVLink domain size", "GPUs", 1, 576, 8,
@@ -151,6 +152,9 @@ FIELDS: dict[str, tuple[FieldSpec, ...]] = {
         _f("medium", "choice", "Fabric", choices=("infiniband", "ethernet"), default="infiniband"),
         _f("power_W", "float", "Power", "W", 0, 20000, 1500),
         _f("rack_units_used", "int", "Height", "U", 1, 20, 1),
+        _f("frontend", "bool", "Front-end (north-south) switch", default=False,
+           help="part of the front-end Ethernet network (users, ingest, management): the network it "
+                "belongs to carries no training traffic"),
     ),
     "storage": (
         _f("read_GBps", "float", "Read bandwidth", "GB/s", 0.01, 100000, 100),
