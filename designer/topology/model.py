@@ -9,11 +9,12 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Callable
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any, Callable
 
 from designer.topology.kinds import ID_PREFIX, KINDS, MEDIA
+
+if TYPE_CHECKING:  # networkx is imported when a graph is asked for (it costs ~0.1 s to import)
+    import networkx as nx
 
 #: component kinds that sit in a rack; NICs and DPUs are attached to a server instead
 RACKABLE = ("gpu_server", "switch", "storage")
@@ -407,6 +408,8 @@ class Topology:
         id, attributes of the link) plus attachment edges NIC/DPU–server (``medium='pcie'``,
         ``attach=True``). Cached until the next change; do not modify it."""
         if self._graph is None:
+            import networkx as nx
+
             g = nx.MultiGraph()
             for c in self.components.values():
                 g.add_node(c.id, kind=c.kind)
@@ -421,6 +424,8 @@ class Topology:
 
     def shortest_path(self, a: str, b: str) -> list[str] | None:
         """Fewest-hop path of component ids from a to b, or None if there is none."""
+        import networkx as nx
+
         try:
             return nx.shortest_path(self.graph(), a, b)
         except (nx.NetworkXNoPath, nx.NodeNotFound):

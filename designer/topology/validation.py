@@ -11,7 +11,7 @@
 * ``server-isolated``: a server with no network path to the other servers; ``no-storage-path``: a server
   with no path to any storage; ``storage-unreachable``: storage no server can reach. Paths run over
   links and NIC/DPU attachments (so through a server's PCIe/NVLink too), found with connected
-  components of :meth:`Topology.graph` (linear in the design size).
+  components over links and attachments (union-find, linear in the design size).
 * ``rack-units``: members' ``rack_units_used`` add up to more than the rack's ``rack_units``;
   ``rack-slot``: a member placed outside the rack or overlapping another member's U slots.
 * ``rack-power``: the rack's load above ``power_budget_kW``. Counted per member: a server draws its
@@ -26,8 +26,6 @@ import difflib
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
-
-import networkx as nx
 
 from designer.topology import kinds
 from designer.topology.model import ATTACHABLE, RACKABLE, Component, Topology
@@ -162,20 +160,38 @@ def _parents(topo: Topology) -> list[Problem]:
             out.append(Problem("error", "unattached",
                                f"this {kinds.KIND_LABEL[c.kind]} is not attached to a GPU server",
                                "attach it to a server (drop it on the server) or delete it", component=c.id))
-    seen_loop: set[str] = set()
-    for c in topo.components.values():
-        chain = [c.id]
-        node = c
-        while node.parent in topo.components and len(chain) <= len(topo.components):
-            node = topo.components[node.parent]
-            chain.append(node.id)
-            if node.id == c.id:
-                if not seen_loop & set(chain):
-                    out.append(Problem("error", "bad-parent", "placement loops: " + " -> ".join(chain),
-                                       "clear the parent of one of them", component=c.id))
-                seen_loop.update(chain)
-                break
+    out += _placement_loops(topo)
     return out
+
+
+def _placement_loops(topo: Topology) -> list[Problem]:
+    """One ``bad-parent`` problem per loop of parents (a -> b -> ... -> a), named from the member
+    that comes first in the design and reported in that order. Linear in the number of
+    components: each is walked once (state 1 while on the walk in progress, 2 when done), so a
+    chain of 250k parents costs 250k steps, not 250k squared."""
+    comps = topo.components
+    order = {cid: i for i, cid in enumerate(comps)}
+    state: dict[str, int] = {}
+    loops: list[tuple[int, list[str]]] = []
+    for start in comps:
+        if start in state:
+            continue
+        path: list[str] = []
+        node = start
+        while node in comps and node not in state:
+            state[node] = 1
+            path.append(node)
+            node = comps[node].parent
+        if node in comps and state[node] == 1:  # the walk met itself: path from node on is a loop
+            cycle = path[path.index(node):]
+            first = min(range(len(cycle)), key=lambda k: order[cycle[k]])
+            cycle = cycle[first:] + cycle[:first]
+            loops.append((order[cycle[0]], cycle))
+        for n in path:
+            state[n] = 2
+    return [Problem("error", "bad-parent", "placement loops: " + " -> ".join(cycle + [cycle[0]]),
+                    "clear the parent of one of them", component=cycle[0])
+            for _, cycle in sorted(loops, key=lambda x: x[0])]
 
 
 def _ports(topo: Topology, res: Resolver) -> list[Problem]:
@@ -215,11 +231,7 @@ def _speeds(topo: Topology, res: Resolver) -> list[Problem]:
 
 
 def _reachability(topo: Topology) -> list[Problem]:
-    g: nx.MultiGraph = topo.graph()
-    part: dict[str, int] = {}
-    for i, nodes in enumerate(nx.connected_components(g)):
-        for n in nodes:
-            part[n] = i
+    part = _parts(topo)
     servers = [s.id for s in topo.servers()]
     storage = [s.id for s in topo.storage()]
     out = []
@@ -243,6 +255,34 @@ def _reachability(topo: Topology) -> list[Problem]:
                 out.append(Problem("error", "storage-unreachable", "no server can reach this storage",
                                    "link it to a switch of the storage or compute fabric", component=s))
     return out
+
+
+def _parts(topo: Topology) -> dict[str, int]:
+    """Connected part of every component over links and NIC/DPU attachments (the same parts as
+    ``networkx.connected_components(topo.graph())``, numbered by their first component in design
+    order), by union-find with path halving: linear, without building a graph."""
+    up: dict[str, str] = {c: c for c in topo.components}
+
+    def find(x: str) -> str:
+        while up[x] != x:
+            up[x] = up[up[x]]
+            x = up[x]
+        return x
+
+    def join(a: str, b: str) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            up[rb] = ra
+
+    for l in topo.links.values():
+        for end in (l.a, l.b):
+            up.setdefault(end, end)  # a dangling end is a node of its own, as in the graph
+        join(l.a, l.b)
+    for c in topo.components.values():
+        if c.kind in ATTACHABLE and c.parent in topo.components:
+            join(c.id, c.parent)
+    number: dict[str, int] = {}
+    return {c: number.setdefault(find(c), len(number)) for c in up}
 
 
 def server_power_W(topo: Topology, comp: Component, resolve: Any,
