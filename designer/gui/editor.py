@@ -24,6 +24,9 @@ from designer.topology.model import ATTACHABLE, RACKABLE, Component, Link
 from designer.topology.validation import PORTED, parent_problem
 
 CLIPBOARD_MIME = "application/x-dpu-designer-selection"
+#: fields that say what a component does in this design rather than what the model is: a new
+#: model keeps them (a spine switch given another model stays a spine)
+KEEP_ON_MODEL_CHANGE = {"switch": ("tier",)}
 NETWORK_KINDS = ("nic", "dpu", "switch", "storage", "gpu_server")
 
 
@@ -134,8 +137,35 @@ class Editor(QObject):
     def _host(self, comp: Component) -> str:
         return comp.parent if comp.kind in ATTACHABLE and comp.parent else comp.id
 
-    def check_link(self, a_id: str, b_id: str) -> Link:
-        """The cable that joining ``a_id`` to ``b_id`` would add, or a refusal with the reason."""
+    def media(self, comp: Component) -> tuple[str, ...]:
+        """The fabrics a component's ports can run, its own (catalog ``medium``) first.
+
+        A switch runs only its fabric (a Quantum switch is InfiniBand, a Spectrum switch Ethernet).
+        NICs and DPUs run either: ConnectX and BlueField adapters are VPI, each port configurable
+        as InfiniBand or Ethernet (NVIDIA ConnectX-7 and BlueField-3 user manuals: "Virtual
+        Protocol Interconnect", port type set with mlxconfig LINK_TYPE_P1/P2); a storage system
+        and a server's on-board port are taken to have such adapters too (the templates cable
+        storage to either fabric, and the design check accepts every pairing)."""
+        own = self.catalog.resolve(comp).get("medium") or "ethernet"
+        if comp.kind == "switch":
+            return (own,)
+        return (own,) + tuple(m for m in ("infiniband", "ethernet") if m != own)
+
+    def _ends(self, comp_id: str) -> list[Component]:
+        """The components a cable from ``comp_id`` can plug into: a server's NICs/DPUs (those
+        with a free port first; its on-board port if it has none), else the component itself."""
+        comp = self.topo.components[comp_id]
+        if comp.kind != "gpu_server":
+            return [comp]
+        attached = self.topo.attached(comp_id)
+        if not attached:
+            return [comp]
+        return sorted(attached, key=lambda c: self.free_ports(c.id) <= 0)
+
+    def link_options(self, a_id: str, b_id: str) -> list[Link]:
+        """Every cable that could join ``a_id`` and ``b_id``: each pair of ports (a server's
+        NICs/DPUs) with a free port, on each fabric both ends can run (a switch's fabric first,
+        else the first end's own). A refusal with the reason when there is none."""
         topo = self.topo
         a, b = topo.components.get(a_id), topo.components.get(b_id)
         if a is None or b is None:
@@ -144,24 +174,48 @@ class Editor(QObject):
             if c.kind not in NETWORK_KINDS:
                 self.refuse(f"a {KIND_LABEL[c.kind]} has no network port; connect the NICs, DPUs, "
                             "switches or storage inside it")
-        a, b = topo.components[self.endpoint(a_id)], topo.components[self.endpoint(b_id)]
+        options: list[Link] = []
+        reasons: list[str] = []
+        for ea in self._ends(a_id):
+            for eb in self._ends(b_id):
+                reason = self._pair_problem(ea, eb)
+                if reason:
+                    reasons.append(reason)
+                    continue
+                ma, mb = self.media(ea), self.media(eb)
+                first = ma if len(ma) <= len(mb) else mb  # a switch's fabric leads
+                media = [m for m in first if m in ma and m in mb]
+                if not media:
+                    reasons.append(f"{ea.label} runs only {ma[0]} and {eb.label} only {mb[0]}: a "
+                                   f"switch port carries its own fabric only; connect them through "
+                                   f"servers or a gateway, or pick a {ma[0]} switch")
+                    continue
+                ra, rb = self.catalog.resolve(ea), self.catalog.resolve(eb)
+                speeds = [r.get("port_speed_Gbps") for r in (ra, rb) if r.get("port_speed_Gbps")]
+                for medium in media:
+                    options.append(Link(topo.new_id("link"), ea.id, eb.id, medium=medium,
+                                        speed_Gbps=float(min(speeds)) if speeds else 400.0,
+                                        a_port=self._next_port(ea.id), b_port=self._next_port(eb.id)))
+        if not options:
+            self.refuse(reasons[0])
+        return options
+
+    def _pair_problem(self, a: Component, b: Component) -> str | None:
         if self._host(a) == self._host(b):
-            self.refuse(f"{a.label} and {b.label} are in the same server; connect it to a switch")
-        ra, rb = self.catalog.resolve(a), self.catalog.resolve(b)
-        ma, mb = ra.get("medium"), rb.get("medium")
-        if ma and mb and ma != mb:
-            self.refuse(f"{a.label} is {ma} but {b.label} is {mb}; pick ports of the same fabric")
+            return f"{a.label} and {b.label} are in the same server; connect it to a switch"
         for c in (a, b):
             if self.free_ports(c.id) <= 0:
-                self.refuse(f"all {int(self.catalog.resolve(c).get('ports', 1) or 1)} ports of "
-                            f"{c.label} are in use; add a NIC/DPU or use a switch with more ports")
-        if b.id in topo.neighbors(a.id):
-            self.refuse(f"{a.label} and {b.label} are already connected; raise the link's lanes "
-                        "for more bandwidth")
-        speeds = [r.get("port_speed_Gbps") for r in (ra, rb) if r.get("port_speed_Gbps")]
-        return Link(topo.new_id("link"), a.id, b.id, medium=ma or mb or "ethernet",
-                    speed_Gbps=float(min(speeds)) if speeds else 400.0,
-                    a_port=self._next_port(a.id), b_port=self._next_port(b.id))
+                return (f"all {int(self.catalog.resolve(c).get('ports', 1) or 1)} ports of "
+                        f"{c.label} are in use; add a NIC/DPU or use a switch with more ports")
+        if b.id in self.topo.neighbors(a.id):
+            return (f"{a.label} and {b.label} are already connected; raise the link's lanes "
+                    "for more bandwidth")
+        return None
+
+    def check_link(self, a_id: str, b_id: str) -> Link:
+        """The cable that joining ``a_id`` to ``b_id`` adds by default (the first of
+        :meth:`link_options`), or a refusal with the reason."""
+        return self.link_options(a_id, b_id)[0]
 
     def _next_port(self, comp_id: str) -> int:
         used = set()
@@ -169,8 +223,10 @@ class Editor(QObject):
             used.add(l.a_port if l.a == comp_id else l.b_port)
         return next(p for p in range(1, len(used) + 2) if p not in used)
 
-    def connect(self, a_id: str, b_id: str) -> str:
-        link = self.check_link(a_id, b_id)
+    def connect(self, a_id: str, b_id: str, option: Link | None = None) -> str:
+        """Lay a cable between ``a_id`` and ``b_id``: ``option`` (one of :meth:`link_options`) or
+        the default one."""
+        link = option if option is not None else self.check_link(a_id, b_id)
         self._push(f"Connect {link.a} – {link.b}", lambda d: d.topology.add_link(link))
         return link.id
 
@@ -317,6 +373,18 @@ class Editor(QObject):
             for i in ids:
                 if i in t.links:
                     t.update_link(i, **{name: value})
+                elif name == "model":
+                    comp = t.components[i]
+                    kept = {f: self.catalog.resolve(comp).get(f)
+                            for f in KEEP_ON_MODEL_CHANGE.get(comp.kind, ())}
+                    t.update_component(i, model=value)
+                    for field, old in kept.items():
+                        comp = t.components[i]
+                        entry = self.catalog.get(CATALOG_KIND[comp.kind], comp.model) \
+                            if comp.model in self.catalog.ids(CATALOG_KIND[comp.kind]) else {}
+                        spec = field_spec(comp.kind, field)
+                        base = entry.get(field, spec.default if spec else None)
+                        t.set_prop(i, field, None if _same(base, old) else old)
                 elif name in attrs:
                     t.update_component(i, **{name: value})
                 else:

@@ -221,7 +221,10 @@ class MainWindow(QMainWindow):
         a["undo"] = self.editor.stack.createUndoAction(self, "&Undo")
         a["undo"].setShortcut(QKeySequence.Undo)
         a["redo"] = self.editor.stack.createRedoAction(self, "&Redo")
-        a["redo"].setShortcut(QKeySequence.Redo)
+        # Ctrl+Y and Ctrl+Shift+Z both redo, whatever the platform's standard key is
+        a["redo"].setShortcuts(list(dict.fromkeys(
+            [*QKeySequence.keyBindings(QKeySequence.Redo), QKeySequence("Ctrl+Y"),
+             QKeySequence("Ctrl+Shift+Z")])))
         e.addActions([a["undo"], a["redo"]])
         e.addSeparator()
         a["cut"] = self._action(e, "Cu&t", self.cut, QKeySequence.Cut, canvas_only=True)
@@ -245,6 +248,7 @@ class MainWindow(QMainWindow):
         a["connect"] = self._action(d, "&Connect mode", self.view.set_connect_mode, "C",
                                     "Drag from one item to another to lay a cable (Esc leaves)",
                                     canvas_only=True, checkable=True)
+        self.view.connect_mode_changed.connect(a["connect"].setChecked)  # Esc leaves it: unlit
         a["layout"] = self._action(d, "Auto-&layout by tier", self.auto_layout, "Ctrl+Shift+L")
         a["validate"] = self._action(d, "&Check design", self.revalidate, "F7")
         r = bar.addMenu("&Run")

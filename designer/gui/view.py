@@ -11,8 +11,9 @@ import json
 import os
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QPainter, QPen
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsLineItem, QGraphicsView, QWidget
+from PySide6.QtGui import QColor, QCursor, QPainter, QPen
+from PySide6.QtWidgets import (QApplication, QGraphicsItem, QGraphicsLineItem, QGraphicsView, QMenu,
+                               QWidget)
 
 from designer.gui.editor import Editor, RefusedEdit
 from designer.gui.items import BOTTLENECK, GRID, UTIL_COLORS, ComponentItem
@@ -20,6 +21,7 @@ from designer.gui.scene import LINK_PICK_PX, DesignScene
 
 PALETTE_MIME = "application/x-dpu-designer-component"
 MIN_SCALE, MAX_SCALE = 0.02, 6.0
+LINK_MEDIUM_LABEL = {"infiniband": "InfiniBand", "ethernet": "Ethernet"}
 
 
 class CanvasView(QGraphicsView):
@@ -27,6 +29,7 @@ class CanvasView(QGraphicsView):
 
     message = Signal(str)
     zoomed = Signal(float)
+    connect_mode_changed = Signal(bool)  #: connect mode went on or off (the toolbar button follows)
 
     def __init__(self, scene: DesignScene, editor: Editor, parent=None) -> None:
         super().__init__(scene, parent)
@@ -52,6 +55,8 @@ class CanvasView(QGraphicsView):
         self._highlighted: ComponentItem | None = None
         self._pan_from: QPointF | None = None
         self._band_from: QPointF | None = None
+        #: a press on a cable: (link id, adding, viewport point); a click picks it, a drag bands
+        self._link_press: tuple[str, bool, QPointF] | None = None
         #: the design is fitted to the view again at every resize until the user zooms or pans
         #: (the window gets its real size only after it is shown, under a window manager even later)
         self.fit_pending = False
@@ -145,11 +150,15 @@ class CanvasView(QGraphicsView):
 
     # ---------------------------------------------------------- connect mode
     def set_connect_mode(self, on: bool) -> None:
+        on = bool(on)
         self.cancel_wire()
+        changed = on != self.connect_mode
         self.connect_mode = on
         self.setDragMode(QGraphicsView.NoDrag if on else QGraphicsView.RubberBandDrag)
         self.viewport().setCursor(Qt.CrossCursor if on else Qt.ArrowCursor)
         self.message.emit("Connect mode: drag from one item to another (Esc cancels)" if on else "")
+        if changed:
+            self.connect_mode_changed.emit(on)
 
     def cancel_wire(self) -> None:
         if self._wire is not None:
@@ -192,13 +201,14 @@ class CanvasView(QGraphicsView):
             return
         if event.button() == Qt.LeftButton:
             adding = bool(event.modifiers() & (Qt.ControlModifier | Qt.ShiftModifier))
+            self._link_press = None
             if self.dscene.component_at(scene_pos) is None:
+                # off the components a rubber band starts, even on a cable: a click (no drag)
+                # on a cable picks the cable when the button is released
                 lid = self.dscene.link_at(scene_pos, LINK_PICK_PX / self.scale_factor())
                 if lid is not None:
-                    self.dscene.pick_link(lid, toggle=adding)
-                    event.accept()
-                    return
-                self._band_from = scene_pos  # a rubber band starts here
+                    self._link_press = (lid, adding, event.position())
+                self._band_from = scene_pos
             if not adding:
                 self.dscene.set_selected_links(())
         super().mousePressEvent(event)
@@ -244,18 +254,57 @@ class CanvasView(QGraphicsView):
             target = self._connect_target(scene_pos)
             self.cancel_wire()
             if target is not None:
-                self._try(lambda: self.editor.connect(source, target.cid), "Connected")
+                self.connect_items(source, target.cid, event.position().toPoint())
             return
         super().mouseReleaseEvent(event)
+        press, self._link_press = self._link_press, None
         if self._band_from is not None and event.button() == Qt.LeftButton:
-            # the rubber band also takes the cables wholly inside it
             band = QRectF(self._band_from, scene_pos).normalized()
             self._band_from = None
-            self.dscene.set_selected_links(self.dscene.links_in(band), add=True)
+            moved = (event.position() - press[2]).manhattanLength() if press else 0.0
+            if press is not None and moved < QApplication.startDragDistance():
+                self.dscene.pick_link(press[0], toggle=press[1])  # a click on a cable
+            else:  # the rubber band also takes the cables wholly inside it
+                self.dscene.set_selected_links(self.dscene.links_in(band), add=True)
         if event.button() == Qt.LeftButton and self._press_pos:
             self._finish_move(scene_pos)
         self._press_pos = {}
         self._set_highlight(None)
+
+    def connect_items(self, source: str, target: str, at=None) -> str | None:
+        """Lay a cable from ``source`` to ``target``; where several fit (a server's NICs/DPUs,
+        InfiniBand or Ethernet on VPI adapters) the user picks one (:meth:`choose_link`)."""
+        try:
+            options = self.editor.link_options(source, target)
+        except RefusedEdit as exc:
+            self.message.emit(f"Not done: {exc}")
+            return None
+        option = options[0] if len(options) == 1 else self.choose_link(options, at)
+        if option is None:
+            self.message.emit("Connection cancelled")
+            return None
+        made = None
+
+        def lay():
+            nonlocal made
+            made = self.editor.connect(option.a, option.b, option)
+
+        if self._try(lay, f"Connected {option.a} – {option.b} ({option.medium}, "
+                          f"{option.speed_Gbps:g} Gb/s)"):
+            return made
+        return None
+
+    def choose_link(self, options: list, at=None):
+        """Ask which of several possible cables to lay (a menu at the pointer); None: cancelled."""
+        menu = QMenu(self)
+        menu.addSection("Connect with")
+        for option in options:
+            text = (f"{option.a} port {option.a_port} – {option.b} port {option.b_port}: "
+                    f"{LINK_MEDIUM_LABEL.get(option.medium, option.medium)}, {option.speed_Gbps:g} Gb/s")
+            menu.addAction(text).setData(options.index(option))
+        where = self.viewport().mapToGlobal(at) if at is not None else QCursor.pos()
+        chosen = menu.exec(where)
+        return options[chosen.data()] if chosen is not None else None
 
     def _finish_move(self, scene_pos: QPointF) -> None:
         items = self.dscene.comp_items
