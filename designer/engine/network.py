@@ -221,13 +221,22 @@ def _destination_columns(fab: Fabric, dst_u: np.ndarray) -> tuple[np.ndarray, np
 
 
 def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: int) -> Routes:
+    """Walk every flow hop by hop. At a node the equal-cost next hops of a flow depend only on
+    the node and the flow's destination column (:func:`_destination_columns`; all NICs under one
+    leaf share one), unless the destination hangs off the node itself (then they are the arcs to
+    it): the next-hop sets are computed once per distinct (node, column) of a hop, not once per
+    flow (routing by equivalence classes: a 16k-GPU ring phase has ~20k flows but a few thousand
+    such pairs per hop). Each flow then picks among its set by its own hash (ECMP) or splits over
+    all of it (adaptive), exactly as a walk over every candidate of every flow would."""
     nf = len(src)
-    # distance of a switch to a destination endpoint = 1 + min over the switches it hangs off;
-    # one column per distinct set of such switches (all NICs under one leaf share a column)
+    nn = len(fab.nodes)
     dst_u, dst_inv = np.unique(dst, return_inverse=True)
     col_of_dst, col_dist = _destination_columns(fab, dst_u)
     dst_col = col_of_dst[dst_inv]
+    ncol = max(col_dist.shape[1], 1)
     ns = int(fab.is_switch.sum())
+    ordered_arc = fab.out_arc
+    pair_key = fab.arc_src[ordered_arc] * nn + fab.arc_dst[ordered_arc]  # sorted (out_arc order)
 
     flow_hash = _mix(np.arange(nf, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
                      + _mix(src * 1_000_003 + dst) + np.uint64(seed))
@@ -242,51 +251,49 @@ def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: in
         st_f, st_node, st_mass = st_f[active], st_node[active], st_mass[active]
         if len(st_f) == 0:
             break
-        deg = fab.out_ptr[st_node + 1] - fab.out_ptr[st_node]
-        dead = deg == 0
-        if dead.any():
-            routed[st_f[dead]] = False
-            keep = ~dead
-            st_f, st_node, st_mass, deg = st_f[keep], st_node[keep], st_mass[keep], deg[keep]
+        # next-hop set of each flow: [lo, lo + n) in ``hop_arc``
+        q = st_node * nn + dst[st_f]
+        a_lo = np.searchsorted(pair_key, q, "left")
+        a_n = np.searchsorted(pair_key, q, "right") - a_lo
+        near = a_n > 0  # the destination hangs off this node: go straight to it
+        lo = a_lo.copy()
+        n = a_n.copy()
+        hop_arc = ordered_arc
+        far = np.flatnonzero(~near)
+        if len(far):
+            keys, inv = np.unique(st_node[far] * ncol + dst_col[st_f[far]], return_inverse=True)
+            k_lo, k_n, k_arcs = _next_hops(fab, keys // ncol, keys % ncol, col_dist)
+            lo[far] = k_lo[inv] + len(ordered_arc)
+            n[far] = k_n[inv]
+            hop_arc = np.concatenate([ordered_arc, k_arcs])
+        lost = n == 0
+        if lost.any():  # no neighbour at all, or none that leads to the destination
+            routed[st_f[lost]] = False
+            keep = ~lost
+            st_f, st_node, st_mass, lo, n = st_f[keep], st_node[keep], st_mass[keep], lo[keep], n[keep]
             if len(st_f) == 0:
                 break
-        seg = np.repeat(np.arange(len(st_f)), deg)
-        offs = np.arange(int(deg.sum())) - np.repeat(np.cumsum(deg) - deg, deg)
-        cand = fab.out_arc[np.repeat(fab.out_ptr[st_node], deg) + offs]
-        head = fab.arc_dst[cand]
-        f_of = st_f[seg]
-        at_dst = head == dst[f_of]
-        sw = fab.switch_pos[head]
-        d = np.where(at_dst, 0, np.where(sw >= 0, 1 + col_dist[np.maximum(sw, 0), dst_col[f_of]].astype(np.int64), _INF))
-        starts = np.r_[0, np.cumsum(deg)[:-1]]
-        best = np.minimum.reduceat(d, starts)
-        ok = (d == best[seg]) & (best[seg] < _INF)
-        unreachable = best >= _INF
-        if unreachable.any():
-            routed[st_f[unreachable]] = False
-        nvalid = np.bincount(seg[ok], minlength=len(st_f))
         if routing == "ecmp":
-            rank_in = np.cumsum(ok) - 1 - np.repeat(np.r_[0, np.cumsum(nvalid)[:-1]], deg)
             # one hash per (flow, switch): the same flow may take different ports at each hop
-            pick = (_mix(flow_hash[f_of] ^ _mix(st_node[seg]))
-                    % np.maximum(nvalid[seg], 1).astype(np.uint64)).astype(np.int64)
-            take = ok & (rank_in == pick)
-            mass = st_mass[seg][take]
+            pick = (_mix(flow_hash[st_f] ^ _mix(st_node)) % n.astype(np.uint64)).astype(np.int64)
+            na = hop_arc[lo + pick]
+            nf_, mass = st_f, st_mass
+            hops[nf_] += 1
         else:
-            take = ok
-            mass = (st_mass / np.maximum(nvalid, 1))[seg][take]
-        nf_ = f_of[take]
-        na = cand[take]
+            seg = np.repeat(np.arange(len(st_f)), n)
+            na = hop_arc[np.repeat(lo, n) + np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)]
+            nf_ = st_f[seg]
+            mass = (st_mass / n)[seg]
+            hops[np.unique(st_f)] += 1
         out_f.append(nf_)
         out_a.append(na)
         out_m.append(mass)
-        hops[np.unique(nf_)] += 1
-        st_f, st_node, st_mass = nf_, head[take], mass
+        st_f, st_node, st_mass = nf_, fab.arc_dst[na], mass
         if routing == "adaptive" and len(st_f):
-            key = st_f * len(fab.nodes) + st_node
+            key = st_f * nn + st_node
             uk, inv = np.unique(key, return_inverse=True)
             st_mass = np.bincount(inv, weights=st_mass)
-            st_f, st_node = uk // len(fab.nodes), uk % len(fab.nodes)
+            st_f, st_node = uk // nn, uk % nn
     flow = np.concatenate(out_f) if out_f else _EMPTY
     arc = np.concatenate(out_a) if out_a else _EMPTY
     share = np.concatenate(out_m) if out_m else np.zeros(0)
@@ -298,6 +305,30 @@ def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: in
         flow, arc = uk // len(fab.arc_src), uk % len(fab.arc_src)
     routed &= src != dst
     return Routes(flow, arc, share, routed, hops)
+
+
+def _next_hops(fab: Fabric, node: np.ndarray, col: np.ndarray, col_dist: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Equal-cost next hops from each ``node[k]`` towards destination column ``col[k]`` when the
+    destination does not hang off the node: the out-arcs (in ``out_arc`` order) to switches at
+    the least distance to the column. Returns, per k, the start and count of its arcs in the
+    returned array (count 0: no switch neighbour leads there)."""
+    ptr = fab.out_ptr
+    deg = ptr[node + 1] - ptr[node]
+    total = int(deg.sum())
+    seg = np.repeat(np.arange(len(node)), deg)
+    starts = np.cumsum(deg) - deg
+    cand = fab.out_arc[np.repeat(ptr[node], deg) + np.arange(total) - np.repeat(starts, deg)]
+    sw = fab.switch_pos[fab.arc_dst[cand]]
+    d = np.full(total, _INF, dtype=np.int64)
+    on = sw >= 0
+    d[on] = 1 + col_dist[sw[on], col[seg[on]]].astype(np.int64)
+    best = np.full(len(node), _INF, dtype=np.int64)
+    if total:
+        np.minimum.at(best, seg, d)
+    ok = (d == best[seg]) & (best[seg] < _INF)
+    count = np.bincount(seg[ok], minlength=len(node))
+    return np.cumsum(count) - count, count, cand[ok]
 
 
 @dataclass
