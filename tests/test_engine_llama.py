@@ -82,13 +82,13 @@ def test_bad_kv_heads_is_a_usage_error():
 
 # Engine vs Table 4 on a rail-optimized DGX H100 / NDR design (Meta used RoCE at the same 400 Gb/s
 # per GPU). Like with like: the engine's tokens/s are converted to FLOPs with Meta's count
-# (PaLM appendix B: 6N + 12·l·h·s per token) before dividing by n × 989 TFLOP/s. When this band was
-# set the engine predicted 0.85 (8,192 GPUs) and 0.80 (16,384 GPUs) of the paper's MFU (preset:
-# interleave 8, flash attention; H100 gemm_efficiency 0.545 from a measured GEMM ceiling). It stays
-# conservative: it charges the pipeline sends, which Meta overlaps (asynchronous point-to-point),
-# and overlaps the FSDP all-gather/reduce-scatter with one micro-batch only. The band catches
-# regressions of more than ~0.05 and any prediction above the measured figure by more than 5%.
-BAND = (0.75, 1.05)
+# (PaLM appendix B: 6N + 12·l·h·s per token) before dividing by n × 989 TFLOP/s. Issue #12
+# acceptance: within ±10% of the paper's MFU at 8,192 and 16,384 GPUs. The band was (0.75, 1.05)
+# while the engine charged the pipeline sends Meta overlaps and counted the causal attention over
+# the full square (0.85 / 0.80 then); with the compute model by part (flash attention on the causal
+# half at its own rate) and the preset's overlap settings from the paper (asynchronous PP sends,
+# FSDP prefetch: pp_overlap, dp_overlap) it is the issue's ±10%.
+BAND = (0.90, 1.10)
 
 
 @pytest.fixture(scope="module")

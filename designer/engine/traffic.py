@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from designer.engine.placement import Placement
-from designer.engine.workload import Workload, parameters
+from designer.engine.workload import Workload, expert_parameters, parameters
 
 
 @dataclass(frozen=True)
@@ -40,17 +40,54 @@ class Volumes:
     pp_sends_per_micro_batch: int  #: per direction
     dp_bytes: float
     dp_sharded: bool
+    cp_bytes: float = 0.0  #: one ring step of K and V (or their gradients) of a rank's tokens
+    cp_sends_per_micro_batch: int = 0
+    ep_bytes: float = 0.0  #: one all-to-all: a GPU's routed token copies (dispatch or combine)
+    ep_calls_per_micro_batch: int = 0
+    ep_overlap: bool = False
+    zero3_bytes: float = 0.0  #: ZeRO-3/FSDP: a GPU's weights, all-gathered per forward and backward
 
 
 def volumes(w: Workload) -> Volumes:
+    """Per GPU (see the module docstring), plus:
+    - CP (ring attention): per layer 3·(cp − 1) ring steps (K, V forward; K, V and their
+      gradients backward; 4·(cp − 1) when recomputed) of the rank's s/cp tokens' keys and values,
+      (s/cp)·b·w_kv/tp values, w_kv = 2h·kv/a (or a·(d_qk + d_v) with latent attention).
+    - EP: per MoE layer 2 all-to-alls (dispatch, combine) forward and 2 backward (and 2 more when
+      recomputed), each moving the GPU's b·s/(cp·tp) tokens × top_k copies of h values (Lepikhin
+      et al., GShard, arXiv 2006.16668, §2.2; DeepSeek-V3 report §3.2.2).
+    - DP with experts: the GPU's dense weights P_d/(tp·pp) plus its experts' P_e/(tp·pp·ep).
+    - ZeRO-3 / FSDP (``zero_stage`` 3): the GPU's weights all-gathered before each forward and
+      backward (Rajbhandari et al. 2020, §5.3: 1.5× the data-parallel volume).
+    """
     bpv = w.bytes_per_value
+    sharded = w.zero >= 1
     if w.kind == "vision":
-        return Volumes(0.0, 0, 0.0, 0, parameters(w) * bpv, w.optimizer_sharded)
-    act = w.micro_batch * w.seq_len * w.hidden * bpv
-    per_layer = 6 if w.recompute else 4
+        return Volumes(0.0, 0, 0.0, 0, parameters(w) * bpv, sharded)
+    tokens = w.micro_batch * w.seq_len / w.cp
+    act = tokens * w.hidden * bpv
+    per_layer = 6 if w.recompute and w.recompute_granularity == "full" else 4
     tp_calls = per_layer * w.stage_layers if w.tp > 1 else 0
-    return Volumes(act, tp_calls, act, w.interleave if w.pp > 1 else 0,
-                   parameters(w) / (w.tp * w.pp) * bpv, w.optimizer_sharded)
+    P = parameters(w)
+    expert_params = expert_parameters(w)
+    dp_bytes = ((P - expert_params) / (w.tp * w.pp) + expert_params / (w.tp * w.pp * w.ep)) * bpv
+    cp_bytes, cp_sends = 0.0, 0
+    if w.cp > 1:
+        if w.kv_lora_rank:
+            dqk = (w.qk_head_dim or w.hidden // w.heads) + w.rope_head_dim
+            kv_width = w.heads * (dqk + (w.v_head_dim or w.qk_head_dim or w.hidden // w.heads))
+        else:
+            kv_width = 2.0 * w.hidden * (w.kv_heads or w.heads) / w.heads
+        cp_bytes = tokens * kv_width / w.tp * bpv
+        cp_sends = (4 if w.recompute else 3) * (w.cp - 1) * w.stage_layers
+    ep_bytes, ep_calls = 0.0, 0
+    if w.moe and w.ep > 1:
+        ep_bytes = tokens / w.tp * w.top_k * w.hidden * bpv
+        moe_on_stage = round(w.stage_layers * w.moe_layers / w.layers)
+        ep_calls = 2 * (3 if w.recompute and w.recompute_granularity == "full" else 2) * moe_on_stage
+    zero3 = dp_bytes if w.zero >= 3 else 0.0
+    return Volumes(act, tp_calls, act, w.interleave if w.pp > 1 else 0, dp_bytes, sharded,
+                   cp_bytes, cp_sends, ep_bytes, ep_calls, w.ep_overlap, zero3)
 
 
 @dataclass

@@ -59,17 +59,52 @@ class Workload:
     heads: int = 16
     kv_heads: int = 0  #: key/value heads (grouped-query attention); 0 = heads (multi-head)
     ffn_hidden: int = 0  #: SwiGLU MLP width (Llama-style block); 0 = GPT MLP of width 4·hidden
+    #: MLP kind: "" = GPT GELU MLP without ffn_hidden, SwiGLU with it; "gelu" / "relu2" (two
+    #: matrices, e.g. Nemotron's squared ReLU); "swiglu" (three: gate, up, down)
+    mlp: str = ""
+    # mixture of experts (0 = dense): routed experts, experts per token, their MLP width, shared
+    # experts every token also passes, and how many first layers stay dense (with ffn_hidden)
+    experts: int = 0
+    top_k: int = 0
+    moe_ffn_hidden: int = 0
+    shared_experts: int = 0
+    dense_layers: int = 0
+    # multi-head latent attention (DeepSeek-V2/V3; 0 = none): low-rank query and key/value
+    # projections, per-head query/key width without and with rotary part, value width
+    q_lora_rank: int = 0
+    kv_lora_rank: int = 0
+    qk_head_dim: int = 0
+    rope_head_dim: int = 0
+    v_head_dim: int = 0
     vocab: int = 51200
     seq_len: int = 2048
     tp: int = 1
     pp: int = 1
     dp: int = 0
+    cp: int = 1  #: context parallelism: the sequence split over cp GPUs (ring attention)
+    ep: int = 1  #: expert parallelism: the routed experts split over ep GPUs of the DP·CP group
     micro_batch: int = 1
     global_batch: int = 512
     precision: str = "bf16"
     recompute: bool = True
+    #: with ``recompute``: "full" (each layer's forward re-run) or "selective" (only the attention
+    #: core, Korthikanti et al. 2023 §5)
+    recompute_granularity: str = "full"
     interleave: int = 1  #: virtual pipeline stages per GPU (1 = plain 1F1B)
     optimizer_sharded: bool = False
+    #: ZeRO stage (Rajbhandari et al. 2020): 1 optimizer state, 2 + gradients, 3 + weights (FSDP)
+    #: sharded over the data-parallel ranks; 0 = as ``optimizer_sharded`` says (1 if true)
+    zero_stage: int = 0
+    #: Megatron-Core/NeMo overlap settings: TP collectives pipelined with the GEMMs (Transformer
+    #: Engine userbuffers, ``tp_comm_overlap``), pipeline send/receive overlapped with compute
+    #: (``overlap_p2p_comm``), DP gradient reduce-scatter / parameter all-gather per bucket during
+    #: backward / forward (``overlap_grad_reduce`` / ``overlap_param_gather``)
+    tp_comm_overlap: bool = False
+    pp_overlap: bool = False
+    dp_overlap: bool = False
+    #: the EP all-to-all of one micro-batch runs during another's compute (DeepSeek-V3's
+    #: DualPipe, technical report §3.2.1)
+    ep_overlap: bool = False
     flash_attention: bool = False  #: fused attention that never stores the s×s scores
     sequence_parallel: bool = False  #: LayerNorm/dropout activations split over the TP ranks
     tokens: float = 300e9
@@ -88,7 +123,27 @@ class Workload:
 
     @property
     def gpus(self) -> int:
-        return self.tp * self.pp * self.dp
+        """tp·cp·pp·dp (expert parallelism is carved out of the DP·CP ranks, as in Megatron-Core)."""
+        return self.tp * self.cp * self.pp * self.dp
+
+    @property
+    def dp_ranks(self) -> int:
+        """Ranks of the gradient-reduction (placement "dp") dimension: cp·dp. In Megatron's rank
+        order (tp-cp-ep-dp-pp) the CP and EP groups are inner chunks of it."""
+        return self.cp * self.dp
+
+    @property
+    def zero(self) -> int:
+        """Effective ZeRO stage: ``zero_stage``, at least 1 with ``optimizer_sharded``."""
+        return max(self.zero_stage, 1 if self.optimizer_sharded else 0)
+
+    @property
+    def moe(self) -> bool:
+        return self.experts > 0
+
+    @property
+    def moe_layers(self) -> int:
+        return self.layers - self.dense_layers if self.moe else 0
 
     @property
     def micro_batches(self) -> int:
@@ -110,7 +165,11 @@ class Workload:
 
     @property
     def bytes_per_value(self) -> int:
-        return PRECISION_BYTES[self.precision]
+        """Bytes of an activation, gradient or weight value as stored and communicated. FP8
+        training keeps 16-bit activations, weights and gradients and casts to FP8 only at the
+        GEMM inputs (Micikevicius et al., "FP8 Formats for Deep Learning", arXiv 2209.05433, §4;
+        NVIDIA Transformer Engine: FP8 for the Linear GEMMs, higher precision elsewhere), so 2."""
+        return 2 if self.precision == "fp8" else PRECISION_BYTES[self.precision]
 
     @property
     def training_samples(self) -> float:
@@ -136,9 +195,14 @@ DEFAULT_DATASET_SAMPLES = 1_281_167
 #: stage has only output projection and loss calculation"), so p·v ≤ l + 2
 MAX_LAYERLESS_CHUNKS = 2
 
-_BOOL_FIELDS = ("recompute", "optimizer_sharded", "flash_attention", "sequence_parallel")
+_BOOL_FIELDS = ("recompute", "optimizer_sharded", "flash_attention", "sequence_parallel",
+                "tp_comm_overlap", "pp_overlap", "dp_overlap", "ep_overlap")
 _INT_FIELDS = {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len", "tp", "pp", "dp", "micro_batch",
-               "global_batch", "interleave"}
+               "global_batch", "interleave", "cp", "ep", "experts", "top_k", "moe_ffn_hidden",
+               "shared_experts", "dense_layers", "q_lora_rank", "kv_lora_rank", "qk_head_dim",
+               "rope_head_dim", "v_head_dim", "zero_stage"}
+#: string fields and their choices
+_CHOICE_FIELDS = {"mlp": ("", "gelu", "relu2", "swiglu"), "recompute_granularity": ("full", "selective")}
 #: real-valued fields (and ``tokens_B``) and their lower bound (value, inclusive);
 #: ``tflops_per_gpu`` also stays at or below the GPU's dense peak (checked in :func:`from_dict`)
 _FLOAT_FIELDS = {"tokens": (0.0, False), "tokens_B": (0.0, False), "tflops_per_gpu": (0.0, True),
@@ -234,9 +298,21 @@ def from_dict(data: dict[str, Any], total_gpus: int, where: str = "workload",
                 "global_batch", "interleave"):
         if getattr(w, key) < 1:
             raise UsageError(f"{where}: '{key}' must be at least 1, got {getattr(w, key)}")
-    for key in ("kv_heads", "ffn_hidden"):
+    for key in ("kv_heads", "ffn_hidden", "experts", "top_k", "moe_ffn_hidden", "shared_experts",
+                "dense_layers", "q_lora_rank", "kv_lora_rank", "qk_head_dim", "rope_head_dim",
+                "v_head_dim", "zero_stage"):
         if getattr(w, key) < 0:
             raise UsageError(f"{where}: '{key}' must be 0 (GPT default) or positive, got {getattr(w, key)}")
+    for key, choices in _CHOICE_FIELDS.items():
+        if getattr(w, key) not in choices:
+            raise UsageError(f"{where}: '{key}' must be one of {', '.join(repr(c) for c in choices)}, "
+                             f"got {getattr(w, key)!r}")
+    for key in ("cp", "ep"):
+        if getattr(w, key) < 1:
+            raise UsageError(f"{where}: '{key}' must be at least 1, got {getattr(w, key)}")
+    if w.zero_stage > 3:
+        raise UsageError(f"{where}: 'zero_stage' must be 0, 1, 2 or 3, got {w.zero_stage}")
+    _check_moe(w, where)
     if w.dp < 0:
         raise UsageError(f"{where}: 'dp' must be 0 (fill the design) or positive, got {w.dp}")
     if w.dp == 0:
@@ -244,14 +320,21 @@ def from_dict(data: dict[str, Any], total_gpus: int, where: str = "workload",
         if wanted is not None:
             _check_numbers({"gpus": wanted}, where)
         pool = int(wanted) if wanted and int(wanted) <= total_gpus else total_gpus
-        dp = pool // (w.tp * w.pp)
+        dp = pool // (w.tp * w.pp * w.cp)
         if dp < 1:
-            raise UsageError(f"{where}: tp x pp = {short(w.tp * w.pp)} needs more GPUs than the design "
-                             f"has ({total_gpus}); lower --tp/--pp or add GPU servers")
+            raise UsageError(f"{where}: tp x pp{' x cp' if w.cp > 1 else ''} = {short(w.tp * w.pp * w.cp)} "
+                             f"needs more GPUs than the design has ({total_gpus}); lower --tp/--pp or add "
+                             f"GPU servers")
         w = replace(w, dp=dp)
     if w.gpus > total_gpus:
-        raise UsageError(f"{where}: tp x pp x dp = {short(w.gpus)} GPUs, but the design has only "
-                         f"{total_gpus}; lower the parallelism or add GPU servers")
+        raise UsageError(f"{where}: tp x pp x dp{' x cp' if w.cp > 1 else ''} = {short(w.gpus)} GPUs, "
+                         f"but the design has only {total_gpus}; lower the parallelism or add GPU servers")
+    if w.ep > 1 and w.dp_ranks % w.ep:
+        raise UsageError(f"{where}: ep {w.ep} must divide dp x cp = {w.dp_ranks} (expert-parallel "
+                         f"groups are carved out of the data-parallel ranks); change --dp or ep")
+    if w.cp > 1 and w.seq_len % (2 * w.cp):
+        raise UsageError(f"{where}: seq_len {w.seq_len} must be a multiple of 2 x cp = {2 * w.cp} "
+                         f"(each context-parallel rank holds two balanced chunks of the sequence)")
     if w.global_batch % (w.dp * w.micro_batch):
         raise UsageError(f"{where}: global batch {w.global_batch} is not a multiple of "
                          f"dp x micro-batch = {w.dp} x {w.micro_batch}; change --global-batch")
@@ -269,6 +352,85 @@ def from_dict(data: dict[str, Any], total_gpus: int, where: str = "workload",
     return w
 
 
+def _check_moe(w: Workload, where: str) -> None:
+    """A mixture-of-experts workload names its experts, their width and how many a token uses."""
+    if not w.experts:
+        if w.ep > 1:
+            raise UsageError(f"{where}: ep {w.ep} needs a mixture-of-experts model (experts > 0)")
+        return
+    if not 0 < w.top_k <= w.experts:
+        raise UsageError(f"{where}: top_k must be from 1 to experts ({w.experts}), got {w.top_k}")
+    if w.moe_ffn_hidden < 1:
+        raise UsageError(f"{where}: a mixture-of-experts model needs moe_ffn_hidden (each expert's "
+                         f"MLP width) > 0")
+    if w.experts % w.ep:
+        raise UsageError(f"{where}: ep {w.ep} must divide the {w.experts} experts")
+    if w.dense_layers >= w.layers:
+        raise UsageError(f"{where}: dense_layers {w.dense_layers} leaves no MoE layer of {w.layers}")
+
+
+def _mlp_matrices(w: Workload) -> int:
+    """Weight matrices of an MLP: 3 for SwiGLU (gate, up, down), 2 for GELU / squared ReLU."""
+    if w.mlp:
+        return 3 if w.mlp == "swiglu" else 2
+    return 3 if w.ffn_hidden else 2
+
+
+def _attention_matrices(w: Workload) -> list[tuple[float, float]]:
+    """(input, output) widths of one layer's attention weight matrices.
+
+    Multi-head / grouped-query: QKV h → h + 2h·kv/a, output h → h. Multi-head latent attention
+    (DeepSeek-V3 technical report, arXiv 2412.19437, §2.1.1, eqs. 1-11): query down h → d_c',
+    up d_c' → a·(d_h + d_hR); key/value down h → d_c + d_hR (the shared rotary key), up
+    d_c → a·(d_h + d_v); output a·d_v → h (no q_lora_rank: query h → a·(d_h + d_hR))."""
+    h, a = w.hidden, w.heads
+    if w.kv_lora_rank:
+        dh, dr = w.qk_head_dim or h // a, w.rope_head_dim
+        dv = w.v_head_dim or dh
+        q = [(h, w.q_lora_rank), (w.q_lora_rank, a * (dh + dr))] if w.q_lora_rank else [(h, a * (dh + dr))]
+        return q + [(h, w.kv_lora_rank + dr), (w.kv_lora_rank, a * (dh + dv)), (a * dv, h)]
+    kv = w.kv_heads or a
+    return [(h, h + 2.0 * h * kv / a), (h, h)]
+
+
+def _mlp_shapes(w: Workload, width: float) -> list[tuple[float, float]]:
+    """(input, output) widths of an MLP of inner ``width`` (the up/gate matrices fused, as run)."""
+    if _mlp_matrices(w) == 3:
+        return [(w.hidden, 2.0 * width), (width, w.hidden)]
+    return [(w.hidden, width), (width, w.hidden)]
+
+
+def attention_score_flops_per_token(w: Workload) -> float:
+    """Forward FLOPs of Q·Kᵀ and scores·V per token and layer over the full s×s square:
+    2·s·a·(d_qk + d_v); 4·s·h with d_qk = d_v = h/a (Megatron's count)."""
+    if w.kv_lora_rank:
+        dqk = (w.qk_head_dim or w.hidden // w.heads) + w.rope_head_dim
+        dv = w.v_head_dim or (w.qk_head_dim or w.hidden // w.heads)
+        return 2.0 * w.seq_len * w.heads * (dqk + dv)
+    return 4.0 * w.seq_len * w.hidden
+
+
+def _dense_layer_params(w: Workload) -> float:
+    ffn = w.ffn_hidden or 4 * w.hidden
+    return sum(i * o for i, o in _attention_matrices(w)) + _mlp_matrices(w) * w.hidden * ffn
+
+
+def _moe_layer_params(w: Workload, active: bool) -> float:
+    """Matrix weights of an MoE layer: attention, router (h × experts), the routed experts (all,
+    or top_k of them a token uses) and the shared experts."""
+    n = (w.top_k if active else w.experts) + w.shared_experts
+    return (sum(i * o for i, o in _attention_matrices(w)) + w.hidden * w.experts
+            + n * _mlp_matrices(w) * w.hidden * w.moe_ffn_hidden)
+
+
+def _active_matrix_params_per_layer(w: Workload) -> float:
+    """Matrix weights one token passes through per layer, averaged over the layers (dense and
+    MoE): ``_layer_matrix_params`` for a dense model."""
+    if not w.moe:
+        return _layer_matrix_params(w)
+    return (w.dense_layers * _dense_layer_params(w) + w.moe_layers * _moe_layer_params(w, True)) / w.layers
+
+
 def _layer_matrix_params(w: Workload) -> float:
     """Weights of the matrices of one transformer layer (each used in one GEMM per token).
 
@@ -276,6 +438,8 @@ def _layer_matrix_params(w: Workload) -> float:
     2h² + 2h²·kv/a. MLP: two h×4h matrices (GPT, 8h²) or three h×ffn matrices (SwiGLU: gate, up,
     down; 3·h·ffn). GPT: 4h² + 8h² = 12h², Megatron's per-layer figure.
     """
+    if w.kv_lora_rank or w.mlp:
+        return _dense_layer_params(w)
     h = w.hidden
     kv = w.kv_heads or w.heads
     attention = 2.0 * h * h + 2.0 * h * h * kv / w.heads
@@ -307,11 +471,24 @@ def parameters(w: Workload) -> float:
     if w.kind == "vision":
         return w.params
     l, h, V, s = w.layers, w.hidden, w.vocab, w.seq_len
+    if w.moe or w.kv_lora_rank:
+        # untied embeddings and two RMSNorms per layer, as Llama (DeepSeek-V3, Mixtral); the
+        # multi-token-prediction module of DeepSeek-V3 (§2.2) is not counted (its 671B exclude it)
+        layers = w.dense_layers * _dense_layer_params(w) + w.moe_layers * _moe_layer_params(w, False) \
+            if w.moe else l * _dense_layer_params(w)
+        return layers + l * 2.0 * h + h + 2.0 * V * h
     if w.ffn_hidden:
         return l * (_layer_matrix_params(w) + 2.0 * h) + h + 2.0 * V * h
     kv = (w.kv_heads or w.heads) / w.heads
     biases = (11.0 + 2.0 * kv) * h  # Q, O: h each; K, V: kv·h each; MLP 4h + h; two LayerNorms 4h
     return l * (_layer_matrix_params(w) + biases) + (V + s) * h
+
+
+def expert_parameters(w: Workload) -> float:
+    """Weights of the routed experts (split over ep; reduced over the expert-data-parallel ranks)."""
+    if not w.moe:
+        return 0.0
+    return w.moe_layers * w.experts * _mlp_matrices(w) * w.hidden * w.moe_ffn_hidden
 
 
 def model_flops_per_iteration(w: Workload, recompute: bool | None = None) -> float:
@@ -332,12 +509,29 @@ def model_flops_per_iteration(w: Workload, recompute: bool | None = None) -> flo
     tokens) and 4·s·h·l per token and pass is the attention it leaves out.
     Vision: ``flops_per_sample`` × samples (0 when not given: a convolution reuses each weight
     at every position, so the 6·N rule of transformers does not apply).
+    Mixture of experts: M is the weights a token passes (router, top_k routed and the shared
+    experts, averaged with the dense layers); multi-head latent attention: its five projections
+    and 2·s·a·(d_qk + d_v) for the scores (``attention_score_flops_per_token``). Selective
+    recomputation re-runs only the attention core (4 units for it, 3 for the matrices).
     """
     if w.kind == "vision":
         return w.flops_per_sample * w.global_batch
     B, s, l, h, V = w.global_batch, w.seq_len, w.layers, w.hidden, w.vocab
-    passes = 4.0 if (w.recompute if recompute is None else recompute) else 3.0
-    return B * s * (passes * l * (2.0 * _layer_matrix_params(w) + 4.0 * s * h) + 6.0 * V * h)
+    matrix_passes, attention_passes = _passes(w, recompute)
+    return B * s * (l * (matrix_passes * 2.0 * _active_matrix_params_per_layer(w)
+                         + attention_passes * attention_score_flops_per_token(w)) + 6.0 * V * h)
+
+
+def _passes(w: Workload, recompute: bool | None = None) -> tuple[float, float]:
+    """Forward-pass units of the layer matrices and of the attention core per micro-batch: 3
+    (forward + a backward of two), 4 for what is recomputed: everything with full recomputation,
+    only the attention core with selective recomputation (Korthikanti et al. 2023, §5)."""
+    on = w.recompute if recompute is None else recompute
+    if not on:
+        return 3.0, 3.0
+    if w.recompute_granularity == "selective":
+        return 3.0, 4.0
+    return 4.0, 4.0
 
 
 def activation_bytes_per_layer(w: Workload) -> float:
@@ -353,10 +547,10 @@ def activation_bytes_per_layer(w: Workload) -> float:
     only each row's softmax statistic (log-sum-exp, one fp32 value per head and token: 4·a·s·b/t
     bytes), so the bytes are s·b·h·(10 + 24/t)·(bytes/2) + 4·a·s·b/t.
     """
-    s, b, h, a, t = w.seq_len, w.micro_batch, w.hidden, w.heads, w.tp
+    s, b, h, a, t = w.seq_len / w.cp, w.micro_batch, w.hidden, w.heads, w.tp
     if w.flash_attention:
         return s * b * h * (10 + 24.0 / t) * w.bytes_per_value / 2.0 + 4.0 * a * s * b / t
-    return s * b * h * (10 + 24.0 / t + 5.0 * a * s / (h * t)) * w.bytes_per_value / 2.0
+    return s * b * h * (10 + 24.0 / t + 5.0 * a * w.seq_len / (h * t)) * w.bytes_per_value / 2.0
 
 
 #: passes over the activation bytes per micro-batch: forward writes them, backward reads them
@@ -374,8 +568,15 @@ class ComputeTimes:
     gemm_s: float  #: tensor-core time at the GPU's achievable GEMM efficiency
     memory_s: float  #: memory-bound element-wise time (activations over HBM bandwidth)
     peak_tflops: float  #: dense peak of the GPU in the workload's precision
-    gemm_efficiency: float
+    gemm_efficiency: float  #: effective: counted model FLOPs / (gemm_s × peak)
     recompute: bool = True
+    #: parts of ``gemm_s``: the layers' linear GEMMs (what TP communication can overlap), the
+    #: attention core, the output (logit) layer, the MoE experts' grouped GEMMs
+    linear_s: float = 0.0
+    attention_s: float = 0.0
+    logit_s: float = 0.0
+    expert_s: float = 0.0
+    fp8_cast_s: float = 0.0  #: part of ``memory_s``: casting GEMM inputs to FP8 (and transposing)
 
     @property
     def micro_batch_s(self) -> float:
@@ -399,35 +600,173 @@ def gpu_peak_tflops(gpu: dict[str, Any], precision: str) -> float:
     return peak
 
 
-def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
-    """Compute time of one micro-batch on one GPU of one pipeline stage.
+#: Achievable FP8 GEMM rate over the achievable BF16 GEMM rate of the same GPU, by the GEMM's
+#: reduction side K. Measured on Hopper: FP8 GEMMs with M = N = 8192 and K = d on an
+#: H800 SXM (tile-ai/tilelang, benchmark/matmul_fp8/README.md: 376, 622, 927, 1174, 1378, 1461 and
+#: 1523 TFLOP/s at K = 256 … 16384) over the maximum achievable BF16 matmul of an H100 SXM,
+#: 794.5 TFLOP/s (S. Bekman, ml-engineering, compute/accelerator/README.md, MAMF table: the
+#: ceiling the catalog's h100-sxm gemm_efficiency is derived from). H800 and H100 SXM share the
+#: GH100 die (132 SMs, the same dense FP8 and BF16 peaks). Derivation of the shape dependence: an
+#: FP8 tile does twice the multiply-adds of a BF16 tile per byte loaded, so a short side leaves
+#: its fixed costs (prologue, epilogue, scaling) less work to hide behind than in BF16; Luo et al.,
+#: "Dissecting the NVIDIA Hopper Architecture through Microbenchmarking" (arXiv 2501.12084):
+#: FP8 "nearly double" FP16 on large matrices. For a GPU whose FP8:BF16 peak ratio is not 2 the
+#: figures scale with that ratio (Blackwell: 2, assumed to behave like Hopper; no published
+#: FP8 shape sweep was found).
+FP8_OVER_BF16_BY_SIDE = ((256, 376 / 794.5), (512, 622 / 794.5), (1024, 927 / 794.5),
+                         (2048, 1174 / 794.5), (4096, 1378 / 794.5), (8192, 1461 / 794.5),
+                         (16384, 1523 / 794.5))
 
-    GEMM time = model FLOPs per GPU per micro-batch / (dense peak × gemm_efficiency), where the
-    FLOPs per GPU are F / (tp·pp·dp) spread over m micro-batches and gemm_efficiency is the
-    catalog constant of the GPU type. Memory-bound time = MEMORY_PASSES × activation bytes per
-    layer × layers per stage / HBM bandwidth (catalog ``memory_bw_TBps``); this is what makes
-    small-hidden models slower per FLOP than large ones. Uneven stages: both are for the busiest
-    GPU (``Workload.stage_layers``), i.e. the even share scaled by p·stage_layers/l (the logit
-    work is taken as spread over the stages like the layers, which is what Llama 3 arranged by
-    giving the first and the last stage one layer fewer).
-    """
-    peak = gpu_peak_tflops(gpu, w.precision)
+#: Fused (flash) attention rate as a fraction of the dense BF16 peak, forward and backward, by
+#: GPU generation (catalog ``nvlink_gen``: 3 Ampere, 4 Hopper, 5 Blackwell). Ampere: FlashAttention-2
+#: reaches 50-73% of the A100 peak in the forward pass and less in the backward (Dao, arXiv
+#: 2307.08691, abstract and §4.1), 0.5 taken. Hopper: FlashAttention-2 reaches 35% of H100 and
+#: FlashAttention-3 up to 75% forward (Shah et al., arXiv 2407.08608, abstract); measured FA3
+#: forward at head dim 128 and sequences 4K-8K: 590-614 TFLOP/s = 0.60-0.62 (pytorch/benchmark
+#: commit ff65cb6, FA3 sizes B·S = 16K); the backward is slower, so 0.5 for both passes (the
+#: cuDNN fused attention NeMo uses sits between FA2 and FA3). Blackwell: assumed as Hopper.
+ATTENTION_EFFICIENCY = {3: 0.5, 4: 0.5, 5: 0.5}
+#: FlashAttention's backward pass runs 5 matrix products to the forward's 2 (it recomputes the
+#: scores; Dao, arXiv 2307.08691, §3.1.2), 2.5 forward units instead of the 2 counted: executed
+#: attention units = counted passes + 0.5
+FLASH_BACKWARD_EXTRA = 0.5
+#: bytes moved per value cast to FP8 for a GEMM (read 2, write the FP8 copy and its transpose:
+#: Transformer Engine keeps both layouts for the forward and the weight-gradient GEMMs): derived
+FP8_CAST_BYTES = 4.0
+
+
+def fp8_over_bf16(side: float, gpu: dict[str, Any] | None = None) -> float:
+    """Achievable FP8 over BF16 GEMM rate for a GEMM whose reduction side K is ``side``
+    (``FP8_OVER_BF16_BY_SIDE``, interpolated in log2 of the side, held at the table's ends)."""
+    table = FP8_OVER_BF16_BY_SIDE
+    x = math.log2(max(side, 1.0))
+    xs = [math.log2(d) for d, _ in table]
+    if x <= xs[0]:
+        r = table[0][1]
+    elif x >= xs[-1]:
+        r = table[-1][1]
+    else:
+        i = next(k for k in range(1, len(xs)) if x <= xs[k])
+        f = (x - xs[i - 1]) / (xs[i] - xs[i - 1])
+        r = table[i - 1][1] + f * (table[i][1] - table[i - 1][1])
+    if gpu:
+        bf16, fp8 = float(gpu.get("bf16_dense_tflops") or 0), float(gpu.get("fp8_dense_tflops") or 0)
+        if bf16 > 0 and fp8 > 0:
+            r *= fp8 / bf16 / 2.0
+    return r
+
+
+def _gemm_efficiency(gpu: dict[str, Any]) -> float:
     eff = float(gpu.get("gemm_efficiency") or 0.0)
     if not 0 < eff <= 1:
         raise UsageError(f"GPU model '{gpu.get('id', '?')}' needs gemm_efficiency in (0, 1] in the "
                          f"catalog, got {eff}")
+    return eff
+
+
+def _matrix_time(w: Workload, gpu: dict[str, Any], shapes, tokens: float, split: int,
+                 fp8: bool, bf16_rate: float) -> tuple[float, float]:
+    """One forward unit of ``shapes`` ((in, out) widths) for ``tokens`` rows with the weights
+    split ``split`` ways: the last matrix (attention output, MLP down) is row-parallel (its input
+    split), the others column-parallel (their output split), as in Megatron (Shoeybi et al. 2019,
+    §3). Returns (seconds, values cast to FP8 for it)."""
+    t, cast = 0.0, 0.0
+    for k, (i, o) in enumerate(shapes):
+        if k == len(shapes) - 1:  # the last (output projection, MLP down) is row-parallel
+            il, ol = i / split, o
+        else:
+            il, ol = i, o / split
+        flops = 2.0 * tokens * il * ol
+        if fp8:  # forward (K = in), data gradient (K = out), weight gradient (K = tokens)
+            t += flops / bf16_rate * sum(1.0 / fp8_over_bf16(k, gpu) for k in (il, ol, tokens)) / 3.0
+        else:
+            t += flops / bf16_rate
+        cast += tokens * (il + ol)
+    return t, cast
+
+
+def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
+    """Compute time of one micro-batch on the busiest GPU of a pipeline (all its layers).
+
+    Tensor-core time (``gemm_s``), per part:
+    - the layers' linear GEMMs: 2·tokens·in·out FLOPs per matrix and forward unit (3 units, 4
+      with full recomputation, see :func:`_passes`), the weights split over tp, the tokens of a
+      GPU b·s/cp. BF16/FP16 run at the catalog ``gemm_efficiency`` × the BF16 peak; FP8 at that
+      rate × :func:`fp8_over_bf16` of each GEMM's reduction side (forward: the matrix input,
+      data gradient: its output, weight gradient: the tokens), so shapes and micro-batch size
+      matter;
+    - the attention core: with ``flash_attention`` a causal kernel skips the masked half of the
+      s×s square and runs in BF16 even in an FP8 run (Transformer Engine's FP8 recipe leaves dot-
+      product attention in BF16 unless asked), at ``ATTENTION_EFFICIENCY``, its backward
+      recomputing the scores (``FLASH_BACKWARD_EXTRA``); without it, Megatron's unfused batched
+      GEMMs compute the full square at the GEMM rate;
+    - the output layer in BF16 (Megatron keeps it out of the FP8 recipe), spread over the
+      pipeline stages like the layers (Llama 3 gives the first and last stage one layer fewer);
+    - MoE layers: the routed experts' grouped GEMMs with top_k·tokens rows, each local expert
+      seeing tokens·top_k·ep/experts of them (the weight-gradient GEMM's K), plus shared experts.
+    Memory-bound time (``memory_s``) = MEMORY_PASSES × activation bytes per layer × layers / HBM
+    bandwidth (catalog ``memory_bw_TBps``), plus in FP8 the casts of every GEMM input and output
+    gradient (``FP8_CAST_BYTES`` per value). ``gemm_efficiency`` of the result is the effective
+    one: counted model FLOPs of the busiest GPU / (gemm_s × peak).
+    """
+    peak = gpu_peak_tflops(gpu, w.precision)
+    eff = _gemm_efficiency(gpu)
     flops_gpu = model_flops_per_iteration(w) / w.gpus
     m = w.micro_batches
     if w.kind == "vision":
         sample_s = w.global_batch / w.gpus / m / w.samples_per_s_per_gpu
         return ComputeTimes(flops_gpu, sample_s, 0.0, peak, eff, w.recompute)
-    busiest = w.stage_layers * w.pp / w.layers
-    gemm_s = flops_gpu * busiest / m / (peak * 1e12 * eff)
+    # a 16-bit run's GEMMs run at its own peak (fp16 = bf16 peak; tf32/fp32 at theirs)
+    fp8 = w.precision == "fp8"
+    bf16_peak = gpu_peak_tflops(gpu, "bf16") if fp8 else peak
+    rate = bf16_peak * 1e12 * eff
+    tokens = w.micro_batch * w.seq_len / w.cp
+    mp, ap = _passes(w)
+    L = w.stage_layers
+    ffn = w.ffn_hidden or 4 * w.hidden
+    att_t, att_cast = _matrix_time(w, gpu, _attention_matrices(w), tokens, w.tp, fp8, rate)
+    mlp_t, mlp_cast = _matrix_time(w, gpu, _mlp_shapes(w, ffn), tokens, w.tp, fp8, rate)
+    dense_frac = 1.0 - (w.moe_layers / w.layers)
+    linear = L * mp * (att_t + dense_frac * mlp_t)
+    cast = L * (att_cast + dense_frac * mlp_cast)
+    expert = 0.0
+    if w.moe:
+        moe_frac = w.moe_layers / w.layers
+        shapes = _mlp_shapes(w, w.moe_ffn_hidden)
+        per_expert = tokens * w.top_k * w.ep / w.experts
+        rows = tokens * w.top_k
+        et, ec = _matrix_time(w, gpu, shapes, per_expert, w.tp, fp8, rate)
+        expert = et * rows / per_expert
+        cast += L * moe_frac * ec * rows / per_expert
+        if w.shared_experts:
+            st, sc = _matrix_time(w, gpu, _mlp_shapes(w, w.moe_ffn_hidden * w.shared_experts),
+                                  tokens, w.tp, fp8, rate)
+            expert += st
+            cast += L * moe_frac * sc
+        router = 2.0 * tokens * w.hidden * w.experts / rate
+        expert = L * mp * moe_frac * (expert + router)
+    score = tokens * attention_score_flops_per_token(w) / w.tp
+    if w.flash_attention:
+        att_rate = gpu_peak_tflops(gpu, "bf16") * 1e12 * ATTENTION_EFFICIENCY.get(
+            int(gpu.get("nvlink_gen") or 4), 0.5)
+        attention = L * 0.5 * score * (ap + FLASH_BACKWARD_EXTRA) / att_rate
+    else:
+        attention = L * ap * score / rate
+    logit = 3.0 * 2.0 * tokens * w.vocab * w.hidden / w.tp / rate * (L / w.layers)
+    gemm_s = linear + expert + attention + logit
     memory_s = 0.0
+    cast_s = 0.0
     hbm = float(gpu.get("memory_bw_TBps") or 0.0)
     if hbm > 0:
-        memory_s = MEMORY_PASSES[w.recompute] * activation_bytes_per_layer(w) * w.stage_layers / (hbm * 1e12)
-    return ComputeTimes(flops_gpu, gemm_s, memory_s, peak, eff, w.recompute)
+        memory_s = MEMORY_PASSES[w.recompute] * activation_bytes_per_layer(w) * L / (hbm * 1e12)
+        if fp8:
+            # forward: the inputs; backward: the output gradients (both sides of every GEMM)
+            cast_s = cast * FP8_CAST_BYTES * (mp / 3.0) / (hbm * 1e12)
+            memory_s += cast_s
+    busiest = flops_gpu * (L * w.pp / w.layers) / m
+    effective = busiest / (gemm_s * peak * 1e12) if gemm_s > 0 else eff
+    return ComputeTimes(flops_gpu, gemm_s, memory_s, peak, effective, w.recompute,
+                        linear, attention, logit, expert, cast_s)
 
 
 def bubble_s(w: Workload, micro_batch_s: float) -> float:
