@@ -28,6 +28,7 @@ from designer.gui import recovery
 from designer.gui.editor import CLIPBOARD_MIME, Editor, RefusedEdit
 from designer.gui.icons import app_icon
 from designer.gui.inspector import Inspector
+from designer.gui.messages import gui_words
 from designer.gui.palette import Palette
 from designer.gui.problems import ProblemsList
 from designer.gui.scenario import ScenarioPanel
@@ -397,13 +398,25 @@ class MainWindow(QMainWindow):
         QApplication.setOverrideCursor(Qt.WaitCursor)
         try:
             design = TEMPLATES[name](**options)
+            if not design.workload:  # runnable as it is: the workload `dpu-designer new` gives
+                design.workload = self.runnable_workload(design)
         except (UsageError, ValueError, KeyError) as exc:
-            QMessageBox.warning(self, APP_NAME, f"Cannot build the design: {exc}")
+            QMessageBox.warning(self, APP_NAME, f"Cannot build the design: {gui_words(str(exc))}")
             return
         finally:
             QApplication.restoreOverrideCursor()
         self.autosaver.discard()
         self.set_document(design, None)
+
+    def runnable_workload(self, design: Design) -> dict:
+        """The workload ``dpu-designer new`` gives a design (the default model, its batch fitted
+        to the design's GPUs); {} when that model cannot run on it (e.g. no GPU servers)."""
+        from designer.commands.new import DEFAULT_WORKLOAD, fitted_workload
+
+        try:
+            return fitted_workload(DEFAULT_WORKLOAD, design, self.catalog)
+        except UsageError:
+            return {}
 
     def open_dialog(self) -> None:
         if not self.maybe_save():

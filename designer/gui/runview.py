@@ -32,6 +32,7 @@ from designer.engine.compare import MIN_DIFFERENCE, Comparison, compare, loading
 from designer.engine.resources import INFRA_TASKS
 from designer.engine.result import BREAKDOWN_LABEL, Result
 from designer.engine.timeline import TimelineInputs, TimelineRun, TimelineSummary, inputs_of
+from designer.gui.messages import gui_words
 from designer.gui.plots import SCENARIO_COLOR, SCENARIO_LABEL, LivePlots
 from designer.gui.worker import GeneratorWorker, RetiredWorkers, sent_by
 from designer.topology.kinds import KIND_LABEL
@@ -423,6 +424,15 @@ class RunView(QWidget):
         self.progress.setMaximumWidth(220)
         self.status = QLabel()
         self.status.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)  # the dock can narrow
+        #: why the last run failed, whole and wrapped, in the window's words (hidden otherwise)
+        self.error_box = QLabel()
+        self.error_box.setObjectName("run-error")
+        self.error_box.setWordWrap(True)
+        self.error_box.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.error_box.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Minimum)
+        self.error_box.setStyleSheet("QLabel#run-error { background: #fdecea; color: #7f1d1d; "
+                                     "border: 1px solid #f5c2c0; border-radius: 4px; padding: 6px; }")
+        self.error_box.hide()
         self.overlay = QComboBox()
         for scenario in SCENARIOS:
             self.overlay.addItem(SCENARIO_LABEL[scenario], scenario)
@@ -484,6 +494,7 @@ class RunView(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(bar)
+        layout.addWidget(self.error_box)
         layout.addWidget(self.tabs, 1)
         self.set_status("Ready: press Run (F5) to run the design")
         self.show_figures([], None)
@@ -523,6 +534,7 @@ class RunView(QWidget):
         self._progress.clear()
         self.table.clearContents()
         self.progress.setValue(0)
+        self.error_box.hide()
         self.set_status("Running the engine…")
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
@@ -610,7 +622,10 @@ class RunView(QWidget):
 
     def _on_error(self, message: str) -> None:
         if self._from_current():
-            self._ended(f"Error: {message}")
+            text = gui_words(message)
+            self._ended(f"Error: {text}")
+            self.error_box.setText(f"<b>The run stopped.</b> {escape(text)}")
+            self.error_box.show()
 
     def _ended(self, status: str) -> None:
         self.worker.stop()  # the generator has ended: this only joins the thread

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QFormLayout, QHBoxLayout, QLa
 
 from designer.engine.sweep import SweepResult, parse_values, sweep
 from designer.errors import UsageError
+from designer.gui.messages import gui_words
 from designer.gui.plots import SweepPlot
 from designer.gui.scenario import workload_entry
 from designer.gui.worker import GeneratorWorker, RetiredWorkers, sent_by
@@ -229,7 +230,7 @@ class SweepDialog(QDialog):
 
     def _on_error(self, message: str) -> None:
         if self._from_current():
-            self._ended(f"Error: {message.replace('--param ', 'parameter ')}")
+            self._ended(f"Error: {gui_words(message.replace('--param ', 'parameter '))}")
 
     def _ended(self, status: str) -> None:
         self.worker.stop()  # the generator has ended: this only joins the thread
