@@ -103,8 +103,10 @@ def test_bad_options_are_usage_errors(catalog):
         leaf_spine(server="dgx-h999", catalog=catalog)
     with pytest.raises(UsageError, match="--oversubscription"):
         leaf_spine(oversubscription=0.5, catalog=catalog)
-    with pytest.raises(UsageError, match="too many for two switch tiers"):
-        leaf_spine(servers=600, storage="none", catalog=catalog)
+    # 32-port switches: pods of 16 leaves, at most 32 pods = 512 leaves of 16 hosts = 8,192 NICs;
+    # 1,100 x 8 = 8,800 NICs need 550 leaves
+    with pytest.raises(UsageError, match="too many for three switch tiers"):
+        leaf_spine(servers=1100, switch="generic-leaf", storage="none", catalog=catalog)
     with pytest.raises(UsageError, match="--storage must be one of"):
         rail_optimized(servers=8, storage="cloud", catalog=catalog)
 
@@ -179,3 +181,19 @@ def test_rail_designs_pass_every_design_rule(catalog, switch, su_size, storage):
                        catalog=catalog)
     errors = [p for p in validate(d, catalog) if p.severity == "error"]
     assert errors == []
+
+
+def test_leaf_spine_beyond_one_spine_layer_gets_a_core_tier(catalog):
+    # 600 x 8 = 4,800 NICs on 64-port leaves of 32 hosts + 32 uplinks: 150 leaves, more than one
+    # spine layer of 64-port switches reaches. Pods of 32 leaves (5 pods: 4 x 32 + 22), 32 spines
+    # each (one cable per leaf) = 160 spines; core group i takes spine i of every pod:
+    # 32 + 32 + 32 + 32 + 22 = 150 cables / 64 ports = 3 cores a group, 32 groups = 96 cores.
+    d = leaf_spine(servers=600, storage="none", catalog=catalog)
+    assert tiers(d) == {"leaf": 150, "spine": 160, "core": 96}
+    topo = d.topology
+    for sw in topo.switches():
+        assert sum(l.lanes for l in topo.links_of(sw.id)) <= 64
+    first, last = topo.attached(topo.servers()[0].id)[0], topo.attached(topo.servers()[-1].id)[0]
+    path = topo.shortest_path(first.id, last.id)
+    assert [topo.components[c].props["tier"] for c in path[1:-1]] == ["leaf", "spine", "core", "spine", "leaf"]
+    assert [p for p in validate(d, catalog) if p.severity == "error"] == []

@@ -7,7 +7,8 @@ Switches and storage are boxes ``MEMBER_W`` wide (their rack, if any, shows the 
 
 :func:`layout_by_tier` puts blocks of rows top to bottom, each block wrapped to a common width and
 centred on it: core, spine and leaf switches, then the racks, then GPU servers outside racks, then
-storage and loose NICs/DPUs. The common width is at least ``RACKS_PER_ROW`` racks and grows (for big
+the front-end (north-south) network's leaf, spine and core switches (``frontend`` switches, below
+the racks they serve, apart from the compute fabric above), then storage and loose NICs/DPUs. The common width is at least ``RACKS_PER_ROW`` racks and grows (for big
 designs) so that the whole picture keeps about the shape of a canvas window (``ASPECT``).
 Positions are item centres in scene units.
 """
@@ -102,12 +103,15 @@ def layout_by_tier(topology: Topology, catalog=None) -> dict[str, tuple[float, f
     def box(c: Component) -> tuple[float, float]:
         return MEMBER_W, box_height(_units(resolve(c), "rack_units_used", 1))
 
+    front = {sw.id for sw in topology.switches() if sw.props.get("frontend")}
     for tier in ("core", "spine", "leaf"):
-        block(topology.switches(tier), box)
+        block([sw for sw in topology.switches(tier) if sw.id not in front], box)
     racks = topology.racks()
     block(racks, lambda r: rack_size(_units(resolve(r), "rack_units", 42)))
     in_rack = {s.id for s in topology.servers() if s.parent in comps and comps[s.parent].kind == "rack"}
     block([s for s in topology.servers() if s.id not in in_rack], box)
+    for tier in ("leaf", "spine", "core"):
+        block([sw for sw in topology.switches(tier) if sw.id in front], box)
     on_server = {c.id for c in comps.values()
                  if c.kind in ATTACHABLE and c.parent in comps and comps[c.parent].kind == "gpu_server"}
     loose = [c for c in comps.values() if c.kind in ATTACHABLE and c.id not in on_server]

@@ -21,7 +21,14 @@ Rules shared by the generators (all figures come from the catalog through ``Cata
 * Storage ``separate``: each server's storage DPUs (``dpu_count`` of its ``dpu_model``; the server
   itself as on-board NIC when the model has none) and the storage appliances' ports form their own
   leaf-spine fabric. ``converged``: the appliances hang off the compute fabric (leaf-spine and
-  two-tier rail-optimized only).
+  rail-optimized).
+* Front-end ``ethernet`` (north-south: users, data ingest, in-band management): each server's
+  north-south DPUs (its ``dpu_count`` of ``dpu_model``, the same cards as for storage, on a free
+  port: a BlueField-3 has two) or, without DPUs, the server itself get one link each to front-end
+  leaves of ``frontend_switch`` (non-blocking, spines above as for storage). Its switches carry
+  ``frontend = true``: a separate Ethernet network, never a path for training collectives (as in the
+  DGX SuperPOD, where storage and in-band management share the BlueField-3 ports and the compute
+  fabric is apart).
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ from designer.topology.model import Component, Link, Topology
 from designer.topology.validation import Resolver, component_power_W
 
 STORAGE_CHOICES = ("separate", "converged", "none")
+FRONTEND_CHOICES = ("none", "ethernet")
 
 
 @dataclass(frozen=True)
@@ -86,7 +94,7 @@ def _check_size(name: str, options: dict[str, Any]) -> None:
         what = f"--k {k} makes {servers:,} hosts"
     else:
         what = f"--servers {servers:,}" if isinstance(servers, int) else ""
-    per_server = 2 + 10  # the server, its rack share, and up to 10 NICs/DPUs (DGX H100 + BF-3)
+    per_server = 2 + _devices_per_server(options)  # the server, its rack share, its NICs/DPUs
     if isinstance(servers, int) and servers * per_server > MAX_COMPONENTS:
         raise UsageError(f"{what}: the design would hold about {servers * per_server:,} components, "
                          f"more than a design file takes ({MAX_COMPONENTS:,}); use "
@@ -95,6 +103,21 @@ def _check_size(name: str, options: dict[str, Any]) -> None:
     spec = kinds.field_spec("gpu_server", "gpu_count")
     if gpus and spec is not None and (problem := spec.check(gpus)):
         raise UsageError(f"--gpus-per-server {gpus}: {problem}")
+
+
+def _devices_per_server(options: dict[str, Any]) -> int:
+    """NICs and DPUs a server of the chosen model brings (its compute rails plus its north-south
+    DPUs, one more for a front-end port); 10 (DGX H100 with two BlueField-3) if the model is unknown."""
+    catalog = options.get("catalog")
+    if catalog is None:
+        from designer.topology.catalog import load_catalog
+
+        catalog = load_catalog()
+    try:
+        fig = catalog.get("server", options.get("server") or "dgx-h100")
+        return int(fig.get("nic_count", 8)) + int(fig.get("dpu_count", 0)) + 1
+    except (KeyError, TypeError, ValueError):
+        return 10
 
 
 # ---------------------------------------------------------------------------------------- builder
@@ -111,6 +134,10 @@ class _Builder:
         self.rack_model = rack_model
         self.per_rack = per_rack
         self._fill: dict[str, tuple[str | None, int, int, float]] = {}  # row -> rack, next U, count, W
+        #: switches made now belong to the front-end network (``frontend`` prop)
+        self.frontend = False
+        #: server id -> its north-south DPUs (storage and front-end ports), made on first use
+        self.north_south: dict[str, list[str]] = {}
         self.need("rack", rack_model, "--rack")
 
     def need(self, kind: str, model: str, option: str) -> dict[str, Any]:
@@ -130,7 +157,10 @@ class _Builder:
         return cid
 
     def switch(self, model: str, tier: str) -> str:
-        return self.add("switch", model, props={"tier": tier})
+        props: dict[str, Any] = {"tier": tier}
+        if self.frontend:
+            props["frontend"] = True
+        return self.add("switch", model, props=props)
 
     def link(self, a: str, b: str, lanes: int = 1) -> None:
         ends = [self.topo.components[a], self.topo.components[b]]
@@ -271,18 +301,56 @@ def _servers(b: _Builder, count: int, model: str, gpus: int, dpu: str, nic: str,
     return servers, devices
 
 
-def _storage_devices(b: _Builder, servers: list[str]) -> list[str]:
-    """Each server's storage-network endpoints: its ``dpu_count`` DPUs, else the server itself."""
-    out = []
-    for sid in servers:
+def _north_south(b: _Builder, sid: str) -> list[str]:
+    """The server's north-south DPUs (``dpu_count`` of ``dpu_model``, made on first use), or the
+    server itself (an on-board NIC) when the model has none."""
+    if sid not in b.north_south:
         fig = b.res(b.topo.components[sid])
         count = int(fig.get("dpu_count", 0))
-        if count:
-            base = len(b.topo.attached(sid))
-            out += [b.add("dpu", fig["dpu_model"], parent=sid, slot=base + i) for i in range(count)]
-        else:
-            out.append(sid)
+        base = len(b.topo.attached(sid))
+        b.north_south[sid] = ([b.add("dpu", fig["dpu_model"], parent=sid, slot=base + i) for i in range(count)]
+                              or [sid])
+    return b.north_south[sid]
+
+
+def _storage_devices(b: _Builder, servers: list[str]) -> list[str]:
+    """Each server's storage-network endpoints: its ``dpu_count`` DPUs, else the server itself."""
+    return [d for sid in servers for d in _north_south(b, sid)]
+
+
+def _frontend_devices(b: _Builder, servers: list[str]) -> list[str]:
+    """One front-end endpoint per north-south DPU of each server (a DPU whose ports are all linked
+    already, e.g. a one-port card on the storage network, gets a sibling of its model), or the
+    server itself."""
+    out = []
+    for sid in servers:
+        for dev in _north_south(b, sid):
+            comp = b.topo.components[dev]
+            if comp.kind == "dpu" and len(b.topo.links_of(dev)) >= int(b.res(comp)["ports"]):
+                dev = b.add("dpu", comp.model, parent=sid, slot=len(b.topo.attached(sid)))
+            out.append(dev)
     return out
+
+
+def _frontend(b: _Builder, servers: list[str], frontend: str, switch: str) -> None:
+    """The front-end (north-south) Ethernet network, apart from the compute and storage fabrics:
+    one link per front-end endpoint (``_frontend_devices``) to non-blocking leaves of ``switch``,
+    spines above (a core tier when one spine layer cannot reach every leaf)."""
+    if frontend not in FRONTEND_CHOICES:
+        raise UsageError(f"--frontend must be one of {', '.join(FRONTEND_CHOICES)}")
+    if frontend == "none":
+        return
+    fig = b.need("switch", switch, "--frontend-switch")
+    if fig["medium"] != "ethernet":
+        raise UsageError(f"--frontend-switch {switch}: a front-end network is Ethernet, and '{switch}' is an "
+                         f"{fig['medium']} switch; pick an Ethernet model such as sn5400")
+    ends = _frontend_devices(b, servers)
+    b.frontend = True
+    try:
+        down, up = b.leaf_ports(switch, 1.0, ends)
+        b.spines(b.leaves(_chunks(ends, down), switch), up, switch, core=True)
+    finally:
+        b.frontend = False
 
 
 def _appliances(b: _Builder, count: int, model: str) -> list[str]:
@@ -321,10 +389,11 @@ def _storage_count(storage: str, count: int, servers: int, su_size: int = 32) ->
 def leaf_spine(servers: int = 16, server: str = "dgx-h100", gpus_per_server: int = 0, nic: str = "",
                dpu: str = "", switch: str = "qm9700", oversubscription: float = 1.0,
                storage: str = "separate", storage_model: str = "generic-nvmeof-afa", storage_count: int = 0,
-               rack: str = "rack-42u", servers_per_rack: int = 4, name: str = "",
-               catalog: Any = None) -> Design:
-    """Two-tier leaf-spine: every NIC/DPU of every server to a leaf (filled in order), leaves to all
-    spines."""
+               rack: str = "rack-42u", servers_per_rack: int = 4, frontend: str = "none",
+               frontend_switch: str = "sn5400", name: str = "", catalog: Any = None) -> Design:
+    """Leaf-spine: every NIC/DPU of every server to a leaf (filled in order), leaves to all spines;
+    when one spine layer cannot reach every leaf (more than ``ports`` leaves of ``ports/2`` uplinks),
+    pods of leaves with their own spines under a core tier, as ``_Builder.spines`` builds them."""
     _check_count(servers, "--servers")
     _check_count(servers_per_rack, "--servers-per-rack")
     b = _Builder(catalog, rack, servers_per_rack)
@@ -335,16 +404,18 @@ def leaf_spine(servers: int = 16, server: str = "dgx-h100", gpus_per_server: int
     if storage == "converged":
         ends += _appliance_ports(b, appliances)
     down, up = b.leaf_ports(switch, oversubscription, ends)
-    b.spines(b.leaves(_chunks(ends, down), switch), up, switch)
+    b.spines(b.leaves(_chunks(ends, down), switch), up, switch, core=True)
     if storage == "separate":
         _separate_storage(b, ids, appliances, switch, oversubscription)
+    _frontend(b, ids, frontend, frontend_switch)
     _rack_all(b, ids, appliances)
     return b.finish(name or f"Leaf-spine, {servers} x {server}")
 
 
 def fat_tree(k: int = 8, server: str = "dgx-h100", gpus_per_server: int = 0, nic: str = "", dpu: str = "",
              switch: str = "qm9700", storage: str = "none", storage_model: str = "generic-nvmeof-afa",
-             storage_count: int = 0, rack: str = "rack-42u", servers_per_rack: int = 4, name: str = "",
+             storage_count: int = 0, rack: str = "rack-42u", servers_per_rack: int = 4,
+             frontend: str = "none", frontend_switch: str = "sn5400", name: str = "",
              catalog: Any = None) -> Design:
     """Three-tier k-ary fat-tree (Al-Fares et al., SIGCOMM 2008): k pods of k/2 edge and k/2
     aggregation switches, (k/2)^2 core switches, k^3/4 hosts (servers with one NIC/DPU each).
@@ -376,6 +447,7 @@ def fat_tree(k: int = 8, server: str = "dgx-h100", gpus_per_server: int = 0, nic
                 b.link(agg, core)
     if storage == "separate":
         _separate_storage(b, ids, appliances, switch, 1.0)
+    _frontend(b, ids, frontend, frontend_switch)
     _rack_all(b, ids, appliances)
     return b.finish(name or f"Fat-tree k={k}, {hosts} x {server}")
 
@@ -384,19 +456,25 @@ def rail_optimized(servers: int = 256, server: str = "dgx-h100", gpus_per_server
                    dpu: str = "", switch: str = "qm9700", su_size: int = 32, oversubscription: float = 1.0,
                    storage: str = "separate", storage_model: str = "generic-nvmeof-afa",
                    storage_count: int = 0, rack: str = "rack-42u", servers_per_rack: int = 4,
+                   rails_per_leaf: int = 1, frontend: str = "none", frontend_switch: str = "sn5400",
                    name: str = "", catalog: Any = None) -> Design:
     """Rail-optimized fabric in the style of the NVIDIA DGX SuperPOD reference architecture: scalable
     units (SUs) of ``su_size`` servers; in each SU one leaf per rail, and NIC/DPU i of every server
-    goes to the rail-i leaf of its SU. While one spine can reach every leaf (leaves <= switch ports)
-    all leaves share one spine layer; beyond that each rail gets its own switch plane and traffic
-    between rails crosses the NVLink domain inside a server (as NCCL's PXN does). A rail plane with
-    more leaves than one spine layer can reach gets a third tier (as in the largest SuperPODs): pods
-    of ``ports/2`` leaves with their own spines, spine i of every pod to core group i of that rail
-    (see ``_Builder.spines``); with 64-port switches and SUs of 32 that is up to 1,024 SUs (32,768
-    eight-GPU servers)."""
+    goes to the rail-i leaf of its SU. ``rails_per_leaf`` k > 1 puts rails k·j … k·j + k − 1 of every
+    server of an SU on leaf j of that SU (still one switch hop between equal rails; 0 = as many
+    rails as the leaf's host ports take, ⌊host ports / su_size⌋: with 72-rail NVL72 racks and SUs of 8
+    on 64-port leaves, 4 rails a leaf, 18 leaves an SU). While one spine can reach every leaf
+    (leaves <= switch ports) all leaves share one spine layer; beyond that each rail (group) gets its
+    own switch plane and traffic between rails crosses the NVLink domain inside a server (as NCCL's
+    PXN does). A rail plane with more leaves than one spine layer can reach gets a third tier (as in
+    the largest SuperPODs): pods of ``ports/2`` leaves with their own spines, spine i of every pod to
+    core group i of that rail (see ``_Builder.spines``); with 64-port switches and SUs of 32 that is
+    up to 1,024 SUs (32,768 eight-GPU servers). Converged storage keeps every leaf in one fabric
+    (three tiers when one spine layer cannot reach them all), since every rail must reach storage."""
     _check_count(servers, "--servers")
     _check_count(su_size, "--su-size")
     _check_count(servers_per_rack, "--servers-per-rack")
+    _check_count(rails_per_leaf, "--rails-per-leaf", 0)
     b = _Builder(catalog, rack, servers_per_rack)
     ports = int(b.need("switch", switch, "--switch")["ports"])
     if su_size >= ports:
@@ -404,17 +482,24 @@ def rail_optimized(servers: int = 256, server: str = "dgx-h100", gpus_per_server
     if not oversubscription >= 1.0:
         raise UsageError("--oversubscription must be 1 or more (downlink:uplink bandwidth)")
     ids, devices = _servers(b, servers, server, gpus_per_server, dpu, nic)
-    # bandwidth ratio (see _Builder.leaf_ports): su_size host links at d over up links at u
-    ratio = b.host_link_Gbps(switch, devices[0]) / float(b.fig("switch", switch)["port_speed_Gbps"])
-    up = min(ports - su_size, math.ceil(su_size * ratio / oversubscription - 1e-9))
     rails = len(devices[0])
+    per_leaf = rails_per_leaf or max(1, b.leaf_ports(switch, oversubscription, devices[0])[0] // su_size)
+    per_leaf = min(per_leaf, rails)
+    hosts = su_size * per_leaf
+    if hosts >= ports:
+        raise UsageError(f"--rails-per-leaf {per_leaf} x --su-size {su_size} = {hosts} host ports leave no "
+                         f"uplink on a {ports}-port '{switch}' leaf")
+    # bandwidth ratio (see _Builder.leaf_ports): the host links at d over up links at u
+    ratio = b.host_link_Gbps(switch, devices[0]) / float(b.fig("switch", switch)["port_speed_Gbps"])
+    up = min(ports - hosts, math.ceil(hosts * ratio / oversubscription - 1e-9))
+    groups = _chunks(list(range(rails)), per_leaf)
     units = _chunks(list(range(servers)), su_size)
     appliances = _appliances(b, _storage_count(storage, storage_count, servers, su_size), storage_model)
-    by_rail: list[list[str]] = [[] for _ in range(rails)]
+    by_rail: list[list[str]] = [[] for _ in groups]
     for members in units:
-        for r in range(rails):
-            by_rail[r] += b.leaves([[devices[s][r] for s in members]], switch)
-    leaves = [leaf for su in range(len(units)) for leaf in (by_rail[r][su] for r in range(rails))]
+        for g, group in enumerate(groups):
+            by_rail[g] += b.leaves([[devices[s][r] for s in members for r in group]], switch)
+    leaves = [leaf for su in range(len(units)) for leaf in (by_rail[g][su] for g in range(len(groups)))]
     if storage == "converged":
         ports_of = _appliance_ports(b, appliances)
         # these leaves get the rail leaves' uplinks too (one spine layer): what is left of their ports
@@ -423,15 +508,42 @@ def rail_optimized(servers: int = 256, server: str = "dgx-h100", gpus_per_server
     if len(leaves) <= ports:
         b.spines(leaves, up, switch)
     elif storage == "converged":
-        raise UsageError("converged storage needs a single spine layer (at most "
-                         f"{ports} leaves); use --storage separate")
+        b.spines(leaves, up, switch, core=True)
     else:
         for rail_leaves in by_rail:
             b.spines(rail_leaves, up, switch, core=True)
     if storage == "separate":
         _separate_storage(b, ids, appliances, switch, oversubscription)
+    _frontend(b, ids, frontend, frontend_switch)
     _rack_all(b, ids, appliances)
     return b.finish(name or f"Rail-optimized, {servers} x {server}")
+
+
+def nvl72(servers: int = 8, server: str = "gb200-nvl72", nic: str = "", switch: str = "",
+          su_size: int = 8, rails_per_leaf: int = 0, oversubscription: float = 1.0,
+          storage: str = "separate", storage_model: str = "generic-nvmeof-afa", storage_count: int = 0,
+          rack: str = "rack-nvl72", frontend: str = "none", frontend_switch: str = "sn5400",
+          name: str = "", catalog: Any = None) -> Design:
+    """NVL72 racks (GB200/GB300 NVL72: 72 GPUs in one NVLink domain, one scale-out NIC per GPU) with
+    a rail-optimized scale-out fabric: ``servers`` NVL72 systems, each in its own rack of the
+    ``rack`` model, in scalable units of ``su_size`` racks (8, as in the DGX SuperPOD GB200 reference
+    architecture); rails grouped onto leaves as :func:`rail_optimized` with ``rails_per_leaf`` (0:
+    as many as a leaf's host ports take). ``switch`` "" picks the switch by the NIC: InfiniBand at
+    800 Gb/s (ConnectX-8) → Quantum-X800 ``q3400``, at 400 Gb/s → Quantum-2 ``qm9700``; Ethernet at
+    800 → Spectrum-X800 ``sn5610``, at 400 → ``sn5400``."""
+    if not switch:
+        res = _Builder(catalog, rack, 1)
+        fig = res.need("gpu_server", server, "--server")
+        device = nic or fig.get("nic_model", "")
+        nic_fig = res.need("nic", device, "--nic")
+        fast = float(nic_fig["port_speed_Gbps"]) >= 800
+        switch = {("infiniband", True): "q3400", ("infiniband", False): "qm9700",
+                  ("ethernet", True): "sn5610", ("ethernet", False): "sn5400"}[(nic_fig["medium"], fast)]
+    return rail_optimized(servers=servers, server=server, nic=nic, switch=switch, su_size=su_size,
+                          oversubscription=oversubscription, storage=storage, storage_model=storage_model,
+                          storage_count=storage_count, rack=rack, servers_per_rack=1,
+                          rails_per_leaf=rails_per_leaf, frontend=frontend, frontend_switch=frontend_switch,
+                          name=name or f"NVL72 racks, {servers} x {server}", catalog=catalog)
 
 
 # ------------------------------------------------------------------------------------ option specs
@@ -452,16 +564,25 @@ def _common(storage_default: str = "separate", storage_choices: tuple[str, ...] 
         Option("rack", "str", "rack-42u", "rack model", catalog="rack"),
         Option("servers_per_rack", "int", 4, "at most this many servers per rack (fewer if U or power "
                "run out)", min=1),
-        Option("name", "str", "", "design name"),
-    )
+    ) + _FRONTEND + (Option("name", "str", "", "design name"),)
 
+
+_FRONTEND = (
+    Option("frontend", "choice", "none", "front-end (north-south) Ethernet network: one port per "
+           "north-south DPU (or per server without DPUs) to its own leaves", choices=FRONTEND_CHOICES),
+    Option("frontend_switch", "str", "sn5400", "switch model of the front-end network (Ethernet)",
+           catalog="switch"),
+)
+_RAILS_PER_LEAF = Option("rails_per_leaf", "int", 1, "rails of an SU's servers on one leaf (0: as many as "
+                         "the leaf's host ports take)", min=0)
 
 _OVERSUB = Option("oversubscription", "float", 1.0, "leaf downlink:uplink bandwidth ratio (1 = non-blocking)",
                   min=1.0)
 
 TEMPLATES: dict[str, Template] = {
     t.name: t for t in (
-        Template("leaf-spine", "Two-tier leaf-spine", "every server NIC to a leaf, leaves to all spines",
+        Template("leaf-spine", "Leaf-spine", "every server NIC to a leaf, leaves to all spines (a core tier "
+                 "above pods of leaves when one spine layer cannot reach them all)",
                  leaf_spine, (Option("servers", "int", 16, "GPU servers", min=1), _OVERSUB) + _common()),
         Template("fat-tree", "Three-tier k-ary fat-tree", "k pods, (k/2)^2 core switches, k^3/4 hosts "
                  "with one NIC each", fat_tree,
@@ -471,6 +592,26 @@ TEMPLATES: dict[str, Template] = {
                  "scalable units of servers, one leaf per rail per unit, NIC i to the rail-i leaf",
                  rail_optimized,
                  (Option("servers", "int", 256, "GPU servers", min=1),
-                  Option("su_size", "int", 32, "servers per scalable unit", min=1), _OVERSUB) + _common()),
+                  Option("su_size", "int", 32, "servers per scalable unit", min=1), _OVERSUB,
+                  _RAILS_PER_LEAF) + _common()),
+        Template("nvl72", "NVL72 racks, rail-optimized scale-out",
+                 "GB200/GB300 NVL72 systems (72 GPUs in one NVLink domain), one per rack, scalable units "
+                 "of racks, rail leaves", nvl72,
+                 (Option("servers", "int", 8, "NVL72 racks (each one 72-GPU system)", min=1),
+                  Option("server", "str", "gb200-nvl72", "NVL72 system model (gb200-nvl72, gb300-nvl72)",
+                         catalog="server"),
+                  Option("nic", "str", "", "scale-out NIC model, one per GPU (default: the system's, e.g. "
+                         "connectx-8 on gb300-nvl72)", catalog="nic"),
+                  Option("switch", "str", "", "switch model of every tier (default: by the NIC: q3400 for "
+                         "800G InfiniBand, qm9700 for 400G)", catalog="switch"),
+                  Option("su_size", "int", 8, "NVL72 racks per scalable unit", min=1), _OVERSUB,
+                  Option("rails_per_leaf", "int", 0, _RAILS_PER_LEAF.help, min=0),
+                  Option("storage", "choice", "separate", "storage on its own fabric, on the compute "
+                         "fabric (converged) or none", choices=STORAGE_CHOICES),
+                  Option("storage_model", "str", "generic-nvmeof-afa", "storage appliance model",
+                         catalog="storage"),
+                  Option("storage_count", "int", 0, "storage appliances (0: one per scalable unit)", min=0),
+                  Option("rack", "str", "rack-nvl72", "rack model of the NVL72 systems", catalog="rack"))
+                 + _FRONTEND + (Option("name", "str", "", "design name"),)),
     )
 }
