@@ -11,7 +11,8 @@ from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QImage, QPainter, QTransform
 from PySide6.QtWidgets import QMessageBox, QStyleOptionGraphicsItem, QWidget
 
-from designer.gui.items import MEDIUM_COLOR, SELECT, SEVERITY_COLOR, UTIL_COLORS, Cable, CableLayer
+from designer.gui.cables import Cable, CableLayer
+from designer.gui.items import MEDIUM_COLOR, SELECT, SEVERITY_COLOR, UTIL_COLORS
 from designer.gui.testing import open_window
 from designer.topology.design import Design
 from designer.topology.model import Component, Link, Topology
@@ -201,8 +202,12 @@ def _cover(pixel: QColor, want: QColor) -> float:
 
 
 def _shown(view, at: QPointF, want: QColor, cover: float = 0.4) -> bool:
-    """Whether the viewport shows ``want`` at scene point ``at`` (or a pixel beside it)."""
-    image = view.viewport().grab().toImage()
+    """Whether the viewport shows ``want`` at scene point ``at`` (or a pixel beside it), once the
+    tiles in view are drawn (a busy machine can need more than one frame's budget for them)."""
+    for _ in range(100):
+        image = view.viewport().grab().toImage()
+        if not view.scene().cables.refining:
+            break
     p = view.mapFromScene(at)
     return any(_cover(image.pixelColor(p.x() + dx, p.y() + dy), want) >= cover
                for dx in (-1, 0, 1) for dy in (-1, 0, 1))

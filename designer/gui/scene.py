@@ -9,8 +9,9 @@ from __future__ import annotations
 from PySide6.QtCore import QLineF, QPointF, QRectF, Signal
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QToolTip
 
-from designer.gui.items import (DETAIL_LOD, DRAWN_IN_RACK, ITEM_CLASS, Cable, CableLayer,
-                                ComponentItem, PortItem, RackItem, ServerItem, anchor)
+from designer.gui.cables import Cable, CableLayer
+from designer.gui.items import (DETAIL_LOD, DRAWN_IN_RACK, ITEM_CLASS, ComponentItem, PortItem,
+                                RackItem, ServerItem, anchor)
 from designer.topology.design import Design
 from designer.topology.layout import layout_by_tier
 from designer.topology.model import ChangeEvent, Component

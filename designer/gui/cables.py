@@ -1,0 +1,794 @@
+"""The canvas's cables: one :class:`CableLayer` draws every link of the scene (a batch per pen,
+cached pictures far out and screen tiles closer in), so that 40,000 cables draw quickly.
+
+A :class:`Cable` is what the canvas knows of a link (its end points, utilization, marks); the
+boxes of the components are :mod:`designer.gui.items`, whose colours the cables share.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import weakref
+from collections import OrderedDict
+from operator import is_not
+
+import numpy as np
+import shiboken6
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, QTimer
+from PySide6.QtGui import QColor, QImage, QPainter, QPen, QRegion, QTransform
+from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
+
+from designer.gui.items import (BOTTLENECK, MEDIUM_COLOR, SELECT, SEVERITY_COLOR, UTIL_COLORS,
+                                _cosmetic)
+from designer.topology.model import Link
+
+
+def util_bin(util: float) -> int:
+    """Index into :data:`UTIL_COLORS` of a utilization (0..1; outside is clamped)."""
+    return min(len(UTIL_COLORS) - 1, max(0, int(util * len(UTIL_COLORS))))
+
+
+def util_pen(index: int) -> QPen:
+    """Pen of utilization bin ``index``: its colour, 1 px wide when idle up to 4 px when saturated."""
+    return _cosmetic(UTIL_COLORS[index], 1.0 + 3.0 * index / (len(UTIL_COLORS) - 1))
+
+
+class Cable:
+    """What the canvas knows of a link: the link, its two end points (scene), its marks."""
+
+    __slots__ = ("lid", "link", "line", "problems", "util", "marked")
+
+    def __init__(self, link: Link) -> None:
+        self.lid = link.id
+        self.link = link
+        self.line = QLineF()
+        self.problems: list = []
+        self.util: float | None = None
+        self.marked = False
+
+    def style(self) -> str | int:
+        """Pen key: the utilization bin under the overlay, else the medium."""
+        return self.link.medium if self.util is None else util_bin(self.util)
+
+    def tooltip(self) -> str:
+        link = self.link
+        lines = [f"{link.id}: {link.a} – {link.b}",
+                 f"{link.medium}, {link.lanes}× {link.speed_Gbps:g} Gb/s"]
+        if self.util is not None:
+            lines.append(f"utilization {self.util * 100:.0f} %" + (" (bottleneck)" if self.marked else ""))
+        lines += [f"{p.severity}: {p.message}" for p in self.problems]
+        return "\n".join(lines)
+
+
+class CableLayer(QGraphicsItem):
+    """Draws every cable of the scene, one ``drawLines`` batch per pen, under the boxes.
+
+    Only the cables whose segment meets the exposed area are drawn (:meth:`crossing_rows`). Far
+    out (below ``CACHE_LOD``) on screen, the cables come from a picture of all of them rendered once
+    per zoom octave (``2**-k`` scene units per pixel) and scaled by at most 2. Closer in, on screen,
+    they come from tiles of ``TILE_PX`` screen pixels rendered at the view's exact zoom and kept
+    while it stays (at most ``MAX_TILES`` of them, least recently shown dropped first): panning
+    blits them and draws only the tiles it uncovers; during a run of zoom steps they are scaled,
+    and drawn anew once the zoom rests (:meth:`_paint_tiles`). A new zoom's tiles are drawn a few
+    a frame (``BUDGET_MS``), nearest the centre first, while the last zoom's tiles stand in for the
+    others, scaled (from any zoom, or the picture far out), so that no frame waits for all of them;
+    far out a new picture is drawn in batches the same way. An edit drops only the tiles its cables
+    meet, before or after, and draws them in the next frame; far out, the cables it edited are
+    drawn over a picture of the others until the edits stop (:meth:`_invalidate`). A restyle of
+    most cables (the overlay) keeps the old tiles and pictures as stand-ins while the new ones are
+    drawn. Selected cables, cables with problems and bottlenecks are drawn on top with their own
+    pens, every frame. The layer takes no mouse buttons: the scene finds the cable under a point
+    with :meth:`cable_at`.
+    """
+
+    CACHE_LOD = 0.35
+    MAX_CACHE_PX = 4096
+    MARGIN = 60.0  # scene units around the lines' bounds (wide pens far out)
+    TILE_PX = 256
+    MAX_TILES = 192         # 256 KiB each: 48 MiB; a frame that needs more keeps them till the next
+    SETTLE_MS = 150
+    REUSE_ZOOM = 2.0
+    MAX_STAND_INS = 2       # older tiles stand in for missing ones from at most this many zooms
+    BUDGET_MS = 10.0        # tile drawing a frame while older tiles stand in for the missing ones
+    REACH_PX = 4.0          # how far (screen px) the widest pen and its antialiasing reach off a line
+    BATCH = 2048            # cables drawn into a picture far out between two looks at the clock
+    AT_ONCE_MS = 40.0       # an edit far out that needs a new picture draws it at once if it fits
+    FOLD_MS = 1000          # no edit for this long: the moving cables go back into the picture
+
+    def __init__(self, cables: dict[str, Cable]) -> None:
+        super().__init__()
+        self.cables = cables
+        self.selected: set[str] = set()
+        self.flagged: set[str] = set()  # with problems or marked as bottlenecks
+        self._extent = QRectF()
+        self.setZValue(-1)
+        self.setAcceptedMouseButtons(Qt.NoButton)
+        self.setFlag(QGraphicsItem.ItemUsesExtendedStyleOption)
+        self._bounds = QRectF()
+        self._dirty = True
+        self._ids: list[str] = []
+        self._lines: list[QLineF] = []
+        self._xy = np.zeros((0, 4))
+        self._lo = np.zeros((0, 2))
+        self._hi = np.zeros((0, 2))
+        self._bins = np.zeros(0, dtype=int)             # utilization bin of each row, -1: none
+        self._media = np.zeros(0, dtype=object)         # and its medium
+        self._groups: dict[str | int, np.ndarray] = {}
+        self._cache: dict[int, QImage] = {}    # picture of all cables by zoom octave, when done
+        self._jobs: dict[int, list] = {}       # octave: [picture, [(pen, rows)], group, rows done]
+        #: pictures before the last change, by octave: (scene rect, picture, the ids it left out)
+        self._stale: list[tuple[QRectF, QImage, set[str]]] = []
+        self._far_at_once = False          # after an edit: draw the next picture in one frame
+        self._moving: set[str] = set()     # edited far out: drawn on top, not in the pictures
+        self._moving_rows = np.zeros(0, dtype=int)
+        self._picture_bounds = QRectF()    # the scene rect the pictures and jobs show
+        self._row: dict[str, int] = {}     # row of each id in ``_ids``
+        self._far_shown = False            # whether the last frame on screen showed a picture
+        self._tiles: OrderedDict[tuple[int, int], QImage | None] = OrderedDict()
+        self._grid: tuple | None = None  # (zoom, sub-pixel x, y, antialiased) of the tiles
+        self._stand_ins: list[tuple[tuple, dict]] = []  # (grid, tiles) of zooms left, newest first
+        self._pending = QRectF()           # scene area of the tiles in view still to draw
+        self._tile_ms = 5.0                # running estimates: a tile's cost, and a pixel's drawn
+        self._gap_ms_px = 5.0 / 65536      # directly where no tile stands in
+        self._batch_ms = 5.0               # and a batch of cables drawn into a picture far out
+        self._last_tiled = float("-inf")  # time.monotonic() of the last frame drawn from tiles
+        self._last_scale = 0.0             # and its zoom
+        self._settle = QTimer()
+        self._settle.setSingleShot(True)
+        layer = weakref.ref(self)  # the timer's slot must not keep a dropped layer (and its tiles)
+        self._settle.timeout.connect(lambda: layer() is not None and layer().settle())
+        self._refine = QTimer()
+        self._refine.setSingleShot(True)
+        self._refine.timeout.connect(lambda: layer() is not None and layer().refine())
+        self.tiles_rendered = 0  # how many tiles were drawn so far (tests watch it)
+        self.batches_drawn = 0   # how many batches of cables went into pictures far out
+        self.drawn_on_top = 0    # and how many cables were drawn over them (edited ones)
+        self._fold = QTimer()
+        self._fold.setSingleShot(True)
+        self._fold.timeout.connect(lambda: layer() is not None and layer().fold())
+
+    # ------------------------------------------------------------- contents
+    def changed(self) -> None:
+        """Cables were added, removed, moved or restyled: rebuild the batches before the next paint
+        (which finds what changed and drops the tiles and pictures it makes wrong, :meth:`_sync`)."""
+        self._dirty = True
+        self.update()
+
+    def set_extent(self, rect: QRectF) -> None:
+        """The area the layer may paint in (the scene rect, which holds every cable end)."""
+        if rect != self._extent:
+            self.prepareGeometryChange()
+            self._extent = QRectF(rect)
+
+    def _sync(self) -> None:
+        """Rebuild the batches from ``cables``; an edit that set new lines on a few cables costs
+        little (the rows of the others are kept: ``cable.line`` is replaced, never changed in place)."""
+        if not self._dirty:
+            return
+        self._dirty = False
+        old = (self._ids, self._xy, self._bins, self._media)
+        cables = list(self.cables.values())
+        ids, lines = list(self.cables), [c.line for c in cables]
+        if ids == self._ids:
+            xy = self._xy.copy()
+            replaced = np.fromiter(map(is_not, lines, self._lines), dtype=bool, count=len(lines))
+            for n in np.nonzero(replaced)[0].tolist():
+                ln = lines[n]
+                xy[n] = ln.x1(), ln.y1(), ln.x2(), ln.y2()
+        else:
+            xy = np.array([(ln.x1(), ln.y1(), ln.x2(), ln.y2()) for ln in lines],
+                          dtype=float).reshape(-1, 4)
+        if ids != self._ids:
+            self._row = {lid: n for n, lid in enumerate(ids)}
+        self._ids, self._lines, self._xy = ids, lines, xy
+        # pen keys (Cable.style): the utilization bin (util_bin) under the overlay, else the medium
+        util = np.array([c.util for c in cables], dtype=float)  # None: nan
+        bins = np.full(len(cables), -1)
+        busy = ~np.isnan(util)
+        bins[busy] = np.clip(util[busy] * len(UTIL_COLORS), 0, len(UTIL_COLORS) - 1).astype(int)
+        media = np.array([c.link.medium for c in cables], dtype=object)
+        self._lo = np.minimum(self._xy[:, :2], self._xy[:, 2:])
+        self._hi = np.maximum(self._xy[:, :2], self._xy[:, 2:])
+        if not (ids == old[0] and np.array_equal(bins, self._bins)
+                and np.array_equal(media, self._media)):  # else (cables moved) the pens' rows stay
+            groups: dict[str | int, np.ndarray] = {}  # thin to thick: the media, then the bins
+            idle = bins < 0
+            for medium in sorted(set(media[idle].tolist()), key=lambda m: str(m).zfill(3)):
+                groups[medium] = np.nonzero(idle & (media == medium))[0]
+            for b in sorted(set(bins[~idle].tolist())):
+                groups[b] = np.nonzero(bins == b)[0]
+            self._groups = groups
+        self._bins, self._media = bins, media
+        self._bounds = QRectF()
+        if len(self._xy):
+            lo, hi = self._lo.min(axis=0), self._hi.max(axis=0)
+            self._bounds = QRectF(lo[0], lo[1], hi[0] - lo[0], hi[1] - lo[1]).adjusted(
+                -self.MARGIN, -self.MARGIN, self.MARGIN, self.MARGIN)
+        self._invalidate(*old)
+        self._moving_rows = self._rows_of(self._moving)
+
+    def _rows_of(self, lids: set[str]) -> np.ndarray:
+        """Rows (ascending) of the cables ``lids`` that are still there."""
+        return np.array(sorted(self._row[i] for i in lids if i in self._row), dtype=int)
+
+    def _changed_segments(self, ids: list, xy: np.ndarray, bins: np.ndarray,
+                          media: np.ndarray) -> tuple[np.ndarray, set[str]] | None:
+        """(x1, y1, x2, y2) of the cables that differ from the state ``ids``, ``xy``, ``bins``,
+        ``media`` (before and after: a moved cable gives both) and their ids (added and removed
+        ones too), or None when most of them changed (a restyle, another design)."""
+        if ids == self._ids:
+            moved = (np.any(xy != self._xy, axis=1) | (bins != self._bins)
+                     | ((bins < 0) & (media != self._media)))
+            if moved.sum() * 4 > len(ids):
+                return None
+            return (np.concatenate([xy[moved], self._xy[moved]]),
+                    {ids[n] for n in np.nonzero(moved)[0].tolist()})
+        before = {lid: n for n, lid in enumerate(ids)}
+        after = {lid: n for n, lid in enumerate(self._ids)}
+
+        def same(n: int, m: int) -> bool:
+            return (bins[n] == self._bins[m] and (bins[n] >= 0 or media[n] == self._media[m])
+                    and bool(np.all(xy[n] == self._xy[m])))
+
+        gone = [n for lid, n in before.items() if lid not in after or not same(n, after[lid])]
+        new = [m for lid, m in after.items() if lid not in before or not same(before[lid], m)]
+        if (len(gone) + len(new)) * 4 > max(len(ids), len(self._ids)) * 2:
+            return None
+        return (np.concatenate([xy[gone].reshape(-1, 4), self._xy[new].reshape(-1, 4)]),
+                {ids[n] for n in gone} | {self._ids[m] for m in new})
+
+    def _invalidate(self, ids: list, xy: np.ndarray, bins: np.ndarray, media: np.ndarray) -> None:
+        """Drop what the change from the state ``ids``, ``xy``, ``bins``, ``media`` makes wrong.
+
+        A few cables changed (an edit): only the tiles that one of them meets, before or after,
+        are drawn anew, in the next frame. Far out, the edited cables join the "moving" ones,
+        which the pictures leave out and every frame draws on top (tens of lines): a drag that
+        moves the same cables again keeps the pictures. An edit of others has the pictures drawn
+        anew without them: at once if that is estimated to fit ``AT_ONCE_MS``, else in batches
+        while the old pictures stand in (those few frames also show the newly edited cables
+        where they were). :meth:`fold` puts them back ``FOLD_MS`` after the last edit. Most
+        changed (the overlay, a new design): the tiles in view stand in, as they were, for the
+        new ones drawn a few a frame, and the pictures as they were for the new ones."""
+        if not ids and not len(self._xy):
+            return
+        change = self._changed_segments(ids, xy, bins, media) if ids else None
+        if change is not None and not len(change[0]):
+            return
+        if change is None:
+            self._drop_pictures(set())
+            self._far_at_once = False
+            if self._grid is not None and self._tiles:
+                self._stand_ins.insert(0, (self._grid, dict(self._tiles)))
+                del self._stand_ins[self.MAX_STAND_INS:]
+            self._tiles = OrderedDict()
+            return
+        segments, edited = change
+        if not self._far_shown:
+            self._drop_pictures(set())
+            self._far_at_once = False
+        elif not edited <= self._moving:
+            self._drop_pictures(self._moving | edited)
+            # a batch's cost by the cables in it (the last one of a pen is partial)
+            estimate = self._batch_ms * len(self._ids) / self.BATCH
+            self._far_at_once = estimate <= self.AT_ONCE_MS
+        elif ids != self._ids:  # the rows moved: the batches underway start anew
+            self._jobs.clear()
+        if self._moving:
+            self._fold.start(self.FOLD_MS)
+        for grid, tiles in [(self._grid, self._tiles)] + self._stand_ins:
+            for k in [k for k in tiles if _meeting(segments, self._tile_area(k, grid)).any()]:
+                del tiles[k]
+
+    def _drop_pictures(self, moving: set[str]) -> None:
+        """Have the pictures far out drawn anew, leaving out the cables ``moving``; those done
+        stand in until then, with the cables they left out (and ``moving``) drawn on top."""
+        if self._cache:
+            self._stale = [(QRectF(self._picture_bounds), image, set(self._moving))
+                           for _, image in sorted(self._cache.items())]
+        else:
+            self._stale = [(b, image, left_out | self._moving) for b, image, left_out in self._stale]
+        self._cache.clear()
+        self._jobs.clear()
+        self._moving = moving
+
+    def fold(self) -> None:
+        """Put the moving cables back into the pictures far out (no edit for ``FOLD_MS``): they
+        are drawn anew in batches; the pictures without them, and them on top, stand in."""
+        self._fold.stop()
+        if not shiboken6.isValid(self) or not self._moving:
+            return
+        self._sync()
+        self._drop_pictures(set())
+        self._far_at_once = False
+        self._moving_rows = self._rows_of(self._moving)
+        self.update()
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt's name
+        return self._extent
+
+    def special(self) -> list[Cable]:
+        """Cables drawn on top: selected, with problems, or marked as bottlenecks."""
+        return [self.cables[i] for i in sorted(self.selected | self.flagged) if i in self.cables]
+
+    def cable_at(self, pos: QPointF, tolerance: float) -> str | None:
+        """Id of the cable nearest to ``pos`` within ``tolerance`` scene units, or None."""
+        self._sync()
+        if not len(self._xy):
+            return None
+        a, b = self._xy[:, :2], self._xy[:, 2:]
+        p = np.array([pos.x(), pos.y()])
+        d = b - a
+        length2 = np.maximum((d * d).sum(axis=1), 1e-12)
+        t = np.clip(((p - a) * d).sum(axis=1) / length2, 0.0, 1.0)
+        dist = np.hypot(*(a + d * t[:, None] - p).T)
+        best = int(np.argmin(dist))
+        return self._ids[best] if dist[best] <= tolerance else None
+
+    def cables_in(self, rect: QRectF) -> list[str]:
+        """Ids of the cables wholly inside ``rect`` (scene)."""
+        self._sync()
+        x, y = self._xy[:, 0::2], self._xy[:, 1::2]
+        inside = ((x >= rect.left()) & (x <= rect.right()) & (y >= rect.top()) & (y <= rect.bottom()))
+        return [self._ids[i] for i in np.nonzero(inside.all(axis=1))[0]]
+
+    def crossing_rows(self, rect: QRectF, among: np.ndarray | None = None) -> np.ndarray:
+        """Rows (in ``_ids`` order) of the cables whose segment meets ``rect`` (scene, edges in),
+        of all or of the rows ``among``.
+
+        A segment misses a rectangle exactly when one of three axes separates them: x, y (the
+        bounding boxes do not overlap) or the segment's normal (all four corners lie strictly on
+        one side of its line) - the separating axis theorem for convex shapes.
+        """
+        left, right, top, bottom = rect.left(), rect.right(), rect.top(), rect.bottom()
+        lo, hi = (self._lo, self._hi) if among is None else (self._lo[among], self._hi[among])
+        rows = np.nonzero((hi[:, 0] >= left) & (lo[:, 0] <= right)
+                          & (hi[:, 1] >= top) & (lo[:, 1] <= bottom))[0]
+        if among is not None:
+            rows = among[rows]
+        if not len(rows):
+            return rows
+        return rows[_meeting(self._xy[rows], rect)]
+
+    def cables_crossing(self, rect: QRectF) -> list[str]:
+        """Ids of the cables that cross or touch ``rect`` (scene): the ones a view of it draws."""
+        self._sync()
+        return [self._ids[i] for i in self.crossing_rows(rect)]
+
+    # -------------------------------------------------------------- painting
+    @staticmethod
+    def pen(style: str | int) -> QPen:
+        if isinstance(style, int):
+            return util_pen(style)
+        return _cosmetic(MEDIUM_COLOR.get(style, QColor("#999")), 1.0)
+
+    @staticmethod
+    def _image_painter(image: QImage) -> QPainter:
+        """A painter on a cable picture or tile. Its explicit clip to the image is no limit but lets
+        Qt's raster engine write line pixels directly: without it, on PySide6 6.11, the 50 %
+        bench's 12,500 cables took 160 ms aliased (x-major lines 14x slower than steep ones)
+        instead of 20 ms, and 72 ms antialiased instead of 44 ms."""
+        painter = QPainter(image)
+        painter.setClipRect(image.rect())
+        return painter
+
+    def _draw(self, painter: QPainter, rows: np.ndarray | None) -> None:
+        """The cables of ``rows`` (all if None), a batch per pen, thin to thick."""
+        chosen = None
+        if rows is not None:
+            chosen = np.zeros(len(self._ids), dtype=bool)
+            chosen[rows] = True
+        lines = self._lines
+        for style, group in self._groups.items():
+            if chosen is not None:
+                group = group[chosen[group]]
+            if len(group):
+                painter.setPen(self.pen(style))
+                painter.drawLines([lines[i] for i in group.tolist()])
+
+    def _level(self, lod: float) -> int | None:
+        """The zoom octave (``2**level`` pixels a scene unit) just above ``lod`` whose picture of
+        all cables shows them there, or None when that picture would be too big."""
+        level = max(-12, int(np.ceil(np.log2(max(lod, 1e-6)))))
+        if max(self._bounds.width(), self._bounds.height()) * 2.0 ** level > self.MAX_CACHE_PX:
+            return None
+        return level
+
+    def _picture(self, level: int, start: float) -> QImage | None:
+        """The picture of all cables but the moving ones at octave ``level`` (of the scene rect
+        ``_picture_bounds``), or None while it is being drawn: batches of ``BATCH`` cables a
+        frame until ``BUDGET_MS`` since ``start`` are spent (at least one). The batches keep the
+        order of a drawing at once (pen by pen, thin to thick; within a pen any order gives the
+        same opaque pixels), so the picture ends with its pixels."""
+        image = self._cache.get(level)
+        if image is not None:
+            return image
+        job = self._jobs.get(level)
+        scale = 2.0 ** level
+        if job is None:
+            if not self._cache and not self._jobs:
+                self._picture_bounds = QRectF(self._bounds)
+            w = max(1, int(np.ceil(self._picture_bounds.width() * scale)))
+            h = max(1, int(np.ceil(self._picture_bounds.height() * scale)))
+            image = QImage(w, h, QImage.Format_ARGB32_Premultiplied)
+            image.fill(Qt.transparent)
+            kept = np.ones(len(self._ids), dtype=bool)
+            kept[self._moving_rows] = False
+            groups = [(style, rows[kept[rows]]) for style, rows in self._groups.items()]
+            job = self._jobs[level] = [image, [(st, rows) for st, rows in groups if len(rows)], 0, 0]
+        image, groups, group, done = job
+        p = self._image_painter(image)
+        p.scale(scale, scale)
+        p.translate(-self._picture_bounds.topLeft())
+        lines, batches = self._lines, 0
+        while group < len(groups):
+            if (batches and not self._far_at_once
+                    and (time.perf_counter() - start) * 1000 + self._batch_ms > self.BUDGET_MS):
+                break
+            style, rows = groups[group]
+            t = time.perf_counter()
+            p.setPen(self.pen(style))
+            p.drawLines([lines[i] for i in rows[done:done + self.BATCH].tolist()])
+            if len(rows) - done >= self.BATCH:  # a running estimate of a full batch's cost
+                self._batch_ms = (self._batch_ms + (time.perf_counter() - t) * 1000) / 2
+            self.batches_drawn += 1
+            batches += 1
+            done += self.BATCH
+            if done >= len(rows):
+                group, done = group + 1, 0
+        p.end()
+        if group < len(groups):
+            job[2:] = group, done
+            return None
+        del self._jobs[level]
+        self._cache[level] = image
+        self._far_at_once = False
+        return image
+
+    def _far(self, painter: QPainter, level: int, start: float) -> None:
+        """Draw the cables from the picture of octave ``level`` and the moving ones on top; until
+        it is done, a picture of another octave stands in (the nearest done, else one from before
+        the last change, with the cables it left out on top, else the part drawn so far) and
+        :meth:`refine` asks for the next frame."""
+        painter.setRenderHint(QPainter.SmoothPixmapTransform, True)
+        image = self._picture(level, start)
+        on_top = self._moving_rows
+        if image is not None:
+            self._pending = QRectF()
+            self._stale.clear()
+            painter.drawImage(self._picture_bounds, image)
+        else:
+            if self._cache:
+                near = min(self._cache, key=lambda k: (abs(k - level), -k))
+                painter.drawImage(self._picture_bounds, self._cache[near])
+            elif self._stale:
+                width = self._jobs[level][0].width()
+                bounds, old, left_out = min(self._stale, key=lambda s: abs(s[1].width() - width))
+                painter.drawImage(bounds, old)
+                on_top = self._rows_of(left_out | self._moving)
+            else:
+                painter.drawImage(self._picture_bounds, self._jobs[level][0])
+            self._pending = QRectF(self._bounds)
+            self._refine.start(0)
+        if len(on_top):
+            self._draw(painter, on_top)
+            self.drawn_on_top += len(on_top)
+
+    def _tile_area(self, tile: tuple[int, int], grid: tuple) -> QRectF:
+        """The scene rect a tile of ``grid`` shows, widened by the reach of a pen."""
+        scale, ox, oy, _ = grid
+        size, (i, j), reach = self.TILE_PX, tile, self.REACH_PX / scale
+        return QRectF((i * size - ox) / scale, (j * size - oy) / scale,
+                      size / scale, size / scale).adjusted(-reach, -reach, reach, reach)
+
+    def _tile(self, tile: tuple[int, int], grid: tuple, among: np.ndarray) -> QImage | None:
+        """Tile ``tile`` (column, row of ``TILE_PX`` squares) of ``grid`` (zoom, sub-pixel offset,
+        antialiasing) drawn from the cables ``among``, or None when none crosses it."""
+        rows = self.crossing_rows(self._tile_area(tile, grid), among)
+        if not len(rows):
+            return None
+        size = self.TILE_PX
+        scale, ox, oy, aa = grid
+        image = QImage(size, size, QImage.Format_ARGB32_Premultiplied)
+        image.fill(Qt.transparent)
+        p = self._image_painter(image)
+        p.setRenderHint(QPainter.Antialiasing, aa)
+        p.translate(ox - tile[0] * size, oy - tile[1] * size)
+        p.scale(scale, scale)
+        self._draw(p, rows)
+        p.end()
+        self.tiles_rendered += 1
+        return image
+
+    @staticmethod
+    def _layout(grid: tuple, transform: QTransform) -> tuple[float, float, float]:
+        """(ratio, x0, y0): pixel ``p`` of ``grid``'s tiles lands on device point
+        ``ratio * p + (x0, y0)`` under the view's ``transform`` (ratio 1 at the grid's own zoom)."""
+        ratio = transform.m11() / grid[0]
+        return ratio, transform.dx() - ratio * grid[1], transform.dy() - ratio * grid[2]
+
+    def _device_rect(self, tile: tuple[int, int], lay: tuple[float, float, float]) -> QRectF:
+        ratio, x0, y0 = lay
+        step = ratio * self.TILE_PX
+        return QRectF(tile[0] * step + x0, tile[1] * step + y0, step, step)
+
+    def _keys(self, rect: QRectF, lay: tuple[float, float, float]) -> list[tuple[int, int]]:
+        """The tiles of a layout that overlap ``rect`` (device), row by row (one that only
+        touches its right or bottom edge shows nothing of it)."""
+        if rect.isEmpty():
+            return []
+        ratio, x0, y0 = lay
+        step = ratio * self.TILE_PX
+        cols = range(math.floor((rect.left() - x0) / step), math.ceil((rect.right() - x0) / step))
+        return [(i, j) for j in range(math.floor((rect.top() - y0) / step),
+                                      math.ceil((rect.bottom() - y0) / step)) for i in cols]
+
+    def _retarget(self, grid: tuple, transform: QTransform, viewport: QRectF) -> None:
+        """Start the tiles of ``grid``; those of the grid left that land in ``viewport`` stand in
+        for the new ones until they are drawn (the newest first, at most ``MAX_STAND_INS`` grids)."""
+        if self._grid is not None and self._tiles:
+            lay = self._layout(self._grid, transform)
+            kept = {k: image for k, image in self._tiles.items()
+                    if self._device_rect(k, lay).intersects(viewport)}
+            if kept:
+                self._stand_ins.insert(0, (self._grid, kept))
+        del self._stand_ins[self.MAX_STAND_INS:]
+        self._grid, self._tiles = grid, OrderedDict()
+
+    @staticmethod
+    def _near(grid: tuple, scale: float, limit: float) -> bool:
+        return 1 / limit <= scale / grid[0] <= limit
+
+    def _paint_tiles(self, painter: QPainter, exposed: QRectF, aa: bool, viewport: QRectF) -> None:
+        """Draw the cables under ``exposed`` (scene) from tiles; ``viewport``: the device's rect.
+
+        Tiles sit on the screen's pixel grid: the view's translation is split into whole pixels
+        (where the tiles are blitted) and a fraction (rendered into them), so a tiled frame has
+        the pixels of a direct one and panning by whole pixels keeps every tile.
+
+        A zoom step that follows the last frame within ``SETTLE_MS`` (a wheel turning, keys held)
+        scales the tiles of the zoom it started from (up to ``REUSE_ZOOM`` times in or out) instead
+        of drawing thousands of cables anew per step; ``SETTLE_MS`` after the last step
+        :meth:`settle` has them drawn sharp at the zoom reached. A new zoom (that, or a first step
+        after a pause) draws its tiles progressively (:meth:`_render`): the tiles of the zoom left
+        stand in, scaled, for those not drawn yet, and :meth:`refine` asks for the next frame.
+        """
+        start = time.perf_counter()
+        transform = painter.worldTransform()
+        scale = transform.m11()
+        dx, dy = transform.dx(), transform.dy()
+        exact = (scale, dx - round(dx), dy - round(dy), aa)
+        now = time.monotonic()
+        zooming = scale != self._last_scale and now - self._last_tiled < self.SETTLE_MS / 1000
+        self._last_tiled, self._last_scale = now, scale
+        grid = self._grid
+        if exact != grid:
+            if (self._tiles and grid is not None and (zooming or self._settle.isActive())
+                    and self._near(grid, scale, self.REUSE_ZOOM)):
+                if zooming:
+                    self._settle.start(self.SETTLE_MS)
+            else:
+                self._settle.stop()
+                self._retarget(exact, transform, viewport)
+                grid = exact
+        lay = self._layout(grid, transform)
+        on_view = transform.mapRect(self._bounds).intersected(viewport)
+        shown = transform.mapRect(exposed).intersected(on_view)
+        keys = self._keys(shown, lay)
+        stand_ins = [(tiles, self._layout(g, transform)) for g, tiles in self._stand_ins]
+        far = None  # the sharpest picture far out, if one is done: it covers every cable
+        if self._cache and not self._moving:
+            far = (self._cache[max(self._cache)], transform.mapRect(self._picture_bounds))
+        missing = [k for k in keys if k not in self._tiles]
+        if missing:
+            self._render(missing, grid, lay, shown, stand_ins, far, viewport.center(), start)
+        painter.save()
+        pending = [k for k in missing if k not in self._tiles]
+        if pending:
+            self._stand_in(painter, pending, lay, shown, stand_ins, far)
+        shown_now = [k for k in keys if k in self._tiles]
+        for k in shown_now:
+            self._tiles.move_to_end(k)
+        self._blit(painter, [(k, self._tiles[k]) for k in shown_now], lay)
+        painter.restore()
+        while len(self._tiles) > max(self.MAX_TILES, len(keys)):
+            self._tiles.popitem(last=False)
+        rest = QRectF()  # the view's tiles still to draw: the next frame's area
+        for k in self._keys(on_view, lay):
+            if k not in self._tiles:
+                rest = rest.united(self._device_rect(k, lay))
+        if rest.isEmpty():
+            self._pending = QRectF()
+            self._stand_ins.clear()
+        else:
+            self._pending = transform.inverted()[0].mapRect(rest.intersected(on_view))
+            self._refine.start(0)
+
+    def _render(self, missing: list, grid: tuple, lay: tuple, shown: QRectF, stand_ins: list,
+                far: tuple | None, center: QPointF, start: float) -> None:
+        """Draw tiles of ``missing`` (of ``grid``; ``shown``: the device area painted).
+
+        The tiles that older ones (``stand_ins``) leave mostly uncovered at once: drawing their
+        uncovered part directly frame after frame would cost more (a jump in zoom, or nothing to
+        stand in; ``far``: (picture, device rect) of all cables far out, if any, covers what it
+        spans). Then the others, those with a part no older tile covers first (drawn directly
+        till then, see :meth:`_stand_in`), each nearest the ``center`` first, until the frame
+        has spent ``BUDGET_MS`` since ``start``, counting the estimates of the next tile and of
+        the uncovered parts; at least one a frame.
+        """
+        covered = QRegion()
+        for tiles, glay in stand_ins:
+            for k in self._keys(shown, glay):
+                if k in tiles:
+                    covered = covered.united(_pixels(self._device_rect(k, glay)))
+        if far is not None:
+            covered = covered.united(_pixels(far[1]))
+        visible = {k: QRegion(self._device_rect(k, lay).intersected(shown).toAlignedRect())
+                   for k in missing}
+        gaps = {k: visible[k].subtracted(covered) for k in missing}
+        mid_x, mid_y = center.x(), center.y()
+
+        def order(k: tuple[int, int]) -> tuple[bool, bool, float]:
+            c = self._device_rect(k, lay).center()
+            mostly_covered = 2 * _area(gaps[k]) <= _area(visible[k])
+            return mostly_covered, gaps[k].isEmpty(), abs(c.x() - mid_x) + abs(c.y() - mid_y)
+
+        gap_px = sum(_area(g) for g in gaps.values())
+        area = QRectF()
+        for k in missing:
+            area = area.united(self._tile_area(k, grid))
+        among = None
+        for n, k in enumerate(sorted(missing, key=order)):
+            spent = (time.perf_counter() - start) * 1000
+            if (n and order(k)[0]
+                    and spent + self._tile_ms + gap_px * self._gap_ms_px > self.BUDGET_MS):
+                break
+            if among is None:
+                among = self.crossing_rows(area)
+            t = time.perf_counter()
+            image = self._tile(k, grid, among)
+            self._tiles[k] = image
+            if image is not None:  # a running estimate of a tile's cost
+                self._tile_ms = (self._tile_ms + (time.perf_counter() - t) * 1000) / 2
+            gap_px -= _area(gaps[k])
+
+    def _stand_in(self, painter: QPainter, pending: list, lay: tuple, shown: QRectF,
+                  stand_ins: list, far: tuple | None) -> None:
+        """Fill the device area of the tiles ``pending`` (not drawn yet) with the older tiles that
+        cover it, scaled, the newest first, then with the picture ``far`` ((image, device rect)
+        or None); draw what none covers directly, a rectangle at a time (a clip of one rectangle
+        keeps Qt's fast line path, a ragged region would not)."""
+        transform = painter.worldTransform()
+        gap = QRegion()
+        for k in pending:
+            gap = gap.united(QRegion(self._device_rect(k, lay).intersected(shown).toAlignedRect()))
+        for tiles, glay in stand_ins:
+            if gap.isEmpty():
+                return
+            present = [k for k in self._keys(QRectF(gap.boundingRect()), glay) if k in tiles]
+            if not present:
+                continue
+            painter.save()
+            painter.resetTransform()  # the clip in device pixels
+            painter.setClipRegion(gap, Qt.IntersectClip)
+            self._blit(painter, [(k, tiles[k]) for k in present], glay)
+            painter.restore()
+            for k in present:
+                gap = gap.subtracted(_pixels(self._device_rect(k, glay)))
+        if far is not None and not gap.isEmpty():
+            painter.save()
+            painter.resetTransform()
+            painter.setClipRegion(gap, Qt.IntersectClip)
+            painter.setRenderHint(QPainter.SmoothPixmapTransform, True)
+            painter.drawImage(far[1], far[0])
+            painter.restore()
+            gap = gap.subtracted(_pixels(far[1]))
+        if gap.isEmpty():
+            return
+        t = time.perf_counter()
+        inverse, reach = transform.inverted()[0], self.REACH_PX / transform.m11()
+        among = self.crossing_rows(inverse.mapRect(QRectF(gap.boundingRect())).adjusted(
+            -reach, -reach, reach, reach))
+        for rect in gap:
+            painter.save()
+            painter.resetTransform()
+            painter.setClipRect(rect, Qt.IntersectClip)
+            painter.setWorldTransform(transform)
+            self._draw(painter, self.crossing_rows(inverse.mapRect(QRectF(rect)).adjusted(
+                -reach, -reach, reach, reach), among))
+            painter.restore()
+        spent = (time.perf_counter() - t) * 1000
+        self._gap_ms_px = (self._gap_ms_px + spent / max(1, _area(gap))) / 2
+
+    def _blit(self, painter: QPainter, images: list, lay: tuple[float, float, float]) -> None:
+        """Draw tiles ``images`` ((key, image or None)) of a layout, scaled if its ratio is not 1,
+        onto the device pixels whose centre they cover: neighbours meet on a pixel edge (at
+        fractional edges, two half-covered pixels would leave a light seam between them)."""
+        painter.resetTransform()
+        painter.setRenderHint(QPainter.SmoothPixmapTransform, lay[0] != 1.0)
+        for k, image in images:
+            if image is None:
+                continue
+            rect = self._device_rect(k, lay)
+            left, top = round(rect.left()), round(rect.top())
+            if lay[0] == 1.0:
+                painter.drawImage(QPointF(left, top), image)
+            else:
+                painter.drawImage(QRectF(left, top, round(rect.right()) - left,
+                                         round(rect.bottom()) - top), image)
+
+    @property
+    def refining(self) -> bool:
+        """Whether tiles in view are still to be drawn (scaled older ones stand in for them)."""
+        return not self._pending.isEmpty()
+
+    def refine(self) -> None:
+        """Repaint the part of the view whose tiles are missing: the frame draws more of them."""
+        if shiboken6.isValid(self) and not self._pending.isEmpty():
+            self.update(self._pending)
+
+    def settle(self) -> None:
+        """Draw the cables anew at the current zoom from the next frame on (a zoom has stopped)."""
+        self._settle.stop()
+        self._last_scale = 0.0
+        self._last_tiled = float("-inf")
+        if shiboken6.isValid(self):  # the timer may outlive a layer its scene dropped
+            self.update()
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
+        start = time.perf_counter()  # far out, the budget counts an edit's bookkeeping too
+        self._sync()
+        if not len(self._xy):
+            return
+        transform = painter.worldTransform()
+        lod = option.levelOfDetailFromTransform(transform)
+        on_screen = widget is not None
+        level = self._level(lod) if on_screen and lod < self.CACHE_LOD else None
+        self._far_shown = level is not None
+        if level is not None:
+            self._far(painter, level, start)
+        elif (on_screen and transform.isAffine() and not transform.isRotating()
+              and transform.m11() == transform.m22() > 0):
+            device = painter.device()
+            self._paint_tiles(painter, option.exposedRect,
+                              painter.testRenderHint(QPainter.Antialiasing),
+                              QRectF(0, 0, device.width(), device.height()))
+        else:  # an export, a printer: every cable that crosses the area, with the painter's hints
+            self._draw(painter, self.crossing_rows(option.exposedRect))
+        for cable in self.special():
+            if cable.marked:
+                painter.setPen(_cosmetic(BOTTLENECK, 7.0))
+                painter.drawLine(cable.line)
+            if cable.lid in self.selected:
+                painter.setPen(_cosmetic(SELECT, 2.5))
+            elif cable.problems:
+                painter.setPen(_cosmetic(SEVERITY_COLOR["error"], 1.5))
+            else:
+                painter.setPen(self.pen(cable.style()))
+            painter.drawLine(cable.line)
+
+
+def _meeting(xy: np.ndarray, rect: QRectF) -> np.ndarray:
+    """Which segments (rows x1, y1, x2, y2) meet ``rect`` (edges in): no axis separates them
+    (x, y, or the segment's normal: all four corners strictly on one side of its line), the
+    separating axis theorem for convex shapes."""
+    left, right, top, bottom = rect.left(), rect.right(), rect.top(), rect.bottom()
+    x1, y1, x2, y2 = xy.T
+    boxes = ((np.maximum(x1, x2) >= left) & (np.minimum(x1, x2) <= right)
+             & (np.maximum(y1, y2) >= top) & (np.minimum(y1, y2) <= bottom))
+    dx, dy = x2 - x1, y2 - y1
+    side = np.stack([dx * (cy - y1) - dy * (cx - x1)
+                     for cx, cy in ((left, top), (right, top), (left, bottom), (right, bottom))])
+    return boxes & (side.min(axis=0) <= 0) & (side.max(axis=0) >= 0)
+
+
+def _pixels(rect: QRectF) -> QRegion:
+    """The pixels whose centre lies in ``rect`` (device): neighbouring tiles, scaled to
+    fractional edges, share theirs and leave no seam between them."""
+    left, top = round(rect.left()), round(rect.top())
+    return QRegion(left, top, max(0, round(rect.right()) - left),
+                   max(0, round(rect.bottom()) - top))
+
+
+def _area(region: QRegion) -> int:
+    return sum(r.width() * r.height() for r in region)
