@@ -1,0 +1,127 @@
+"""``dpu-designer plan FILE``: the fastest parallel layout of the design's workload that fits in
+GPU memory (``designer.engine.plan``), as a table or JSON; ``--apply`` / ``-o`` save the best one
+into the design's workload."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from designer.errors import UsageError
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "plan", help="search TP/PP/DP/CP/EP, micro-batch, interleave and recompute for the fastest "
+                     "layout that fits in GPU memory",
+        description="Search every legal parallel layout of the design's workload on its GPUs "
+                    "(tensor, pipeline, data, context and expert parallelism, micro-batch, "
+                    "interleaved stages, activation recomputation), drop those that do not fit in "
+                    "GPU memory, estimate the rest with the engine's compute and timing stages and "
+                    "run the best estimates through the full engine on the drawn fabric.",
+        epilog="The global batch, sequence length and precision stay as the workload has them "
+               "(change them with --set workload.NAME=VALUE). --apply and -o save the design with "
+               "the best layout in its workload (and any --set changes).")
+    p.add_argument("file", help="design file (.json)")
+    p.add_argument("--top", type=_count, default=5, metavar="N", help="layouts to show (default 5)")
+    p.add_argument("--evaluate", type=_count, default=None, metavar="N",
+                   help="layouts run through the full engine (default: max(6, --top)); more is "
+                        "slower and surer")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--apply", action="store_true",
+                     help="save the best layout into FILE's workload")
+    out.add_argument("-o", "--output", metavar="OUT.json",
+                     help="save the design with the best layout to OUT.json (FILE is not changed)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="sets",
+                   help="change a workload or scenario setting before the search, e.g. "
+                        "--set workload.global_batch=1024 (repeatable)")
+    from designer.commands.run import seed_arg
+
+    p.add_argument("--seed", type=seed_arg, default=None, help="seed (default: the design's)")
+    p.set_defaults(func=run)
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise UsageError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise UsageError(f"expected a whole number of at least 1, got {text!r}")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    from designer.commands.run import apply_sets, design_seed, load_design
+    from designer.engine import plan
+    from designer.topology.catalog import load_catalog, report_problems
+
+    if args.output:
+        from designer.safeio import check_output_path
+
+        check_output_path(args.output, inputs=[args.file], what="-o")
+    design = load_design(args.file)
+    apply_sets(design, args.sets)
+    catalog = load_catalog()
+    report_problems(catalog)
+    result = plan.search(design, catalog, top=args.top, evaluate=args.evaluate,
+                         seed=design_seed(design, args.seed))
+    saved = None
+    if (args.apply or args.output) and result.best is not None:
+        from designer.topology.fileformat import save
+
+        design.workload = plan.apply(design, result.best.layout)
+        saved = args.file if args.apply else args.output
+        save(design, saved)
+    if args.json:
+        data = result.to_json()
+        data["saved_to"] = saved
+        print(json.dumps(data, indent=2))
+        return 0
+    sys.stdout.write(table(result))
+    if saved:
+        print(f"saved {result.best.label} to {saved}")
+    elif result.best is not None and not result.best.current:
+        print("save it with --apply (into the file) or -o OUT.json")
+    return 0
+
+
+def table(result) -> str:
+    """The plan as text: header, the ranked layouts, what was left out and why."""
+    lines = [f"plan      {result.workload} on {result.gpus} GPUs"
+             + (f" of {result.design_gpus}" if result.gpus < result.design_gpus else "")
+             + f", {result.memory_cap_GB:g} GB per GPU",
+             f"searched  {result.searched} layouts: {result.fit} fit in memory, {len(result.ranked)} "
+             f"run through the engine ({result.seconds:.1f} s)", ""]
+    head = ["#", "layout", "iteration s", "MFU", "GB/GPU", "tokens/s"]
+    rows = [head]
+    for c in result.shown:
+        rank = str(result.ranked.index(c) + 1)
+        rows.append([rank, c.label + ("  (design)" if c.current else ""), f"{c.iteration_time_s:.3f}",
+                     f"{100 * c.mfu:.1f}%", f"{c.memory_GB:.1f}" if c.memory_GB is not None else "-",
+                     f"{c.tokens_per_s:.4g}"])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    for r in rows:
+        lines.append("  ".join(c.ljust(w) if i == 1 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+    best, mine = result.best, result.current
+    lines.append("")
+    if best is not None and mine is not None and mine is not best and mine.iteration_time_s:
+        gain = 100 * (mine.iteration_time_s / best.iteration_time_s - 1)
+        lines.append(f"best      {best.label}: {gain:.1f}% more iterations per second than the "
+                     f"design's layout")
+    elif best is not None and best.current:
+        lines.append(f"best      {best.label}: the design's own layout")
+    else:
+        lines.append(f"best      {best.label}")
+    if result.current_note:
+        lines.append(f"note      {result.current_note}")
+    if result.dropped:
+        lines.append("dropped")
+        from designer.engine.plan import REASONS
+
+        for key, n in result.dropped.most_common():
+            ex = result.examples.get(key)
+            lines.append(f"  {n:>7}  {REASONS[key]}" + (f" (e.g. {ex})" if ex else ""))
+    return "\n".join(lines) + "\n"

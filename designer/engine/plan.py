@@ -1,0 +1,494 @@
+"""Best-layout search: the fastest parallel layout of the design's workload that fits in GPU memory.
+
+Like Calculon (Isaev et al., "Calculon: a Methodology and Tool for High-Level Codesign of Systems
+and Large Language Models", SC'23), the search enumerates every legal layout of the job's GPUs:
+tensor (tp), pipeline (pp), data (dp) parallelism, context (cp) and expert (ep) parallelism where
+the workload model has them (ep only for a mixture-of-experts model), the micro-batch, the
+interleaved pipeline's virtual stages and activation recomputation (none, full, selective where
+the model knows it), for the workload's fixed global batch on all of the job's GPUs
+(tp·cp·pp·dp = GPUs). It runs in three steps, cheapest first:
+
+1. **Rules** (no model run): tp divides the heads (and the key/value heads, as Megatron-Core's
+   query groups require) and either divides a server's NVLink domain or spans whole ones; the
+   global batch splits into whole micro-batches per replica; an interleaved schedule needs its
+   micro-batches a multiple of pp (Megatron-LM's interleaved 1F1B); pp·v at most the layers plus
+   an embedding-only and a loss-only chunk; whatever else ``workload.from_dict`` refuses.
+2. **Memory**: ``workload.model_state_GB`` and ``workload.memory_per_gpu_GB`` against the GPU's
+   ``memory_GB``; a layout over it is dropped before anything is timed.
+3. **Time**: every layout that fits is estimated with the engine's own compute and timing stages
+   (``workload.compute``, ``traffic.volumes``, ``timing.timing``) on communicator shapes taken
+   from the real placement of its ranks on the design's servers, at each rail's line rate
+   (``collectives.NET_EFFICIENCY``) on an uncongested fabric, without SHARP and without the
+   resources stage. The ``evaluate`` best estimates (and the design's own layout) then run through
+   the full engine (``pipeline.run``: routing on the drawn fabric, congestion, SHARP, host CPU,
+   DPUs, storage, stragglers, checkpoints), which gives the ranking. Placements are cached: the
+   layouts that differ only in micro-batch, interleave or recomputation share one.
+
+:func:`search_steps` is a generator that yields progress (the GUI runs it in a worker thread and
+can cancel between two yields); :func:`search` runs it to the end.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Iterator
+
+from designer.engine import collectives as coll
+from designer.engine.workload import Workload, compute, from_dict, memory_per_gpu_GB, model_state_GB
+from designer.errors import UsageError
+
+#: micro-batch sizes tried (each must divide global batch / dp)
+MICRO_BATCHES = (1, 2, 4, 8, 16)
+#: virtual pipeline stages per GPU tried when pp > 1 (Megatron-LM's interleaved schedule)
+INTERLEAVES = (1, 2, 3, 4, 6, 8)
+#: context-parallel sizes tried (ring attention; each rank holds 2 of 2·cp sequence chunks)
+CP_SIZES = (1, 2, 4, 8, 16)
+#: the full engine runs at least this many layouts (``evaluate`` default: max(this, 2·top))
+MIN_EVALUATED = 6
+#: layouts estimated between two progress reports (a cancel takes effect at the next one)
+ESTIMATES_PER_STEP = 250
+#: workload fields a layout sets (the rest of the workload stays as the design has it)
+LAYOUT_FIELDS = ("tp", "cp", "pp", "dp", "ep", "micro_batch", "interleave", "recompute",
+                 "recompute_granularity")
+
+#: why a layout was left out, in the order the search applies the rules (keys of ``dropped``)
+REASONS = {
+    "heads": "tp does not divide the attention heads (or key/value heads)",
+    "nvlink": "tp neither divides a server's NVLink domain nor spans whole servers",
+    "batch": "the global batch does not split into whole micro-batches per replica",
+    "interleave": "interleaving needs more layers or micro-batches a multiple of pp",
+    "rules": "refused by the workload rules",
+    "model_state": "weights, gradients and optimizer state alone exceed GPU memory",
+    "memory": "model state plus activations exceed GPU memory",
+    "estimate": "fits, but its estimate ranks below the layouts run through the engine",
+    "engine": "the engine refused the layout on this design",
+}
+
+
+@dataclass(eq=False)
+class Candidate:
+    """One layout and its figures. ``estimate_s``: the quick estimate (step 3); the ``engine``
+    figures are those of ``pipeline.run`` (None when the layout was not run)."""
+
+    layout: dict[str, Any]
+    memory_GB: float | None
+    state_GB: float | None
+    estimate_s: float
+    current: bool = False  #: the design's own layout
+    iteration_time_s: float | None = None
+    mfu: float | None = None
+    tflops_per_gpu: float | None = None
+    tokens_per_s: float | None = None
+    samples_per_s: float | None = None
+    training_time_days: float | None = None
+    breakdown_s: dict[str, float] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    error: str | None = None  #: why the engine refused it
+    key: tuple = ()  #: (tp, cp, pp, dp, ep): the placement the layout shares with others
+
+    @property
+    def label(self) -> str:
+        return layout_label(self.layout)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"layout": dict(self.layout), "label": self.label, "current": self.current,
+                "iteration_time_s": self.iteration_time_s, "mfu": self.mfu,
+                "tflops_per_gpu": self.tflops_per_gpu, "tokens_per_s": self.tokens_per_s,
+                "samples_per_s": self.samples_per_s, "training_time_days": self.training_time_days,
+                "memory_per_gpu_GB": self.memory_GB, "model_state_GB": self.state_GB,
+                "estimate_s": self.estimate_s, "breakdown_s": dict(self.breakdown_s),
+                "warnings": list(self.warnings), "error": self.error}
+
+
+@dataclass
+class PlanResult:
+    """Ranked layouts (fastest first, by the engine's iteration time) and what was left out."""
+
+    gpus: int  #: GPUs of one job
+    design_gpus: int
+    memory_cap_GB: float
+    workload: str
+    searched: int  #: layouts enumerated
+    fit: int  #: layouts that pass the rules and fit in memory
+    ranked: list[Candidate]  #: every layout run through the engine, fastest first
+    top: int
+    dropped: Counter  #: reason key (``REASONS``) -> layouts
+    examples: dict[str, str]  #: reason key -> one dropped layout's label and figure
+    current: Candidate | None = None
+    seconds: float = 0.0
+    current_note: str | None = None  #: why the design's own layout is not ranked, if it is not
+
+    @property
+    def best(self) -> Candidate | None:
+        return next((c for c in self.ranked if c.iteration_time_s is not None), None)
+
+    @property
+    def shown(self) -> list[Candidate]:
+        """The ``top`` fastest, plus the design's own layout when it ranks below them."""
+        ok = [c for c in self.ranked if c.iteration_time_s is not None]
+        out = ok[:self.top]
+        if self.current is not None and self.current not in out and self.current.iteration_time_s is not None:
+            out.append(self.current)
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        best = self.best
+        return {"workload": self.workload, "gpus": self.gpus, "design_gpus": self.design_gpus,
+                "memory_per_gpu_GB_available": self.memory_cap_GB, "searched": self.searched,
+                "fit_in_memory": self.fit, "evaluated": len(self.ranked),
+                "best": dict(best.layout) if best else None,
+                "layouts": [{"rank": i + 1 if c in self.ranked[:self.top] else None, **c.to_json()}
+                            for i, c in enumerate(self.shown)],
+                "current": self.current.to_json() if self.current else None,
+                "current_note": self.current_note,
+                "dropped": {k: {"layouts": n, "why": REASONS[k], "example": self.examples.get(k, "")}
+                            for k, n in self.dropped.items()},
+                "seconds": self.seconds}
+
+
+def layout_label(layout: dict[str, Any]) -> str:
+    """``tp8 pp4 dp64 mb1 v2 rc=full`` (cp/ep shown when above 1)."""
+    parts = [f"tp{layout['tp']}"]
+    if layout.get("cp", 1) > 1:
+        parts.append(f"cp{layout['cp']}")
+    parts += [f"pp{layout['pp']}", f"dp{layout['dp']}"]
+    if layout.get("ep", 1) > 1:
+        parts.append(f"ep{layout['ep']}")
+    parts += [f"mb{layout['micro_batch']}", f"v{layout['interleave']}", f"rc={recompute_label(layout)}"]
+    return " ".join(parts)
+
+
+def recompute_label(layout: dict[str, Any]) -> str:
+    if not layout.get("recompute"):
+        return "none"
+    return layout.get("recompute_granularity", "full")
+
+
+def _divisors(n: int) -> list[int]:
+    small = [d for d in range(1, int(math.isqrt(n)) + 1) if n % d == 0]
+    return sorted(set(small + [n // d for d in small]))
+
+
+def workload_data(design, catalog) -> dict[str, Any]:
+    """The design's workload as one dict: its catalog preset's fields, then the design's own."""
+    base = dict(design.workload or {})
+    preset = base.pop("preset", None)
+    data: dict[str, Any] = {}
+    if preset:
+        try:
+            data.update(catalog.workload(preset))
+        except KeyError as exc:
+            raise UsageError(f"workload: {exc.args[0]}") from None
+    data.update(base)
+    return data
+
+
+def _job(design, catalog):
+    """Servers, GPUs of one job and the job's GPU figures, as ``pipeline.run`` sets them up."""
+    from designer.engine import network as net
+    from designer.engine.placement import job_servers, servers_of
+
+    servers = servers_of(design, catalog, net.fabric_of(design.topology))
+    if not servers:
+        raise UsageError("the design has no GPU server; add one before searching for a layout")
+    jobs = int((design.scenario or {}).get("tenants", 1) or 1)
+    split = job_servers(len(servers), jobs, (design.scenario or {}).get("tenant_placement", "packed"))
+    job_gpus = min(sum(servers[int(i)].gpus for i in idx) for idx in split)
+    used = [servers[int(i)] for i in split[0]]
+    return servers, used, job_gpus
+
+
+def _layout_space(w0: Workload, pool: int, domain: int, names: set[str]) -> Iterator[dict[str, Any]]:
+    """Every (tp, cp, pp, dp, ep) with tp·cp·pp·dp = pool, then micro-batch, interleave and
+    recomputation. Only sizes the workload model has are varied (cp, ep, selective recompute)."""
+    transformer = w0.kind == "transformer"
+    tps = [d for d in _divisors(pool) if d <= max(domain, 1) * 8] if transformer else [1]
+    cps = [c for c in CP_SIZES if pool % c == 0] if transformer and "cp" in names else [1]
+    moe = "ep" in names and getattr(w0, "experts", 0) > 0
+    rcs: list[tuple[bool, str | None]] = [(False, None), (True, "full")] if transformer else [(w0.recompute, None)]
+    if transformer and "recompute_granularity" in names:
+        rcs.append((True, "selective"))
+    for tp in tps:
+        for cp in cps:
+            if pool % (tp * cp):
+                continue
+            rest = pool // (tp * cp)
+            pps = [p for p in _divisors(rest) if p <= w0.layers] if transformer else [1]
+            for pp in pps:
+                dp = rest // pp
+                eps = [e for e in _divisors(dp * cp) if w0.experts % e == 0] if moe else [1]
+                for ep in eps:
+                    for mb in MICRO_BATCHES:
+                        for v in (INTERLEAVES if pp > 1 else (1,)):
+                            for rc, gran in rcs:
+                                lay = {"tp": tp, "pp": pp, "dp": dp, "micro_batch": mb,
+                                       "interleave": v, "recompute": rc}
+                                if "cp" in names:
+                                    lay["cp"] = cp
+                                if "ep" in names:
+                                    lay["ep"] = ep
+                                if gran is not None:
+                                    lay["recompute_granularity"] = gran
+                                yield lay
+
+
+def _rule(w0: Workload, lay: dict[str, Any], domain: int) -> str | None:
+    """The first cheap rule the layout breaks (a ``REASONS`` key), or None."""
+    tp = lay["tp"]
+    if w0.kind == "transformer":
+        kv = w0.kv_heads or w0.heads
+        if w0.heads % tp or (not getattr(w0, "kv_lora_rank", 0) and kv % tp):
+            return "heads"
+        if domain > 1 and domain % tp and tp % domain:
+            return "nvlink"
+    if w0.global_batch % (lay["dp"] * lay["micro_batch"]):
+        return "batch"
+    v, pp = lay["interleave"], lay["pp"]
+    if v > 1:
+        m = w0.global_batch // (lay["dp"] * lay["micro_batch"])
+        if m % pp or pp * v > w0.layers:
+            return "interleave"
+    return None
+
+
+def _shape_of(pl, dim: str, size: int, srv, line_GBps: float) -> coll.GroupShape:
+    """An uncongested communicator of ``dim`` on placement ``pl`` (``pipeline._group_shape``
+    without the network stage: every rank gets its rail's line rate × NET_EFFICIENCY)."""
+    if size <= 1 or dim not in pl.groups:
+        nodes = 1
+    else:
+        nodes = pl.nodes_spanned(dim)
+    per_node = max(1, size // nodes)
+    nvlink = float(srv.gpu.get("nvlink_GBps") or 0.0) if srv.nvlink_domain >= min(per_node, size) \
+        and srv.nvlink_domain > 1 else 0.0
+    nvls = bool(srv.nvswitch and int(srv.gpu.get("nvlink_gen") or 0) >= 4)
+    rails = max(1, len(srv.rails))
+    return coll.GroupShape(ranks=max(1, size), nodes=nodes, nvlink_GBps=nvlink, pcie_gen=srv.pcie_gen,
+                           nvswitch=srv.nvswitch, nvls=nvls, net_GBps=line_GBps * coll.NET_EFFICIENCY,
+                           net_line_GBps=line_GBps, nics_per_node=min(per_node, rails))
+
+
+def _estimate(w: Workload, gpu: dict[str, Any], shapes: dict[str, coll.GroupShape]) -> float:
+    """Iteration seconds from the engine's compute and timing stages on ``shapes``."""
+    from designer.engine import timing
+    from designer.engine import traffic as tr
+    from designer.engine.workload import bubble_s
+
+    ct = compute(w, gpu)
+    try:
+        out = timing.timing(w, ct, tr.volumes(w), shapes)
+        return float(out[2])
+    except (KeyError, TypeError, ValueError, UsageError):
+        # a timing stage that wants what this estimate does not know: compute and bubble only
+        return w.micro_batches * ct.micro_batch_s + bubble_s(w, ct.micro_batch_s)
+
+
+def search_steps(design, catalog, *, top: int = 5, evaluate: int | None = None,
+                 seed: int | None = None) -> Iterator[tuple]:
+    """The search (module docstring) as a generator: ``("progress", stage, done, total)`` with
+    stage "estimate" or "engine", then ``("result", PlanResult)``."""
+    from designer.engine import pipeline
+    from designer.engine.placement import place
+
+    if top < 1:
+        raise UsageError(f"--top must be 1 or more, got {top}")
+    started = time.perf_counter()
+    servers, used, job_gpus = _job(design, catalog)
+    gpu = servers[0].gpu
+    domain = min(min(s.nvlink_domain, s.gpus) for s in servers)
+    data = workload_data(design, catalog)
+    refused = None
+    try:
+        w0 = pipeline.resolve_workload(design, catalog, job_gpus, gpu, {}, domain)
+    except UsageError as exc:
+        # the design's own layout is illegal (a batch it does not split ...): search the model
+        # anyway, from the plainest layout, and say why the design's is not ranked
+        plain = {**data, "tp": 1, "pp": 1, "dp": 0, "micro_batch": 1, "interleave": 1, "cp": 1, "ep": 1}
+        try:
+            w0 = from_dict(plain, job_gpus, gpu=gpu)
+        except UsageError:
+            raise exc from None
+        refused = str(exc).removeprefix("workload: ")
+    if w0.kind != "transformer":
+        raise UsageError("plan searches transformer layouts (tp, pp, micro-batch ...); the design's "
+                         "workload is a vision workload, which the engine runs data-parallel only")
+    wanted = data.get("gpus")
+    pool = int(wanted) if isinstance(wanted, (int, float)) and not isinstance(wanted, bool) \
+        and 0 < wanted <= job_gpus else job_gpus
+    cap = float(gpu.get("memory_GB") or 0.0)
+    if cap <= 0:
+        raise UsageError(f"GPU model '{gpu.get('id', '?')}' has no memory_GB in the catalog; the "
+                         f"search needs it to drop layouts that do not fit")
+    names = {f.name for f in fields(Workload)}
+    current = {k: getattr(w0, k) for k in LAYOUT_FIELDS if k in names}
+    if not current.get("recompute"):
+        current.pop("recompute_granularity", None)
+    base = {k: v for k, v in data.items() if k not in ("gpus",)}
+    srv = used[0]
+    line = _rail_line_GBps(design.topology, srv)
+    order = data.get("placement")
+
+    dropped: Counter = Counter()
+    examples: dict[str, str] = {}
+    fits: list[Candidate] = []
+    placements: dict[tuple, Any] = {}
+    searched = 0
+    current_note = (f"the design's layout {layout_label({**current, 'dp': w0.dp})} is not among the "
+                    f"layouts searched (all {pool} GPUs, micro-batch {', '.join(map(str, MICRO_BATCHES))}, "
+                    f"interleave {', '.join(map(str, INTERLEAVES))})")
+    if refused:
+        current, current_note = {}, f"the design's own layout is refused: {refused}"
+    space = list(_layout_space(w0, pool, domain, names))
+    total = len(space)
+    for i, lay in enumerate(space):
+        if i % ESTIMATES_PER_STEP == 0:
+            yield ("progress", "estimate", i, total)
+        searched += 1
+        why = _rule(w0, lay, domain)
+        w = None
+        if why is None:
+            try:
+                w = from_dict({**base, **lay}, job_gpus, gpu=gpu)
+            except UsageError as exc:
+                why = "rules"
+                examples.setdefault(why, f"{layout_label(lay)}: {str(exc).removeprefix('workload: ')}")
+        is_current = _same_layout(lay, current)
+        if why is not None:
+            dropped[why] += 1
+            examples.setdefault(why, layout_label(lay))
+            if is_current:
+                current_note = f"the design's layout {layout_label(lay)}: {REASONS[why]}"
+            continue
+        state, mem = model_state_GB(w), memory_per_gpu_GB(w)
+        if state is not None and mem is not None:
+            mem = max(mem, state)  # the whole never needs less than its model-state part
+        over = "model_state" if state is not None and state > cap else \
+            "memory" if mem is not None and mem > cap else None
+        if over:
+            need = state if over == "model_state" else mem
+            dropped[over] += 1
+            examples.setdefault(over, f"{layout_label(lay)}: {need:.0f} GB > {cap:g} GB")
+            if is_current:
+                current_note = (f"the design's layout {layout_label(lay)} needs {need:.0f} GB per "
+                                f"GPU, more than the {cap:g} GB it has ({REASONS[over]})")
+            continue
+        key = tuple(lay.get(k, 1) for k in ("tp", "cp", "pp", "dp", "ep"))
+        if key not in placements:
+            pl = place(w, used, order)
+            placements[key] = {d: _shape_of(pl, d, getattr(w, d, 1) if d != "dp" else _dp_size(w),
+                                            srv, line)
+                               for d in ("tp", "pp", "dp", "cp", "ep")}
+        est = _estimate(w, gpu, placements[key])
+        fits.append(Candidate(lay, mem, state, est, current=is_current, key=key))
+    yield ("progress", "estimate", total, total)
+
+    if not fits:
+        raise UsageError(_nothing_fits(dropped, examples, pool, cap))
+    fits.sort(key=lambda c: c.estimate_s)
+    n_eval = max(evaluate if evaluate is not None else max(MIN_EVALUATED, top), 1)
+    chosen = _pick(fits, n_eval)
+    mine = next((c for c in fits if c.current), None)
+    if mine is not None:
+        current_note = None
+    if mine is not None and mine not in chosen:
+        chosen.append(mine)
+    rest = [c for c in fits if c not in chosen]
+    if rest:
+        dropped["estimate"] += len(rest)
+        examples["estimate"] = f"{rest[0].label}: estimate {rest[0].estimate_s:.3g} s"
+    for j, cand in enumerate(chosen):
+        yield ("progress", "engine", j, len(chosen))
+        try:
+            r = pipeline.run(design, catalog, seed=seed, workload={**base, **cand.layout})
+        except UsageError as exc:
+            cand.error = str(exc)
+            dropped["engine"] += 1
+            examples.setdefault("engine", f"{cand.label}: {exc}")
+            continue
+        cand.iteration_time_s, cand.mfu = r.iteration_time_s, r.mfu
+        cand.tflops_per_gpu, cand.tokens_per_s = r.tflops_per_gpu, r.tokens_per_s
+        cand.samples_per_s, cand.training_time_days = r.samples_per_s, r.training_time_days
+        cand.breakdown_s, cand.warnings = dict(r.breakdown_s), list(r.warnings)
+        if r.memory_per_gpu_GB is not None:
+            cand.memory_GB = r.memory_per_gpu_GB
+    yield ("progress", "engine", len(chosen), len(chosen))
+    ranked = sorted((c for c in chosen if c.iteration_time_s is not None),
+                    key=lambda c: (c.iteration_time_s, c.estimate_s))
+    if not ranked:
+        raise UsageError(f"the engine refused every layout it was given; the first: "
+                         f"{chosen[0].label}: {chosen[0].error}")
+    label = str(data.get("name") or data.get("id") or w0.name)
+    yield ("result", PlanResult(pool, sum(s.gpus for s in servers), cap, label, searched, len(fits),
+                                ranked, top, dropped, examples, mine,
+                                time.perf_counter() - started, current_note))
+
+
+def _pick(fits: list[Candidate], n: int) -> list[Candidate]:
+    """The ``n`` layouts to run through the engine, from ``fits`` sorted by estimate: the best
+    estimate of each placement first (the engine's routing and congestion differ by placement,
+    which the estimate does not see; micro-batch, interleave and recomputation it does), then
+    the next best estimates."""
+    first: dict[tuple, Candidate] = {}
+    for c in fits:
+        if len(first) == n:
+            break
+        first.setdefault(c.key, c)
+    chosen = list(first.values())
+    chosen += [c for c in fits if c not in chosen][:n - len(chosen)]
+    return sorted(chosen, key=lambda c: c.estimate_s)
+
+
+def search(design, catalog, *, top: int = 5, evaluate: int | None = None,
+           seed: int | None = None) -> PlanResult:
+    """Run :func:`search_steps` to the end and return its :class:`PlanResult`."""
+    result = None
+    for item in search_steps(design, catalog, top=top, evaluate=evaluate, seed=seed):
+        if item[0] == "result":
+            result = item[1]
+    return result
+
+
+def apply(design, layout: dict[str, Any]) -> dict[str, Any]:
+    """The design's workload dict with ``layout`` set (its preset and other fields kept). A
+    workload ``gpus`` that no longer matches the layout's GPUs is replaced by them."""
+    work = dict(design.workload or {})
+    work.update({k: v for k, v in layout.items() if k in LAYOUT_FIELDS})
+    if not layout.get("recompute"):
+        work.pop("recompute_granularity", None)
+    size = layout["tp"] * layout.get("cp", 1) * layout["pp"] * layout["dp"]
+    if work.get("gpus"):
+        work["gpus"] = size
+    return work
+
+
+def _dp_size(w: Workload) -> int:
+    """Ranks of the placement's data-parallel dimension (cp·dp when the model has cp)."""
+    return getattr(w, "dp_ranks", w.dp)
+
+
+def _same_layout(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    keys = set(a) | set(b)
+    norm = {"cp": 1, "ep": 1, "interleave": 1}
+    return all(a.get(k, norm.get(k)) == b.get(k, norm.get(k)) for k in keys
+               if not (k == "recompute_granularity" and not a.get("recompute")))
+
+
+def _rail_line_GBps(topology, srv) -> float:
+    """One direction of a server's first rail (GB/s): the capacity of its links."""
+    if not srv.rails:
+        return 0.0
+    return sum(l.capacity_Gbps for l in topology.links_of(srv.rails[0])) / 8.0
+
+
+def _nothing_fits(dropped: Counter, examples: dict[str, str], pool: int, cap: float) -> str:
+    if dropped.get("model_state") or dropped.get("memory"):
+        ex = examples.get("model_state") or examples.get("memory")
+        return (f"no layout of the workload on {pool} GPUs fits in {cap:g} GB per GPU (e.g. {ex}); "
+                f"add GPU servers, use GPUs with more memory, or shard the optimizer "
+                f"(--set workload.optimizer_sharded=true)")
+    common = dropped.most_common(1)[0][0] if dropped else "rules"
+    return (f"no legal layout of the workload on {pool} GPUs: {REASONS[common]} (e.g. "
+            f"{examples.get(common, '-')}); change the global batch or the number of GPUs")

@@ -1,0 +1,151 @@
+"""Best-layout search (designer.engine.plan) and ``dpu-designer plan``."""
+
+import json
+from dataclasses import fields
+
+import pytest
+
+from designer.cli import main
+from designer.engine import pipeline, plan
+from designer.engine.workload import Workload, from_dict, memory_per_gpu_GB
+from designer.errors import UsageError
+from designer.paths import resources_dir
+from designer.topology import fileformat, templates
+from designer.topology.catalog import load_catalog
+
+CAT = load_catalog()
+EXAMPLE = str(resources_dir() / "examples" / "example.json")
+HAS = {f.name for f in fields(Workload)}
+
+
+def small_design(servers=2, **work):
+    """Two 8x H100 servers on a rail-optimized fabric, a GPT 1.7B-sized model (Megatron Table 1)."""
+    d = templates.rail_optimized(servers=servers, storage="none", catalog=CAT)
+    d.workload = {"preset": "megatron-gpt-1.7b", "dp": 0, "gpus": 0, "global_batch": 64,
+                  "micro_batch": 1, **work}
+    return d
+
+
+@pytest.fixture(scope="module")
+def result():
+    return plan.search(small_design(), CAT, top=3, evaluate=4)
+
+
+def test_every_ranked_layout_uses_all_gpus_fits_and_is_sorted(result):
+    assert result.gpus == 16
+    times = [c.iteration_time_s for c in result.ranked]
+    assert times == sorted(times)
+    cap = CAT.get("gpu", "h100-sxm")["memory_GB"]
+    data = plan.workload_data(small_design(), CAT)
+    for c in result.ranked:
+        lay = c.layout
+        assert lay["tp"] * lay.get("cp", 1) * lay["pp"] * lay["dp"] == 16
+        w = from_dict({**data, **lay}, 16)
+        assert memory_per_gpu_GB(w) <= cap
+        assert 64 % (lay["dp"] * lay["micro_batch"]) == 0
+        assert w.heads % lay["tp"] == 0
+
+
+def test_the_best_layout_is_what_the_engine_gives_when_applied(result):
+    design = small_design()
+    best = result.best
+    design.workload = plan.apply(design, best.layout)
+    again = pipeline.run(design, CAT)
+    assert again.iteration_time_s == pytest.approx(best.iteration_time_s, rel=1e-9)
+    assert {k: again.workload[k] for k in best.layout} == best.layout
+
+
+def test_the_best_is_no_slower_than_the_designs_own_layout(result):
+    mine = pipeline.run(small_design(), CAT)
+    assert result.best.iteration_time_s <= mine.iteration_time_s * (1 + 1e-9)
+    if result.current is not None:  # the design's layout is run too, on the same terms
+        assert result.current.iteration_time_s == pytest.approx(mine.iteration_time_s, rel=1e-9)
+
+
+def test_dropped_layouts_are_counted_with_reasons(result):
+    assert result.searched == result.fit + sum(n for k, n in result.dropped.items()
+                                               if k not in ("estimate", "engine"))
+    assert set(result.dropped) <= set(plan.REASONS)
+    assert result.dropped["estimate"] == result.fit - len(result.ranked)
+
+
+def test_models_too_big_for_the_gpus_are_refused_with_a_fix():
+    design = small_design(servers=1)
+    design.workload = {"preset": "llama3-70b", "dp": 0, "gpus": 0, "global_batch": 8,
+                       "optimizer_sharded": False}
+    # 70.6B parameters x 16 bytes / 8 GPUs = 141 GB per GPU of model state at best (ZeRO §3.1)
+    with pytest.raises(UsageError, match=r"no layout .* on 8 GPUs fits in 80 GB per GPU.*optimizer"):
+        plan.search(design, CAT)
+
+
+def test_expert_parallelism_is_searched_only_for_mixture_of_experts_models():
+    dense = from_dict({"layers": 8, "hidden": 1024, "heads": 16, "global_batch": 64}, 64)
+    names = HAS
+    assert all(lay.get("ep", 1) == 1 for lay in plan._layout_space(dense, 64, 8, names))
+    if "experts" not in HAS:
+        pytest.skip("the workload model has no mixture of experts")
+    moe = from_dict({"layers": 8, "hidden": 1024, "heads": 16, "global_batch": 64, "experts": 8,
+                     "top_k": 2, "moe_ffn_hidden": 2048}, 64)
+    eps = {lay.get("ep", 1) for lay in plan._layout_space(moe, 64, 8, names)}
+    assert eps == {1, 2, 4, 8}  # the divisors of 8 experts (each also divides some dp·cp)
+
+
+def test_interleaved_layouts_keep_micro_batches_a_multiple_of_pp():
+    r = plan.search(small_design(), CAT, top=20, evaluate=20)
+    for c in r.ranked:
+        lay = c.layout
+        if lay["interleave"] > 1:
+            m = 64 // (lay["dp"] * lay["micro_batch"])
+            assert m % lay["pp"] == 0
+
+
+def test_the_search_is_a_generator_that_stops_before_the_engine_when_closed(monkeypatch):
+    calls = []
+    monkeypatch.setattr(pipeline, "run", lambda *a, **k: calls.append(1))
+    steps = plan.search_steps(small_design(), CAT)
+    first = next(steps)
+    assert first[:2] == ("progress", "estimate")
+    steps.close()
+    assert calls == []
+
+
+def test_an_illegal_design_layout_is_searched_from_scratch_and_named():
+    design = small_design(micro_batch=16)  # 64 is not a multiple of dp 16 x micro-batch 16
+    with pytest.raises(UsageError):
+        pipeline.run(design, CAT)
+    r = plan.search(design, CAT, top=1, evaluate=1)
+    assert r.best is not None and r.current is None
+    assert "design's own layout is refused" in r.current_note and "global batch" in r.current_note
+
+
+def test_vision_workloads_are_refused():
+    design = small_design()
+    design.workload = {"kind": "vision", "samples_per_s_per_gpu": 1000, "global_batch": 256}
+    with pytest.raises(UsageError, match="transformer"):
+        plan.search(design, CAT)
+
+
+def test_cli_table_json_and_apply(tmp_path, capsys):
+    src = tmp_path / "d.json"
+    fileformat.save(small_design(), src)
+    assert main(["plan", str(src), "--top", "2", "--evaluate", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "iteration s" in out and "MFU" in out and "dropped" in out
+    assert main(["plan", str(src), "--top", "2", "--evaluate", "3", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["gpus"] == 16 and len(data["layouts"]) >= 2 and data["saved_to"] is None
+    best = data["best"]
+    out_file = tmp_path / "best.json"
+    assert main(["plan", str(src), "--evaluate", "3", "-o", str(out_file)]) == 0
+    saved = fileformat.load(out_file)
+    assert {k: saved.workload[k] for k in best} == best
+    assert saved.workload["preset"] == "megatron-gpt-1.7b"
+    assert fileformat.load(src).workload == small_design().workload  # FILE is not changed
+
+
+def test_cli_bad_input_is_one_line(capsys):
+    assert main(["plan", EXAMPLE, "--top", "0"]) == 2
+    assert main(["plan", EXAMPLE, "-o", EXAMPLE]) == 2
+    assert main(["plan", EXAMPLE, "--apply", "-o", "x.json"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 3
