@@ -54,27 +54,48 @@ class Fabric:
     _dist: dict[int, np.ndarray] = field(default_factory=dict)  #: switch row -> distances
     _switch_adj: sp.csr_matrix | None = None
     _routes: "OrderedDict[str, Routes]" = field(default_factory=OrderedDict)
-    _networks: list[frozenset[int]] | None = None
+    _net_cuts: list[int] | None = None  #: node i's networks: _net_labels[cuts[i]:cuts[i + 1]]
+    _net_labels: list[int] | None = None
+    _net_sets: dict[int, frozenset[int]] = field(default_factory=dict)  #: node -> its networks
 
     def networks(self, node: str) -> frozenset[int]:
         """The networks ``node`` is linked into: a network is a set of switches joined by links
         (one label each), or one direct endpoint-to-endpoint link (its own label). Two endpoints
         can exchange traffic iff they share a network, because only switches forward traffic.
-        An unlinked node has none."""
-        if self._networks is None:
-            ns = int(self.is_switch.sum())
-            comp = connected_components(self._switch_adj, directed=False)[1] if ns else _EMPTY
-            src, dst = self.arc_src, self.arc_dst
-            to_switch = self.is_switch[dst]
-            label = np.where(to_switch, comp[np.maximum(self.switch_pos[dst], 0)] if ns else -1,
-                             np.where(self.is_switch[src], -1, ns + self.arc_link))
-            keep = label >= 0
-            pairs = np.unique(np.stack([src[keep], label[keep]]), axis=1)
-            cuts = np.searchsorted(pairs[0], np.arange(len(self.nodes) + 1))
-            labels = pairs[1].tolist()
-            self._networks = [frozenset(labels[cuts[i]:cuts[i + 1]]) for i in range(len(self.nodes))]
+        An unlinked node has none. (Labels of all nodes are found at once with numpy; the sets
+        are made when asked for, and nodes on the same single network share one.)"""
         i = self.index.get(node)
-        return self._networks[i] if i is not None else frozenset()
+        if i is None:
+            return frozenset()
+        hit = self._net_sets.get(i)
+        if hit is not None:
+            return hit
+        if self._net_cuts is None:
+            self._network_labels()
+        a, b = self._net_cuts[i], self._net_cuts[i + 1]
+        if b == a + 1:
+            label = self._net_labels[a]
+            out = self._net_sets.get(-1 - label)  # one set per single network, shared
+            if out is None:
+                out = self._net_sets[-1 - label] = frozenset((label,))
+        else:
+            out = frozenset(self._net_labels[a:b])
+        self._net_sets[i] = out
+        return out
+
+    def _network_labels(self) -> None:
+        ns = int(self.is_switch.sum())
+        comp = connected_components(self._switch_adj, directed=False)[1] if ns else _EMPTY
+        src, dst = self.arc_src, self.arc_dst
+        to_switch = self.is_switch[dst]
+        label = np.where(to_switch, comp[np.maximum(self.switch_pos[dst], 0)] if ns else -1,
+                         np.where(self.is_switch[src], -1, ns + self.arc_link))
+        keep = label >= 0
+        width = ns + len(self.link_ids) + 1
+        pairs = np.unique(src[keep] * width + label[keep])
+        node = pairs // width
+        self._net_cuts = np.searchsorted(node, np.arange(len(self.nodes) + 1)).tolist()
+        self._net_labels = (pairs % width).tolist()
 
     def distances_from(self, switch_rows: np.ndarray) -> np.ndarray:
         """Hop distances from every switch to each of ``switch_rows`` (shape switches × rows)."""

@@ -29,6 +29,7 @@ from designer.engine.network import Fabric, fabric_of
 from designer.engine.workload import Workload
 from designer.errors import UsageError
 from designer.topology.kinds import KIND_LABEL
+from designer.topology.model import ATTACHABLE
 
 DIMENSIONS = ("tp", "pp", "dp")
 #: how the servers are split among jobs (``scenario.tenant_placement``)
@@ -66,23 +67,43 @@ def servers_of(design, catalog, fab: Fabric | None = None) -> list[ServerInfo]:
     reached: dict[frozenset[int], tuple[str, ...]] = {}  # storage networks -> systems on them
     out = []
     gpus: dict[str, dict[str, Any]] = {}  # one entry per GPU model, shared by its servers
-    for srv in topo.servers():
-        f = catalog.resolve(srv)
+    figures: dict[str, dict[str, Any]] = {}  # one resolve per server model without overrides
+    servers = topo.servers()
+    adapters_of = _attached_all(topo, {s.id for s in servers})
+    for srv in servers:
+        if srv.props:
+            f = catalog.resolve(srv)
+        else:
+            f = figures.get(srv.model) or figures.setdefault(srv.model, catalog.resolve(srv))
         gpu = gpus.get(f["gpu_model"]) or gpus.setdefault(f["gpu_model"], catalog.get("gpu", f["gpu_model"]))
-        nets = {c.id: n for c in topo.attached(srv.id) if (n := fab.networks(c.id))}
+        nets = {c: n for c in adapters_of.get(srv.id, ()) if (n := fab.networks(c))}
         adapters, own = list(nets), []
-        if fab.networks(srv.id):
-            own, nets[srv.id] = [srv.id], fab.networks(srv.id)
-        compute = [e for e in adapters if not nets[e] & storage_nets] \
-            or [e for e in own if not nets[e] & storage_nets] or adapters or own
-        ports = [e for e in adapters + own if nets[e] & storage_nets]
-        reach = frozenset().union(*(nets[e] & storage_nets for e in ports))
+        if mine := fab.networks(srv.id):
+            own, nets[srv.id] = [srv.id], mine
+        if storage_nets:
+            compute = [e for e in adapters if not nets[e] & storage_nets] \
+                or [e for e in own if not nets[e] & storage_nets] or adapters or own
+            ports = [e for e in adapters + own if nets[e] & storage_nets]
+            reach = frozenset().union(*(nets[e] & storage_nets for e in ports))
+        else:  # no storage on any network: every adapter is a rail, none is a storage port
+            compute, ports, reach = adapters or own, [], frozenset()
         if reach not in reached:
             reached[reach] = tuple(s for s in storage if fab.networks(s) & reach)
         out.append(ServerInfo(srv.id, int(f["gpu_count"]), gpu, int(f["nvlink_domain"]),
                               bool(f["nvswitch"]), int(f.get("pcie_gen", 5)), tuple(compute),
                               tuple(ports), reached[reach], {e: nets[e] for e in compute}))
     return out
+
+
+def _attached_all(topo, servers: set[str]) -> dict[str, list[str]]:
+    """Ids of the NICs and DPUs of every server, in slot order (``Topology.attached`` for all
+    servers in one pass over the components)."""
+    kids: dict[str, list] = {}
+    for c in topo.components.values():
+        if c.kind in ATTACHABLE and c.parent in servers:
+            kids.setdefault(c.parent, []).append(c)
+    return {s: [c.id for c in sorted(cs, key=lambda c: (c.slot if c.slot is not None else 1 << 30, c.id))]
+            for s, cs in kids.items()}
 
 
 def check_models(topology, catalog) -> None:
