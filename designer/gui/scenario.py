@@ -9,14 +9,14 @@ an undo step.
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox,
-                               QSpinBox, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QFrame,
+                               QGroupBox, QScrollArea, QSpinBox, QVBoxLayout, QWidget)
 
 from designer.gui.widgets import narrow_combo
 
 from designer.errors import UsageError
 from designer.gui.editor import Editor
-from designer.topology.design import SCENARIO_CHOICES, SCENARIO_DEFAULTS, SCENARIO_SPEC
+from designer.topology.design import SCENARIO_SPEC
 
 #: workload figures that can be changed per design: (field, label, min, max)
 WORKLOAD_FIELDS = (
@@ -26,12 +26,37 @@ WORKLOAD_FIELDS = (
     ("pp", "Pipeline parallel", 1, 512),
 )
 SCENARIO_LABELS = {
-    "offload": ("Infrastructure work on", {"host": "host CPU", "dpu": "DPU (offloaded)"}),
+    "offload": ("Infrastructure work on", {"host": "host CPU", "smartnic": "SmartNIC offloads",
+                                           "dpu": "DPU (offloaded)"}),
+    "isolation": ("Tenant isolation", {"auto": "auto", "none": "none", "sriov": "SR-IOV",
+                                       "overlay": "overlay (VXLAN/OVS)", "bare-metal": "bare metal"}),
     "routing": ("Routing", {"ecmp": "ECMP (flow hash)", "adaptive": "adaptive (spread evenly)"}),
     "tenant_placement": ("Jobs placed", {"packed": "packed (own leaves)",
                                          "scattered": "scattered (fragmented)"}),
     "storage_transport": ("Storage transport", {"rdma": "NVMe-oF over RDMA", "tcp": "NVMe/TCP"}),
 }
+
+#: the first rows, in this order; every other setting follows in the spec's order
+ROW_ORDER = ("offload", "routing", "encryption", "storage_transport", "gpudirect_storage",
+             "tenants", "tenant_placement", "checkpoint_interval_s", "seed")
+#: row labels of settings whose names say too little
+ROW_LABELS = {"encryption": "Encryption", "gpudirect_storage": "Storage reads",
+              "tenants": "Jobs on the fabric", "checkpoint_interval_s": "Checkpoint every",
+              "seed": "Random seed", "tenant_qos": "Storage QoS per job",
+              "nccl_proxy": "NCCL proxy threads", "parallel_fs_client": "Parallel FS client",
+              "checkpoint_via_host": "Checkpoints via host", "object_store_tls": "Object store (TLS)",
+              "k8s_agents": "Kubernetes agents", "irq_handling": "NIC interrupts",
+              "kernel_copy_membw": "Kernel copies' memory BW"}
+#: the text beside a check box (else "on")
+CHECK_TEXT = {"encryption": "in flight", "gpudirect_storage": "GPUDirect Storage"}
+#: words of setting names shown otherwise in a label made from the name
+WORD_LABELS = {"nccl": "NCCL", "fs": "FS", "tls": "TLS", "k8s": "Kubernetes", "irq": "IRQ",
+               "qos": "QoS", "cpu": "CPU", "dpu": "DPU", "nic": "NIC", "gpu": "GPU", "io": "IO"}
+#: a name's last word that is its unit (dropped from the label, shown as the spin box suffix)
+UNIT_SUFFIX = {"_s": "s", "_Gbps": "Gb/s", "_GBps": "GB/s", "_pct": "%", "_ms": "ms", "_us": "us"}
+UNIT_WORDS = {u[1:] for u in UNIT_SUFFIX}
+#: float settings edited in whole units
+WHOLE = {"checkpoint_interval_s"}
 
 #: tooltips of the scenario rows whose labels are short
 ROW_TIPS = {
@@ -62,8 +87,24 @@ def workload_entry(design, catalog) -> dict:
         return {}
 
 
+def _label(key: str) -> str:
+    """A row label made from a setting's name (``nccl_proxy`` -> "NCCL proxy")."""
+    words = [WORD_LABELS.get(w, w) for w in key.split("_")]
+    if words and words[-1] in UNIT_WORDS:
+        words.pop()
+    text = " ".join(words)
+    return text[:1].upper() + text[1:]
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 class ScenarioPanel(QWidget):
-    def __init__(self, editor: Editor, parent=None) -> None:
+    """The workload and every scenario setting of ``SCENARIO_SPEC`` (or of ``spec``), each with
+    an editor derived from its spec (:meth:`_editor`)."""
+
+    def __init__(self, editor: Editor, parent=None, spec=None) -> None:
         super().__init__(parent)
         self.editor = editor
         self._updating = False
@@ -84,49 +125,71 @@ class ScenarioPanel(QWidget):
             spin.valueChanged.connect(lambda v, n=name: self._set_workload_field(n, v))
             wform.addRow(label, spin)
             self.wfields[name] = spin
-        layout.addWidget(wl)
         sc = QGroupBox("Scenario")
         sform = QFormLayout(sc)
+        self.spec = dict(SCENARIO_SPEC if spec is None else spec)
+        #: one editor per scenario setting, derived from its spec (a new setting gets one too)
+        self.editors: dict[str, QWidget] = {}
         self.choices: dict[str, QComboBox] = {}
-        for key, values in SCENARIO_CHOICES.items():
+        keys = [k for k in ROW_ORDER if k in self.spec]
+        keys += [k for k in self.spec if k not in keys and self.spec[k].type is not dict]
+        for key in keys:
+            label, editor = self._editor(key, self.spec[key])
+            self.editors[key] = editor
+            sform.addRow(label, editor)
+            sform.labelForField(editor).setToolTip(ROW_TIPS.get(key) or _sentence(self.spec[key].meaning))
+        self.encryption = self.editors.get("encryption")
+        self.gds = self.editors.get("gpudirect_storage")
+        self.tenants = self.editors.get("tenants")
+        self.checkpoint = self.editors.get("checkpoint_interval_s")
+        self.seed = self.editors.get("seed")
+        scroll = QScrollArea()  # many settings: the panel scrolls rather than squeezing the rows
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.NoFrame)
+        inner = QWidget()
+        inner_layout = QVBoxLayout(inner)
+        inner_layout.setContentsMargins(0, 0, 0, 0)
+        inner_layout.addWidget(wl)
+        inner_layout.addWidget(sc)
+        inner_layout.addStretch(1)
+        scroll.setWidget(inner)
+        layout.addWidget(scroll)
+        self.refresh()
+
+    def _editor(self, key: str, spec) -> tuple[str, QWidget]:
+        """The row label and editor of one scenario setting: a list for a choice, a check box for
+        a yes/no setting, a spin box in the spec's range for a number."""
+        label = ROW_LABELS.get(key) or SCENARIO_LABELS.get(key, ("", {}))[0] or _label(key)
+        if spec.type is str:
             box = narrow_combo(QComboBox())
             names = SCENARIO_LABELS.get(key, (key, {}))[1]
-            for v in values:
+            for v in spec.choices:
                 box.addItem(names.get(v, v), v)
             box.activated.connect(lambda i, k=key, b=box: self._set_scenario(k, b.itemData(i)))
             self.choices[key] = box
-        self.encryption = QCheckBox("in flight")
-        self.encryption.clicked.connect(lambda c: self._set_scenario("encryption", bool(c)))
-        self.gds = QCheckBox("GPUDirect Storage")
-        self.gds.clicked.connect(lambda c: self._set_scenario("gpudirect_storage", bool(c)))
-        self.tenants = self._spin(QSpinBox(), "tenants")
-        self.checkpoint = self._spin(QDoubleSpinBox(suffix=" s", decimals=0), "checkpoint_interval_s")
-        self.seed = self._spin(QSpinBox(), "seed")
-        rows = [("offload", None), ("routing", None), ("Encryption", self.encryption),
-                ("storage_transport", None), ("Storage reads", self.gds),
-                ("Jobs on the fabric", self.tenants), ("tenant_placement", None),
-                ("Checkpoint every", self.checkpoint), ("Random seed", self.seed)]
-        rows += [(key, None) for key in self.choices if key not in dict(rows)]
-        for label, widget in rows:
-            if widget is None:
-                widget, label = self.choices[label], SCENARIO_LABELS.get(label, (label, {}))[0]
-            sform.addRow(label, widget)
-        for field, tip in ROW_TIPS.items():
-            sform.labelForField(self.choices.get(field) or getattr(self, field)).setToolTip(tip)
-        layout.addWidget(sc)
-        layout.addStretch(1)
-        self.refresh()
+            return label, box
+        if spec.type is bool:
+            box = QCheckBox(CHECK_TEXT.get(key, ""))
+            box.setToolTip(_sentence(spec.meaning))
+            box.clicked.connect(lambda c, k=key: self._set_scenario(k, bool(c)))
+            return label, box
+        if spec.type is int:
+            return label, self._spin(QSpinBox(), key)
+        suffix = next((f" {u}" for end, u in UNIT_SUFFIX.items() if key.endswith(end)), "")
+        return label, self._spin(QDoubleSpinBox(suffix=suffix, decimals=0 if key in WHOLE else 3), key)
 
     def _spin(self, spin, key: str):
         """A spin box editing the scenario setting ``key`` in the range of its spec (0 shown as
         what it means, "no checkpoints")."""
-        spec = SCENARIO_SPEC[key]
-        spin.setRange(spec.minimum, spec.maximum)
+        spec = self.spec[key]
+        whole = isinstance(spin, QSpinBox)
+        lo = spec.minimum if spec.minimum is not None else (0 if whole else -1e12)
+        hi = spec.maximum if spec.maximum is not None else (2**31 - 1 if whole else 1e12)
+        spin.setRange(int(lo) if whole else float(lo), int(min(hi, 2**31 - 1)) if whole else float(hi))
         if spec.zero:
             spin.setSpecialValueText(spec.zero)  # shown at the minimum, which is 0
         spin.setKeyboardTracking(False)
-        spin.setToolTip(spec.meaning[0].upper() + spec.meaning[1:]
-                        + (f"; 0: {spec.zero}" if spec.zero else ""))
+        spin.setToolTip(_sentence(spec.meaning) + (f"; 0: {spec.zero}" if spec.zero else ""))
         spin.valueChanged.connect(lambda v: self._set_scenario(key, spec.type(v)))
         return spin
 
@@ -150,13 +213,15 @@ class ScenarioPanel(QWidget):
                 font.setBold(value != entry.get(name))
                 spin.setFont(font)
             sc = design.scenario
-            for key, box in self.choices.items():
-                box.setCurrentIndex(max(0, box.findData(sc.get(key))))
-            self.encryption.setChecked(bool(sc.get("encryption")))
-            self.gds.setChecked(bool(sc.get("gpudirect_storage")))
-            for key, spin in (("tenants", self.tenants), ("checkpoint_interval_s", self.checkpoint),
-                              ("seed", self.seed)):
-                spin.setValue(SCENARIO_SPEC[key].type(sc.get(key, SCENARIO_DEFAULTS[key])))
+            for key, editor in self.editors.items():
+                spec = self.spec[key]
+                value = sc.get(key, spec.default)
+                if isinstance(editor, QComboBox):
+                    editor.setCurrentIndex(max(0, editor.findData(value)))
+                elif isinstance(editor, QCheckBox):
+                    editor.setChecked(bool(value))
+                else:
+                    editor.setValue(spec.type(value))
         finally:
             self._updating = False
 
