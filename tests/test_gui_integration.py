@@ -10,7 +10,7 @@ from PySide6.QtCore import QSize
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from designer.gui.runview import BUSY, bottleneck_marks
+from designer.gui.runview import bottleneck_marks
 from designer.report.actions import MAX_PICTURE_SIDE
 from designer.gui.testing import open_window
 from designer.topology.templates import leaf_spine
@@ -87,8 +87,7 @@ def test_f5_runs_both_scenarios_and_colours_the_canvas(window, qtbot, overlay_ca
     links = set(window.design.topology.links)
     assert set(util) == links and all(0.0 <= u <= 1.0 for u in util.values())
     assert util == {l.id: l.utilization for l in host.links}  # host-managed by default
-    busy = {lid for lid, u in util.items() if u >= BUSY}
-    assert busy and marked & links == busy
+    assert marked == bottleneck_marks(host, window.design.topology)  # only what the engine names
 
     view.set_overlay("dpu")
     assert overlay_calls[-1][0] == {l.id: l.utilization for l in dpu.links}
@@ -138,17 +137,21 @@ def test_closing_the_window_during_a_run_ends_the_thread(window, qtbot):
     assert worker._thread.isFinished()
 
 
-def test_bottleneck_sentences_mark_the_components_they_name():
+def test_bottleneck_sentences_mark_what_they_name_and_nothing_else():
     topo = leaf_spine(servers=8, storage="none").topology
-    leaf, spine = (s.id for s in topo.switches()[:2])
-    link = next(iter(topo.links))
+    leaf = next(s.id for s in topo.switches() if s.props.get("tier", "leaf") == "leaf")
+    spine = next(n for n in topo.neighbors(leaf) if topo.components[n].kind == "switch")
+    between = {l.id for l in topo.links_of(leaf) if {l.a, l.b} == {leaf, spine}}
+    busy = next(l.id for l in topo.links.values() if leaf not in (l.a, l.b))
 
     class Result:
-        links = [type("L", (), {"id": link, "utilization": 0.95})()]
+        links = [type("L", (), {"id": busy, "utilization": 1.0})()]  # busy, but named nowhere
         bottlenecks = [f"link {leaf} → {spine} saturates and limits DP all-reduce to 60% of NIC "
                        "line rate", "leaf-spine oversubscription 2:1 at nowhere."]
 
-    assert bottleneck_marks(Result, topo) == {link, leaf, spine}
+    assert between and bottleneck_marks(Result, topo) == between | {leaf, spine}
+    Result.bottlenecks = []
+    assert bottleneck_marks(Result, topo) == set()
 
 
 # ----------------------------------------------------------------------------------- export

@@ -51,19 +51,27 @@ SHORT_PART = {"compute": "Compute", "tp_comm": "TP communication", "pp_comm": "P
               "dp_exposed": "Exposed DP communication", "bubble": "Pipeline bubble",
               "host_cpu_slowdown": "Host CPU over capacity", "dpu_slowdown": "DPU over capacity",
               "data_stall": "Data stall", "straggler": "Stragglers", "checkpoint": "Checkpoints"}
-#: a cable at or above this utilization is marked as a bottleneck on the canvas
-BUSY = 0.9
 #: most cables listed in "Run figures" (the busiest first)
 FIGURE_ROWS = 40
+_ARC = re.compile(r"([\w.:-]+) → ([\w.:-]+)")
 
 
 def bottleneck_marks(result: Any, topology: Any) -> set[str]:
-    """Cables at ``BUSY`` utilization or more, and the components that the result's bottleneck
-    sentences name (``"link leaf-1 → spine-2 saturates ..."``, ``"oversubscription 2:1 at leaf-1"``)."""
-    marked = {l.id for l in result.links if l.utilization >= BUSY}
+    """What the canvas outlines as bottlenecks: only what the engine names in its bottleneck
+    sentences (``"link leaf-1 → spine-2 saturates ..."``: the cables joining leaf-1 and spine-2;
+    ``"oversubscription 2:1 at leaf-1"``: leaf-1). A busy cable the engine does not name limits
+    nothing (max-min fair sharing fills many links to 100 % while one decides the rate)."""
+    marked: set[str] = set()
+    pairs: set[frozenset] = set()
     for sentence in result.bottlenecks:
+        for a, b in _ARC.findall(sentence):
+            if a in topology.components and b in topology.components:
+                pairs.add(frozenset((a, b)))
         words = (w.strip(",.;:()'\"") for w in sentence.split())
         marked.update(w for w in words if w in topology.components)
+    for pair in pairs:
+        a = next(iter(pair))
+        marked.update(l.id for l in topology.links_of(a) if frozenset((l.a, l.b)) == pair)
     return marked
 
 
