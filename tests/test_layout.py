@@ -95,3 +95,22 @@ def test_big_design_wraps_racks_and_switches_into_rows(catalog):
     width = max(b[2] for b in boxes.values()) - min(b[0] for b in boxes.values())
     height = max(b[3] for b in boxes.values()) - min(b[1] for b in boxes.values())
     assert 0.7 < width / height < 2.0  # about the shape of a canvas window, not a strip
+
+
+def test_frontend_network_is_drawn_below_the_racks_apart_from_the_compute_fabric(catalog):
+    from designer.topology.templates import nvl72
+
+    topo = nvl72(servers=8, storage="none", frontend="ethernet", catalog=catalog).topology
+    pos = layout_by_tier(topo, catalog)
+    front = [s for s in topo.switches() if s.props.get("frontend")]
+    compute = [s for s in topo.switches() if not s.props.get("frontend")]
+    assert front and compute
+    rack_top = min(pos[r.id][1] - rack_size(catalog.resolve(r)["rack_units"])[1] / 2 for r in topo.racks())
+    rack_bottom = max(pos[r.id][1] + rack_size(catalog.resolve(r)["rack_units"])[1] / 2 for r in topo.racks())
+    assert max(pos[s.id][1] for s in compute) < rack_top
+    assert min(pos[s.id][1] for s in front) > rack_bottom
+    # front-end leaves (next to the racks they serve) above the front-end spines
+    fl = {pos[s.id][1] for s in front if s.props["tier"] == "leaf"}
+    fs = {pos[s.id][1] for s in front if s.props["tier"] == "spine"}
+    assert fs and max(fl) < min(fs)
+    assert _overlaps(_boxes(topo, pos, catalog)) == []
