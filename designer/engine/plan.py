@@ -63,7 +63,7 @@ REASONS = {
     "rules": "refused by the workload rules",
     "model_state": "weights, gradients and optimizer state alone exceed GPU memory",
     "memory": "model state plus activations exceed GPU memory",
-    "estimate": "fits, but its estimate ranks below the layouts run through the engine",
+    "estimate": "fit in memory, but their estimate ranks below the layouts run through the engine",
     "engine": "the engine refused the layout on this design",
 }
 
