@@ -207,3 +207,22 @@ def test_frontend_dpus_carry_no_training_traffic_without_storage(catalog):
     d = rail_optimized(servers=8, su_size=8, storage="none", frontend="ethernet", catalog=catalog)
     info = servers_of(d, catalog)[0]
     assert [d.topology.components[e].kind for e in info.rails] == ["nic"] * 8
+
+
+def test_each_template_suggests_a_workload_that_runs_on_its_designs(catalog):
+    """What `new` / "New from template" should fit (issue #12: a runnable default workload): the
+    NVL72 template suggests Llama 3 70B, whose published-style layout tp 8 x pp 4 fits 576 GPUs
+    (dp 18) with TP inside the NVLink domain; the others keep the default Llama 3 8B."""
+    from designer.commands.new import fitted_workload
+    from designer.topology.design import Design
+    from designer.topology.templates import suggested_workload
+
+    d = TEMPLATES["nvl72"](servers=8, server="gb300-nvl72", storage="none", catalog=catalog)
+    assert suggested_workload(d) == "llama3-70b"
+    assert suggested_workload(TEMPLATES["fat-tree"](k=4, catalog=catalog)) == "llama3-8b"
+    assert suggested_workload(Design()) == "llama3-8b"
+    d.workload = fitted_workload(suggested_workload(d), d, catalog)
+    r = run(d, catalog).to_json()
+    assert r["workload"]["tp"] == 8 and r["workload"]["pp"] == 4 and r["gpus"] == 576
+    assert r["placement"]["tp_inside_nvlink_domain"] is True
+    assert r["iteration_time_s"] > 0 and r["breakdown_s"]["compute"] > 0

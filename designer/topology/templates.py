@@ -69,6 +69,9 @@ class Template:
     help: str
     build: Callable[..., Design]
     options: tuple[Option, ...]
+    #: catalog workload preset that suits the designs this template makes (what ``new`` and the
+    #: GUI's "new from template" should fit to the design; see :func:`suggested_workload`)
+    workload: str = "llama3-8b"
 
     def __call__(self, **options: Any) -> Design:
         """Build the design. Sizes are checked first (a design past the file format's limits would
@@ -82,6 +85,13 @@ class Template:
         if options.get("dpu"):
             design.scenario["offload"] = "dpu"
         return design
+
+
+def suggested_workload(design: Design) -> str:
+    """The workload preset of the template ``design`` was made with (``design.meta``), else the
+    default one: e.g. Llama 3 70B (tp 8, pp 4) for NVL72 racks, Llama 3 8B for the others."""
+    template = TEMPLATES.get(str(design.meta.get("template", "")))
+    return template.workload if template else Template.workload
 
 
 def _check_size(name: str, options: dict[str, Any]) -> None:
@@ -612,6 +622,6 @@ TEMPLATES: dict[str, Template] = {
                          catalog="storage"),
                   Option("storage_count", "int", 0, "storage appliances (0: one per scalable unit)", min=0),
                   Option("rack", "str", "rack-nvl72", "rack model of the NVL72 systems", catalog="rack"))
-                 + _FRONTEND + (Option("name", "str", "", "design name"),)),
+                 + _FRONTEND + (Option("name", "str", "", "design name"),), workload="llama3-70b"),
     )
 }
