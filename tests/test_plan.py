@@ -149,3 +149,13 @@ def test_cli_bad_input_is_one_line(capsys):
     assert main(["plan", EXAMPLE, "--apply", "-o", "x.json"]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 3
+
+
+def test_llama3_405b_published_layout_passes_the_rules():
+    # Llama 3 Herd of Models §3.3.2 / Table 4: TP8, PP16, 126 layers on 16 stages with the
+    # interleaved schedule, an embedding-only first and a loss-only last chunk: pp·v = 128 = l + 2
+    w0 = from_dict(dict(CAT.workload("llama3-405b")), 16384)
+    lay = {"tp": 8, "pp": 16, "dp": 128, "micro_batch": 1, "interleave": 8, "recompute": False}
+    assert plan._rule(w0, lay, 8) is None
+    assert plan._rule(w0, {**lay, "interleave": 9}, 8) == "interleave"  # 144 > 128
+    assert plan._rule(w0, {**lay, "tp": 3, "dp": 16384 // 48}, 8) == "heads"

@@ -12,7 +12,8 @@ the model knows it), for the workload's fixed global batch on all of the job's G
    query groups require) and either divides a server's NVLink domain or spans whole ones; the
    global batch splits into whole micro-batches per replica; an interleaved schedule needs its
    micro-batches a multiple of pp (Megatron-LM's interleaved 1F1B); pp·v at most the layers plus
-   an embedding-only and a loss-only chunk; whatever else ``workload.from_dict`` refuses.
+   an embedding-only and a loss-only chunk (``workload.MAX_LAYERLESS_CHUNKS``); whatever else
+   ``workload.from_dict`` refuses.
 2. **Memory**: ``workload.model_state_GB`` and ``workload.memory_per_gpu_GB`` against the GPU's
    ``memory_GB``; a layout over it is dropped before anything is timed.
 3. **Time**: every layout that fits is estimated with the engine's own compute and timing stages
@@ -37,7 +38,8 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Iterator
 
 from designer.engine import collectives as coll
-from designer.engine.workload import Workload, compute, from_dict, memory_per_gpu_GB, model_state_GB
+from designer.engine.workload import (MAX_LAYERLESS_CHUNKS, Workload, compute, from_dict, memory_per_gpu_GB,
+                                      model_state_GB)
 from designer.errors import UsageError
 
 #: micro-batch sizes tried (each must divide global batch / dp)
@@ -59,7 +61,7 @@ REASONS = {
     "heads": "tp does not divide the attention heads (or key/value heads)",
     "nvlink": "tp neither divides a server's NVLink domain nor spans whole servers",
     "batch": "the global batch does not split into whole micro-batches per replica",
-    "interleave": "interleaving needs more layers or micro-batches a multiple of pp",
+    "interleave": "interleaving needs micro-batches a multiple of pp and at most layers + 2 stages",
     "rules": "refused by the workload rules",
     "model_state": "weights, gradients and optimizer state alone exceed GPU memory",
     "memory": "model state plus activations exceed GPU memory",
@@ -249,7 +251,7 @@ def _rule(w0: Workload, lay: dict[str, Any], domain: int) -> str | None:
     v, pp = lay["interleave"], lay["pp"]
     if v > 1:
         m = w0.global_batch // (lay["dp"] * lay["micro_batch"])
-        if m % pp or pp * v > w0.layers:
+        if m % pp or pp * v > w0.layers + MAX_LAYERLESS_CHUNKS:
             return "interleave"
     return None
 
@@ -358,7 +360,8 @@ def search_steps(design, catalog, *, top: int = 5, evaluate: int | None = None,
         is_current = _same_layout(lay, current)
         if why is not None:
             dropped[why] += 1
-            examples.setdefault(why, layout_label(lay))
+            if why not in examples:
+                examples[why] = layout_label(lay)
             if is_current:
                 current_note = f"the design's layout {layout_label(lay)}: {REASONS[why]}"
             continue
@@ -412,8 +415,6 @@ def search_steps(design, catalog, *, top: int = 5, evaluate: int | None = None,
         cand.tflops_per_gpu, cand.tokens_per_s = r.tflops_per_gpu, r.tokens_per_s
         cand.samples_per_s, cand.training_time_days = r.samples_per_s, r.training_time_days
         cand.breakdown_s, cand.warnings = dict(r.breakdown_s), list(r.warnings)
-        if r.memory_per_gpu_GB is not None:
-            cand.memory_GB = r.memory_per_gpu_GB
     yield ("progress", "engine", len(chosen), len(chosen))
     ranked = sorted((c for c in chosen if c.iteration_time_s is not None),
                     key=lambda c: (c.iteration_time_s, c.estimate_s))
