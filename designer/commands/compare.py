@@ -1,4 +1,5 @@
-"""``dpu-designer compare FILE``: the design host-managed and DPU-offloaded, side by side.
+"""``dpu-designer compare FILE``: the design host-managed, SmartNIC-offloaded and DPU-offloaded,
+side by side, with each mode's adapter power and energy cost.
 
 Same workload and scenario options as ``run``. The numbers come from
 :func:`designer.engine.compare.compare`, which the GUI and the report use too.
@@ -15,14 +16,17 @@ from designer.engine.resources import INFRA_TASKS
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "compare", help="the design host-managed vs DPU-offloaded, side by side",
-        description="Run the design twice: every server host-managed (the host CPU runs the "
-                    "network, storage, crypto and virtualization stacks) and DPU-offloaded "
-                    "(BlueField DPUs run them), plus the design's own per-server mix if it has "
-                    "one; print both with the differences and their reasons.")
+        "compare", help="the design host-managed vs SmartNIC vs DPU-offloaded, side by side",
+        description="Run the design three times: every server host-managed (plain NICs; the host "
+                    "CPU runs the network, storage, crypto and virtualization stacks), "
+                    "SmartNIC-offloaded (ConnectX inline crypto and ASAP2 switching, RDMA kept, "
+                    "no Arm services) and DPU-offloaded (BlueField DPUs run the stacks), plus the "
+                    "design's own per-server mix if it has one; print them with power, energy "
+                    "cost, the differences and their reasons.")
     add_engine_options(p)
     p.add_argument("--json", action="store_true",
-                   help='print {"host": {...}, "dpu": {...}, "deltas": {...}, ...} (run --json objects)')
+                   help='print {"host": {...}, "smartnic": {...}, "dpu": {...}, "deltas": {...}, '
+                        '"mode_deltas": {...}, "modes": {...}, ...} (run --json objects)')
     p.set_defaults(func=run)
 
 
@@ -47,13 +51,14 @@ def format_table(cmp) -> str:
 
     names = list(cmp.runs)
     runs = [cmp.runs[n] for n in names]
-    head = f"{'':<24}" + "".join(f"{LABEL[n]:>16}" for n in names) + f"{'DPU − host':>14}{'':>9}"
+    W = 20  # column width: "SmartNIC-offloaded" fits
+    head = f"{'':<24}" + "".join(f"{LABEL[n]:>{W}}" for n in names) + f"{'DPU − host':>14}{'':>9}"
     lines = [head]
 
     def row(label: str, values: list[str], delta: dict | None = None, fmt: str = "{:+.3g}") -> None:
         ok = delta is not None and math.isfinite(delta["delta"])
         d = (fmt.format(delta["delta"]) if ok else "").rjust(14)
-        lines.append(f"{label:<24}" + "".join(v.rjust(16) for v in values) + d
+        lines.append(f"{label:<24}" + "".join(v.rjust(W) for v in values) + d
                      + (_pct(delta["percent"]).rjust(9) if ok else ""))
 
     D = cmp.deltas
@@ -98,11 +103,20 @@ def format_table(cmp) -> str:
         row("storage read (GB/s)", [f"{r.storage['read_achieved_GBps']:.3g}/{r.storage['read_demand_GBps']:.3g}"
                                     for r in runs])
     row("checkpoint write (s)", [_num(r.storage.get("checkpoint_write_s")) for r in runs])
+    from designer.engine.compare import mode_figures
+    figs = [mode_figures(r) for r in runs]
+    row("adapter power (kW)", [f"{f['adapters_W'] / 1e3:.2f}" for f in figs])
+    row("cluster power (kW)", [f"{f['power_W'] / 1e3:.1f}" for f in figs])
+    if all(math.isfinite(f["energy_cost"]) for f in figs):
+        row("energy cost (USD)", [f"{f['energy_cost']:,.0f}" for f in figs])
     lines += ["", cmp.vendor_claim()["text"]]
     if cmp.notes:
         lines += ["", *[f"note: {n}" for n in cmp.notes]]
     if cmp.reasons:
-        lines += ["", "differences"] + [f"  - {r}" for r in cmp.reasons]
+        lines += ["", "differences, DPU vs host"] + [f"  - {r}" for r in cmp.reasons]
+    for key, title in (("smartnic_vs_host", "SmartNIC vs host"), ("dpu_vs_smartnic", "DPU vs SmartNIC")):
+        if cmp.mode_reasons.get(key):
+            lines += ["", f"differences, {title}"] + [f"  - {r}" for r in cmp.mode_reasons[key]]
     for n, r in zip(names, runs):
         if r.bottlenecks:
             lines += ["", f"bottlenecks, {LABEL[n]}"] + [f"  {i + 1}. {b}" for i, b in enumerate(r.bottlenecks[:6])]

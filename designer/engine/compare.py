@@ -1,12 +1,18 @@
-"""Host-managed vs DPU-offloaded: one design run in both scenarios, the differences and why.
+"""Host-managed vs SmartNIC vs DPU-offloaded: one design run in the three modes, the differences
+and why.
 
-``"host"``: every server host-managed (NICs; a DPU works as a plain NIC), the host CPU runs the
-network, storage, crypto and virtualization stacks. ``"dpu"``: every server's BlueField DPUs run
-them; every NIC is modelled as the catalog DPU of the same line rate
+``"host"``: every server host-managed (plain NICs; a DPU works as a plain NIC), the host CPU runs
+the network, storage, crypto and virtualization stacks. ``"smartnic"``: the host CPU runs the
+stacks but every adapter works as a ConnectX SmartNIC: inline IPsec/kTLS crypto (RoCE stays
+RDMA) and ASAP2 virtual-switch offload at the adapter's measured crypto rate, no Arm services (the
+buyer's real baseline: ConnectX-7 at ~25 W vs BlueField-3 at ~150 W). ``"dpu"``: every server's
+BlueField DPUs run them; every NIC is modelled as the catalog DPU of the same line rate
 (scenario ``nic_as_dpu``, see :func:`designer.engine.resources_adapter.dpu_for_nic`). ``"design"``:
 the design's own per-server mix, when it has one (``scenario.per_server``).
 
-Deltas are ``dpu − host`` (absolute and in % of host). Each iteration-time part that differs gets
+Deltas are ``dpu − host`` (absolute and in % of host), as before; ``Comparison.mode_deltas`` adds
+``smartnic − host`` and ``dpu − smartnic`` with the same keys, and ``Comparison.modes`` the power
+and cost of each mode side by side. Each iteration-time part that differs gets
 a reason: the bottleneck sentence of the run where the part is larger. Besides, a reason line says
 how the host infrastructure share moved, how the cores left for host data loading moved when the
 loaders lack cores in either run (offloading the stacks hands their cores to the loaders), and
@@ -27,9 +33,16 @@ from designer.engine.result import BREAKDOWN_KEYS, Result, clean
 #: scenario settings of each compared run
 SCENARIO_SETTINGS: dict[str, dict[str, Any]] = {
     "host": {"offload": "host", "per_server": {}},
+    "smartnic": {"offload": "smartnic", "per_server": {}},
     "dpu": {"offload": "dpu", "per_server": {}, "nic_as_dpu": True},
 }
-LABEL = {"host": "host-managed", "dpu": "DPU-offloaded", "design": "design's mix"}
+LABEL = {"host": "host-managed", "smartnic": "SmartNIC-offloaded", "dpu": "DPU-offloaded",
+         "design": "design's mix"}
+#: the three offload modes, in the order they are shown
+MODES = ("host", "smartnic", "dpu")
+#: ``Comparison.mode_deltas`` keys: (name, from run, to run)
+MODE_PAIRS = (("smartnic_vs_host", "host", "smartnic"), ("dpu_vs_host", "host", "dpu"),
+              ("dpu_vs_smartnic", "smartnic", "dpu"))
 #: top-level figures compared (``Result`` attributes; all but ``infra_fraction``)
 METRICS = ("iteration_time_s", "tflops_per_gpu", "mfu", "training_time_days", "energy_kwh",
            "infra_fraction")
@@ -48,22 +61,34 @@ MIN_CORES = 0.05
 class Comparison:
     runs: dict[str, Result]  #: "host", "dpu" and, for a per-server mix, "design"
     deltas: dict[str, Any]  #: metric -> {"host", "dpu", "delta", "percent"}; "breakdown_s" -> same per part
-    reasons: list[str]  #: one sentence per difference
+    reasons: list[str]  #: one sentence per difference (DPU vs host)
     notes: list[str] = field(default_factory=list)  #: how the runs were modelled
+    #: "smartnic_vs_host", "dpu_vs_host", "dpu_vs_smartnic" -> deltas like ``deltas`` ({"host":
+    #: from-value, "dpu": to-value, "delta", "percent"} per metric and breakdown part)
+    mode_deltas: dict[str, Any] = field(default_factory=dict)
+    #: mode -> {"adapters_W", "power_W", "energy_kwh", "energy_cost", "iteration_time_s",
+    #: "infra_fraction"}: the three modes side by side
+    modes: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: why the SmartNIC run differs from the host run, and the DPU run from the SmartNIC run
+    mode_reasons: dict[str, list[str]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {name: r.to_json() for name, r in self.runs.items()}
         out.update(deltas=clean(self.deltas), reasons=list(self.reasons), notes=list(self.notes),
-                   vendor_claim=self.vendor_claim())
+                   vendor_claim=self.vendor_claim(), mode_deltas=clean(self.mode_deltas),
+                   modes=clean(self.modes), mode_reasons={k: list(v) for k, v in self.mode_reasons.items()})
         return out
 
     def vendor_claim(self) -> dict[str, Any]:
         lo, hi = VENDOR_CLAIM
         host, dpu = (self.runs[s].host_cpu.get("infra_fraction", 0.0) for s in ("host", "dpu"))
+        nic = self.runs["smartnic"].host_cpu.get("infra_fraction", 0.0) if "smartnic" in self.runs else None
+        mid = "" if nic is None else f"{100 * nic:.1f}% SmartNIC, "
         return {"claim_fraction": [lo, hi], "host_fraction": host, "dpu_fraction": dpu,
+                "smartnic_fraction": nic, "in_claim": lo <= host <= hi,
                 "text": f"vendor claim: {100 * lo:.0f}–{100 * hi:.0f}% of host cycles on "
-                        f"infrastructure; this design: {100 * host:.1f}% host-managed, "
-                        f"{100 * dpu:.1f}% offloaded"}
+                        f"infrastructure; this design: {100 * host:.1f}% host-managed, {mid}"
+                        f"{100 * dpu:.1f}% DPU-offloaded"}
 
 
 def _value(r: Result, metric: str) -> float:
@@ -161,9 +186,46 @@ def _nic_notes(design, catalog) -> list[str]:
             f"line rate ({rate:g} Gb/s)" for (nic, dpu, rate), n in counts.items()]
 
 
+def _deltas(a: Result, b: Result) -> dict[str, Any]:
+    out: dict[str, Any] = {m: _delta(_value(a, m), _value(b, m)) for m in METRICS}
+    out["breakdown_s"] = {k: _delta(a.breakdown_s.get(k, 0.0), b.breakdown_s.get(k, 0.0))
+                          for k in BREAKDOWN_KEYS}
+    return out
+
+
+def mode_figures(r: Result) -> dict[str, float]:
+    """Power and cost of one mode's run: adapter and cluster power, energy and its cost
+    (``models/costs/energy.toml`` price), iteration time and host infrastructure share."""
+    energy = (r.resources or {}).get("energy", {})
+    price = energy.get("run_cost", 0.0) / energy["run_kWh"] if energy.get("run_kWh") else math.nan
+    return {"adapters_W": float(r.power_W.get("adapters", 0.0)), "power_W": float(r.power_W.get("total", 0.0)),
+            "energy_kwh": float(r.energy_kwh), "energy_cost": float(r.energy_kwh) * price,
+            "iteration_time_s": float(r.iteration_time_s),
+            "infra_fraction": float(r.host_cpu.get("infra_fraction", 0.0))}
+
+
+def _mode_reasons(a: Result, b: Result, names: tuple[str, str]) -> list[str]:
+    """Why run ``b`` differs from run ``a``: each iteration part that moves, with the bottleneck
+    sentence of the run where it is larger, and the power change."""
+    out = []
+    for k, v in _deltas(a, b)["breakdown_s"].items():
+        if abs(v["delta"]) <= MIN_DIFFERENCE * a.iteration_time_s:
+            continue
+        key = REASON_OF.get(k)
+        where = (names[0], a) if v["delta"] < 0 else (names[1], b)
+        why = next((x for x in where[1].bottlenecks if key and key in x.lower()), "")
+        text = f"{k} {'+' if v['delta'] > 0 else '−'}{abs(v['delta']):.3g} s per iteration"
+        out.append(f"{text} because {LABEL[where[0]]}: {why.split('; remedies:')[0]}" if why else text)
+    pa, pb = a.power_W.get("adapters", 0.0), b.power_W.get("adapters", 0.0)
+    if abs(pb - pa) > 0.5:
+        out.append(f"adapters {pa / 1e3:.2f} → {pb / 1e3:.2f} kW ({LABEL[names[0]]} → {LABEL[names[1]]})")
+    return out
+
+
 def compare(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int | None = None,
             **overrides: Any) -> Comparison:
-    """Run ``design`` host-managed and DPU-offloaded (and as its own mix) and compare them."""
+    """Run ``design`` host-managed, SmartNIC-offloaded and DPU-offloaded (and as its own mix)
+    and compare them."""
     base = {**design.scenario, **(scenario or {})}
     runs = {name: pipeline.run(design, catalog, scenario={**base, **s}, seed=seed, **overrides)
             for name, s in SCENARIO_SETTINGS.items()}
@@ -178,5 +240,29 @@ def compare(design, catalog, *, scenario: dict[str, Any] | None = None, seed: in
                if abs(v["delta"]) > MIN_DIFFERENCE * host.iteration_time_s]
     reasons += [r for r in (_host_reason(host, dpu), _loading_reason(host, dpu),
                             _energy_reason(host, dpu)) if r]
-    return Comparison(runs, deltas, reasons, _nic_notes(design, catalog))
+    mode_deltas = {name: _deltas(runs[a], runs[b]) for name, a, b in MODE_PAIRS}
+    modes = {m: mode_figures(runs[m]) for m in MODES}
+    mode_reasons = {name: _mode_reasons(runs[a], runs[b], (a, b)) for name, a, b in MODE_PAIRS
+                    if name != "dpu_vs_host"}
+    notes = _nic_notes(design, catalog) + _smartnic_notes(design, catalog)
+    return Comparison(runs, deltas, reasons, notes, mode_deltas, modes, mode_reasons)
+
+
+def _smartnic_notes(design, catalog) -> list[str]:
+    """How the SmartNIC run models the adapters: their own crypto rate, or their crypto-enabled
+    OPN's at the measured fraction of line rate."""
+    from designer.engine.resources import cost_figures
+    from designer.engine.resources_adapter import smartnic_crypto_Gbps
+
+    fraction = cost_figures(catalog)["inline_crypto_fraction_of_line"]
+    seen: dict[str, float] = {}
+    for srv in design.topology.servers():
+        for c in design.topology.attached(srv.id):
+            if c.kind in ("nic", "dpu") and c.model not in seen:
+                e = catalog.resolve(c)
+                seen[c.model] = smartnic_crypto_Gbps(e, fraction)
+    return [f"the SmartNIC run uses each {m} as a ConnectX SmartNIC: inline crypto {rate:.0f} Gb/s "
+            f"(its crypto-enabled part; {100 * fraction:.1f}% of line rate when the catalog gives none, "
+            f"the measured 193/390 Gb/s), ASAP2 switching, RDMA and SHARP kept, no Arm services"
+            for m, rate in seen.items()]
 

@@ -13,7 +13,15 @@ number, so the functions are testable without the catalog:
   ``nvmeof_tcp_initiator_io_cycles`` over NVMe/TCP) plus per byte (kernel TCP for NVMe/TCP,
   ``bounce_copy_cycles_per_byte`` without GPUDirect Storage);
 * the training processes: ``training_process_cores_per_gpu`` (one Python process per GPU), which
-  data-loader workers cannot use (:func:`loading_free_cores`).
+  data-loader workers cannot use (:func:`loading_free_cores`);
+* further consumers, each switched per scenario (``designer.topology.design.SCENARIO_SPEC``):
+  NCCL proxy threads (``nccl_proxy_cores_per_gpu`` while collectives cross servers),
+  parallel-filesystem clients (``pfs_client_cycles_per_byte``), object-store ingest over TLS
+  (kernel TCP + AES-GCM per byte), Kubernetes node/CNI/security agents (``k8s_agent_cores``),
+  NIC interrupts (``irq_seconds_per_interrupt`` per ``irq_bytes_per_interrupt`` of kernel-path
+  traffic and per storage IO), checkpoint serialization through host memory
+  (``checkpoint_serialize_cycles_per_byte``) and the host memory bandwidth of kernel-TCP copies
+  (``kernel_copy_memory_passes``, :func:`memory_slowdown`).
 
 A demand of ``c`` cycles in a window of ``t`` seconds on ``n`` cores of ``f`` GHz needs
 ``c / (t * f * 1e9)`` cores; when that exceeds the free cores the work takes proportionally longer
@@ -40,6 +48,14 @@ class HostCosts:
     bounce_copy_cycles_per_byte: float
     read_io_bytes: float
     training_process_cores_per_gpu: float
+    # --- further host consumers (scenario switches; see models/costs/host_cpu.toml)
+    nccl_proxy_cores_per_gpu: float
+    pfs_client_cycles_per_byte: float
+    checkpoint_serialize_cycles_per_byte: float
+    k8s_agent_cores: float
+    irq_seconds_per_interrupt: float
+    irq_bytes_per_interrupt: float
+    kernel_copy_memory_passes: float
 
     @classmethod
     def from_figures(cls, figures: dict[str, float]) -> "HostCosts":
@@ -77,7 +93,8 @@ def vswitch_cycles(nbytes: float, cycles_per_packet: float, packet_bytes: float)
 
 def storage_read_cycles_per_byte(*, offload: bool, emulation: bool, transport: str, encrypt: bool,
                                  isolated: bool, gpudirect_storage: bool,
-                                 c: HostCosts) -> dict[str, float]:
+                                 c: HostCosts, smartnic: bool = False, pfs_client: bool = False,
+                                 object_store: bool = False) -> dict[str, float]:
     """Host cycles per byte read from networked storage, split by task.
 
     Host-managed: the NVMe-oF initiator runs on the host (per IO: the RDMA figure, or the NVMe/TCP
@@ -89,7 +106,11 @@ def storage_read_cycles_per_byte(*, offload: bool, emulation: bool, transport: s
     every byte is copied once more in host memory; ``gpudirect_storage`` is whether GDS is in
     effect on this path (see :func:`gds_problem`), not merely asked for.
     """
-    kernel_path = transport == "tcp" or (encrypt and not offload)
+    inline = offload or smartnic  # the adapter encrypts and switches in hardware
+    if object_store:
+        return _object_store_cycles_per_byte(offload=offload, smartnic=smartnic, encrypt=encrypt,
+                                             isolated=isolated, c=c)
+    kernel_path = transport == "tcp" or (encrypt and not inline)
     if offload and emulation:
         per_io = c.block_io_cycles
     else:
@@ -99,11 +120,30 @@ def storage_read_cycles_per_byte(*, offload: bool, emulation: bool, transport: s
         storage += c.tcp_cycles_per_byte
     if not gpudirect_storage:
         storage += c.bounce_copy_cycles_per_byte
-    crypto = c.aes_gcm_cycles_per_byte if (encrypt and not offload) else 0.0
+    crypto = c.aes_gcm_cycles_per_byte if (encrypt and not inline) else 0.0
     virt = 0.0
-    if isolated and not offload and kernel_path:
+    if isolated and not inline and kernel_path:
         virt = c.vswitch_cycles_per_packet / c.vswitch_packet_bytes
-    return {"storage": storage, "crypto": crypto, "virtualization": virt}
+    out = {"storage": storage, "crypto": crypto, "virtualization": virt}
+    if pfs_client and not offload:  # the client's own copy (on a DPU it runs on the Arm cores)
+        out["filesystem"] = c.pfs_client_cycles_per_byte
+    return out
+
+
+def _object_store_cycles_per_byte(*, offload: bool, smartnic: bool, encrypt: bool, isolated: bool,
+                                  c: HostCosts) -> dict[str, float]:
+    """Samples fetched from an object store over HTTPS: kernel TCP per byte and TLS (AES-GCM) per
+    byte on the host; a SmartNIC's kTLS offload takes the TLS crypto; a DPU terminates TCP and TLS
+    in a proxy on its Arm cores and hands the host a local device (block IO only). The bytes land
+    in host memory (no GPUDirect Storage over HTTP). Isolated traffic crosses the host switch."""
+    if offload:
+        return {"storage": c.block_io_cycles / c.read_io_bytes, "crypto": 0.0, "virtualization": 0.0}
+    out = {"storage": c.tcp_cycles_per_byte + c.bounce_copy_cycles_per_byte,
+           "crypto": 0.0 if smartnic else c.aes_gcm_cycles_per_byte,
+           "virtualization": 0.0}
+    if isolated and not smartnic:
+        out["virtualization"] = c.vswitch_cycles_per_packet / c.vswitch_packet_bytes
+    return out
 
 
 def gds_problem(*, offload: bool, rdma: bool, transport: str, encrypt: bool,
@@ -161,3 +201,26 @@ def slowdown(demand_cores: float, free_cores: float) -> float:
     if demand_cores <= free_cores:
         return 1.0
     return demand_cores / max(free_cores, 1e-3)
+
+
+def irq_cycles(kernel_bytes: float, ios: float, GHz: float, c: HostCosts) -> float:
+    """Interrupt handling cycles: one interrupt per ``irq_bytes_per_interrupt`` of kernel-path
+    traffic (coalesced receive frames) and one per storage IO, ``irq_seconds_per_interrupt`` each."""
+    interrupts = kernel_bytes / c.irq_bytes_per_interrupt + ios
+    return interrupts * c.irq_seconds_per_interrupt * GHz * 1e9
+
+
+def memory_GBps(sockets: int, channels: int, MTps: float) -> float:
+    """Peak host memory bandwidth: sockets x channels x MT/s x 8 bytes."""
+    return sockets * channels * MTps * 8 / 1e3
+
+
+def memory_slowdown(kernel_Bps: float, passes: float, memory_Bps: float, busy_share: float = 0.6) -> float:
+    """How much longer kernel-path traffic takes when its copies need more host memory bandwidth
+    than the share ``busy_share`` of the peak the server can give them (>= 1). The 0.6 share: the
+    sustained-to-peak ratio of STREAM-like copies on server CPUs (assumption; the training
+    processes and loaders use memory too)."""
+    if kernel_Bps <= 0 or memory_Bps <= 0:
+        return 1.0
+    demand = kernel_Bps * passes
+    return max(1.0, demand / (memory_Bps * busy_share))

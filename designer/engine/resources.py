@@ -9,9 +9,21 @@ plain-language bottlenecks.
 Servers are passed as :class:`ServerGroup` s: identical servers (same hardware, scenario, traffic)
 are carried once with a ``count``, so a 2,048-server design costs a handful of rows.
 
-Scenarios: ``"host"`` = host-managed adapters; the host CPU runs the network, storage, crypto and
-virtualization stacks (a DPU in such a server works as a plain NIC). ``"dpu"`` = the server's
-BlueField DPUs run them. Every group carries its own scenario, so mixes are allowed.
+Scenarios: ``"host"`` = host-managed plain adapters; the host CPU runs the network, storage, crypto
+and virtualization stacks (a DPU in such a server works as a plain NIC). ``"smartnic"`` = the host
+CPU runs the stacks, but the ConnectX adapters encrypt inline (IPsec/kTLS, RoCE stays RDMA) and
+switch tenant traffic in their embedded switch (ASAP2): the ``line`` and ``crypto`` engines of
+``ServerGroup.smartnic_capacity`` bound that work; there are no Arm services (storage initiator,
+filesystem client, agents stay on the host). ``"dpu"`` = the server's BlueField DPUs run them, on
+engines with measured limits (:mod:`designer.engine.dpu`). Every group carries its own scenario,
+so mixes are allowed.
+
+Further host consumers (each switched per scenario, off by default): NCCL proxy threads,
+parallel-filesystem clients, object-store ingest over TLS, Kubernetes/CNI/security agents, NIC
+interrupts, checkpoint serialization through host memory and the host memory bandwidth of
+kernel-TCP copies (:mod:`designer.engine.hostcpu`). Offloaded to a DPU, the filesystem client,
+the object-store proxy and the agents run on its Arm cores at the Arm kernel-path rate, and are
+named when they over-subscribe the Arm cores or the DPU memory.
 
 Host data loading: the workload's ``preprocess_core_s_per_sample`` (decode, augmentation) runs in
 data-loader workers on the host CPU whatever the scenario. They get the cores left after the
@@ -38,12 +50,15 @@ from designer.engine import dpu, energy, hostcpu, jitter, storage
 from designer.engine.dpu import DpuCapacity, DpuCosts
 from designer.engine.hostcpu import HostCosts
 
-SCENARIOS = ("host", "dpu")
-#: host CPU consumers reported in ``HostCpuReport.by_task``; the first four are infrastructure
-TASKS = ("network", "storage", "crypto", "virtualization", "data_loading")
-INFRA_TASKS = TASKS[:4]
-#: DPU engines reported in ``ResourceReport.dpu``
-DPU_ENGINES = ("line", "crypto", "arm")
+SCENARIOS = ("host", "smartnic", "dpu")
+#: host CPU consumers reported in ``HostCpuReport.by_task``; all but data loading are infrastructure
+TASKS = ("network", "storage", "crypto", "virtualization", "nccl_proxy", "filesystem", "agents",
+         "irq", "data_loading")
+INFRA_TASKS = TASKS[:-1]
+#: DPU engines reported in ``ResourceReport.dpu`` (a SmartNIC has line and crypto only)
+DPU_ENGINES = ("line", "crypto", "arm", "dram")
+#: how each scenario is named in sentences
+MODE_LABEL = {"host": "host-managed", "smartnic": "SmartNIC-offloaded", "dpu": "DPU-offloaded"}
 
 
 @dataclass(frozen=True)
@@ -93,6 +108,15 @@ class ServerGroup:
     # --- security / tenancy
     encrypt: bool = False  #: this tenant's traffic leaving the server is encrypted (AES-GCM)
     isolated: bool = False  #: traffic passes a virtual switch / overlay (multi-tenant isolation)
+    # --- SmartNIC mode: the adapters' line and inline-crypto engines (sum over the rail adapters)
+    smartnic_capacity: DpuCapacity | None = None
+    # --- further host consumers (scenario switches)
+    nccl_proxy: bool = False  #: NCCL proxy threads, one busy core per GPU while collectives cross
+    pfs_client: bool = False  #: storage reads through a parallel-filesystem client
+    k8s_agents: bool = False  #: Kubernetes node, CNI and security agents
+    irq: bool = False  #: NIC interrupt handling counted
+    kernel_copy_membw: bool = False  #: kernel-TCP copies bounded by host memory bandwidth
+    host_memory_GBps: float = 0.0  #: peak host memory bandwidth (0: not modelled)
 
 
 @dataclass(frozen=True)
@@ -126,6 +150,10 @@ class ResourceInputs:
     storage_power_W: float = 0.0  #: all storage systems together
     iterations: int = 0  #: iterations of the whole run (0 = report per-iteration energy only)
     price_per_kWh: float | None = None  #: electricity price; None = models/costs/energy.toml (USD)
+    # --- further consumers of the whole job
+    object_store_tls: bool = False  #: samples fetched over HTTPS from an object store
+    checkpoint_via_host: bool = False  #: checkpoints serialized through host memory
+    packet_bytes: float = 1500.0  #: frame size of kernel-path traffic (Arm kernel-path rate)
 
 
 @dataclass(frozen=True)
@@ -178,6 +206,7 @@ class GroupReport:
     training_cores: float = 0.0  #: cores of the training processes (one per GPU)
     stall_cause: str = ""  #: "storage read" or "data loading" when the step waits for input
     gpudirect_storage: bool = False  #: GDS in effect on this server's storage path
+    infra_share: float = 0.0  #: host infrastructure share of this server's cycles
 
 
 @dataclass(frozen=True)
@@ -211,6 +240,8 @@ class ResourceReport:
 # cost figures
 
 COST_FILES = ("host_cpu", "dpu", "jitter", "storage", "energy")
+#: per-DPU-model figures (``[<id>.<figure>]``, value + source), read by the adapter
+DPU_MODEL_FILE = "dpu_models"
 
 
 def cost_figures(catalog=None) -> dict[str, float]:
@@ -283,12 +314,15 @@ class _Server:
     fallback: bool  #: scenario "dpu" asked but no DPU on the server
     samples: float = 0.0  #: samples this server loads per iteration
     warnings: list[str] = field(default_factory=list)
+    memory_limited: bool = False  #: host memory bandwidth, not cores, slowed the collectives
+    infra_share: float = 0.0
 
 
 def _capacities(g: ServerGroup) -> tuple[DpuCapacity, DpuCapacity | None]:
     """Engines of the rail DPUs, and of the storage-only DPUs (None: reads arrive on the rails)."""
     def of(n: int) -> DpuCapacity:
-        return DpuCapacity.of(n, g.dpu_bandwidth_Gbps, g.dpu_crypto_Gbps, g.dpu_arm_cores, g.dpu_arm_GHz)
+        return DpuCapacity.of(n, g.dpu_bandwidth_Gbps, g.dpu_crypto_Gbps, g.dpu_arm_cores, g.dpu_arm_GHz,
+                              dpu.default_arm_tcp_Gbps(g.dpu_arm_cores, g.dpu_arm_GHz))
 
     rail = g.rail_capacity or of(g.dpus if g.rail_dpus is None else g.rail_dpus)
     if g.storage_capacity is None and not g.storage_dpus:
@@ -326,24 +360,37 @@ def exposed_extra_s(g: ServerGroup, inp: ResourceInputs, slow: float) -> float:
 def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: HostCosts,
             dc: DpuCosts, servers: int) -> _Server:
     offload = g.scenario == "dpu" and g.dpus > 0
+    smart = g.scenario == "smartnic" and g.smartnic_capacity is not None
+    inline = offload or smart  # the adapter encrypts inline and switches in hardware
     emulation = offload and g.dpu_storage_emulation
     T = inp.iteration_s
     window = g.comm_s if g.comm_s > 0 else T
     hz = g.cpu_GHz * 1e9
-    rail, sto = _capacities(g) if offload else (None, None)
+    rail, sto = _capacities(g) if offload else ((g.smartnic_capacity, None) if smart else (None, None))
+    owner = "DPU" if offload else "SmartNIC"
+    # Arm cycles per byte of kernel-path work at this packet size (DPU only)
+    arm_path_cpb = 0.0
+    if offload:
+        gain = min(max(inp.packet_bytes, 64.0) / dc.arm_path_packet_bytes, dpu.MAX_PACKET_GAIN)
+        arm_path_cpb = rail.arm_Hz / (rail.arm_path_Bps * gain) if rail.arm_path_Bps > 0 else float("inf")
 
     # --- collectives (inside the communication window)
-    kernel_b, rdma_b = hostcpu.collective_paths(offload=offload, rdma=g.rdma, encrypt=g.encrypt,
+    kernel_b, rdma_b = hostcpu.collective_paths(offload=inline, rdma=g.rdma, encrypt=g.encrypt,
                                                 rdma_bytes=g.rdma_bytes, tcp_bytes=g.tcp_bytes)
     coll_b = kernel_b + rdma_b  # sent + received: the host stacks handle both
     coll_dir = per_direction(coll_b)  # what the DPU line and crypto engines see per direction
     win = {"network": hostcpu.network_cycles(kernel_b, rdma_b, hc),
-           "crypto": hostcpu.crypto_cycles(coll_b, hc) if g.encrypt and not offload else 0.0,
+           "crypto": hostcpu.crypto_cycles(coll_b, hc) if g.encrypt and not inline else 0.0,
            # host-managed isolation: the kernel path crosses the host virtual switch (RDMA uses
-           # SR-IOV functions isolated by the NIC's embedded switch); with a DPU it switches
+           # SR-IOV functions isolated by the NIC's embedded switch); with a DPU it switches,
+           # a SmartNIC's embedded switch takes the flows (ASAP2)
            "virtualization": hostcpu.vswitch_cycles(kernel_b, hc.vswitch_cycles_per_packet,
                                                     hc.vswitch_packet_bytes)
-           if g.isolated and not offload else 0.0}
+           if g.isolated and not inline else 0.0,
+           # NCCL's proxy threads poll the network while the crossing collectives run
+           "nccl_proxy": g.gpus * hc.nccl_proxy_cores_per_gpu * g.comm_s * hz
+           if g.nccl_proxy and coll_b > 0 else 0.0,
+           "irq": hostcpu.irq_cycles(kernel_b, 0.0, g.cpu_GHz, hc) if g.irq else 0.0}
 
     # --- background host work spread over the iteration: data loading
     samples = inp.samples_per_iteration / servers
@@ -369,14 +416,17 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
     gds_write = g.gpudirect_storage and not path_why
 
     # --- storage read path
-    def path_cpb(gds: bool) -> dict[str, float]:
+    def path_cpb(gds: bool, reads: bool = True) -> dict[str, float]:
         return hostcpu.storage_read_cycles_per_byte(
             offload=offload, emulation=g.dpu_storage_emulation, transport=inp.storage_transport,
-            encrypt=g.encrypt, isolated=g.isolated, gpudirect_storage=gds, c=hc)
+            encrypt=g.encrypt, isolated=g.isolated, gpudirect_storage=gds, c=hc, smartnic=smart,
+            pfs_client=g.pfs_client, object_store=inp.object_store_tls and reads)
 
-    cpb = path_cpb(gds_read)
+    cpb = path_cpb(gds_read and not inp.object_store_tls)
+    if g.irq and read_b > 0:  # one completion interrupt per storage IO
+        cpb["irq"] = hostcpu.irq_cycles(0.0, 1.0, g.cpu_GHz, hc) / hc.read_io_bytes
     host_cpb = sum(cpb.values())
-    write_cpb = sum(path_cpb(gds_write).values())
+    write_cpb = sum(path_cpb(gds_write, reads=False).values())
     free_for_io = max(g.cpu_cores - load_cores, 0.0)
     limits = {"storage target": inp.storage_read_GBps * 1e9 / servers}
     if g.storage_fabric_GBps > 0:
@@ -385,11 +435,17 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
                             if inp.storage_converged else fabric)
     if host_cpb > 0:
         limits["host CPU"] = free_for_io * hz / host_cpb
-    arm_cpb = 0.0
+    arm_cpb = dram_pb = 0.0
     if offload:
         arm_cpb = dpu.storage_arm_cycles_per_byte(
             emulation=emulation, isolated=g.isolated, ovs_offload=g.dpu_ovs_offload,
             read_io_bytes=hc.read_io_bytes, vswitch_packet_bytes=hc.vswitch_packet_bytes, c=dc)
+        # bytes the Arm cores move in software: an object-store proxy (TCP + TLS termination), a
+        # filesystem client, SNAP's NVMe/TCP initiator; each crosses the DPU memory
+        path_bytes = (float(inp.object_store_tls) + float(g.pfs_client)
+                      + float(emulation and inp.storage_transport == "tcp" and not inp.object_store_tls))
+        arm_cpb += path_bytes * arm_path_cpb if path_bytes else 0.0
+        dram_pb = (path_bytes + float(g.isolated and not g.dpu_ovs_offload)) * dc.dpu_dram_touches_per_arm_byte
         reader = sto or rail
         # reads arrive in the receive direction; on the rails the collectives' received bytes
         # take their share of it over the iteration
@@ -399,12 +455,23 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
             limits["DPU crypto"] = max(reader.crypto_Bps - taken, 0.0)
         if arm_cpb > 0:
             limits["DPU Arm cores"] = reader.arm_Hz / arm_cpb
+        if dram_pb > 0 and reader.dram_Bps > 0:
+            limits["DPU memory"] = reader.dram_Bps / dram_pb
+    elif smart and g.encrypt:
+        limits["SmartNIC crypto"] = max(rail.crypto_Bps - coll_dir / T, 0.0)
     read_rate, read_limit = storage.achieved(limits)
     read_s = storage.transfer_s(read_b, read_rate)
 
+    # --- Kubernetes node, CNI and security agents: a constant load, on the DPU's Arm cores when
+    # offloaded (at the Arm-to-x86 ratio of the two measured kernel paths)
+    agent_cycles = hc.k8s_agent_cores * T * hz if g.k8s_agents and not offload else 0.0
+    agent_arm_Hz = (hc.k8s_agent_cores * hz * arm_path_cpb / hc.tcp_cycles_per_byte
+                    if g.k8s_agents and offload else 0.0)
+
     # --- data loading gets the cores the training processes and the host stacks leave: the
     # stacks' cycles of the whole iteration (collectives and storage reads) as average cores
-    infra_cores = hostcpu.cores_needed(sum(win.values()) + host_cpb * read_b, T, g.cpu_GHz)
+    infra_cores = hostcpu.cores_needed(sum(win.values()) + host_cpb * read_b + agent_cycles, T,
+                                       g.cpu_GHz)
     training_cores = g.gpus * hc.training_process_cores_per_gpu
     load_free = hostcpu.loading_free_cores(g.cpu_cores, training_cores, infra_cores)
     # no free core at all: a very long load rather than an infinite one (as hostcpu.slowdown)
@@ -414,25 +481,36 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
     io_rate = read_b / max(T + stall, 1e-12)  # bytes/s actually read over the step
 
     # --- collective slowdown: host cores and DPU engines
-    storage_cores = hostcpu.cores_needed(host_cpb * read_b, T + stall, g.cpu_GHz)
+    storage_cores = hostcpu.cores_needed(host_cpb * read_b + agent_cycles, T + stall, g.cpu_GHz)
     free = g.cpu_cores - load_cores - storage_cores
     demand = hostcpu.cores_needed(sum(win.values()), window, g.cpu_GHz)
     host_slow = hostcpu.slowdown(demand, free) if coll_b > 0 else 1.0
+    memory_limited = False
+    if g.kernel_copy_membw and kernel_b > 0 and g.host_memory_GBps > 0:
+        mem_slow = hostcpu.memory_slowdown(kernel_b / window, hc.kernel_copy_memory_passes,
+                                           g.host_memory_GBps * 1e9)
+        if mem_slow > host_slow:
+            host_slow, memory_limited = mem_slow, True
     dpu_slow, dpu_limited, util = 1.0, "", {}
-    if offload:
+    if inline:
         coll_arm = (dpu.vswitch_arm_cycles(coll_b, g.dpu_ovs_offload, hc.vswitch_packet_bytes, dc)
-                    if g.isolated else 0.0)
+                    if g.isolated and offload else 0.0)
+        coll_dram = (coll_dir * dc.dpu_dram_touches_per_arm_byte
+                     if g.isolated and offload and not g.dpu_ovs_offload else 0.0)
         rail_io = io_rate if sto is None else 0.0
         util = dpu.utilization(rail, line_Bps=coll_dir / window + rail_io,
                                crypto_Bps=(coll_dir / window + rail_io) if g.encrypt else 0.0,
-                               arm_Hz=coll_arm / window + arm_cpb * rail_io)
-        over = {k: v for k, v in _limiting(util, rail, g, coll_b, coll_arm).items() if v > 1.0}
+                               arm_Hz=coll_arm / window + arm_cpb * rail_io + agent_arm_Hz,
+                               dram_Bps=coll_dram / window + dram_pb * rail_io)
+        if smart:
+            util = {k: util[k] for k in ("line", "crypto")}
+        over = {k: v for k, v in _limiting(util, rail, g, coll_b, coll_arm + coll_dram).items() if v > 1.0}
         if over:
             dpu_limited = max(over, key=over.__getitem__)
             dpu_slow = over[dpu_limited]
         if sto is not None:  # storage-only DPUs: the reads alone
             su = dpu.utilization(sto, line_Bps=io_rate, crypto_Bps=io_rate if g.encrypt else 0.0,
-                                 arm_Hz=arm_cpb * io_rate)
+                                 arm_Hz=arm_cpb * io_rate, dram_Bps=dram_pb * io_rate)
             util = {k: max(v, su[k]) for k, v in util.items()}
     slow = max(host_slow, dpu_slow)
     extra = exposed_extra_s(g, inp, slow)
@@ -445,6 +523,9 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
         wlimits["fabric"] = g.storage_fabric_GBps * 1e9
     if write_cpb > 0:
         wlimits["host CPU"] = g.cpu_cores * hz / write_cpb
+    if inp.checkpoint_via_host:  # serialized by one writer thread per GPU through host memory
+        wlimits["host serialization"] = (g.gpus * hc.training_process_cores_per_gpu * hz
+                                         / hc.checkpoint_serialize_cycles_per_byte)
     if offload:
         reader = sto or rail
         wlimits["DPU line rate"] = reader.line_Bps
@@ -462,24 +543,34 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
     cycles["storage"] += cpb["storage"] * read_b
     cycles["crypto"] += cpb["crypto"] * read_b
     cycles["virtualization"] += cpb["virtualization"] * read_b
+    cycles["filesystem"] += cpb.get("filesystem", 0.0) * read_b
+    cycles["irq"] += cpb.get("irq", 0.0) * read_b
+    cycles["agents"] += agent_cycles
+    if inp.checkpoint_via_host and inp.checkpoint_every_iterations > 0:
+        cycles["storage"] += write_b * hc.checkpoint_serialize_cycles_per_byte / inp.checkpoint_every_iterations
     cycles["data_loading"] = load_cycles
     by_task_cores = {t: hostcpu.cores_needed(c, T + stall + extra, g.cpu_GHz) for t, c in cycles.items()}
     infra = sum(by_task_cores[t] for t in INFRA_TASKS) / g.cpu_cores
-    cv = jitter.worker_sigma(fig["gpu_cv"], jitter.host_cv(infra, fig["detour_s"], T + stall + extra))
-    report = GroupReport(count=g.count, scenario="dpu" if offload else "host",
+    cv = jitter.worker_sigma(fig["gpu_cv"], jitter.host_cv(infra, fig["detour_s"], T + stall + extra,
+                                                           fig["detour_mean_s"]))
+    report = GroupReport(count=g.count, scenario="dpu" if offload else ("smartnic" if smart else "host"),
                          host_by_task=by_task_cores, host_cores=g.cpu_cores, dpu_utilization=util,
                          network_slowdown=slow, read_achieved_GBps=read_rate / 1e9,
                          read_limit=read_limit if read_b > 0 else "", jitter_cv=cv,
                          load_cores_needed=load_cores, load_cores_free=load_free,
                          infra_cores=infra_cores, training_cores=training_cores,
-                         stall_cause=stall_cause, gpudirect_storage=gds_read)
+                         stall_cause=stall_cause, gpudirect_storage=gds_read, infra_share=infra)
+    if g.scenario == "smartnic" and not smart:
+        warnings.append("scenario 'smartnic' but the server has no network adapter to offload to; "
+                        "its host CPU runs the stacks")
     return _Server(report, extra, stall, write_s, cycles, g.cpu_cores * hz, demand, free,
                    dpu_limited if dpu_slow >= host_slow else "", g.scenario == "dpu" and not offload,
-                   samples, warnings)
+                   samples, warnings, memory_limited and host_slow > dpu_slow, infra)
 
 
 def _limiting(util: dict[str, float], cap: DpuCapacity, g: ServerGroup, coll_b: float,
               coll_arm: float) -> dict[str, float]:
+    # (``coll_arm``: Arm or DPU-memory work the collectives themselves cause)
     """Rail-DPU engines that can slow this server's collectives, with the factor they slow them by.
 
     The network stage already moves the collectives at no more than the ports' line rate
@@ -498,8 +589,9 @@ def _limiting(util: dict[str, float], cap: DpuCapacity, g: ServerGroup, coll_b: 
         out["line"] = min(util["line"], ratio) if ratio > 1.0 else 0.0
     if g.encrypt:
         out["crypto"] = util["crypto"]
-    if coll_arm > 0:
-        out["arm"] = util["arm"]
+    if coll_arm > 0:  # software switching on the Arm cores (and through the DPU memory)
+        out["arm"] = util.get("arm", 0.0)
+        out["dram"] = util.get("dram", 0.0)
     return out
 
 
@@ -533,7 +625,9 @@ def assess(inputs: ResourceInputs, figures: dict[str, float] | None = None) -> R
     cause = ("dpu" if slowest.dpu_limited else "host_cpu") if network_extra > 0 else ""
     stall = max(r.stall_s for r in rows)
     step = inputs.iteration_s + network_extra + stall
-    e_max = jitter.expected_max([r.report.jitter_cv for r in rows], [g.count * g.gpus for g in groups])
+    e_max = jitter.expected_max_workers([fig["gpu_cv"]] * len(rows), [r.infra_share for r in rows],
+                                        [g.count * g.gpus for g in groups], iteration_s=step,
+                                        detour_mean_s=fig["detour_mean_s"], detour_s=fig["detour_s"])
     straggler = step * e_max
     write_s = max(r.write_s for r in rows)
     ckpt = storage.amortized_checkpoint_s(write_s, inputs.checkpoint_every_iterations)
@@ -584,6 +678,9 @@ def assess(inputs: ResourceInputs, figures: dict[str, float] | None = None) -> R
 
     bottlenecks, flags = _explain(inputs, rows, host, stor, network_extra, stall, straggler, ckpt)
     warnings = list(dict.fromkeys(w for r in rows for w in r.warnings))  # once, in group order
+    clamp = jitter.out_of_range(step, fig["detour_mean_s"]) if straggler > 0 else ""
+    if clamp:
+        warnings.append(clamp)
     return ResourceReport(iteration_s=iteration, network_extra_s=network_extra, data_stall_s=stall,
                           straggler_s=straggler, checkpoint_s=ckpt, host_cpu=host, dpu=dpu_util,
                           storage=stor, energy=en, bottlenecks=bottlenecks, flags=flags,
@@ -620,13 +717,21 @@ def _loading_sentence(g: ServerGroup, r: _Server, i: int, stall: float) -> str:
             + "; ".join(remedies))
 
 
+#: what runs on each engine, for the sentences
+_ENGINE_WORK = {"line": "the adapter's traffic", "crypto": "inline encryption",
+                "arm": "the Arm-core services (storage emulation, proxies, clients, agents)",
+                "dram": "the Arm-core data paths through the DPU memory"}
+
+
 def _explain(inp: ResourceInputs, rows: list[_Server], host: HostCpuReport, stor: StorageReport,
              network_extra: float, stall: float, straggler: float, ckpt: float):
     """Plain-language bottlenecks (what costs time and why) and flags (conditions to look at)."""
     bottlenecks: list[str] = []
     flags: list[str] = []
     for i, (g, r) in enumerate(zip(inp.groups, rows)):
-        who = f"server group {i} ({g.count} x {'DPU-offloaded' if r.report.scenario == 'dpu' else 'host-managed'})"
+        mode = r.report.scenario
+        who = f"server group {i} ({g.count} x {MODE_LABEL[mode]})"
+        owner = "SmartNIC" if mode == "smartnic" else "DPU"
         if r.fallback:
             flags.append(f"{who}: scenario 'dpu' but the server has no DPU; its host CPU runs the stacks")
         s = r.report.network_slowdown
@@ -639,6 +744,10 @@ def _explain(inp: ResourceInputs, rows: list[_Server], host: HostCpuReport, stor
                 why.append("kernel TCP collectives")
             if g.isolated and r.report.scenario == "host":
                 why.append("the host virtual switch")
+            if g.nccl_proxy:
+                why.append("NCCL proxy threads")
+            if r.memory_limited:
+                why = [f"kernel-TCP copies over the host memory bandwidth ({g.host_memory_GBps:.0f} GB/s)"]
             flags.append(f"host CPU saturated: network flows slowed to {100 / s:.0f}% on {who}")
             bottlenecks.append(
                 f"host CPU on {who}: {', '.join(why) or ', '.join(tasks)} together need {r.window_demand_cores:.0f} "
@@ -646,9 +755,15 @@ def _explain(inp: ResourceInputs, rows: list[_Server], host: HostCpuReport, stor
                 f"collectives take {s:.2f}x as long{_cost(r)}")
         if r.dpu_limited:
             u = r.report.dpu_utilization[r.dpu_limited]
-            flags.append(f"DPU {r.dpu_limited} engine over-subscribed ({u:.2f}x) on {who}")
-            bottlenecks.append(f"DPU {r.dpu_limited} engine on {who} is over-subscribed {u:.2f}x: "
+            flags.append(f"{owner} {r.dpu_limited} engine over-subscribed ({u:.2f}x) on {who}")
+            bottlenecks.append(f"{owner} {r.dpu_limited} engine on {who} is over-subscribed {u:.2f}x: "
                                f"collectives take {s:.2f}x as long{_cost(r)}")
+        for e, u in r.report.dpu_utilization.items():  # over-subscribed without slowing collectives
+            if u > 1.0 and e != r.dpu_limited:
+                flags.append(f"{owner} {e} engine over-subscribed ({u:.2f}x) on {who}")
+                bottlenecks.append(f"{owner} {e} engine on {who} is over-subscribed {u:.2f}x: "
+                                   f"{_ENGINE_WORK[e]} run{'s' if e != 'dram' else 's'} "
+                                   f"{u:.2f}x slower than asked")
     if stall > 0:
         i = max(range(len(rows)), key=lambda k: rows[k].stall_s)
         r = rows[i]

@@ -29,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from designer.engine import resources
+from designer.engine import dpu as dpu_mod
+from designer.engine import hostcpu, resources
 from designer.engine.placement import Placement
 from designer.engine.result import CollectiveResult
 from designer.engine.workload import Workload, parameters
@@ -80,13 +81,47 @@ def run_iterations(w: Workload) -> int:
     return math.ceil(samples / w.global_batch) if samples > 0 else 0
 
 
-def _capacity(entries: list[dict[str, Any]]) -> resources.DpuCapacity:
+def dpu_model_figures(catalog, entry: dict[str, Any]) -> tuple[float, float]:
+    """``arm_tcp_Gbps`` and ``dram_GBps`` of a DPU entry from ``models/costs/dpu_models.toml``
+    (by its catalog id); a model missing there gets the BlueField-2 kernel-path measurement scaled
+    by its core-GHz (:func:`designer.engine.dpu.default_arm_tcp_Gbps`) and no DRAM limit."""
+    try:
+        table = catalog.costs(resources.DPU_MODEL_FILE).get(str(entry.get("id", "")), {})
+    except KeyError:
+        table = {}
+    cores, ghz = int(entry.get("arm_cores", 0)), float(entry.get("arm_GHz", 0.0))
+    arm = float((table.get("arm_tcp_Gbps") or {}).get("value", dpu_mod.default_arm_tcp_Gbps(cores, ghz)))
+    dram = float((table.get("dram_GBps") or {}).get("value", 0.0))
+    return arm, dram
+
+
+def _capacity(entries: list[dict[str, Any]], catalog=None) -> resources.DpuCapacity:
     """Engines of some DPUs together, summed DPU by DPU from their catalog figures."""
-    caps = [resources.DpuCapacity.of(1, float(e.get("max_bandwidth_Gbps", 0.0)),
-                                     float(e.get("crypto_Gbps", 0.0)), int(e.get("arm_cores", 0)),
-                                     float(e.get("arm_GHz", 0.0))) for e in entries]
+    caps = []
+    for e in entries:
+        arm, dram = dpu_model_figures(catalog, e) if catalog is not None else (
+            dpu_mod.default_arm_tcp_Gbps(int(e.get("arm_cores", 0)), float(e.get("arm_GHz", 0.0))), 0.0)
+        caps.append(resources.DpuCapacity.of(1, float(e.get("max_bandwidth_Gbps", 0.0)),
+                                             float(e.get("crypto_Gbps", 0.0)), int(e.get("arm_cores", 0)),
+                                             float(e.get("arm_GHz", 0.0)), arm, dram))
     return resources.DpuCapacity(sum(c.line_Bps for c in caps), sum(c.crypto_Bps for c in caps),
-                                 sum(c.arm_Hz for c in caps))
+                                 sum(c.arm_Hz for c in caps), sum(c.arm_path_Bps for c in caps),
+                                 sum(c.dram_Bps for c in caps))
+
+
+def smartnic_crypto_Gbps(entry: dict[str, Any], fraction: float) -> float:
+    """Inline crypto rate of an adapter working as a SmartNIC: its catalog ``crypto_Gbps`` when it
+    has one, else its crypto-enabled OPN's: ``fraction`` (models/costs/dpu.toml
+    ``inline_crypto_fraction_of_line``, the measured 193/390) of its line rate."""
+    own = float(entry.get("crypto_Gbps") or 0.0)
+    return own if own > 0 else fraction * float(entry.get("max_bandwidth_Gbps") or 0.0)
+
+
+def _smartnic_capacity(entries: list[dict[str, Any]], fraction: float) -> resources.DpuCapacity:
+    """Line and inline-crypto engines of adapters working as ConnectX SmartNICs (no Arm complex)."""
+    line = sum(float(e.get("max_bandwidth_Gbps") or 0.0) for e in entries) * 1e9 / 8
+    crypto = sum(smartnic_crypto_Gbps(e, fraction) for e in entries) * 1e9 / 8
+    return resources.DpuCapacity(line, crypto, 0.0)
 
 
 def _server_key(topo, srv, scenario: str) -> tuple:
@@ -111,6 +146,8 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
     dp_time_s = sum(c.time_s * c.calls_per_iteration for c in collectives if c.name.startswith("dp_"))
     resolve = Resolver(catalog)
     groups: dict[tuple, dict[str, Any]] = {}
+    fraction = float(resources.cost_figures(catalog)["inline_crypto_fraction_of_line"])
+    overlay = isolation_overlay(scen)
     for k, info in enumerate(pl.servers):
         gpus = int(per_server_gpus[k])
         if gpus == 0:
@@ -146,8 +183,20 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
             cpu_GHz=float(cpu.get("all_core_GHz") or cpu.get("base_GHz") or 2.0),
             base_power_W=power["server"], adapters_power_W=power["adapters"],
             dpus=len(dpus), rail_dpus=len(rail), storage_dpus=len(store),
-            rail_capacity=_capacity([dpus[d] for d in rail]),
-            storage_capacity=_capacity([dpus[d] for d in store]) if store else None,
+            rail_capacity=_capacity([dpus[d] for d in rail], catalog),
+            storage_capacity=_capacity([dpus[d] for d in store], catalog) if store else None,
+            smartnic_capacity=(_smartnic_capacity([catalog.resolve(a) for a in adapters
+                                                   if a.id in info.rails] or
+                                                  [catalog.resolve(a) for a in adapters], fraction)
+                               if mode == "smartnic" and adapters else None),
+            nccl_proxy=bool(scen.get("nccl_proxy", False)),
+            pfs_client=bool(scen.get("parallel_fs_client", False)),
+            k8s_agents=bool(scen.get("k8s_agents", False)),
+            irq=bool(scen.get("irq_handling", False)),
+            kernel_copy_membw=bool(scen.get("kernel_copy_membw", False)),
+            host_memory_GBps=hostcpu.memory_GBps(int(f.get("cpu_sockets", 1)),
+                                                 int(cpu.get("memory_channels", 0) or 0),
+                                                 float(cpu.get("memory_MTps", 0) or 0)),
             dpu_storage_emulation=all(bool(dpus[d].get("storage_emulation", True)) for d in store or rail),
             dpu_ovs_offload=all(bool(dpus[d].get("ovs_offload", True)) for d in rail),
             port_Gbps=float(port),
@@ -155,7 +204,7 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
             comm_s=comm_s, dp_comm_s=dp_comm_s,
             storage_fabric_GBps=storage_alone_GBps.get(info.id, 0.0),
             gpudirect_storage=bool(scen.get("gpudirect_storage", False)),
-            encrypt=bool(scen.get("encryption", False)), isolated=int(scen.get("tenants", 1)) > 1)
+            encrypt=bool(scen.get("encryption", False)), isolated=overlay)
     stor = [catalog.resolve(s) for s in topo.storage()]
     switches = [catalog.resolve(s) for s in topo.switches()]
     interval = float(scen.get("checkpoint_interval_s") or 0.0)
@@ -171,8 +220,18 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
         checkpoint_every_iterations=(max(1, int(round(interval / iteration_s)))
                                      if interval > 0 and stor else 0),
         tenants=int(scen.get("tenants", 1)), iterations=run_iterations(w),
+        object_store_tls=bool(scen.get("object_store_tls", False)),
+        checkpoint_via_host=bool(scen.get("checkpoint_via_host", False)),
         switch_power_W=sum(float(s.get("power_W", 0)) for s in switches) / jobs,
         storage_power_W=sum(float(s.get("power_W", 0)) for s in stor) / jobs)
+
+
+def isolation_overlay(scen: dict[str, Any]) -> bool:
+    """Whether tenant traffic crosses a virtual switch / overlay (VXLAN/Geneve through OVS):
+    ``isolation`` overlay, or auto with more than one tenant. SR-IOV virtual functions are switched
+    by the adapter's embedded switch and bare-metal tenants own whole servers: no overlay."""
+    how = scen.get("isolation", "auto")
+    return how == "overlay" or (how == "auto" and int(scen.get("tenants", 1)) > 1)
 
 
 def assess(inputs: resources.ResourceInputs) -> resources.ResourceReport:

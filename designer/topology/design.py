@@ -87,13 +87,18 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+#: where a server's infrastructure work runs (scenario ``offload`` and ``per_server``)
+OFFLOAD_MODES = ("host", "smartnic", "dpu")
+
 #: the scenario settings (the engine reads them; the file format saves them)
 SCENARIO_SPEC: dict[str, Setting] = {s.name: s for s in (
     Setting("offload", str, "host", "where the servers' infrastructure work runs: the host CPUs "
-            "(host-managed) or the DPUs (DPU-offloaded); per_server overrides it",
-            choices=("host", "dpu")),
-    Setting("per_server", dict, {}, "server id -> host or dpu, overriding offload",
-            choices=("host", "dpu")),
+            "with plain NICs (host), the host CPUs with ConnectX SmartNIC offloads (smartnic: inline "
+            "IPsec/kTLS crypto and ASAP2 virtual-switch offload, RDMA and SHARP kept, no Arm "
+            "services) or BlueField DPUs (dpu); per_server overrides it",
+            choices=OFFLOAD_MODES),
+    Setting("per_server", dict, {}, "server id -> host, smartnic or dpu, overriding offload",
+            choices=OFFLOAD_MODES),
     Setting("routing", str, "ecmp", "ecmp (flow hash) or adaptive (spread evenly)",
             choices=("ecmp", "adaptive")),
     Setting("encryption", bool, False, "encrypt traffic in flight (per tenant)"),
@@ -109,6 +114,28 @@ SCENARIO_SPEC: dict[str, Setting] = {s.name: s for s in (
             "(GPUDirect Storage) instead of through a bounce buffer in host memory"),
     Setting("checkpoint_interval_s", float, 3600.0, "seconds between two checkpoints",
             minimum=0, maximum=1e7, zero="no checkpoints"),
+    Setting("isolation", str, "auto", "how tenants are isolated: auto (an overlay when tenants > 1), "
+            "none, sriov (SR-IOV virtual functions, the adapter's embedded switch), overlay "
+            "(VXLAN/Geneve through Open vSwitch) or bare-metal (whole servers per tenant; a DPU "
+            "enforces it, a host cannot)", choices=("auto", "none", "sriov", "overlay", "bare-metal")),
+    Setting("tenant_qos", bool, True, "per-tenant QoS on the shared storage (each job its fair "
+            "share); off: noisy neighbours, the slowest job gets less than its share"),
+    # --- host consumers besides the network/storage/crypto/virtualization stacks (each sourced in
+    # models/costs/host_cpu.toml; off by default so that earlier designs keep their figures)
+    Setting("nccl_proxy", bool, False, "NCCL proxy threads: one busy host core per GPU while "
+            "collectives cross servers (stays on the host in every mode)"),
+    Setting("parallel_fs_client", bool, False, "storage reads go through a parallel-filesystem client "
+            "(Lustre/GPFS/WEKA) on the host, or on the DPU's Arm cores when offloaded"),
+    Setting("checkpoint_via_host", bool, False, "checkpoints are serialized through host memory "
+            "(torch.save-style) before they are written"),
+    Setting("object_store_tls", bool, False, "training samples come from an object store over "
+            "HTTPS (TCP + TLS) instead of NVMe-oF"),
+    Setting("k8s_agents", bool, False, "Kubernetes node agents, CNI overlay and security agents "
+            "run on every server (on the DPU's Arm cores when offloaded)"),
+    Setting("irq_handling", bool, False, "count NIC interrupt handling of the kernel-path traffic "
+            "as its own host consumer"),
+    Setting("kernel_copy_membw", bool, False, "kernel-TCP copies use host memory bandwidth; over the "
+            "server's memory bandwidth they slow down"),
     # 2^31 - 1: the largest value the GUI's spin box holds
     Setting("seed", int, 0, "random seed of the engine and the timeline", minimum=0,
             maximum=2**31 - 1),
