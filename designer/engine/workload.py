@@ -656,6 +656,17 @@ def fp8_over_bf16(side: float, gpu: dict[str, Any] | None = None) -> float:
     return r
 
 
+def logit_share(w: Workload) -> float:
+    """Share of the output layer's work on the busiest GPU of a pipeline. With every chunk holding
+    layers (p·v ≤ l, Megatron's even split) the last stage holds the output layer and the loss on
+    top of its layers: all of it. With chunks to spare (p·v > l) the output layer gets a chunk of
+    its own in place of a layer (Llama 3 §3.3.2: one layer fewer on the first and the last stage),
+    which balances the stages: the busiest GPU's even share, stage_layers/l."""
+    if w.pp > 1 and w.pp * w.interleave <= w.layers:
+        return 1.0
+    return w.stage_layers / w.layers
+
+
 def _gemm_efficiency(gpu: dict[str, Any]) -> float:
     eff = float(gpu.get("gemm_efficiency") or 0.0)
     if not 0 < eff <= 1:
@@ -700,8 +711,9 @@ def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
       product attention in BF16 unless asked), at ``ATTENTION_EFFICIENCY``, its backward
       recomputing the scores (``FLASH_BACKWARD_EXTRA``); without it, Megatron's unfused batched
       GEMMs compute the full square at the GEMM rate;
-    - the output layer in BF16 (Megatron keeps it out of the FP8 recipe), spread over the
-      pipeline stages like the layers (Llama 3 gives the first and last stage one layer fewer);
+    - the output layer in BF16 (Megatron keeps it out of the FP8 recipe), on the last stage on top
+      of its layers, or balanced as its own chunk when the pipeline has one to spare
+      (:func:`logit_share`);
     - MoE layers: the routed experts' grouped GEMMs with top_k·tokens rows, each local expert
       seeing tokens·top_k·ep/experts of them (the weight-gradient GEMM's K), plus shared experts.
     Memory-bound time (``memory_s``) = MEMORY_PASSES × activation bytes per layer × layers / HBM
@@ -752,7 +764,7 @@ def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
         attention = L * 0.5 * score * (ap + FLASH_BACKWARD_EXTRA) / att_rate
     else:
         attention = L * ap * score / rate
-    logit = 3.0 * 2.0 * tokens * w.vocab * w.hidden / w.tp / rate * (L / w.layers)
+    logit = 3.0 * 2.0 * tokens * w.vocab * w.hidden / w.tp / rate * logit_share(w)
     gemm_s = linear + expert + attention + logit
     memory_s = 0.0
     cast_s = 0.0
