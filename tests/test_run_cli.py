@@ -78,4 +78,5 @@ def test_timeline_csv_and_summary(capsys, tmp_path):
 
 def test_timeline_to_a_missing_folder_is_one_line(capsys, tmp_path):
     assert main(["run", EXAMPLE, "--timeline", str(tmp_path / "no" / "tl.csv")]) == 2
-    assert "cannot write the timeline" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--timeline" in err and "does not exist" in err and err.count("\n") == 1

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from designer.engine.timeline import (LLAMA3_FAILURES_PER_GPU_HOUR, MAX_SLOWDOWN, STATES, TimelineInputs,
-                                      TimelineRun, expected_wall_s, inputs_for, simulate, write_csv)
+from designer.engine.timeline import (LLAMA3_FAILURES_PER_GPU_HOUR, MAX_SLOWDOWN, STATES, Samples,
+                                      TimelineInputs, TimelineRun, expected_wall_s, inputs_for, simulate, write_csv)
 from designer.errors import UsageError
 
 DATA = Path(__file__).parent / "data"
@@ -183,8 +183,66 @@ def test_csv_has_the_columns_and_every_row(tmp_path):
     assert {r["state"] for r in rows} == {"training", "checkpoint", "restart"}
     restart = next(r for r in rows if r["state"] == "restart")
     assert restart["iteration_s"] == "" and float(restart["dt_s"]) == pytest.approx(600)
-    with pytest.raises(UsageError, match="cannot write the timeline"):
+    with pytest.raises(UsageError, match="timeline .*t.csv: the folder .*missing does not exist"):
         write_csv(simulate(base())[0], str(tmp_path / "missing" / "t.csv"))
+
+
+def test_csv_is_streamed_in_bounded_memory(tmp_path):
+    """The writer holds one batch at a time: writing 2.4 MB of rows from a generator peaks far below."""
+    import tracemalloc
+
+    batches, rows = 200, 128
+    row = np.array([[1.5, 2.0, 0.5, 0.1, 0.2, 3.0, 4.0, 0.0, 1e9, 2.0, 1.0, 0.0]])
+
+    def gen():
+        for _ in range(batches):
+            yield Samples(np.repeat(row, rows, axis=0))
+
+    write_csv(Samples(row), str(tmp_path / "warm.csv"))  # imports done before measuring
+    tracemalloc.start()
+    try:
+        n = write_csv(gen(), str(tmp_path / "big.csv"))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    total = batches * rows * row.nbytes
+    assert n == batches * rows
+    assert peak < total / 4, (peak, total)  # holding every batch would need more than total
+    with open(tmp_path / "big.csv") as fh:
+        assert sum(1 for _ in fh) == n + 1
+
+
+def test_rows_are_bounded_whatever_the_budget():
+    """Checkpoints every 10 s and a budget of 1e12 iterations would ask for 4e11 blocks; the run is cut
+    into about max_rows blocks instead, says so, and its time accounting still adds up."""
+    inp = base(iteration_s=1.0, breakdown_s={"compute": 1.0}, token_budget=1e6 * 1e12,
+               checkpoint_interval_s=10.0, checkpoint_write_s=1.0)
+    run = TimelineRun(inp, max_rows=2000)
+    samples = Samples.concat(list(run.batches()))
+    s = run.summary
+    assert len(samples) <= 2 * 2000 + 2
+    assert "keep the timeline within 2,000 rows" in s.note and s.to_json()["note"] == s.note
+    assert s.finished and s.iterations == 10 ** 12
+    assert sum(s.time_s.values()) == pytest.approx(s.wall_s, rel=1e-9)
+    # a normal run is not coarsened
+    normal = TimelineRun(base(checkpoint_interval_s=3600.0, checkpoint_write_s=20.0))
+    list(normal.batches())
+    assert normal.summary.note == ""
+
+
+def test_csv_refuses_its_input_and_keeps_the_old_file(tmp_path):
+    out = tmp_path / "t.csv"
+    out.write_text("old")
+    with pytest.raises(UsageError, match="input file"):
+        write_csv(simulate(base())[0], str(out), inputs=[str(out)])
+
+    def broken():
+        yield simulate(base())[0]
+        raise RuntimeError("engine failed half-way")
+
+    with pytest.raises(RuntimeError):
+        write_csv(broken(), str(out))
+    assert out.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["t.csv"]
 
 
 @pytest.mark.parametrize("interval", [0.0, 3600.0])
@@ -223,3 +281,18 @@ def test_a_run_that_cannot_finish_stops_with_the_reason():
         pass
     assert run.summary.finished and run.summary.unfinished_text() == ""
     assert run.summary.wall_s < 1.5 * 60 * DAY
+
+
+def test_a_run_failing_inside_every_block_stops_at_the_row_cap():
+    """1e12 iterations in 500 blocks: every block outlasts the time between failures, so no work ever
+    becomes safe; the run stops at the row cap (not at an astronomically far wall clock), says why,
+    and yields its rows in batches all along (the failure path used to skip the batch flush)."""
+    inp = base(iteration_s=1.0, breakdown_s={"compute": 1.0}, token_budget=1e6 * 1e12,
+               checkpoint_interval_s=3600.0, checkpoint_write_s=10.0, failure_rate_per_gpu_hour=1e-3)
+    run = TimelineRun(inp, max_rows=500, batch_rows=64)
+    sizes = [len(b) for b in run.batches()]
+    s = run.summary
+    assert not s.finished and s.row_limited
+    assert s.rows == sum(sizes) and 2 * 500 <= s.rows <= 2 * 500 + 2
+    assert max(sizes) <= 64 + 2
+    assert "stopped after" in s.unfinished_text() and "timeline rows" in s.unfinished_text()

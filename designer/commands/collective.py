@@ -89,6 +89,10 @@ def run(args) -> int:
     catalog = load_catalog()
     report_problems(catalog)
     shape = group_shape_for(design, catalog, args.gpus, scenario=scenario)
+    if shape.ranks < 2:
+        where = "--gpus 1" if args.gpus else "the design has one GPU"
+        raise UsageError(f"{where}: a collective on one GPU moves no data, so it takes no time and has "
+                         f"no bandwidth to show; give --gpus 2 or more (a design with 2 or more GPUs)")
     allowed = (args.algorithm,) if args.algorithm else coll.ALGORITHMS
     problem = forced_problem(args.op, args.algorithm, shape) if args.algorithm else None
     if problem:
@@ -100,6 +104,9 @@ def run(args) -> int:
     size = lo
     while size <= hi:
         c = coll.best(args.op, float(size), shape, allowed)
+        if not (c.time_s > 0 and math.isfinite(c.time_s)):  # the cost model has no time for it
+            raise UsageError(f"{args.op} of {size} bytes on {shape.ranks} GPUs has no predicted time "
+                             f"({c.algorithm}/{c.protocol}); check the fabric with 'dpu-designer validate'")
         print(f"{size:>13} {c.time_s * 1e6:12.2f} {c.algbw_GBps:12.2f} {c.busbw_GBps:12.2f}  "
               f"{c.algorithm}/{c.protocol}")
         size *= 2

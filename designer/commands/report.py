@@ -43,18 +43,23 @@ def qt_application():
 def run(args: argparse.Namespace) -> int:
     from designer.errors import UsageError
     from designer.topology import fileformat
-    from designer.topology.catalog import load_catalog
+    from designer.topology.catalog import load_catalog, report_problems
+
+    from designer.safeio import check_output_path
 
     if not args.output.lower().endswith(".pdf"):
         raise UsageError(f"-o {args.output}: the report is a PDF; name the file .pdf")
+    check_output_path(args.output, inputs=[args.file], what="-o")  # before the engine runs
     design = fileformat.load(args.file)
     app = qt_application()  # noqa: F841 - must live while the report is drawn
     from designer.report.build import build_report
     from designer.report.export import parse_size
 
-    info = build_report(design, load_catalog(), args.output, png_dir=args.png_dir,
-                        png_size=parse_size(args.png_size),
-                        seed=design_seed(design, args.seed))
+    size = parse_size(args.png_size)
+    catalog = load_catalog()
+    report_problems(catalog)
+    info = build_report(design, catalog, args.output, png_dir=args.png_dir, png_size=size,
+                        seed=design_seed(design, args.seed), inputs=[args.file])
     print(f"{info.pdf}: {info.pages} pages" + "".join(f"\n{p}" for p in info.pngs),
           file=sys.stdout)
     return 0

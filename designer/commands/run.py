@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import fields
 
 from designer.errors import UsageError
@@ -63,14 +64,24 @@ def _positive_float(text: str) -> float:
     return value
 
 
+#: largest workload JSON file read (a workload is a few dozen fields: ~2 kB; 1 MiB is ample)
+MAX_WORKLOAD_BYTES = 1024 * 1024
+
+
 def _workload_arg(text: str | None):
-    if not text or not text.endswith(".json"):
+    """A catalog workload id as given, or the object of a ``.json`` workload file. The file is
+    checked to be a regular file before it is read (a FIFO would block, /dev/zero never end)."""
+    from designer.safeio import open_input_text
+
+    if not text:
         return text
+    if not text.endswith(".json") and not (os.sep in text and os.path.lexists(text)):
+        return text
+    raw = open_input_text(text, what="--workload", max_bytes=MAX_WORKLOAD_BYTES)
     try:
-        with open(text, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except OSError as exc:
-        raise UsageError(f"--workload: cannot read {text}: {exc.strerror}") from None
+        data = json.loads(raw)
+    except RecursionError:
+        raise UsageError(f"--workload: {text} is nested too deeply; a workload is one flat JSON object") from None
     except json.JSONDecodeError as exc:
         raise UsageError(f"--workload: {text} is not valid JSON (line {exc.lineno}: {exc.msg})") from None
     if not isinstance(data, dict):
@@ -175,6 +186,11 @@ def prepare(args):
 def run(args) -> int:
     from designer.engine.pipeline import run as engine_run
 
+    inputs = [args.file] + ([args.workload] if args.workload else [])
+    if args.timeline:  # refuse a bad output path before the engine runs
+        from designer.safeio import check_output_path
+
+        check_output_path(args.timeline, inputs=inputs, what="--timeline")
     design, catalog, seed, kwargs = prepare(args)
     result = engine_run(design, catalog, seed=seed, **kwargs)
     data = result.to_json()
@@ -182,7 +198,7 @@ def run(args) -> int:
         from designer.engine.timeline import TimelineRun, inputs_of, write_csv
 
         tl = TimelineRun(inputs_of(result, design), seed=seed)
-        rows = write_csv(tl.batches(), args.timeline)
+        rows = write_csv(tl.batches(), args.timeline, inputs=inputs)
         data["timeline"] = tl.summary.to_json()
         data["timeline"]["csv"], data["timeline"]["rows"] = args.timeline, rows
     if args.json:
@@ -196,6 +212,8 @@ def run(args) -> int:
               f"{t['failures']} failures, {t['checkpoints']} checkpoints")
         if not tl.summary.finished:
             print(f"warning: {tl.summary.unfinished_text()}")
+        if tl.summary.note:
+            print(f"note: {tl.summary.note}")
     return 0
 
 

@@ -25,7 +25,13 @@ toward the final model (the "effective training time" of the Llama 3 report: tim
 training over elapsed time). Data stalls, checkpoint writes, restarts and lost work are not useful.
 
 Samples are rows of :data:`COLUMNS`; each covers a block of iterations, a checkpoint write or a
-restart. The block size is chosen so that a run yields about ``target_samples`` rows.
+restart. The block size is chosen so that a run yields about ``target_samples`` rows, with several
+blocks per checkpoint interval so checkpoints land close to their time. That second rule can ask for
+any number of rows (a huge token budget with frequent checkpoints), so the blocks are never made
+smaller than ``max_rows`` allows: a run then yields at most about ``max_rows`` blocks (plus one row
+per checkpoint and per restart) in bounded time, checkpoints land at the end of the block in which
+their interval ran out, and :attr:`TimelineSummary.note` says so. :func:`write_csv` streams the
+rows to the file batch by batch, so memory stays bounded whatever the run's length.
 """
 
 from __future__ import annotations
@@ -67,6 +73,13 @@ _COL = {name: i for i, name in enumerate(COLUMNS)}
 #: (the run "does not finish"): without checkpoints a long run restarts from zero at every
 #: failure and its expected length grows as e^(run / MTBF) (:func:`expected_wall_s`)
 MAX_SLOWDOWN = 20.0
+
+#: most training blocks a run is cut into by default (about 50 MB of CSV; a few seconds of
+#: simulation, bench/bench_timeline.py); derived: 25 x the default ``target_samples``. A run also
+#: stops (unfinished, with the reason) once it has yielded ``ROW_CAP_FACTOR x max_rows`` rows in all
+#: (blocks, checkpoints and restarts), which only a run that keeps failing inside its blocks reaches
+MAX_ROWS = 500_000
+ROW_CAP_FACTOR = 2
 
 #: above this many iterations per block, a block's summed iteration time is drawn from its normal
 #: approximation (central limit theorem) instead of iteration by iteration
@@ -237,6 +250,9 @@ class TimelineSummary:
     mean_iteration_s: float  #: (iteration + data stall time) / iterations run
     finished: bool = True  #: False: stopped at MAX_SLOWDOWN x the failure-free time
     expected_wall_s: float = math.nan  #: closed-form expectation (:func:`expected_wall_s`)
+    note: str = ""  #: how the rows were coarsened to stay within ``max_rows`` ('' when they were not)
+    row_limited: bool = False  #: True: stopped at the row cap (see :data:`ROW_CAP_FACTOR`)
+    rows: int = 0  #: rows yielded
 
     @property
     def training_time_days(self) -> float:
@@ -248,12 +264,19 @@ class TimelineSummary:
                 "iterations_run": self.iterations_run, "failures": self.failures,
                 "checkpoints": self.checkpoints, "time_s": dict(self.time_s),
                 "mean_iteration_s": self.mean_iteration_s, "finished": self.finished,
-                "expected_wall_s": self.expected_wall_s}
+                "expected_wall_s": self.expected_wall_s, "note": self.note,
+                "row_limited": self.row_limited, "rows": self.rows}
 
     def unfinished_text(self) -> str:
         """Why the run was stopped, for users ('' when it finished)."""
         if self.finished:
             return ""
+        if self.row_limited:
+            return (f"the run was stopped after {self.rows:,} timeline rows: {self.training_time_days:,.0f} "
+                    f"days of wall time, {self.failures:,} failures, {_count(self.iterations_run)} of "
+                    f"{_count(self.iterations)} iterations run; a failure keeps landing before the work is "
+                    f"safe. Lower the token budget or write checkpoints more often (scenario "
+                    f"checkpoint_interval_s)")
         days = self.expected_wall_s / 86400.0
         years = days / 365.25
         expect = ("longer than any number here" if not math.isfinite(days) else
@@ -265,6 +288,11 @@ class TimelineSummary:
                 f"({self.iterations_run:,} iterations run for {self.iterations:,} needed); the "
                 f"expected wall time is {expect}. Write checkpoints more often (scenario "
                 f"checkpoint_interval_s) so a failure loses less work")
+
+
+def _count(n: float) -> str:
+    """A count for messages: digit groups, or 3 significant digits when it is astronomically large."""
+    return f"{n:,.0f}" if abs(n) < 1e15 else f"{float(n):.3g}"
 
 
 def _max_normal_moments(n: int) -> tuple[float, float]:
@@ -281,7 +309,7 @@ class TimelineRun:
     """One simulated run. Iterate :meth:`batches`; read :attr:`progress` and, at the end, :attr:`summary`."""
 
     def __init__(self, inputs: TimelineInputs, *, seed: int = 0, target_samples: int = 20000,
-                 batch_rows: int = 1024) -> None:
+                 batch_rows: int = 1024, max_rows: int = MAX_ROWS) -> None:
         self.inputs = inputs
         self.seed = int(seed)
         self.batch_rows = max(1, int(batch_rows))
@@ -295,6 +323,14 @@ class TimelineRun:
         k = max(1, math.ceil(n * slowdown / max(1, target_samples)))
         if inputs.checkpoint_interval_s > 0:  # several blocks per checkpoint interval
             k = min(k, max(1, int(inputs.checkpoint_interval_s / (4 * inputs.base_s))))
+        self.max_rows = max(1, int(max_rows))
+        self.note = ""
+        floor = math.ceil(n * slowdown / self.max_rows)
+        if floor > k:  # the checkpoint rule would give more than max_rows blocks
+            k = floor
+            self.note = (f"blocks of {_count(k)} iterations ({_count(k * inputs.base_s)} s) keep the timeline "
+                         f"within {self.max_rows:,} rows; a checkpoint is written at the end of the "
+                         f"block in which its {inputs.checkpoint_interval_s:g} s interval ran out")
         self.block = k
         self.progress = 0.0
         self.summary: TimelineSummary | None = None
@@ -337,6 +373,9 @@ class TimelineRun:
         net = inp.network_GB_per_iteration
 
         rows: list[tuple] = []
+        row_cap = ROW_CAP_FACTOR * self.max_rows
+        yielded = 0
+        row_limited = False
         t = 0.0
         level = 0.0  # prefetch buffer, GB
         to_failure = next_failure()  # running time until the next interruption
@@ -376,6 +415,13 @@ class TimelineRun:
         while done + pending < n_total:
             if t > limit:
                 finished = False
+                break
+            if len(rows) >= self.batch_rows:  # at the top: the failure path below continues early
+                yield Samples(np.array(rows))
+                yielded += len(rows)
+                rows = []
+            if yielded + len(rows) >= row_cap:
+                finished, row_limited = False, True
                 break
             kb = min(k, n_total - done - pending)
             if kb == k:
@@ -440,9 +486,6 @@ class TimelineRun:
                     since_ckpt = 0.0
                     emit(w, 0.0, True, 0.0, 0.0, inp.checkpoint_GB, math.nan, CHECKPOINT)
             self.progress = (done + pending) / n_total
-            if len(rows) >= self.batch_rows:
-                yield Samples(np.array(rows))
-                rows = []
         if finished:
             useful += pend_iter_s
         else:  # stopped: the work since the last checkpoint never becomes safe
@@ -450,6 +493,7 @@ class TimelineRun:
             lost_stall += pend_stall_s
         if rows:
             yield Samples(np.array(rows))
+            yielded += len(rows)
         self.progress = 1.0
         self.summary = TimelineSummary(
             wall_s=t, useful_s=useful, goodput=useful / t if t > 0 else 0.0, iterations=n_total,
@@ -457,7 +501,8 @@ class TimelineRun:
             time_s={"useful": useful, "data_stall": stall_total - lost_stall,
                     "checkpoint": ckpt_total, "restart": restart_total, "lost": lost_total},
             mean_iteration_s=run_iter_s / iterations_run if iterations_run else math.nan,
-            finished=finished, expected_wall_s=expected_wall_s(inp))
+            finished=finished, expected_wall_s=expected_wall_s(inp), note=self.note,
+            row_limited=row_limited, rows=yielded)
 
 
 def expected_wall_s(inp: TimelineInputs) -> float:
@@ -496,27 +541,32 @@ def simulate(inputs: TimelineInputs, **kw: Any) -> tuple[Samples, TimelineSummar
     return samples, run.summary
 
 
-def write_csv(samples: Samples | Iterable[Samples], path: str) -> int:
+def write_csv(samples: Samples | Iterable[Samples], path: str, *, inputs: Iterable[str] = ()) -> int:
     """Write samples (one block or an iterable of blocks) to ``path`` as CSV; returns the row count.
 
-    Header = :data:`COLUMNS`; ``state`` is written as its name (training/checkpoint/restart).
+    Header = :data:`COLUMNS`; ``state`` is written as its name (training/checkpoint/restart). The
+    blocks are written as they come (a :meth:`TimelineRun.batches` generator is never held whole),
+    to a temporary file renamed over ``path`` at the end (``designer.safeio.atomic_output``): an
+    error or a kill leaves the old file or none. ``path`` must not be one of ``inputs``.
     """
-    parts = [samples] if isinstance(samples, Samples) else list(samples)
+    from designer.safeio import atomic_output
+
+    parts = [samples] if isinstance(samples, Samples) else samples
     count = 0
-    try:
-        with open(path, "w", newline="", encoding="utf-8") as fh:
+    state = _COL["state"]
+    names = np.array(STATES, dtype=object)
+    with atomic_output(path, inputs=inputs, what="timeline") as tmp:
+        with open(tmp, "w", newline="", encoding="utf-8") as fh:
             writer = csv.writer(fh)
             writer.writerow(COLUMNS)
-            state = _COL["state"]
             for part in parts:
-                for row in part.data:
-                    out: list[Any] = ["" if math.isnan(v) else f"{v:.6g}" for v in row[:state]]
-                    out.append(STATES[int(row[state])])
-                    writer.writerow(out)
-                    count += 1
-    except OSError as exc:
-        raise UsageError(f"cannot write the timeline to {path}: {exc.strerror or exc} "
-                         "(check the folder exists and is writable)") from None
+                data = part.data
+                if not len(data):
+                    continue
+                text = np.char.mod("%.6g", data[:, :state]).astype(object)
+                text[np.isnan(data[:, :state])] = ""
+                writer.writerows(np.column_stack([text, names[data[:, state].astype(int)]]).tolist())
+                count += len(data)
     return count
 
 

@@ -537,9 +537,17 @@ def _document(data: ReportData, images: dict, sizes: dict, contents: list[tuple[
 
 
 def build_report(design: Design, catalog, out_pdf: str | Path, *, png_dir: str | Path | None = None,
-                 png_size: QSize = DEFAULT_PNG_SIZE, seed: int | None = None, date: str | None = None) -> ReportInfo:
-    """Write the report of ``design`` to ``out_pdf`` (and its figures as PNGs into ``png_dir``)."""
-    out_pdf = check_target(out_pdf)
+                 png_size: QSize = DEFAULT_PNG_SIZE, seed: int | None = None, date: str | None = None,
+                 inputs=()) -> ReportInfo:
+    """Write the report of ``design`` to ``out_pdf`` (and its figures as PNGs into ``png_dir``).
+
+    Every file is written atomically (``designer.safeio``) and none may be one of ``inputs`` (the
+    design file): an error, a full disk or a kill leaves the old files or none."""
+    out_pdf = check_target(out_pdf, inputs=inputs)
+    if png_dir is not None:
+        png_folder = Path(png_dir)
+        if png_folder.exists() and not png_folder.is_dir():
+            raise UsageError(f"--png-dir {png_folder}: is not a folder; give a folder for the PNGs")
     data = gather(design, catalog, seed=seed, date=date)
     page = page_geometry()
     width = round(page.width)
@@ -551,7 +559,7 @@ def build_report(design: Design, catalog, out_pdf: str | Path, *, png_dir: str |
     doc = _document(data, images, sizes, [(t, 0) for t in SECTIONS[1:]])
     contents = [(t, p) for t, p in heading_pages(doc)]
     doc = _document(data, images, sizes, contents)
-    pages = write_pdf(doc, out_pdf)
+    pages = write_pdf(doc, out_pdf, inputs=inputs)
     pngs = []
     if png_dir is not None:
         folder = Path(png_dir)
@@ -560,7 +568,8 @@ def build_report(design: Design, catalog, out_pdf: str | Path, *, png_dir: str |
         except OSError as exc:
             raise UsageError(f"--png-dir {folder}: cannot create the folder ({exc.strerror})") from None
         pngs.append(save_picture(lambda p, r: paint_scene(scene, p, r), png_size,
-                                 folder / "topology.png", title="Topology"))
+                                 folder / "topology.png", title="Topology", inputs=inputs))
         for name, chart in charts.items():
-            pngs.append(save_picture(chart.paint, png_size, folder / f"{name}.png", title=name))
+            pngs.append(save_picture(chart.paint, png_size, folder / f"{name}.png", title=name,
+                                     inputs=inputs))
     return ReportInfo(out_pdf, pages, pngs, data)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from PySide6.QtCore import QRect, QRectF, QSize, QSizeF, Qt
+from PySide6.QtCore import QBuffer, QIODevice, QRect, QRectF, QSize, QSizeF, Qt
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QApplication, QGraphicsItem, QGraphicsScene, QGraphicsView, QWidget
@@ -46,17 +46,26 @@ def parse_size(text: str) -> QSize:
 
 
 def save_picture(paint: PaintFn, size: QSize, path: str | Path, *, title: str = "",
-                 background: QColor | Qt.GlobalColor = Qt.white) -> Path:
-    """Paint ``paint`` into a ``size`` picture and write it to ``path`` (.png or .svg)."""
+                 background: QColor | Qt.GlobalColor = Qt.white, inputs=()) -> Path:
+    """Paint ``paint`` into a ``size`` picture and write it to ``path`` (.png or .svg).
+
+    The picture is encoded in memory and written with ``designer.safeio.atomic_write_bytes``: the
+    path is checked first (no folder, device, pipe, or one of ``inputs``) and a failed write
+    leaves the old file (Qt's own file writers do not report a full disk)."""
+    from designer.safeio import atomic_write_bytes, check_output_path
+
     path = Path(path)
     suffix = picture_format(path)
+    check_output_path(path, inputs=inputs, what="picture")
     target = QRectF(0, 0, size.width(), size.height())
+    buffer = QBuffer()
+    buffer.open(QIODevice.WriteOnly)
     if suffix == ".png":
         device = QImage(size, QImage.Format_ARGB32)
         device.fill(background)
     else:
         device = QSvgGenerator()
-        device.setFileName(str(path))
+        device.setOutputDevice(buffer)
         device.setSize(size)
         device.setViewBox(QRect(0, 0, size.width(), size.height()))
         device.setTitle(title)
@@ -69,8 +78,12 @@ def save_picture(paint: PaintFn, size: QSize, path: str | Path, *, title: str = 
         paint(painter, target)
     finally:
         painter.end()
-    if suffix == ".png" and not device.save(str(path), "PNG"):
-        raise UsageError(f"{path}: cannot write the picture (is the folder there and writable?)")
+    if suffix == ".png" and not device.save(buffer, "PNG"):
+        raise UsageError(f"{path}: cannot encode the picture as PNG ({size.width()}x{size.height()})")
+    data = bytes(buffer.data())
+    if not data:
+        raise UsageError(f"{path}: the picture came out empty; nothing was written")
+    atomic_write_bytes(path, data, inputs=inputs, what="picture")
     return path
 
 

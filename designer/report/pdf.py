@@ -3,6 +3,11 @@
 The document is laid out for the PDF's own resolution (``documentLayout().setPaintDevice``), so
 point sizes are real print sizes; each page is painted separately (the document translated up by
 one page height per page) with a footer holding the title and "page i of n".
+
+The PDF is drawn into memory and checked to be whole (it ends with the ``%%EOF`` trailer, ISO
+32000-1 §7.5.5) before it goes to disk through ``designer.safeio.atomic_write_bytes``: Qt's writer
+does not report a failed write, so drawing straight into the file could leave a truncated PDF and
+no error when the disk fills; this way a full disk, an error or a kill leaves the old file or none.
 """
 
 from __future__ import annotations
@@ -91,28 +96,39 @@ def heading_pages(doc: PdfDocument) -> list[tuple[str, int]]:
     return out
 
 
-def check_target(path: str | Path) -> Path:
-    """``path`` as a Path if a PDF can be written there, else a UsageError saying why."""
-    path = Path(path)
-    if not path.parent.is_dir():
-        raise UsageError(f"{path}: the folder {path.parent} does not exist; create it or "
-                         "choose another output file")
-    if path.is_dir():
-        raise UsageError(f"{path}: is a folder; give a file name ending in .pdf")
-    return path
+def check_target(path: str | Path, *, inputs=()) -> Path:
+    """``path`` if a PDF can be written there (``designer.safeio.check_output_path``: not a folder,
+    device, pipe or one of ``inputs``; the folder exists), else a UsageError saying why."""
+    from designer.safeio import check_output_path
+
+    check_output_path(path, inputs=inputs, what="report")
+    return Path(path)
 
 
-def write_pdf(doc: PdfDocument, path: str | Path) -> int:
-    """Write ``doc`` to ``path`` as an A4 PDF; returns the number of pages."""
-    path = check_target(path)
+def write_pdf(doc: PdfDocument, path: str | Path, *, inputs=()) -> int:
+    """Write ``doc`` to ``path`` as an A4 PDF, atomically; returns the number of pages."""
+    from designer.safeio import atomic_write_bytes
+
+    path = check_target(path, inputs=inputs)
+    buffer = QBuffer()
+    buffer.open(QIODevice.WriteOnly)
+    pages = _paint(doc, buffer)
+    data = bytes(buffer.data())
+    if not data.rstrip().endswith(b"%%EOF"):
+        raise UsageError(f"{path}: the PDF could not be drawn whole; nothing was changed")
+    atomic_write_bytes(path, data, inputs=inputs, what="report")
+    return pages
+
+
+def _paint(doc: PdfDocument, device: QIODevice) -> int:
+    """Lay out and paint ``doc`` into ``device`` as a PDF; returns the number of pages."""
     page = page_geometry()
-    writer = _writer(path, doc.title, doc.author)
+    writer = _writer(device, doc.title, doc.author)
     text = _laid_out(doc, writer, page)
     pages = text.pageCount()
     painter = QPainter()
     if not painter.begin(writer):
-        raise UsageError(f"{path}: cannot write the PDF (is the file open elsewhere, or the "
-                         "folder read-only?)")
+        raise UsageError("cannot draw the PDF (Qt's PDF writer refused to start)")
     try:
         footer_font = QFont(FONT_FAMILY, FOOTER_PT)
         for i in range(pages):
