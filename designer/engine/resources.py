@@ -367,7 +367,6 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
     window = g.comm_s if g.comm_s > 0 else T
     hz = g.cpu_GHz * 1e9
     rail, sto = _capacities(g) if offload else ((g.smartnic_capacity, None) if smart else (None, None))
-    owner = "DPU" if offload else "SmartNIC"
     # Arm cycles per byte of kernel-path work at this packet size (DPU only)
     arm_path_cpb = 0.0
     if offload:
