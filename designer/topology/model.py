@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Callable
 
-from designer.topology.kinds import ID_PREFIX, KINDS, MEDIA
+from designer.topology.kinds import ID_PREFIX, KIND_LABEL, KINDS, MEDIA
 
 if TYPE_CHECKING:  # networkx is imported when a graph is asked for (it costs ~0.1 s to import)
     import networkx as nx
@@ -19,6 +19,20 @@ if TYPE_CHECKING:  # networkx is imported when a graph is asked for (it costs ~0
 #: component kinds that sit in a rack; NICs and DPUs are attached to a server instead
 RACKABLE = ("gpu_server", "switch", "storage")
 ATTACHABLE = ("nic", "dpu")
+
+
+def parent_problem(kind: str, parent_kind: str) -> str | None:
+    """Why a ``kind`` component cannot sit in a ``parent_kind`` one, or None if it can (the rule
+    of the file loader and of the design rules, ``validation``)."""
+    if kind in ATTACHABLE:
+        ok = parent_kind == "gpu_server"
+        where = "a GPU server"
+    elif kind in RACKABLE:
+        ok = parent_kind == "rack"
+        where = "a rack"
+    else:
+        return f"a {KIND_LABEL[kind].lower()} is not placed inside anything"
+    return None if ok else f"a {KIND_LABEL[kind]} belongs in {where}, not in a {KIND_LABEL[parent_kind]}"
 
 
 @dataclass
@@ -141,6 +155,26 @@ class Topology:
 
     def new_component_id(self, kind: str) -> str:
         return self.new_id(ID_PREFIX.get(kind, kind))
+
+    def _note_ids(self, idents) -> None:
+        """:meth:`_note_id` of many ids: the highest number of each prefix, found with string
+        methods (the same split as ``_ID_NUM``: trailing digits, the prefix without its '-')."""
+        best: dict[str, int] = {}
+        digits = "0123456789"
+        for ident in idents:
+            if not ident.isascii() or "\n" in ident:
+                self._note_id(ident)  # Unicode digits, line ends: the regex's own rule
+                continue
+            head = ident.rstrip(digits)
+            if len(head) == len(ident):
+                continue
+            prefix = head.rstrip("-")
+            num = int(ident[len(head):])
+            if num > best.get(prefix, 0):
+                best[prefix] = num
+        for prefix, num in best.items():
+            if num > self._counters.get(prefix, 0):
+                self._counters[prefix] = num
 
     def _note_id(self, ident: str) -> None:
         m = _ID_NUM.match(ident)
@@ -301,11 +335,14 @@ class Topology:
             links_of[l.a].add(l.id)
             links_of[l.b].add(l.id)
         topo._links_of = links_of
+        children = topo._children
         for c in components:
             if c.parent is not None:
-                topo._children.setdefault(c.parent, set()).add(c.id)
-        for ident in (*topo.components, *topo.links):
-            topo._note_id(ident)
+                if c.parent in children:
+                    children[c.parent].add(c.id)
+                else:
+                    children[c.parent] = {c.id}
+        topo._note_ids((*topo.components, *topo.links))
         topo.restore_counters(counters or {})
         return topo
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from designer.topology import kinds
-from designer.topology.model import ATTACHABLE, RACKABLE, Component, Topology
+from designer.topology.model import ATTACHABLE, RACKABLE, Component, Topology, parent_problem  # noqa: F401
 
 #: port-counted kinds (a link ending on a server is its on-board NIC, which has no port figure)
 PORTED = ("nic", "dpu", "switch", "storage")
@@ -50,19 +50,6 @@ class Problem:
         where = self.component or self.link
         text = f"{self.severity}: {where + ': ' if where else ''}{self.message}"
         return f"{text} (fix: {self.hint})" if self.hint else text
-
-
-def parent_problem(kind: str, parent_kind: str) -> str | None:
-    """Why a ``kind`` component cannot sit in a ``parent_kind`` one, or None if it can."""
-    if kind in ATTACHABLE:
-        ok = parent_kind == "gpu_server"
-        where = "a GPU server"
-    elif kind in RACKABLE:
-        ok = parent_kind == "rack"
-        where = "a rack"
-    else:
-        return f"a {kinds.KIND_LABEL[kind].lower()} is not placed inside anything"
-    return None if ok else f"a {kinds.KIND_LABEL[kind]} belongs in {where}, not in a {kinds.KIND_LABEL[parent_kind]}"
 
 
 class Resolver:
