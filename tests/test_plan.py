@@ -159,3 +159,22 @@ def test_llama3_405b_published_layout_passes_the_rules():
     assert plan._rule(w0, lay, 8) is None
     assert plan._rule(w0, {**lay, "interleave": 9}, 8) == "interleave"  # 144 > 128
     assert plan._rule(w0, {**lay, "tp": 3, "dp": 16384 // 48}, 8) == "heads"
+
+
+def test_the_estimate_bounds_the_engine_so_the_search_can_stop(result, monkeypatch):
+    # the estimate uses the engine's own compute and timing stages on communicators at least as
+    # fast as the engine's (line rate, no congestion, SHARP where any switch has it) and leaves
+    # out the resources stage, which only adds: it never exceeds the engine's figure
+    for c in result.ranked:
+        assert c.estimate_s <= c.iteration_time_s * (1 + 1e-9), c.label
+    # a smaller space, every fitting layout run: the bounded search finds the same best
+    monkeypatch.setattr(plan, "MICRO_BATCHES", (1, 2))
+    monkeypatch.setattr(plan, "INTERLEAVES", (1, 2))
+    monkeypatch.setattr(plan, "CP_SIZES", (1, 2))
+    bounded = plan.search(small_design(), CAT, top=1, evaluate=2)
+    full = plan.search(small_design(), CAT, top=1, evaluate=bounded.fit)
+    assert len(full.ranked) == full.fit and full.unsettled == 0
+    for c in full.ranked:
+        assert c.estimate_s <= c.iteration_time_s * (1 + 1e-9), c.label
+    assert bounded.unsettled == 0 and len(bounded.ranked) < full.fit
+    assert bounded.best.iteration_time_s == pytest.approx(full.best.iteration_time_s)

@@ -88,6 +88,15 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def settled(result) -> str:
+    """Whether a layout left out could still beat the best (its estimate is a lower bound)."""
+    if not result.unsettled:
+        return ("no layout left out can beat the best: each one's estimate, which the engine's "
+                "figure never undercuts, is slower")
+    return (f"{result.unsettled} layouts left out have estimates below the best engine time and "
+            f"might beat it; run with a larger --evaluate to check them")
+
+
 def table(result) -> str:
     """The plan as text: header, the ranked layouts, what was left out and why."""
     lines = [f"plan      {result.workload} on {result.gpus} GPUs"
@@ -117,6 +126,7 @@ def table(result) -> str:
         lines.append(f"best      {best.label}")
     if result.current_note:
         lines.append(f"note      {result.current_note}")
+    lines.append(f"checked   {settled(result)}")
     if result.dropped:
         lines.append("dropped")
         from designer.engine.plan import REASONS

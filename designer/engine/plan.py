@@ -50,6 +50,8 @@ INTERLEAVES = (1, 2, 3, 4, 6, 8)
 CP_SIZES = (1, 2, 4, 8, 16)
 #: the full engine runs at least this many layouts (``evaluate`` default: max(this, 2·top))
 MIN_EVALUATED = 6
+#: with a bound still open, the engine runs at most this many times ``evaluate`` layouts
+BOUND_RUNS = 2
 #: layouts estimated between two progress reports (a cancel takes effect at the next one)
 ESTIMATES_PER_STEP = 250
 #: workload fields a layout sets (the rest of the workload stays as the design has it)
@@ -122,6 +124,9 @@ class PlanResult:
     current: Candidate | None = None
     seconds: float = 0.0
     current_note: str | None = None  #: why the design's own layout is not ranked, if it is not
+    #: layouts not run whose estimate (a lower bound) is below the best engine time: 0 means
+    #: none of them can beat the best
+    unsettled: int = 0
 
     @property
     def best(self) -> Candidate | None:
@@ -142,10 +147,10 @@ class PlanResult:
                 "memory_per_gpu_GB_available": self.memory_cap_GB, "searched": self.searched,
                 "fit_in_memory": self.fit, "evaluated": len(self.ranked),
                 "best": dict(best.layout) if best else None,
-                "layouts": [{"rank": i + 1 if c in self.ranked[:self.top] else None, **c.to_json()}
-                            for i, c in enumerate(self.shown)],
+                "layouts": [{"rank": self.ranked.index(c) + 1, **c.to_json()} for c in self.shown],
                 "current": self.current.to_json() if self.current else None,
                 "current_note": self.current_note,
+                "unsettled": self.unsettled,
                 "dropped": {k: {"layouts": n, "why": REASONS[k], "example": self.examples.get(k, "")}
                             for k, n in self.dropped.items()},
                 "seconds": self.seconds}
@@ -256,9 +261,11 @@ def _rule(w0: Workload, lay: dict[str, Any], domain: int) -> str | None:
     return None
 
 
-def _shape_of(pl, dim: str, size: int, srv, line_GBps: float) -> coll.GroupShape:
+def _shape_of(pl, dim: str, size: int, srv, line_GBps: float, sharp: bool) -> coll.GroupShape:
     """An uncongested communicator of ``dim`` on placement ``pl`` (``pipeline._group_shape``
-    without the network stage: every rank gets its rail's line rate × NET_EFFICIENCY)."""
+    without the network stage: every rank gets its rail's line rate × NET_EFFICIENCY, a NIC per
+    rank up to the server's rails, and SHARP one switch deep where any switch could reduce; each
+    at least as fast as the engine's shape of the same group, so the estimate bounds it)."""
     if size <= 1 or dim not in pl.groups:
         nodes = 1
     else:
@@ -270,7 +277,8 @@ def _shape_of(pl, dim: str, size: int, srv, line_GBps: float) -> coll.GroupShape
     rails = max(1, len(srv.rails))
     return coll.GroupShape(ranks=max(1, size), nodes=nodes, nvlink_GBps=nvlink, pcie_gen=srv.pcie_gen,
                            nvswitch=srv.nvswitch, nvls=nvls, net_GBps=line_GBps * coll.NET_EFFICIENCY,
-                           net_line_GBps=line_GBps, nics_per_node=min(per_node, rails))
+                           net_line_GBps=line_GBps, nics_per_node=min(per_node, rails),
+                           sharp=sharp, tree_depth=1, switch_latency_us=0.0)
 
 
 def _estimate(w: Workload, gpu: dict[str, Any], shapes: dict[str, coll.GroupShape]) -> float:
@@ -332,6 +340,7 @@ def search_steps(design, catalog, *, top: int = 5, evaluate: int | None = None,
     srv = used[0]
     line = _rail_line_GBps(design.topology, srv)
     order = data.get("placement")
+    sharp = _sharp_possible(design, catalog, used)
 
     dropped: Counter = Counter()
     examples: dict[str, str] = {}
@@ -382,7 +391,7 @@ def search_steps(design, catalog, *, top: int = 5, evaluate: int | None = None,
         if key not in placements:
             pl = place(w, used, order)
             placements[key] = {d: _shape_of(pl, d, getattr(w, d, 1) if d != "dp" else _dp_size(w),
-                                            srv, line)
+                                            srv, line, sharp)
                                for d in ("tp", "pp", "dp", "cp", "ep")}
         est = _estimate(w, gpu, placements[key])
         fits.append(Candidate(lay, mem, state, est, current=is_current, key=key))
@@ -392,39 +401,66 @@ def search_steps(design, catalog, *, top: int = 5, evaluate: int | None = None,
         raise UsageError(_nothing_fits(dropped, examples, pool, cap))
     fits.sort(key=lambda c: c.estimate_s)
     n_eval = max(evaluate if evaluate is not None else max(MIN_EVALUATED, top), 1)
-    chosen = _pick(fits, n_eval)
+    queue = _pick(fits, n_eval)
     mine = next((c for c in fits if c.current), None)
     if mine is not None:
         current_note = None
-    if mine is not None and mine not in chosen:
-        chosen.append(mine)
-    rest = [c for c in fits if c not in chosen]
+        if mine not in queue:
+            queue.append(mine)
+    runs = 0
+    for cand in queue:
+        yield ("progress", "engine", runs, len(queue))
+        _run_engine(cand, design, catalog, base, seed, dropped, examples)
+        runs += 1
+    # branch and bound: the estimate never exceeds the engine's time for the same layout (same
+    # compute and timing, no congestion, no resources stage), so a layout whose estimate is at
+    # or above the best engine time cannot beat it; the others run, up to BOUND_RUNS x n_eval
+    best = min((c.iteration_time_s for c in queue if c.iteration_time_s is not None), default=math.inf)
+    for cand in fits:
+        if cand.estimate_s >= best or runs >= BOUND_RUNS * n_eval + (mine is not None):
+            break
+        if cand in queue:
+            continue
+        yield ("progress", "engine", runs, runs + 1)
+        queue.append(cand)
+        _run_engine(cand, design, catalog, base, seed, dropped, examples)
+        runs += 1
+        if cand.iteration_time_s is not None:
+            best = min(best, cand.iteration_time_s)
+    yield ("progress", "engine", runs, runs)
+    ran = set(map(id, queue))
+    rest = [c for c in fits if id(c) not in ran]
     if rest:
         dropped["estimate"] += len(rest)
         examples["estimate"] = f"{rest[0].label}: estimate {rest[0].estimate_s:.3g} s"
-    for j, cand in enumerate(chosen):
-        yield ("progress", "engine", j, len(chosen))
-        try:
-            r = pipeline.run(design, catalog, seed=seed, workload={**base, **cand.layout})
-        except UsageError as exc:
-            cand.error = str(exc)
-            dropped["engine"] += 1
-            examples.setdefault("engine", f"{cand.label}: {exc}")
-            continue
-        cand.iteration_time_s, cand.mfu = r.iteration_time_s, r.mfu
-        cand.tflops_per_gpu, cand.tokens_per_s = r.tflops_per_gpu, r.tokens_per_s
-        cand.samples_per_s, cand.training_time_days = r.samples_per_s, r.training_time_days
-        cand.breakdown_s, cand.warnings = dict(r.breakdown_s), list(r.warnings)
-    yield ("progress", "engine", len(chosen), len(chosen))
-    ranked = sorted((c for c in chosen if c.iteration_time_s is not None),
+    open_ = sum(1 for c in rest if c.estimate_s < best)
+    ranked = sorted((c for c in queue if c.iteration_time_s is not None),
                     key=lambda c: (c.iteration_time_s, c.estimate_s))
     if not ranked:
         raise UsageError(f"the engine refused every layout it was given; the first: "
-                         f"{chosen[0].label}: {chosen[0].error}")
+                         f"{queue[0].label}: {queue[0].error}")
     label = str(data.get("name") or data.get("id") or w0.name)
     yield ("result", PlanResult(pool, sum(s.gpus for s in servers), cap, label, searched, len(fits),
                                 ranked, top, dropped, examples, mine,
-                                time.perf_counter() - started, current_note))
+                                time.perf_counter() - started, current_note, open_))
+
+
+def _run_engine(cand: Candidate, design, catalog, base: dict[str, Any], seed: int | None,
+                dropped: Counter, examples: dict[str, str]) -> None:
+    """Run the full engine on ``cand``'s layout and keep its figures (or why it was refused)."""
+    from designer.engine import pipeline
+
+    try:
+        r = pipeline.run(design, catalog, seed=seed, workload={**base, **cand.layout})
+    except UsageError as exc:
+        cand.error = str(exc)
+        dropped["engine"] += 1
+        examples.setdefault("engine", f"{cand.label}: {exc}")
+        return
+    cand.iteration_time_s, cand.mfu = r.iteration_time_s, r.mfu
+    cand.tflops_per_gpu, cand.tokens_per_s = r.tflops_per_gpu, r.tokens_per_s
+    cand.samples_per_s, cand.training_time_days = r.samples_per_s, r.training_time_days
+    cand.breakdown_s, cand.warnings = dict(r.breakdown_s), list(r.warnings)
 
 
 def _pick(fits: list[Candidate], n: int) -> list[Candidate]:
@@ -475,6 +511,16 @@ def _same_layout(a: dict[str, Any], b: dict[str, Any]) -> bool:
     norm = {"cp": 1, "ep": 1, "interleave": 1}
     return all(a.get(k, norm.get(k)) == b.get(k, norm.get(k)) for k in keys
                if not (k == "recompute_granularity" and not a.get("recompute")))
+
+
+def _sharp_possible(design, catalog, used) -> bool:
+    """Could the engine reduce in-network for these servers: some switch of the design has SHARP
+    and the servers' transport allows it (``pipeline.sharp_transport_problem``)."""
+    from designer.engine.pipeline import sharp_transport_problem
+
+    if not any(catalog.resolve(s).get("sharp") for s in design.topology.switches()):
+        return False
+    return sharp_transport_problem(design, catalog, dict(design.scenario or {}), used) is None
 
 
 def _rail_line_GBps(topology, srv) -> float:

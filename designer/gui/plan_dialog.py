@@ -45,6 +45,10 @@ def dropped_lines(result) -> list[str]:
              f"through the engine ({result.seconds:.1f} s)."]
     if result.current_note:
         lines.append(result.current_note[0].upper() + result.current_note[1:] + ".")
+    from designer.commands.plan import settled
+
+    text = settled(result).replace("--evaluate", "Engine runs")
+    lines.append(text[0].upper() + text[1:] + ".")
     for key, n in result.dropped.most_common():
         ex = result.examples.get(key)
         lines.append(f"{n} dropped: {REASONS[key]}" + (f" (e.g. {ex})" if ex else ""))
