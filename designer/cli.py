@@ -9,7 +9,9 @@ stderr, never a traceback).
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib
+import importlib.util
 import sys
 
 from designer import __version__
@@ -25,17 +27,52 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _available_commands() -> dict[str, object]:
-    mods = {}
-    for name in COMMANDS:
-        try:
-            mods[name] = importlib.import_module(f"designer.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"designer.commands.{name}":
-                raise
-    return mods
+    """Every sub-command module that exists, imported (a slot in COMMANDS without its module is
+    skipped)."""
+    return {name: module for name in COMMANDS if (module := _command_module(name)) is not None}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command_module(name: str):
+    try:
+        return importlib.import_module(f"designer.commands.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"designer.commands.{name}":
+            raise
+        return None
+
+
+def _static_help(name: str) -> str | None:
+    """The ``help=`` text a command module gives its sub-parser, read from its source without
+    importing it (its imports may take half a second: numpy, scipy, the engine); None when the
+    module is missing or the text is not a plain string there."""
+    try:
+        spec = importlib.util.find_spec(f"designer.commands.{name}")
+    except ModuleNotFoundError:
+        return None
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return None
+    try:
+        with open(spec.origin, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "add_parser" and node.args \
+                and isinstance(node.args[0], ast.Constant) and node.args[0].value == name:
+            for kw in node.keywords:
+                if kw.arg == "help":
+                    try:
+                        value = ast.literal_eval(kw.value)
+                    except ValueError:
+                        return None
+                    return value if isinstance(value, str) else None
+    return None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The CLI's parser. ``only``: the sub-command about to run: only its module is imported and
+    registered; every other command gets a stand-in sub-parser with its help line (read from its
+    module's source), so ``--help`` lists them all without importing the engine, numpy or Qt."""
     parser = _Parser(
         prog="dpu-designer",
         description="Design GPU training clusters with DPUs and see what the design gives.",
@@ -43,8 +80,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for module in _available_commands().values():
-        module.register(sub)  # type: ignore[attr-defined]
+    for name in COMMANDS:
+        if name == only or only == "*":
+            module = _command_module(name)
+            if module is not None:
+                module.register(sub)  # type: ignore[attr-defined]
+            continue
+        text = _static_help(name)
+        if text is None:
+            module = _command_module(name)  # help not in plain sight: ask the module itself
+            if module is not None:
+                module.register(sub)  # type: ignore[attr-defined]
+            continue
+        sub.add_parser(name, help=text, add_help=False)
     return parser
 
 
@@ -62,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         if argv and argv[0] in COMMANDS or (argv and argv[0] in ("-h", "--help")):
-            parser = build_parser()
+            parser = build_parser(argv[0] if argv[0] in COMMANDS else None)
             args = parser.parse_args(argv)
             if not getattr(args, "func", None):
                 parser.print_help()
