@@ -108,7 +108,8 @@ def format_table(cmp) -> str:
     row("adapter power (kW)", [f"{f['adapters_W'] / 1e3:.2f}" for f in figs])
     row("cluster power (kW)", [f"{f['power_W'] / 1e3:.1f}" for f in figs])
     if all(math.isfinite(f["energy_cost"]) for f in figs):
-        row("energy cost (USD)", [f"{f['energy_cost']:,.0f}" for f in figs])
+        row("energy cost (USD)", [f"{f['energy_cost']:,.0f}" if f["energy_cost"] >= 100 else
+                                  f"{f['energy_cost']:.3g}" for f in figs])
     lines += ["", cmp.vendor_claim()["text"]]
     if cmp.notes:
         lines += ["", *[f"note: {n}" for n in cmp.notes]]

@@ -149,3 +149,12 @@ def link_efficiency(fabric: str, routing: str, utilization: float = 1.0, *, flow
     if routing == "ecmp" and not collisions_routed:
         eff *= ecmp_collision_efficiency(flows, paths)
     return eff
+
+
+def capacity_factors(media, routing: str, utilization: float = 1.0) -> np.ndarray:
+    """Per arc (or link) of the network stage: the congestion-control share of each arc's
+    capacity for its medium ("infiniband" or "ethernet", e.g. ``Link.medium``) under ``routing``.
+    The network stage routes every flow itself (ECMP collisions included), so only congestion
+    control is applied here; multiply the arc capacities by it before sharing them out."""
+    table = {m: congestion_control_efficiency(m, routing, utilization) for m in FABRICS}
+    return np.array([table.get(str(m), 1.0) for m in media], dtype=float)
