@@ -802,61 +802,111 @@ def training_time_s(tokens: float, params: float, gpus: int, tflops_per_gpu: flo
     return (8.0 if recompute else 6.0) * tokens * params / (gpus * tflops_per_gpu * 1e12)
 
 
-#: bytes per parameter of mixed-precision Adam training: 16-bit weights (2) and gradients (2),
-#: plus fp32 master weights, momentum and variance (4 + 4 + 4 = 12, the optimizer state).
-#: Rajbhandari et al., "ZeRO: Memory Optimizations Toward Training Trillion Parameter Models",
-#: SC'20 (arXiv 1910.02054), §3.1: "2Ψ + 2Ψ + KΨ" bytes with K = 12 for mixed-precision Adam
-WEIGHT_GRAD_BYTES_PER_PARAM = 4.0
+#: bytes per parameter of mixed-precision Adam training as Megatron-LM holds them: 16-bit
+#: weights (2) and fp32 gradient buffers (4, the ``main_grad`` gradients accumulate and reduce
+#: in), plus fp32 master weights, momentum and variance (4 + 4 + 4 = 12, the optimizer state):
+#: 18 bytes, "2 bytes for model parameters used for fprop and bprop, 4 bytes for main parameters,
+#: 4 bytes for gradients, 8 bytes for Adam states" (NVIDIA/Megatron-LM issue #654, maintainer's
+#: answer on megatron/training/theoretical_memory_usage.py); the optimizer state is the ZeRO
+#: paper's K = 12 (Rajbhandari et al., SC'20, arXiv 1910.02054, §3.1)
+WEIGHT_BYTES_PER_PARAM = 2.0
+GRAD_BYTES_PER_PARAM = 4.0
+WEIGHT_GRAD_BYTES_PER_PARAM = WEIGHT_BYTES_PER_PARAM + GRAD_BYTES_PER_PARAM
 OPTIMIZER_BYTES_PER_PARAM = 12.0
+#: Megatron's estimate of temporaries beyond the activations (compute_activation_memory_without_sp
+#: in megatron/training/theoretical_memory_usage.py: "buffer for optimizer and miscellaneous
+#: temporaries (5% overhead)")
+ACTIVATION_OVERHEAD = 1.05
+
+
+def params_on_busiest_gpu(w: Workload) -> float:
+    """Parameters of the most loaded model shard: the transformer layers' share, l/(pp) of them
+    over tp (routed experts over tp·ep as well), plus the input embedding V·h/tp on the first
+    stage (and the untied output layer too when one stage holds everything), as Megatron's
+    estimator counts them (compute_weight_and_optimizer_memory). Vision: ``params`` over tp·pp."""
+    P = parameters(w)
+    if w.kind == "vision":
+        return P / (w.tp * w.pp)
+    embedding = w.vocab * w.hidden
+    untied = bool(w.ffn_hidden or w.moe or w.kv_lora_rank)
+    experts = expert_parameters(w)
+    block = P - embedding * (2 if untied else 1) - (0 if untied else w.seq_len * w.hidden)
+    shard = (block - experts) / (w.pp * w.tp) + experts / (w.pp * w.tp * w.ep) + embedding / w.tp
+    if untied and w.pp == 1:
+        shard += embedding / w.tp
+    return shard
 
 
 def model_state_GB(w: Workload) -> float | None:
     """Weights, gradients and optimizer state one GPU holds (GB), or None without a parameter
-    count: P/(tp·pp) parameters at 16 bytes (ZeRO §3.1), the 12 optimizer bytes split over dp as
-    well with ``optimizer_sharded``. The part of :func:`memory_per_gpu_GB` that does not depend
-    on the activation model: a job whose model state exceeds a GPU's memory cannot run."""
+    count: the busiest shard's parameters (:func:`params_on_busiest_gpu`) at 18 bytes (see the
+    constants above). ZeRO (``zero``): stage 1 (``optimizer_sharded``, Megatron's distributed
+    optimizer) splits the 12 optimizer bytes over the cp·dp ranks ("6 + 12/d" in Megatron's
+    estimator), stage 2 the 4 gradient bytes too, stage 3 (FSDP) the 2 weight bytes as well
+    (Rajbhandari et al. 2020, §5). Routed experts' state is split over the expert-data-parallel
+    ranks cp·dp/ep. A job whose model state exceeds a GPU's memory cannot run."""
     P = parameters(w)
     if P <= 0:
         return None
-    optimizer = OPTIMIZER_BYTES_PER_PARAM / (w.dp if w.optimizer_sharded else 1)
-    return P / (w.tp * w.pp) * (WEIGHT_GRAD_BYTES_PER_PARAM + optimizer) / 1e9
+    shard = params_on_busiest_gpu(w)
+    d = w.dp_ranks
+    per = WEIGHT_BYTES_PER_PARAM / (d if w.zero >= 3 else 1) \
+        + GRAD_BYTES_PER_PARAM / (d if w.zero >= 2 else 1) \
+        + OPTIMIZER_BYTES_PER_PARAM / (d if w.zero >= 1 else 1)
+    return shard * per / 1e9
+
+
+def activation_bytes_megatron(w: Workload) -> float:
+    """Activation bytes one layer stores per micro-batch, Korthikanti et al. 2023 Table 2 in the
+    form of Megatron's estimator: with sequence parallelism s·b·h·(18 + 4·F/h)/t (F the MLP
+    width; 34/t for the GPT MLP of 4h), without it s·b·h·(10 + (8 + 4·F/h)/t) (10 + 24/t for
+    GPT), both without the s×s scores (flash attention or selective recomputation); with the
+    scores stored add 5·a·s²·b/t. 16-bit values; s is a GPU's share s/cp."""
+    s, b, h, t = w.seq_len / w.cp, w.micro_batch, w.hidden, w.tp
+    F = w.ffn_hidden or 4 * h
+    if w.moe:
+        F = (w.top_k + w.shared_experts) * w.moe_ffn_hidden
+    inner = 8.0 + 4.0 * F / h
+    per = (10.0 + inner) / t if (w.sequence_parallel and t > 1) else 10.0 + inner / t
+    acts = s * b * h * per
+    if not w.flash_attention and not (w.recompute and w.recompute_granularity == "selective"):
+        acts += 5.0 * w.heads * s * w.seq_len * b / t
+    return acts * w.bytes_per_value / 2.0
 
 
 def memory_per_gpu_GB(w: Workload) -> float | None:
     """Estimated memory one GPU needs (GB, 10^9 bytes), or None when the parameters are not given.
 
-    Model state (ZeRO §3.1, see the constants above): each GPU holds P/(tp·pp) parameters and
-    16 bytes for each (4 for weights and gradients, 12 of optimizer state); with
-    ``optimizer_sharded`` (ZeRO-1, Megatron's distributed optimizer) the 12 bytes are split over
-    the dp replicas too. Activations (transformers) on the first pipeline stage, which holds the
-    most micro-batches in flight: 1F1B keeps min(p, m) micro-batches (Narayanan et al. SC'21
-    §2.2.1), the interleaved schedule (v > 1) 1 + (p−1)/(p·v) times more (Korthikanti et al.
-    2023, §4.2.3). Per micro-batch and layer: with ``recompute`` (full recomputation) only the
-    layer input, 2·s·b·h bytes at 16 bits (Korthikanti §4.1; split over t with
-    ``sequence_parallel``), plus one layer's full activations
-    while it is recomputed; without, every layer's full activations
-    (:func:`activation_bytes_per_layer`). Vision: model state only (activations are not modelled).
+    Model state: :func:`model_state_GB`. Activations (transformers) on the first pipeline stage,
+    which holds the most micro-batches in flight: 1F1B keeps min(p, m) micro-batches (Narayanan et
+    al. SC'21 §2.2.1), the interleaved schedule (v > 1) 1 + (p−1)/(p·v) times more (Korthikanti et
+    al. 2023, §4.2.3). Per micro-batch and layer (:func:`activation_bytes_megatron`, the estimator
+    of Megatron-LM's megatron/training/theoretical_memory_usage.py): every layer's activations, or
+    with full recomputation (``recompute``, granularity "full") only each layer's input, 2·s·b·h
+    bytes (split over t with sequence parallelism), plus one layer's full activations while it is
+    recomputed. Plus, as Megatron counts: the embedding's input (8·s·b bytes) and dropout output
+    (s·b·h) for p micro-batches, and with one pipeline stage the logits and final-norm output
+    ((s·b·V/t + s·b·h)·2); everything × ``ACTIVATION_OVERHEAD``. Vision: model state only.
     Not counted: framework workspace, fragmentation, communication buffers.
     """
     state_GB = model_state_GB(w)
     if state_GB is None:
         return None
-    state = state_GB * 1e9
     if w.kind == "vision":
         return state_GB
+    s, b, h = w.seq_len / w.cp, w.micro_batch, w.hidden
     in_flight = min(w.pp, w.micro_batches)
     if w.interleave > 1:
-        in_flight *= 1.0 + (w.pp - 1) / (w.pp * w.interleave)
-    full = activation_bytes_per_layer(w)
-    if w.sequence_parallel and w.tp > 1:
-        # Korthikanti et al. 2023, §4.2.2, eq. (4): sequence parallelism splits the 10·s·b·h
-        # bytes that tensor parallelism replicates (LayerNorms, dropouts) over the t ranks too
-        full -= w.seq_len * w.micro_batch * w.hidden * 10.0 * (1.0 - 1.0 / w.tp) * w.bytes_per_value / 2.0
-    if w.recompute:
-        layer_input = w.seq_len * w.micro_batch * w.hidden * w.bytes_per_value
+        in_flight = w.pp * (1.0 + (w.pp - 1) / (w.pp * w.interleave))
+    layer = activation_bytes_megatron(w)
+    if w.recompute and w.recompute_granularity == "full":
+        layer_input = s * b * h * w.bytes_per_value
         if w.sequence_parallel:
             layer_input /= w.tp
-        acts = in_flight * w.stage_layers * layer_input + full
+        acts = in_flight * w.stage_layers * layer_input + layer
     else:
-        acts = in_flight * w.stage_layers * full
-    return (state + acts) / 1e9
+        acts = in_flight * w.stage_layers * layer
+    acts += (8.0 * s * b + s * b * h * w.bytes_per_value / 2.0) * w.pp
+    if w.pp == 1:
+        acts += (s * b * w.vocab / w.tp + s * b * h) * 2.0
+    return state_GB + acts * ACTIVATION_OVERHEAD / 1e9
