@@ -187,7 +187,7 @@ def run(args) -> int:
     from designer.engine.pipeline import run as engine_run
 
     inputs = [args.file] + ([args.workload] if args.workload else [])
-    if args.timeline:  # refuse a bad output path before the engine runs
+    if args.timeline is not None:  # refuse a bad output path before the engine runs
         from designer.safeio import check_output_path
 
         check_output_path(args.timeline, inputs=inputs, what="--timeline")

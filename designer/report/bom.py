@@ -102,3 +102,63 @@ def bill_of_materials(design: Design, catalog) -> Bom:
     ordered = sorted(counts.items(), key=lambda kv: (ORDER.index(kv[0][0]),) + kv[0][1:])
     return Bom(tuple(BomRow(k, m, name(k, m), n, p, u) for (k, m, p, u), n in ordered),
                racks, capacity, budget)
+
+
+# ------------------------------------------------------------------------- the planner's bill (CSV)
+#: CSV columns of :func:`planner_rows` (``dpu-designer export --bom``)
+PLAN_COLUMNS = ("category", "model", "name", "count", "unit_price_USD", "total_price_USD",
+                "unit_power_W", "total_power_kW", "speed_Gbps", "medium", "length_class_m")
+_CATEGORY = {"gpu_server": "GPU servers", "gpu": "GPUs", "cpu": "CPUs", "dpu": "DPUs", "nic": "NICs",
+             "switch": "Switches", "storage": "Storage", "rack": "Racks"}
+_CABLE_NAME = {"DAC": "passive copper cable (DAC)", "AOC": "active optical cable (AOC)",
+               "SR": "multimode fibre (MPO, OM4) for SR transceivers",
+               "DR": "single-mode fibre (MPO, OS2) for DR transceivers",
+               "FR": "single-mode fibre (duplex LC, OS2) for FR transceivers",
+               "too long": "run longer than any optic reaches (2 km): move the racks closer"}
+_OPTIC_NAME = {"SR": "multimode SR transceiver (50 m)", "DR": "single-mode DR transceiver (500 m)",
+               "FR": "single-mode FR transceiver (2 km)"}
+
+
+def unit_price(catalog, kind: str, model: str) -> float | None:
+    """The entry's ``price_USD`` (a user catalog can add one to any entry), else None: the packaged
+    catalog carries no prices (list prices are not published for most of its parts)."""
+    try:
+        entry = catalog.get(CATALOG_KIND.get(kind, kind), model)
+    except KeyError:
+        return None
+    price = entry.get("price_USD")
+    return float(price) if isinstance(price, (int, float)) and not isinstance(price, bool) else None
+
+
+def planner_rows(design: Design, catalog, bom: Bom, cable_summary) -> list[dict]:
+    """The bill a planner orders from: parts by model (with nameplate power and any catalog
+    price), racks by model, cables by type/speed/medium/length class, transceivers by type/speed
+    (``cable_summary``: ``designer.report.cabling.summarize``; two transceivers per optical cable)."""
+    rows: list[dict] = []
+
+    def add(category, model, name, count, price=None, power_W=None, speed="", medium="", length=""):
+        rows.append({"category": category, "model": model, "name": name, "count": count,
+                     "unit_price_USD": "" if price is None else f"{price:.2f}",
+                     "total_price_USD": "" if price is None else f"{price * count:.2f}",
+                     "unit_power_W": "" if power_W is None else f"{power_W:g}",
+                     "total_power_kW": "" if power_W is None else f"{power_W * count / 1000:.3f}",
+                     "speed_Gbps": speed, "medium": medium, "length_class_m": length})
+
+    for r in bom.rows:
+        add(_CATEGORY[r.kind], r.model, r.name, r.count, unit_price(catalog, r.kind, r.model),
+            r.unit_power_W if r.kind != "cpu" else None)
+    racks: dict[str, int] = {}
+    for comp in design.topology.components.values():
+        if comp.kind == "rack":
+            racks[comp.model] = racks.get(comp.model, 0) + 1
+    for model, n in sorted(racks.items()):
+        try:
+            name = catalog.get("rack", model)["name"]
+        except KeyError:
+            name = f"{model or '(no model)'} (not in the catalog)"
+        add("Racks", model, name, n, unit_price(catalog, "rack", model))
+    for (kind, speed, medium, length), n in cable_summary.cables.items():
+        add("Cables", kind, _CABLE_NAME[kind], n, speed=f"{speed:g}", medium=medium, length=f"{length:g}")
+    for (kind, speed), n in cable_summary.transceivers.items():
+        add("Transceivers", kind, _OPTIC_NAME[kind], n, speed=f"{speed:g}")
+    return rows

@@ -28,6 +28,7 @@ from designer.errors import UsageError
 from designer.gui.plots import SCENARIO_COLOR, SCENARIO_LABEL
 from designer.report import assumptions as assume
 from designer.report.bom import Bom, bill_of_materials
+from designer.report.cabling import cables
 from designer.report.charts import Chart, Series, line_plot, stacked_bars
 from designer.report.export import save_picture
 from designer.report.html import (STYLE, Markup, days, heading, image, num, para, percent,
@@ -294,6 +295,34 @@ def _bom(data: ReportData) -> str:
             ("Nameplate power (kW) / rack power budget (kW)",
              f"{num(b.power_kW)} / {num(b.rack_power_budget_kW)}"),
         ], [60, 40], "lr"),
+        _cables(data),
+    ])
+
+
+def _cables(data: ReportData) -> str:
+    """Cables by type, speed and length class, and the transceivers they need
+    (``designer.report.cabling``: lengths estimated from the rack positions)."""
+    from designer.report.cabling import summarize
+
+    summary = summarize(cables(data.design, data.catalog))
+    if not summary.cables:
+        return para("No network cables: the design has no Ethernet or InfiniBand links.")
+    rows = [(kind, f"{speed:g}", medium, f"{length:g}", n)
+            for (kind, speed, medium, length), n in summary.cables.items()]
+    rows.append((Markup("<b>Total</b>"), "", "", "", Markup(f"<b>{summary.total_cables}</b>")))
+    optics = [(kind, f"{speed:g}", n) for (kind, speed), n in summary.transceivers.items()]
+    return "".join([
+        "<h2>Cables and optics</h2>",
+        table(["Cable", "Gb/s", "Medium", "Length class (m)", "Count"], rows, [25, 15, 25, 20, 15],
+              "lrlrr", small=True),
+        table(["Transceivers", "Gb/s", "Count"], optics or [("none", "", 0)], [50, 25, 25], "lrr", small=True),
+        para("One cable per link lane. Lengths are estimated from the rack positions on the canvas "
+             "(0.6 m per rack along a row, 2.4 m between rows, overhead tray, 10% slack) and rounded "
+             "up to orderable lengths; DAC up to 3 m (5 m below 200 Gb/s), AOC to 100 m below "
+             "400 Gb/s, multimode SR optics to 50 m at 400 Gb/s and above, single-mode DR to 500 m "
+             "and FR to 2 km (NVIDIA LinkX cable guides). Two transceivers per optical cable. "
+             "'dpu-designer export FILE --cabling plan.csv --bom bom.csv' writes every cable and "
+             "the whole bill.", small=True),
     ])
 
 
