@@ -29,7 +29,7 @@ from designer.engine import network as net
 from designer.engine import resources_adapter
 from designer.engine import timing
 from designer.engine import traffic as tr
-from designer.engine.placement import Placement, job_servers, place, place_jobs, servers_of
+from designer.engine.placement import Placement, attached_all, job_servers, place, place_jobs, servers_of
 from designer.engine.result import CollectiveResult, LinkResults, Result
 from designer.engine.workload import (DEFAULT_DATASET_SAMPLES, Workload, bubble_s, compute, from_dict,
                                       memory_per_gpu_GB, model_flops_per_iteration, model_state_GB, parameters, short,
@@ -229,14 +229,15 @@ def sharp_transport_problem(design, catalog, scen: dict[str, Any], servers: list
     topo = design.topology
     rdma_of: dict[tuple, bool] = {}
     per_server = scen.get("per_server") or {}
+    adapters = attached_all(topo, {s.id for s in servers})
     for s in servers:
         mode = per_server.get(s.id, scen.get("offload", "host"))
         if scen.get("encryption") and mode == "host":
             return (f"host-managed encryption on '{s.id}' sends the collectives through the kernel "
                     f"TCP stack, and SHARP runs over RDMA only; encrypting on DPUs (offload) "
                     f"keeps RDMA and SHARP")
-        for a in topo.attached(s.id):
-            key = (a.kind, a.model, repr(sorted(a.props.items())))
+        for a in adapters.get(s.id, ()):
+            key = (a.kind, a.model, repr(sorted(a.props.items())) if a.props else "")
             if key not in rdma_of:
                 rdma_of[key] = bool(catalog.resolve(a).get("rdma", True))
             if not rdma_of[key] and a.id in s.rails:
@@ -255,7 +256,10 @@ def _sharp_trees(ph: _Phase, mask: np.ndarray, heads: np.ndarray, names: list[st
     per port). Storage reads need none. Names the switch most over its limit, if any, and how
     many jobs (``group_job``: job of each group) those groups belong to."""
     on = mask[ph.routes.flow]
-    pairs = np.unique(np.stack([fab.arc_dst[ph.routes.arc[on]], ph.flows.group[ph.routes.flow[on]]]), axis=1)
+    grp = ph.flows.group[ph.routes.flow[on]]
+    width = int(grp.max()) + 1 if len(grp) else 1
+    key = np.unique(fab.arc_dst[ph.routes.arc[on]] * width + grp)  # (switch, group), sorted
+    pairs = (key // width, key % width)
     need = np.bincount(pairs[0], minlength=len(fab.nodes))[heads]
     limit = np.array([int(f.get("sharp_trees") or 0) for f in figs])
     out: dict[str, Any] = {"sharp_groups_per_switch": int(need.max()), "sharp_trees": int(limit.min())}

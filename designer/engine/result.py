@@ -5,6 +5,7 @@ Units are in the field names (``_s`` seconds, ``_GBps`` 10^9 byte/s, ``tflops`` 
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
@@ -156,6 +157,39 @@ class Result:
         if isinstance(self.links, LinkResults):
             return self.links.top(n)
         return sorted(self.links, key=lambda l: -l.utilization)[:n]
+
+
+_LINKS_MARK = "\x00links written from arrays\x00"
+
+
+def dumps_json(data: dict[str, Any], indent: int | None = 1) -> str:
+    """``json.dumps(data, indent=indent)`` of a ``Result.to_json()`` dict, the same text, fast.
+
+    With an indent, Python's json module encodes in pure Python (its C encoder only writes without
+    one): 0.5 s for the 42k links of a 16k-GPU design. Here the rest of the dict goes through
+    json.dumps and the ``links`` list, a flat list of ``{"id", "utilization", "phase"}``, is written
+    line by line from C-encoded strings and ``float.__repr__``, as json.dumps writes them."""
+    links = data.get("links")
+    if indent is None or not isinstance(links, list) or not links or not all(
+            type(l) is dict and l.keys() == {"id", "utilization", "phase"} and type(l["id"]) is str
+            and type(l["phase"]) is str for l in links):
+        return json.dumps(data, indent=indent)
+    pad1, pad2, pad3 = " " * indent, " " * 2 * indent, " " * 3 * indent
+    text = json.dumps({**data, "links": _LINKS_MARK}, indent=indent)
+    enc = json.encoder.encode_basestring_ascii
+    item = f"{{\n{pad3}\"id\": %s,\n{pad3}\"utilization\": %s,\n{pad3}\"phase\": %s\n{pad2}}}"
+    body = f",\n{pad2}".join(item % (enc(l["id"]), _number(l["utilization"]), enc(l["phase"]))
+                             for l in links)
+    return text.replace(json.dumps(_LINKS_MARK), f"[\n{pad2}{body}\n{pad1}]", 1)
+
+
+def _number(v: Any) -> str:
+    """A number as json.dumps writes it (None as null)."""
+    if v is None:
+        return "null"
+    if type(v) is float:
+        return float.__repr__(v) if math.isfinite(v) else json.dumps(v)
+    return json.dumps(v)
 
 
 def clean(value: Any) -> Any:
