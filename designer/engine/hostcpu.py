@@ -215,7 +215,12 @@ def memory_GBps(sockets: int, channels: int, MTps: float) -> float:
     return sockets * channels * MTps * 8 / 1e3
 
 
-def memory_slowdown(kernel_Bps: float, passes: float, memory_Bps: float, busy_share: float = 0.6) -> float:
+#: share of the peak memory bandwidth kernel copies can use (see :func:`memory_slowdown`)
+MEMORY_BUSY_SHARE = 0.6
+
+
+def memory_slowdown(kernel_Bps: float, passes: float, memory_Bps: float,
+                    busy_share: float = MEMORY_BUSY_SHARE) -> float:
     """How much longer kernel-path traffic takes when its copies need more host memory bandwidth
     than the share ``busy_share`` of the peak the server can give them (>= 1). The 0.6 share: the
     sustained-to-peak ratio of STREAM-like copies on server CPUs (assumption; the training

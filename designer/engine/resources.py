@@ -315,6 +315,7 @@ class _Server:
     samples: float = 0.0  #: samples this server loads per iteration
     warnings: list[str] = field(default_factory=list)
     memory_limited: bool = False  #: host memory bandwidth, not cores, slowed the collectives
+    memory_GBps: float = 0.0  #: host memory bandwidth the kernel-TCP copies ask for
     infra_share: float = 0.0
 
 
@@ -484,8 +485,9 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
     free = g.cpu_cores - load_cores - storage_cores
     demand = hostcpu.cores_needed(sum(win.values()), window, g.cpu_GHz)
     host_slow = hostcpu.slowdown(demand, free) if coll_b > 0 else 1.0
-    memory_limited = False
+    memory_limited, memory_demand = False, 0.0
     if g.kernel_copy_membw and kernel_b > 0 and g.host_memory_GBps > 0:
+        memory_demand = kernel_b / window * hc.kernel_copy_memory_passes / 1e9
         mem_slow = hostcpu.memory_slowdown(kernel_b / window, hc.kernel_copy_memory_passes,
                                            g.host_memory_GBps * 1e9)
         if mem_slow > host_slow:
@@ -564,7 +566,7 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
                         "its host CPU runs the stacks")
     return _Server(report, extra, stall, write_s, cycles, g.cpu_cores * hz, demand, free,
                    dpu_limited if dpu_slow >= host_slow else "", g.scenario == "dpu" and not offload,
-                   samples, warnings, memory_limited and host_slow > dpu_slow, infra)
+                   samples, warnings, memory_limited and host_slow > dpu_slow, memory_demand, infra)
 
 
 def _limiting(util: dict[str, float], cap: DpuCapacity, g: ServerGroup, coll_b: float,
@@ -746,7 +748,12 @@ def _explain(inp: ResourceInputs, rows: list[_Server], host: HostCpuReport, stor
             if g.nccl_proxy:
                 why.append("NCCL proxy threads")
             if r.memory_limited:
-                why = [f"kernel-TCP copies over the host memory bandwidth ({g.host_memory_GBps:.0f} GB/s)"]
+                flags.append(f"host memory bandwidth saturated: network flows slowed to {100 / s:.0f}% on {who}")
+                bottlenecks.append(
+                    f"host CPU on {who}: its kernel-TCP copies need {r.memory_GBps:.0f} GB/s of host "
+                    f"memory bandwidth ({hostcpu.MEMORY_BUSY_SHARE:.0%} of the {g.host_memory_GBps:.0f} "
+                    f"GB/s peak is theirs to use); collectives take {s:.2f}x as long{_cost(r)}")
+                continue
             flags.append(f"host CPU saturated: network flows slowed to {100 / s:.0f}% on {who}")
             bottlenecks.append(
                 f"host CPU on {who}: {', '.join(why) or ', '.join(tasks)} together need {r.window_demand_cores:.0f} "
