@@ -69,14 +69,14 @@ def servers_of(design, catalog, fab: Fabric | None = None) -> list[ServerInfo]:
     gpus: dict[str, dict[str, Any]] = {}  # one entry per GPU model, shared by its servers
     figures: dict[str, dict[str, Any]] = {}  # one resolve per server model without overrides
     servers = topo.servers()
-    adapters_of = _attached_all(topo, {s.id for s in servers})
+    adapters_of = attached_all(topo, {s.id for s in servers})
     for srv in servers:
         if srv.props:
             f = catalog.resolve(srv)
         else:
             f = figures.get(srv.model) or figures.setdefault(srv.model, catalog.resolve(srv))
         gpu = gpus.get(f["gpu_model"]) or gpus.setdefault(f["gpu_model"], catalog.get("gpu", f["gpu_model"]))
-        nets = {c: n for c in adapters_of.get(srv.id, ()) if (n := fab.networks(c))}
+        nets = {c.id: n for c in adapters_of.get(srv.id, ()) if (n := fab.networks(c.id))}
         adapters, own = list(nets), []
         if mine := fab.networks(srv.id):
             own, nets[srv.id] = [srv.id], mine
@@ -95,14 +95,14 @@ def servers_of(design, catalog, fab: Fabric | None = None) -> list[ServerInfo]:
     return out
 
 
-def _attached_all(topo, servers: set[str]) -> dict[str, list[str]]:
-    """Ids of the NICs and DPUs of every server, in slot order (``Topology.attached`` for all
-    servers in one pass over the components)."""
+def attached_all(topo, servers: set[str]) -> dict[str, list]:
+    """The NICs and DPUs of every server of ``servers`` (ids), in slot order: ``Topology.attached``
+    for all of them in one pass over the components."""
     kids: dict[str, list] = {}
     for c in topo.components.values():
         if c.kind in ATTACHABLE and c.parent in servers:
             kids.setdefault(c.parent, []).append(c)
-    return {s: [c.id for c in sorted(cs, key=lambda c: (c.slot if c.slot is not None else 1 << 30, c.id))]
+    return {s: sorted(cs, key=lambda c: (c.slot if c.slot is not None else 1 << 30, c.id))
             for s, cs in kids.items()}
 
 
