@@ -76,13 +76,15 @@ def test_derived_server_power_leaves_a_positive_base():
 
 
 def test_transformer_parallelism_is_consistent():
+    from designer.engine.workload import PRECISION_PEAK_FIELD
+
     for w in CAT.workloads("transformer"):
-        mp = w["tp"] * w["pp"]
+        mp = w["tp"] * w["pp"] * w.get("cp", 1)  # context parallelism splits a replica's sequence
         assert w["gpus"] % mp == 0, w["id"]
         dp = w["gpus"] // mp
         assert w["global_batch"] % (w["micro_batch"] * dp) == 0, w["id"]
         assert w["hidden"] % w["heads"] == 0 and w["heads"] % w["tp"] == 0, w["id"]
-        assert w["precision"] in ("bf16", "fp16") and w["interleave"] >= 1
+        assert w["precision"] in PRECISION_PEAK_FIELD and w.get("interleave", 1) >= 1, w["id"]
 
 
 def test_published_throughput_matches_published_percent_of_peak():
