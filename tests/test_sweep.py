@@ -118,3 +118,45 @@ def test_servers_sweep_of_a_new_design_keeps_filling_it(tmp_path):
     result = sweep(design, "servers", [4, 8], workers=1)
     days = result.series("host", "training_time_days")
     assert days[1] == pytest.approx(days[0] / 2, rel=0.05)
+
+
+def test_hostile_sweep_sizes_are_bounded(design, monkeypatch):
+    """Too many values is one clear line; --workers beyond the cores starts no more processes than
+    there are cores (a fork bomb otherwise); astronomically long runs print readable days."""
+    import os
+
+    from designer.engine import sweep as sweep_mod
+
+    with pytest.raises(UsageError, match="at most 256"):
+        parse_values(",".join(str(i) for i in range(1, 300)))
+    started = []
+
+    class Recorder:
+        def __init__(self, max_workers):
+            started.append(max_workers)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def map(self, fn, tasks):
+            return map(fn, tasks)
+
+    monkeypatch.setattr(sweep_mod, "ProcessPoolExecutor", Recorder)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    sweep(design, "global_batch", [256, 512, 1024], workers=100000, evaluate=_fake_point)
+    assert started == [2]
+
+
+def _fake_point(design, scenario, seed):
+    return {m: 1.0 for m in METRICS}
+
+
+def test_table_of_an_endless_run_is_readable(capsys):
+    import re
+
+    assert main(["sweep", str(EXAMPLE), "--param", "workload.tokens", "--values", "1e300"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) < 120 and re.search(r"\de\+2\d\d ", out)

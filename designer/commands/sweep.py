@@ -58,7 +58,8 @@ def table(result) -> str:
         days = [row[s]["training_time_days"] for s in SCENARIOS]
         cells = [f"{value:g}"]
         for s in SCENARIOS:
-            cells += [f"{row[s]['training_time_days']:.2f}", f"{100 * row[s]['mfu']:.1f}%"]
+            d = row[s]["training_time_days"]
+            cells += [f"{d:.2f}" if abs(d) < 1e7 else f"{d:.3g}", f"{100 * row[s]['mfu']:.1f}%"]
         cells.append(f"{days[0] / days[1]:.3f}x" if days[1] > 0 else "-")
         lines.append(cells)
     widths = [max(len(r[i]) for r in lines) for i in range(len(head))]

@@ -50,6 +50,11 @@ class SweepResult:
         return [row[scenario][metric] for row in self.rows]
 
 
+#: most values one sweep takes (derived: each value is two engine runs, a few seconds each on a
+#: large design; 256 points already resolve any curve a plot of the sweep can show)
+MAX_VALUES = 256
+
+
 def parse_values(text: str) -> list[float]:
     """``"16,64,256"`` -> [16, 64, 256]; a clear message for anything else."""
     out = []
@@ -61,9 +66,12 @@ def parse_values(text: str) -> list[float]:
                              "such as 16,64,256)") from None
         if not math.isfinite(value):
             raise UsageError(f"--values: '{part}' is not a finite number")
-        out.append(int(value) if value.is_integer() else value)
+        out.append(int(value) if value.is_integer() and abs(value) < 2 ** 53 else value)
     if not out:
         raise UsageError("--values: give at least one value")
+    if len(out) > MAX_VALUES:
+        raise UsageError(f"--values: {len(out):,} values given; at most {MAX_VALUES} (each is two "
+                         "engine runs); sweep a coarser grid")
     return out
 
 
@@ -200,7 +208,8 @@ def sweep(design: Design, param: str, values: Sequence[float], *, seed: int | No
     payload = to_dict(design)
     tasks = [(payload, param, v, seed, evaluate) for v in values]
     n = len(tasks)
-    workers = max(1, min(workers or os.cpu_count() or 1, n))
+    # more processes than cores cannot make CPU-bound engine runs faster, only use more memory
+    workers = max(1, min(workers or os.cpu_count() or 1, n, os.cpu_count() or 1))
     rows: list[dict[str, dict[str, float]]] = []
 
     def collect(results) -> None:
