@@ -98,7 +98,13 @@ class Workload:
     #: Megatron-Core/NeMo overlap settings: TP collectives pipelined with the GEMMs (Transformer
     #: Engine userbuffers, ``tp_comm_overlap``), pipeline send/receive overlapped with compute
     #: (``overlap_p2p_comm``), DP gradient reduce-scatter / parameter all-gather per bucket during
-    #: backward / forward (``overlap_grad_reduce`` / ``overlap_param_gather``)
+    #: backward / forward (``overlap_grad_reduce`` / ``overlap_param_gather``). Off here, as in
+    #: the 2021 Megatron-LM runs of the A100 presets. Today's defaults: Megatron-LM's training
+    #: arguments turn p2p overlap on with the interleaved schedule (``--no-overlap-p2p-
+    #: communication`` turns it off; megatron/training/arguments.py) and leave the others off;
+    #: NeMo's training configs (NeMo-Framework-Launcher conf/training/gpt3/*.yaml) set
+    #: ``overlap_grad_sync`` / ``overlap_param_sync`` on, ``ub_tp_comm_overlap`` on where TP > 1 and
+    #: ``overlap_p2p_comm`` on with virtual pipeline stages; presets and reference runs set them
     tp_comm_overlap: bool = False
     pp_overlap: bool = False
     dp_overlap: bool = False
