@@ -44,7 +44,7 @@ The cost figures (cycles per byte, per packet, per IO ...) come from ``models/co
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from designer.engine import dpu, energy, hostcpu, jitter, storage
 from designer.engine.dpu import DpuCapacity, DpuCosts
@@ -108,6 +108,7 @@ class ServerGroup:
     # --- security / tenancy
     encrypt: bool = False  #: this tenant's traffic leaving the server is encrypted (AES-GCM)
     isolated: bool = False  #: traffic passes a virtual switch / overlay (multi-tenant isolation)
+    isolation: str = ""  #: the scenario's isolation setting ("bare-metal" is checked per mode)
     # --- SmartNIC mode: the adapters' line and inline-crypto engines (sum over the rail adapters)
     smartnic_capacity: DpuCapacity | None = None
     # --- further host consumers (scenario switches)
@@ -154,6 +155,8 @@ class ResourceInputs:
     object_store_tls: bool = False  #: samples fetched over HTTPS from an object store
     checkpoint_via_host: bool = False  #: checkpoints serialized through host memory
     packet_bytes: float = 1500.0  #: frame size of kernel-path traffic (Arm kernel-path rate)
+    read_io_bytes: float | None = None  #: storage IO size; None = models/costs/host_cpu.toml figure
+    tenant_qos: bool = True  #: per-tenant QoS on the shared storage (off: noisy neighbours)
 
 
 @dataclass(frozen=True)
@@ -428,7 +431,7 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
     host_cpb = sum(cpb.values())
     write_cpb = sum(path_cpb(gds_write, reads=False).values())
     free_for_io = max(g.cpu_cores - load_cores, 0.0)
-    limits = {"storage target": inp.storage_read_GBps * 1e9 / servers}
+    limits = {"storage target": inp.storage_read_GBps * 1e9 / servers * (1.0 - noisy_share(inp, fig))}
     if g.storage_fabric_GBps > 0:
         fabric = g.storage_fabric_GBps * 1e9
         limits["fabric"] = (storage.converged_fabric_Bps(fabric, g.comm_s, T)
@@ -561,12 +564,32 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
                          load_cores_needed=load_cores, load_cores_free=load_free,
                          infra_cores=infra_cores, training_cores=training_cores,
                          stall_cause=stall_cause, gpudirect_storage=gds_read, infra_share=infra)
+    if g.isolation == "bare-metal" and not offload:
+        warnings.append(f"bare-metal tenant isolation on {MODE_LABEL[report.scenario]} servers: the "
+                        f"tenant owns the host, so nothing on it can enforce the isolation; a DPU "
+                        f"(offload dpu) enforces it from outside the tenant's reach")
     if g.scenario == "smartnic" and not smart:
         warnings.append("scenario 'smartnic' but the server has no network adapter to offload to; "
                         "its host CPU runs the stacks")
     return _Server(report, extra, stall, write_s, cycles, g.cpu_cores * hz, demand, free,
                    dpu_limited if dpu_slow >= host_slow else "", g.scenario == "dpu" and not offload,
                    samples, warnings, memory_limited and host_slow > dpu_slow, memory_demand, infra)
+
+
+def noisy_share(inp: ResourceInputs, fig: dict[str, float]) -> float:
+    """Share of the time the other jobs' checkpoints take the shared storage from a job's reads
+    when there is no per-tenant QoS (0 with QoS or one job). ``storage_write_GBps`` is this job's
+    share, 1/tenants of the systems' rate; without QoS a job that writes takes all of it. Each of
+    the other ``tenants - 1`` jobs writes its checkpoint in ``bytes / (share x tenants)`` seconds
+    every ``checkpoint_every_iterations`` iterations; while it writes, reads wait behind it (a
+    FIFO target without reservations). Capped at 0.9."""
+    if inp.tenant_qos or inp.tenants <= 1 or inp.checkpoint_every_iterations <= 0 \
+            or inp.storage_write_GBps <= 0:
+        return 0.0
+    write_s = storage.checkpoint_bytes(inp.parameters, _bytes_per_param(inp, fig)) / (
+        inp.storage_write_GBps * 1e9 * inp.tenants)  # the job's 1/tenants share of the write rate
+    every_s = inp.checkpoint_every_iterations * inp.iteration_s
+    return min(0.9, (inp.tenants - 1) * write_s / every_s)
 
 
 def _limiting(util: dict[str, float], cap: DpuCapacity, g: ServerGroup, coll_b: float,
@@ -617,6 +640,8 @@ def assess(inputs: ResourceInputs, figures: dict[str, float] | None = None) -> R
     _check(inputs)
     fig = cost_figures() if figures is None else figures
     hc, dc = HostCosts.from_figures(fig), DpuCosts.from_figures(fig)
+    if inputs.read_io_bytes:  # the scenario's storage IO size instead of the read-ahead window
+        hc = replace(hc, read_io_bytes=float(inputs.read_io_bytes))
     groups = inputs.groups
     servers = sum(g.count for g in groups)
     rows = [_server(g, inputs, fig, hc, dc, servers) for g in groups]
@@ -677,7 +702,7 @@ def assess(inputs: ResourceInputs, figures: dict[str, float] | None = None) -> R
                       samples_per_s_per_kW=energy.samples_per_s_per_kW(
                           inputs.samples_per_iteration, iteration, parts["total"]))
 
-    bottlenecks, flags = _explain(inputs, rows, host, stor, network_extra, stall, straggler, ckpt)
+    bottlenecks, flags = _explain(inputs, rows, host, stor, network_extra, stall, straggler, ckpt, fig)
     warnings = list(dict.fromkeys(w for r in rows for w in r.warnings))  # once, in group order
     clamp = jitter.out_of_range(step, fig["detour_mean_s"]) if straggler > 0 else ""
     if clamp:
@@ -725,7 +750,8 @@ _ENGINE_WORK = {"line": "the adapter's traffic", "crypto": "inline encryption",
 
 
 def _explain(inp: ResourceInputs, rows: list[_Server], host: HostCpuReport, stor: StorageReport,
-             network_extra: float, stall: float, straggler: float, ckpt: float):
+             network_extra: float, stall: float, straggler: float, ckpt: float,
+             fig: dict[str, float]):
     """Plain-language bottlenecks (what costs time and why) and flags (conditions to look at)."""
     bottlenecks: list[str] = []
     flags: list[str] = []
@@ -779,6 +805,10 @@ def _explain(inp: ResourceInputs, rows: list[_Server], host: HostCpuReport, stor
             limit = r.report.read_limit
             extra = (" (converged fabric shared with training traffic)"
                      if limit == "fabric" and inp.storage_converged else "")
+            noisy = noisy_share(inp, fig) if limit == "storage target" else 0.0
+            if noisy > 0:
+                extra = (f" (noisy neighbours: the other {inp.tenants - 1} jobs' checkpoints hold the "
+                         f"storage {100 * noisy:.0f}% of the time; per-tenant QoS would reserve the fair share)")
             bottlenecks.append(f"data stall {stall:.3g} s per iteration: storage reads limited by "
                                f"{limit}{extra} at {r.report.read_achieved_GBps:.3g} GB/s per server; "
                                f"the cluster needs {stor.read_demand_GBps:.3g} GB/s")

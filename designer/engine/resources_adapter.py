@@ -204,7 +204,8 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
             comm_s=comm_s, dp_comm_s=dp_comm_s,
             storage_fabric_GBps=storage_alone_GBps.get(info.id, 0.0),
             gpudirect_storage=bool(scen.get("gpudirect_storage", False)),
-            encrypt=bool(scen.get("encryption", False)), isolated=overlay)
+            encrypt=bool(scen.get("encryption", False)), isolated=overlay,
+            isolation=str(scen.get("isolation", "auto")))
     stor = [catalog.resolve(s) for s in topo.storage()]
     switches = [catalog.resolve(s) for s in topo.switches()]
     interval = float(scen.get("checkpoint_interval_s") or 0.0)
@@ -221,6 +222,9 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
                                      if interval > 0 and stor else 0),
         tenants=int(scen.get("tenants", 1)), iterations=run_iterations(w),
         object_store_tls=bool(scen.get("object_store_tls", False)),
+        tenant_qos=bool(scen.get("tenant_qos", True)),
+        packet_bytes=float(scen.get("packet_bytes", 1500)),
+        read_io_bytes=float(scen["storage_io_kib"]) * 1024 if scen.get("storage_io_kib") else None,
         checkpoint_via_host=bool(scen.get("checkpoint_via_host", False)),
         switch_power_W=sum(float(s.get("power_W", 0)) for s in switches) / jobs,
         storage_power_W=sum(float(s.get("power_W", 0)) for s in stor) / jobs)

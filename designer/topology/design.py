@@ -118,6 +118,11 @@ SCENARIO_SPEC: dict[str, Setting] = {s.name: s for s in (
             "none, sriov (SR-IOV virtual functions, the adapter's embedded switch), overlay "
             "(VXLAN/Geneve through Open vSwitch) or bare-metal (whole servers per tenant; a DPU "
             "enforces it, a host cannot)", choices=("auto", "none", "sriov", "overlay", "bare-metal")),
+    Setting("packet_bytes", int, 1500, "frame size of the kernel-path traffic in bytes (1500 "
+            "standard, 9000 jumbo): sets the DPU Arm kernel-path rate, which is per-packet bound",
+            minimum=64, maximum=65536),
+    Setting("storage_io_kib", float, 128.0, "storage IO size in KiB (the per-IO costs of the "
+            "initiator, SNAP and interrupts scale with the IO count)", minimum=4, maximum=16384),
     Setting("tenant_qos", bool, True, "per-tenant QoS on the shared storage (each job its fair "
             "share); off: noisy neighbours, the slowest job gets less than its share"),
     # --- host consumers besides the network/storage/crypto/virtualization stacks (each sourced in
