@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pyqtgraph as pg
 import pytest
-from PySide6.QtCore import QSize
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QImage
 
 from designer.engine.timeline import COLUMNS, Samples
@@ -65,6 +65,41 @@ def test_empty_selection_and_bad_names_are_clear_errors(scene, tmp_path):
     with pytest.raises(UsageError, match="WIDTHxHEIGHT"):
         parse_size("100")
     assert parse_size("640x480") == QSize(640, 480)
+    with pytest.raises(UsageError, match="megapixels"):
+        parse_size("20000x20000")  # 1.6 GB of image memory
+
+
+def test_pictures_refuse_devices_and_keep_old_files(qapp, tmp_path, monkeypatch):
+    """save_picture goes through designer.safeio: /dev/null stays a device, a failed write keeps
+    the old file (Qt's own writers would not report a full disk)."""
+    import errno
+    import os
+    import stat
+
+    from designer.report.export import save_picture
+
+    def paint(painter, target):
+        painter.fillRect(target, Qt.red)
+
+    link = tmp_path / "dev.png"
+    link.symlink_to("/dev/null")
+    with pytest.raises(UsageError, match="is a device"):
+        save_picture(paint, QSize(32, 32), link)
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode) and link.is_symlink()
+    design = tmp_path / "d.svg"
+    design.write_text("input")
+    with pytest.raises(UsageError, match="input file"):
+        save_picture(paint, QSize(32, 32), design, inputs=[design])
+    old = tmp_path / "old.svg"
+    old.write_text("old")
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(UsageError, match="disk full"):
+        save_picture(paint, QSize(32, 32), old)
+    assert old.read_text() == "old"
 
 
 def test_plot_widget_and_plot_item_export(qapp, tmp_path):

@@ -18,7 +18,7 @@ from designer.errors import UsageError
 
 #: most pixels of an elevation PNG (larger drawings are scaled down; SVG is vector and not capped)
 MAX_PNG_SIDE = 16000
-MAX_PNG_PIXELS = 120_000_000
+MAX_PNG_PIXELS = 64_000_000  # as designer.report.export.MAX_PIXELS
 
 
 def register(subparsers) -> None:

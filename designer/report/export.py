@@ -18,6 +18,9 @@ from PySide6.QtWidgets import QApplication, QGraphicsItem, QGraphicsScene, QGrap
 
 from designer.errors import UsageError
 
+#: most pixels of one picture (derived: 64 MP x 4 bytes = 256 MB while drawn; an 8K frame is 33 MP)
+MAX_PIXELS = 64_000_000
+
 #: file suffixes :func:`save_picture` writes
 FORMATS = (".png", ".svg")
 
@@ -42,6 +45,10 @@ def parse_size(text: str) -> QSize:
                          "e.g. 1600x900") from None
     if not (16 <= w <= 20000 and 16 <= h <= 20000):
         raise UsageError(f"picture size '{text}': width and height must be 16 to 20000 pixels")
+    if w * h > MAX_PIXELS:
+        raise UsageError(f"picture size '{text}': {w * h / 1e6:.0f} megapixels is more than the "
+                         f"{MAX_PIXELS // 10**6} allowed (each takes 4 bytes of memory while drawn); "
+                         "give a smaller size")
     return QSize(w, h)
 
 
