@@ -51,8 +51,10 @@ class Fabric:
     out_ptr: np.ndarray  #: CSR of out-arcs per node (arcs sorted by source)
     out_arc: np.ndarray
     switch_pos: np.ndarray  #: node -> row in the switch distance table (-1 if not a switch)
-    _dist: dict[int, np.ndarray] = field(default_factory=dict)  #: switch row -> distances
     _switch_adj: sp.csr_matrix | None = None
+    _parts: "_SwitchParts | None" = None
+    #: (first part of a shape, local row) -> distances from that switch to every switch of its part
+    _dist: dict[tuple[int, int], np.ndarray] = field(default_factory=dict)
     _routes: "OrderedDict[str, Routes]" = field(default_factory=OrderedDict)
     _net_cuts: list[int] | None = None  #: node i's networks: _net_labels[cuts[i]:cuts[i + 1]]
     _net_labels: list[int] | None = None
@@ -85,7 +87,7 @@ class Fabric:
 
     def _network_labels(self) -> None:
         ns = int(self.is_switch.sum())
-        comp = connected_components(self._switch_adj, directed=False)[1] if ns else _EMPTY
+        comp = self.parts().label
         src, dst = self.arc_src, self.arc_dst
         to_switch = self.is_switch[dst]
         label = np.where(to_switch, comp[np.maximum(self.switch_pos[dst], 0)] if ns else -1,
@@ -97,18 +99,108 @@ class Fabric:
         self._net_cuts = np.searchsorted(node, np.arange(len(self.nodes) + 1)).tolist()
         self._net_labels = (pairs % width).tolist()
 
-    def distances_from(self, switch_rows: np.ndarray) -> np.ndarray:
-        """Hop distances from every switch to each of ``switch_rows`` (shape switches × rows)."""
-        need = [int(r) for r in np.unique(switch_rows) if int(r) not in self._dist]
-        for start in range(0, len(need), 256):
-            chunk = need[start:start + 256]
-            d = shortest_path(self._switch_adj, unweighted=True, directed=False, indices=chunk)
-            d[~np.isfinite(d)] = _INF
-            for r, row in zip(chunk, d.astype(np.int32)):
-                self._dist[r] = row
-        if len(switch_rows) == 0:
-            return np.zeros((int(self.is_switch.sum()), 0), dtype=np.int32)
-        return np.stack([self._dist[int(r)] for r in switch_rows]).T  # rows stay contiguous
+    def parts(self) -> "_SwitchParts":
+        """The connected parts of the switch graph (see :class:`_SwitchParts`)."""
+        if self._parts is None:
+            self._parts = _SwitchParts(self._switch_adj)
+        return self._parts
+
+    def distances_from(self, switch_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Hop distances from each switch of ``switch_rows`` to every switch of its own part (the
+        other parts are out of reach): returns one int32 array holding them all and where each
+        row's distances start in it (indexed by a switch's position inside its part). Parts of
+        the same shape (the rail planes of a rail-optimized fabric) share their breadth-first
+        searches: the distances between the k-th and the l-th switch of two parts whose
+        adjacency is the same are the same. Results are cached on the fabric."""
+        parts = self.parts()
+        keys = [(int(parts.shape_of[parts.label[r]]), int(parts.local[r])) for r in switch_rows.tolist()]
+        need: dict[int, list[int]] = {}
+        for shape, row in dict.fromkeys(keys):
+            if (shape, row) not in self._dist:
+                need.setdefault(shape, []).append(row)
+        for shape, rows in need.items():
+            block = parts.block(shape)
+            for start in range(0, len(rows), 256):
+                chunk = rows[start:start + 256]
+                d = shortest_path(block, unweighted=True, directed=False, indices=chunk)
+                d[~np.isfinite(d)] = _INF
+                for r, row in zip(chunk, d.astype(np.int32)):
+                    self._dist[(shape, r)] = row
+        distinct = list(dict.fromkeys(keys))
+        at = {k: i for i, k in enumerate(distinct)}
+        arrays = [self._dist[k] for k in distinct]
+        starts = np.cumsum([0] + [len(a) for a in arrays])[:-1].astype(np.int64)
+        flat = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int32)
+        return flat, starts[[at[k] for k in keys]] if keys else _EMPTY
+
+
+class _SwitchParts:
+    """Connected parts of the switch graph: ``label`` of each switch (row), its ``local`` position
+    inside its part (switches in row order), and ``shape_of`` each part: the first part whose
+    adjacency, written in local positions, is the same (one breadth-first search serves all)."""
+
+    def __init__(self, adj: sp.csr_matrix) -> None:
+        ns = adj.shape[0]
+        self.label = connected_components(adj, directed=False)[1] if ns else _EMPTY
+        order = np.argsort(self.label, kind="stable")
+        counts = np.bincount(self.label) if ns else _EMPTY
+        self.start = np.r_[0, np.cumsum(counts)].astype(np.int64)
+        self.local = np.empty(ns, dtype=np.int64)
+        self.local[order] = np.arange(ns) - self.start[self.label[order]]
+        perm = adj[order][:, order].tocsr()
+        perm.sum_duplicates()
+        perm.sort_indices()
+        self._perm = perm
+        self.shape_of = np.arange(len(counts), dtype=np.int64)
+        seen: dict[bytes, int] = {}
+        for c in range(len(counts)):
+            indptr, indices = self._local_csr(c)
+            sig = hashlib.blake2b(np.int64(counts[c]).tobytes() + indptr.astype(np.int64).tobytes()
+                                  + b"|" + indices.astype(np.int64).tobytes(), digest_size=16).digest()
+            self.shape_of[c] = seen.setdefault(sig, c)
+
+    def _local_csr(self, c: int) -> tuple[np.ndarray, np.ndarray]:
+        s, e = int(self.start[c]), int(self.start[c + 1])
+        p = self._perm
+        lo, hi = p.indptr[s], p.indptr[e]
+        return p.indptr[s:e + 1] - lo, p.indices[lo:hi] - s
+
+    def block(self, c: int) -> sp.csr_matrix:
+        """Adjacency of part ``c`` in local positions."""
+        indptr, indices = self._local_csr(c)
+        n = int(self.start[c + 1] - self.start[c])
+        return sp.csr_matrix((np.ones(len(indices)), indices, indptr), shape=(n, n))
+
+
+class _ColumnDistances:
+    """Hop distance from a switch to a destination column: to the nearest of the column's
+    switches (``rows``: their switch positions, any number), or _INF when none is in reach."""
+
+    def __init__(self, fab: Fabric, rows: list[tuple[int, ...]]) -> None:
+        self.ncols = len(rows)
+        width = max([len(r) for r in rows] + [1])
+        table = np.full((len(rows), width), -1, dtype=np.int64)
+        for j, r in enumerate(rows):
+            table[j, :len(r)] = r
+        self.table = table
+        used = np.unique(table[table >= 0])
+        self.flat, starts = fab.distances_from(used)
+        parts = fab.parts()
+        self.label, self.local = parts.label, parts.local
+        self.start_of = np.full(max(len(fab.switch_pos), 1), -1, dtype=np.int64)
+        if len(used):
+            self.start_of[used] = starts
+
+    def __call__(self, sw: np.ndarray, col: np.ndarray) -> np.ndarray:
+        out = np.full(len(sw), _INF, dtype=np.int64)
+        for k in range(self.table.shape[1]):
+            row = self.table[col, k]
+            ok = row >= 0
+            ok[ok] = self.label[row[ok]] == self.label[sw[ok]]
+            if ok.any():
+                d = self.flat[self.start_of[row[ok]] + self.local[sw[ok]]].astype(np.int64)
+                out[ok] = np.minimum(out[ok], d)
+        return out
 
 
 def structure_key(topology) -> str:
@@ -206,12 +298,12 @@ def route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str = "ecmp",
     return res
 
 
-def _destination_columns(fab: Fabric, dst_u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _destination_columns(fab: Fabric, dst_u: np.ndarray) -> tuple[np.ndarray, "_ColumnDistances"]:
     """Hop distance of every switch to each destination endpoint, one column per distinct set of
     switches the endpoints hang off (all NICs under one leaf share a column): the distance of a
     switch to an endpoint is 1 + its distance to the nearest of those switches. Returns the column
-    of each endpoint of ``dst_u`` and the (switches x columns) int32 table. The usual endpoint has
-    one switch: those are grouped with numpy; the rest (multi-homed) one by one."""
+    of each endpoint of ``dst_u`` and the distances (a :class:`_ColumnDistances`). The usual
+    endpoint has one switch: those are grouped with numpy; the rest (multi-homed) one by one."""
     ptr, nbr = fab.out_ptr, fab.arc_dst[fab.out_arc]
     deg = ptr[dst_u + 1] - ptr[dst_u]
     owner = np.repeat(np.arange(len(dst_u)), deg)
@@ -230,15 +322,7 @@ def _destination_columns(fab: Fabric, dst_u: np.ndarray) -> tuple[np.ndarray, np
         mine = heads[first[j]:first[j] + deg[j]]
         key = tuple(sorted(set(fab.switch_pos[mine[fab.is_switch[mine]]].tolist())))
         col_of_dst[j] = multi.setdefault(key, len(rows) + len(multi))
-    extra = sorted({r for key in multi for r in key} - set(rows.tolist()))
-    all_rows = np.r_[rows, np.array(extra, dtype=np.int64)].astype(np.int64)
-    table = fab.distances_from(all_rows)  # switches x len(all_rows), int32
-    where = {int(r): i for i, r in enumerate(all_rows)}
-    cols = [table[:, :len(rows)]]
-    for key in multi:
-        cols.append(np.full((table.shape[0], 1), _INF, dtype=np.int32) if not key else
-                    table[:, [where[r] for r in key]].min(axis=1, keepdims=True))
-    return col_of_dst, (np.concatenate(cols, axis=1) if len(cols) > 1 else cols[0])
+    return col_of_dst, _ColumnDistances(fab, [(r,) for r in rows.tolist()] + list(multi))
 
 
 def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: int) -> Routes:
@@ -254,7 +338,7 @@ def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: in
     dst_u, dst_inv = np.unique(dst, return_inverse=True)
     col_of_dst, col_dist = _destination_columns(fab, dst_u)
     dst_col = col_of_dst[dst_inv]
-    ncol = max(col_dist.shape[1], 1)
+    ncol = max(col_dist.ncols, 1)
     ns = int(fab.is_switch.sum())
     ordered_arc = fab.out_arc
     pair_key = fab.arc_src[ordered_arc] * nn + fab.arc_dst[ordered_arc]  # sorted (out_arc order)
@@ -328,7 +412,7 @@ def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: in
     return Routes(flow, arc, share, routed, hops)
 
 
-def _next_hops(fab: Fabric, node: np.ndarray, col: np.ndarray, col_dist: np.ndarray
+def _next_hops(fab: Fabric, node: np.ndarray, col: np.ndarray, col_dist: "_ColumnDistances"
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Equal-cost next hops from each ``node[k]`` towards destination column ``col[k]`` when the
     destination does not hang off the node: the out-arcs (in ``out_arc`` order) to switches at
@@ -343,7 +427,7 @@ def _next_hops(fab: Fabric, node: np.ndarray, col: np.ndarray, col_dist: np.ndar
     sw = fab.switch_pos[fab.arc_dst[cand]]
     d = np.full(total, _INF, dtype=np.int64)
     on = sw >= 0
-    d[on] = 1 + col_dist[sw[on], col[seg[on]]].astype(np.int64)
+    d[on] = 1 + col_dist(sw[on], col[seg[on]])
     best = np.full(len(node), _INF, dtype=np.int64)
     if total:
         np.minimum.at(best, seg, d)
