@@ -34,10 +34,22 @@ def util_pen(index: int) -> QPen:
     return _cosmetic(UTIL_COLORS[index], 1.0 + 3.0 * index / (len(UTIL_COLORS) - 1))
 
 
-class Cable:
-    """What the canvas knows of a link: the link, its two end points (scene), its marks."""
+#: colours of rails 1, 2, ... (a server's NIC/DPU of slot k and its cables are rail k+1): Paul
+#: Tol's "muted" qualitative scheme (personal.sron.nl/~pault, colour-blind safe, 9 colours) and
+#: Okabe-Ito orange for a tenth; rails beyond ten repeat them
+RAIL_COLORS = [QColor(c) for c in ("#332288", "#117733", "#CC6677", "#88CCEE", "#AA4499",
+                                   "#44AA99", "#999933", "#882255", "#DDCC77", "#E69F00")]
 
-    __slots__ = ("lid", "link", "line", "problems", "util", "marked")
+
+def rail_color(rail: int) -> QColor:
+    return RAIL_COLORS[rail % len(RAIL_COLORS)]
+
+
+class Cable:
+    """What the canvas knows of a link: the link, its two end points (scene), its marks, and its
+    rail (None: drawn in the medium's colour)."""
+
+    __slots__ = ("lid", "link", "line", "problems", "util", "marked", "rail")
 
     def __init__(self, link: Link) -> None:
         self.lid = link.id
@@ -46,19 +58,49 @@ class Cable:
         self.problems: list = []
         self.util: float | None = None
         self.marked = False
+        self.rail: int | None = None
+
+    def base_style(self) -> str:
+        """Pen key without the overlay: the rail ("rail:3") or the medium."""
+        return self.link.medium if self.rail is None else f"rail:{self.rail}"
 
     def style(self) -> str | int:
-        """Pen key: the utilization bin under the overlay, else the medium."""
-        return self.link.medium if self.util is None else util_bin(self.util)
+        """Pen key: the utilization bin under the overlay, else the rail or the medium."""
+        return self.base_style() if self.util is None else util_bin(self.util)
 
     def tooltip(self) -> str:
         link = self.link
         lines = [f"{link.id}: {link.a} – {link.b}",
-                 f"{link.medium}, {link.lanes}× {link.speed_Gbps:g} Gb/s"]
+                 f"{link.medium}, {link.lanes}× {link.speed_Gbps:g} Gb/s"
+                 + (f", rail {self.rail + 1}" if self.rail is not None else "")]
         if self.util is not None:
             lines.append(f"utilization {self.util * 100:.0f} %" + (" (bottleneck)" if self.marked else ""))
         lines += [f"{p.severity}: {p.message}" for p in self.problems]
         return "\n".join(lines)
+
+
+class Bundle:
+    """Parallel cables between the same two groups (a rack with its servers' NICs/DPUs, or a
+    switch, storage system or free-standing server), drawn far out as one line with their count."""
+
+    __slots__ = ("a", "b", "line", "count", "style", "rails")
+
+    def __init__(self, a: str, b: str, line: QLineF, count: int, style: str | int,
+                 rails: frozenset = frozenset()) -> None:
+        self.a, self.b, self.line, self.count, self.style, self.rails = a, b, line, count, style, rails
+
+    def width(self) -> float:
+        """Pen width (px): 1 for one cable, growing with the log of the count, at most 7."""
+        return min(7.0, 1.0 + 1.2 * math.log2(self.count))
+
+
+#: bundles are drawn instead of cables when they are at most this share of the cables (else
+#: there is little to merge: every cable would be its own bundle)
+BUNDLE_SHARE = 0.7
+#: a bundle's count is written on it when its line is this long on screen (px) ...
+LABEL_MIN_PX = 60.0
+#: ... and at most this many counts are written (more would cover the picture)
+MAX_LABELS = 300
 
 
 class CableLayer(QGraphicsItem):
@@ -141,6 +183,9 @@ class CableLayer(QGraphicsItem):
         self._refine = QTimer()
         self._refine.setSingleShot(True)
         self._refine.timeout.connect(lambda: layer() is not None and layer().refine())
+        self._bundles: list[Bundle] | None | bool = False  # False: to be worked out
+        self.bundled = False      # whether the last frame drew bundles instead of cables
+        self.bundles_drawn = 0    # how many bundle lines were drawn so far (tests watch it)
         self.tiles_rendered = 0  # how many tiles were drawn so far (tests watch it)
         self.batches_drawn = 0   # how many batches of cables went into pictures far out
         self.drawn_on_top = 0    # and how many cables were drawn over them (edited ones)
@@ -153,6 +198,7 @@ class CableLayer(QGraphicsItem):
         """Cables were added, removed, moved or restyled: rebuild the batches before the next paint
         (which finds what changed and drops the tiles and pictures it makes wrong, :meth:`_sync`)."""
         self._dirty = True
+        self._bundles = False
         self.update()
 
     def set_extent(self, rect: QRectF) -> None:
@@ -187,7 +233,7 @@ class CableLayer(QGraphicsItem):
         bins = np.full(len(cables), -1)
         busy = ~np.isnan(util)
         bins[busy] = np.clip(util[busy] * len(UTIL_COLORS), 0, len(UTIL_COLORS) - 1).astype(int)
-        media = np.array([c.link.medium for c in cables], dtype=object)
+        media = np.array([c.base_style() for c in cables], dtype=object)
         self._lo = np.minimum(self._xy[:, :2], self._xy[:, 2:])
         self._hi = np.maximum(self._xy[:, :2], self._xy[:, 2:])
         if not (ids == old[0] and np.array_equal(bins, self._bins)
@@ -360,6 +406,8 @@ class CableLayer(QGraphicsItem):
     def pen(style: str | int) -> QPen:
         if isinstance(style, int):
             return util_pen(style)
+        if style.startswith("rail:"):
+            return _cosmetic(rail_color(int(style[5:])), 1.0)
         return _cosmetic(MEDIUM_COLOR.get(style, QColor("#999")), 1.0)
 
     @staticmethod
@@ -735,6 +783,66 @@ class CableLayer(QGraphicsItem):
         if shiboken6.isValid(self):  # the timer may outlive a layer its scene dropped
             self.update()
 
+    # --------------------------------------------------------------- bundles
+    #: set by the scene: () -> list[Bundle] of the current cables (None: nothing to bundle)
+    bundler = None
+
+    def bundles(self) -> list[Bundle] | None:
+        """The bundles of the cables (cached until the next change), or None when bundling
+        would merge too few cables (:data:`BUNDLE_SHARE`) or the scene gives none."""
+        if self.bundler is None:
+            return None
+        if self._bundles is False:
+            found = self.bundler()
+            self._bundles = found if found and len(found) <= BUNDLE_SHARE * len(self.cables) else None
+        return self._bundles
+
+    def _paint_bundles(self, painter: QPainter, bundles: list[Bundle], exposed: QRectF) -> None:
+        """The bundles crossing ``exposed``, a batch per pen (thin to thick), then the counts of
+        the long ones in screen pixels."""
+        groups: dict[tuple, list[QLineF]] = {}
+        for b in bundles:
+            if b.line.p1() == b.line.p2():
+                continue
+            lo_x, hi_x = sorted((b.line.x1(), b.line.x2()))
+            lo_y, hi_y = sorted((b.line.y1(), b.line.y2()))
+            if hi_x < exposed.left() or lo_x > exposed.right() or hi_y < exposed.top() or lo_y > exposed.bottom():
+                continue
+            groups.setdefault((round(b.width(), 1), b.style), []).append(b.line)
+        for (width, style), lines in sorted(groups.items(), key=lambda kv: kv[0][0]):
+            pen = QPen(self.pen(style))
+            pen.setWidthF(width)
+            if width <= 1.0 and not isinstance(style, int):  # single cables recede behind bundles
+                pen.setColor(pen.color().lighter(150))
+            painter.setPen(pen)
+            painter.drawLines(lines)
+            self.bundles_drawn += len(lines)
+        transform = painter.worldTransform()
+        long = []
+        for b in bundles:
+            if b.count < 2:
+                continue
+            p1, p2 = transform.map(b.line.p1()), transform.map(b.line.p2())
+            if QLineF(p1, p2).length() >= LABEL_MIN_PX:
+                mid = (p1 + p2) / 2
+                long.append((mid, b.count))
+        if not long or len(long) > MAX_LABELS:
+            return
+        painter.save()
+        painter.resetTransform()
+        font = painter.font()
+        font.setPointSizeF(7.5)
+        painter.setFont(font)
+        metrics = painter.fontMetrics()
+        painter.setPen(QColor("#1f2328"))
+        for mid, count in long:
+            text = f"{count}"
+            box = QRectF(0, 0, metrics.horizontalAdvance(text) + 6, metrics.height())
+            box.moveCenter(mid)
+            painter.fillRect(box, QColor(255, 255, 255, 220))
+            painter.drawText(box, Qt.AlignCenter, text)
+        painter.restore()
+
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
         start = time.perf_counter()  # far out, the budget counts an edit's bookkeeping too
         self._sync()
@@ -743,9 +851,13 @@ class CableLayer(QGraphicsItem):
         transform = painter.worldTransform()
         lod = option.levelOfDetailFromTransform(transform)
         on_screen = widget is not None
-        level = self._level(lod) if on_screen and lod < self.CACHE_LOD else None
+        bundles = self.bundles() if on_screen and lod < self.CACHE_LOD else None
+        level = self._level(lod) if on_screen and lod < self.CACHE_LOD and bundles is None else None
         self._far_shown = level is not None
-        if level is not None:
+        self.bundled = bundles is not None
+        if bundles is not None:
+            self._paint_bundles(painter, bundles, option.exposedRect)
+        elif level is not None:
             self._far(painter, level, start)
         elif (on_screen and transform.isAffine() and not transform.isRotating()
               and transform.m11() == transform.m22() > 0):

@@ -45,7 +45,7 @@ APP_NAME = "DPU Cluster Designer"
 FILE_FILTER = "Cluster designs (*.json);;All files (*)"
 MAX_RECENT = 8
 #: share of the window height the run dock gets when a run starts
-RUN_DOCK_SHARE = 0.45
+RUN_DOCK_SHARE = 0.5
 #: starting widths of the palette and of the right-hand docks, height of the bottom docks (px)
 PALETTE_WIDTH, SIDE_WIDTH, BOTTOM_HEIGHT = 280, 400, 130
 
@@ -152,7 +152,7 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.docks["Components"], self.docks["Properties"]],
                          [PALETTE_WIDTH, SIDE_WIDTH], Qt.Horizontal)
         settings = self.docks["Workload and scenario"]
-        low = settings.sizeHint().height()
+        low = min(settings.sizeHint().height(), int(0.6 * self.height()))
         self.resizeDocks([self.docks["Properties"], settings], [self.height() - low, low],
                          Qt.Vertical)
         self.resizeDocks([self.docks["Problems"]], [BOTTOM_HEIGHT], Qt.Vertical)
@@ -242,6 +242,10 @@ class MainWindow(QMainWindow):
         a["zoom_out"] = self._action(v, "Zoom &out", lambda: self.view.zoom(0.8), QKeySequence.ZoomOut)
         a["fit"] = self._action(v, "Zoom to &fit", self.view.zoom_to_fit, "Ctrl+0")
         a["actual"] = self._action(v, "&Actual size", self.view.zoom_reset, "Ctrl+1")
+        a["minimap"] = self._action(v, "&Overview map", self.view.minimap.set_wanted, None,
+                                    "Show the whole design small in the canvas's corner; click it "
+                                    "to move there", checkable=True)
+        a["minimap"].setChecked(True)
         v.addSeparator()
         for dock in self.docks.values():
             v.addAction(dock.toggleViewAction())
@@ -316,6 +320,7 @@ class MainWindow(QMainWindow):
         return not self.editor.stack.isClean()
 
     def _model_changed(self, event) -> None:
+        self.view.minimap.schedule()
         self._validate_timer.start()
         self._refresh_timer.start()
 

@@ -81,6 +81,9 @@ _SPECS = (("gpu", "GPU utilization", "%", (0, 0, 1, 1)),
           ("io", "Network ── and storage ╌╌", "GB/s", (1, 0, 1, 1)),
           ("progress", "Training progress", "% of tokens", (1, 1, 1, 2)),
           ("breakdown", "Iteration breakdown", "s", (0, 3, 2, 1)))
+#: smallest height of a row of plots (px): below it a plot's title, axes and tick labels leave
+#: no room for the curve (the run view scrolls instead of squeezing them)
+MIN_ROW_PX = 200
 #: the one legend of the scenario colours (the plots are too small for a legend each)
 SCENARIO_KEY = " &nbsp; ".join(
     f"<span style='color:{SCENARIO_COLOR[s]}'>━━ {SCENARIO_LABEL[s]}</span>" for s in ("host", "dpu"))
@@ -107,6 +110,8 @@ class LivePlots(QWidget):
         layout.setSpacing(0)
         layout.addWidget(key)
         layout.addWidget(self.view)
+        rows = max(r + n for _, _, _, (r, _, n, _) in _SPECS)
+        self.view.setMinimumHeight(rows * MIN_ROW_PX)
         self.plots: dict[str, pg.PlotItem] = {}
         #: what File → Export → Plot writes per plot: (title, graphics item)
         self.export_items: list[tuple[str, pg.GraphicsObject]] = []

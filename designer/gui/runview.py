@@ -23,8 +23,8 @@ from typing import Any, Iterable, Iterator
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QPalette
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel,
-                               QProgressBar, QPushButton, QSizePolicy, QSplitter, QTableWidget,
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFrame, QHBoxLayout, QHeaderView, QLabel,
+                               QProgressBar, QPushButton, QScrollArea, QSizePolicy, QSplitter, QTableWidget,
                                QTableWidgetItem, QTabWidget, QTextBrowser, QVBoxLayout, QWidget)
 
 from designer.engine.compare import LABEL as RUN_LABEL
@@ -448,8 +448,7 @@ class RunView(QWidget):
         self.overlay.setToolTip("Colour the canvas cables by their utilization in this scenario; "
                                 "bottlenecks are marked")
         self.overlay.currentIndexChanged.connect(self._emit_overlay)
-        self.plots = LivePlots()
-        self.plots.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Ignored)  # the dock can be low
+        self.plots = LivePlots()  # keeps its readable height: the timelines tab scrolls
         self.table = QTableWidget(len(SCENARIOS), len(_SUMMARY_ROWS))
         self.table.setVerticalHeaderLabels([SCENARIO_LABEL[s] for s in SCENARIOS])
         self.table.setHorizontalHeaderLabels([name for name, _ in _SUMMARY_ROWS])
@@ -490,9 +489,13 @@ class RunView(QWidget):
         tlay.setContentsMargins(0, 4, 0, 0)
         tlay.addWidget(self.table)
         tlay.addWidget(self.plots, 1)
+        scroll = QScrollArea()  # a low dock scrolls the plots instead of squeezing them flat
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.NoFrame)
+        scroll.setWidget(timelines)
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
-        self.tabs.addTab(timelines, "Timelines")
+        self.tabs.addTab(scroll, "Timelines")
         self.tabs.addTab(self.engine, "Engine results")
         self.tabs.setTabToolTip(0, "The training run played out over time: failures, checkpoints, "
                                    "stalls (live while it runs)")

@@ -9,6 +9,7 @@ an undo step.
 
 from __future__ import annotations
 
+from PySide6.QtCore import QSize
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QFrame,
                                QGroupBox, QScrollArea, QSpinBox, QVBoxLayout, QWidget)
 
@@ -153,8 +154,14 @@ class ScenarioPanel(QWidget):
         inner_layout.addWidget(sc)
         inner_layout.addStretch(1)
         scroll.setWidget(inner)
+        self._inner = inner
         layout.addWidget(scroll)
         self.refresh()
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        """Room for every row (the scroll area alone would ask for little)."""
+        hint = super().sizeHint()
+        return QSize(hint.width(), self._inner.sizeHint().height() + 14)
 
     def _editor(self, key: str, spec) -> tuple[str, QWidget]:
         """The row label and editor of one scenario setting: a list for a choice, a check box for

@@ -9,7 +9,7 @@ from __future__ import annotations
 from PySide6.QtCore import QLineF, QPointF, QRectF, Signal
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QToolTip
 
-from designer.gui.cables import Cable, CableLayer
+from designer.gui.cables import Bundle, Cable, CableLayer, util_bin
 from designer.gui.items import (DETAIL_LOD, DRAWN_IN_RACK, ITEM_CLASS, ComponentItem, PortItem,
                                 RackItem, ServerItem, anchor)
 from designer.topology.design import Design
@@ -37,12 +37,17 @@ class DesignScene(QGraphicsScene):
         self.comp_items: dict[str, ComponentItem] = {}
         self.link_items: dict[str, Cable] = {}
         self.overlay: dict[str, float] | None = None
+        #: rails of the design (0, 1, ... : the NIC/DPU slots whose cables are coloured apart);
+        #: empty when the servers have fewer than two cabled NICs/DPUs
+        self.rails: list[int] = []
+        self._leaf_rail: dict[str, int] = {}
         self._fallback_pos: dict[str, tuple[float, float]] = {}
         self._details = True
         self._bulk = False
         self._rects: dict[str, QRectF | None] | None = None
         self.setItemIndexMethod(QGraphicsScene.BspTreeIndex)
         self.cables = CableLayer(self.link_items)
+        self.cables.bundler = self.bundles
         self.addItem(self.cables)
         self.sceneRectChanged.connect(lambda rect: self.cables.set_extent(rect))
 
@@ -59,6 +64,7 @@ class DesignScene(QGraphicsScene):
         self.link_items.clear()
         self.clear()
         self.cables = CableLayer(self.link_items)
+        self.cables.bundler = self.bundles
         self.cables.set_extent(self.sceneRect())
         self.addItem(self.cables)
 
@@ -91,6 +97,7 @@ class DesignScene(QGraphicsScene):
                 self._add_link(link)
         finally:
             self._rects = None
+        self.assign_rails()
         self.fit_scene_rect()
         self.overlay_changed.emit()
         self.rebuilt.emit()
@@ -132,6 +139,8 @@ class DesignScene(QGraphicsScene):
             cable = self.link_items.get(ev.id)
             if cable is not None:
                 cable.link = ev.new
+                if self.rails:
+                    cable.rail = self._rail(ev.new)
                 self._place_link(cable)
         elif ev.type == "reset":
             self.rebuild()
@@ -171,6 +180,10 @@ class DesignScene(QGraphicsScene):
             self._relayout_children(old.parent)
         if isinstance(item, RackItem | ServerItem):
             self._relayout_children(comp.id)
+        if self.rails and comp.kind in ("nic", "dpu") and (old.slot, old.parent) != (new.slot, new.parent):
+            for link in self.design.topology.links_of(comp.id):
+                if link.id in self.link_items:
+                    self.link_items[link.id].rail = self._rail(link)
         self.refresh_links(self.subtree(comp.id))
 
     def _home(self, comp: Component) -> None:
@@ -247,8 +260,98 @@ class DesignScene(QGraphicsScene):
         cable = Cable(link)
         if self.overlay is not None:
             cable.util = self.overlay.get(link.id, 0.0)
+        if self.rails:
+            cable.rail = self._rail(link)
         self.link_items[link.id] = cable
         self._place_link(cable)
+
+    # -------------------------------------------------------------- bundles
+    def group_of(self, cid: str) -> str | None:
+        """The box a component's cables are bundled at: its rack when it is drawn in one (a
+        server, with its NICs/DPUs), else its server's (a NIC/DPU), else its own."""
+        item = self.comp_items.get(cid)
+        if item is None:
+            return None
+        while item.parentItem() is not None and isinstance(item.parentItem(), ComponentItem):
+            item = item.parentItem()
+        return item.cid
+
+    def bundles(self) -> list[Bundle]:
+        """The cables between each pair of groups (:meth:`group_of`) as one :class:`Bundle`:
+        its line joins the two boxes, its pen is the rail's when all its cables are of one rail,
+        the busiest cable's utilization under the overlay, else the medium's."""
+        group: dict[str, str | None] = {}
+        found: dict[tuple[str, str], list] = {}
+        for cable in self.link_items.values():
+            link = cable.link
+            ends = []
+            for end in (link.a, link.b):
+                g = group.get(end, "")
+                if g == "":
+                    g = group[end] = self.group_of(end)
+                ends.append(g)
+            ga, gb = ends
+            if ga is None or gb is None or ga == gb:
+                continue
+            key = (ga, gb) if ga < gb else (gb, ga)
+            acc = found.get(key)
+            if acc is None:
+                found[key] = [1, {cable.rail}, link.medium, cable.util]
+            else:
+                acc[0] += 1
+                acc[1].add(cable.rail)
+                if cable.util is not None:
+                    acc[3] = max(acc[3] or 0.0, cable.util)
+        out = []
+        for (ga, gb), (count, rails, medium, util) in found.items():
+            ra, rb = self._body_rect(ga), self._body_rect(gb)
+            if ra is None or rb is None:
+                continue
+            line = QLineF(anchor(ra, rb.center()), anchor(rb, ra.center()))
+            if util is not None:
+                style = util_bin(util)
+            elif len(rails) == 1 and None not in rails:
+                style = f"rail:{next(iter(rails))}"
+            else:
+                style = medium
+            out.append(Bundle(ga, gb, line, count, style, frozenset(r for r in rails if r is not None)))
+        return out
+
+    # ---------------------------------------------------------------- rails
+    def _adapter_rail(self, cid: str) -> int | None:
+        """Rail of a NIC/DPU on a server: its slot (the templates number a server's NICs 0, 1, ...
+        and cable NIC k of every server to the leaves of rail k)."""
+        comp = self.design.topology.components.get(cid)
+        if comp is None or comp.kind not in ("nic", "dpu") or not comp.parent or comp.slot is None:
+            return None
+        return int(comp.slot)
+
+    def _rail(self, link) -> int | None:
+        """A cable's rail: its NIC's/DPU's; a switch-to-switch cable takes the rail of the one
+        switch whose server cables are all of one rail (a rail leaf's uplink), else none."""
+        for end in (link.a, link.b):
+            rail = self._adapter_rail(end)
+            if rail is not None:
+                return rail
+        rails = {self._leaf_rail[e] for e in (link.a, link.b) if e in self._leaf_rail}
+        return rails.pop() if len(rails) == 1 else None
+
+    def assign_rails(self) -> None:
+        """Colour the cables by rail when the servers have two or more cabled NICs/DPUs."""
+        topo = self.design.topology
+        seen: dict[str, set[int]] = {}
+        rails: set[int] = set()
+        for link in topo.links.values():
+            for end, other in ((link.a, link.b), (link.b, link.a)):
+                rail = self._adapter_rail(end)
+                if rail is not None:
+                    rails.add(rail)
+                    seen.setdefault(other, set()).add(rail)
+        self.rails = sorted(rails) if len(rails) > 1 else []
+        self._leaf_rail = {sw: r.pop() for sw, r in seen.items() if len(r) == 1} if self.rails else {}
+        for cable in self.link_items.values():
+            cable.rail = self._rail(cable.link) if self.rails else None
+        self.cables.changed()
 
     def _remove_link(self, lid: str) -> None:
         if self.link_items.pop(lid, None) is None:

@@ -10,8 +10,11 @@ from designer.gui.mainwindow import MainWindow, example_path
 from designer.topology import fileformat
 
 
-def open_window(qtbot, design=None) -> MainWindow:
+def open_window(qtbot, design=None, minimap: bool = False) -> MainWindow:
+    """The window on ``design`` (the example), shown at 1400 x 900 and 100 % zoom; the overview
+    map is off unless ``minimap`` (it covers a corner of the canvas that tests click and look at)."""
     window = MainWindow(design if design is not None else fileformat.load(example_path()))
+    window.view.minimap.set_wanted(minimap)
     qtbot.addWidget(window)
     window.resize(1400, 900)
     window.show()

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QApplication, QGraphicsItem, QGraphicsLineItem, Q
 
 from designer.gui.editor import Editor, RefusedEdit
 from designer.gui.items import BOTTLENECK, GRID, UTIL_COLORS, ComponentItem
+from designer.gui.overview import Minimap, RailLegend
 from designer.gui.scene import LINK_PICK_PX, DesignScene
 
 PALETTE_MIME = "application/x-dpu-designer-component"
@@ -61,7 +62,10 @@ class CanvasView(QGraphicsView):
         #: (the window gets its real size only after it is shown, under a window manager even later)
         self.fit_pending = False
         self.legend = UtilizationLegend(self.viewport())
+        self.rail_legend = RailLegend(self.viewport())
+        self.minimap = Minimap(self)
         scene.overlay_changed.connect(self._show_legend)
+        scene.rebuilt.connect(self.minimap.rebuild)
         self._show_legend()
 
     @property
@@ -115,6 +119,7 @@ class CanvasView(QGraphicsView):
     def _after_zoom(self) -> None:
         self.setRenderHint(QPainter.Antialiasing, self.scale_factor() >= 0.6)  # cheaper far out
         self.dscene.set_detail(self.scale_factor())
+        self.minimap.place()
         self.zoomed.emit(self.scale_factor())
 
     def wheelEvent(self, event) -> None:  # noqa: N802
@@ -136,11 +141,19 @@ class CanvasView(QGraphicsView):
 
     def _show_legend(self) -> None:
         self.legend.setVisible(self.dscene.overlay is not None)
+        self.rail_legend.set_rails(self.dscene.rails)
+        self.rail_legend.setVisible(self.dscene.overlay is None and bool(self.dscene.rails))
         self._place_legend()
 
     def _place_legend(self) -> None:
         self.legend.adjustSize()
         self.legend.move(8, self.viewport().height() - self.legend.height() - 8)
+        self.rail_legend.move(8, self.viewport().height() - self.rail_legend.height() - 8)
+        self.minimap.place()
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:  # noqa: N802
+        super().scrollContentsBy(dx, dy)
+        self.minimap.place()  # its frame follows the view
 
     def resizeEvent(self, event) -> None:  # noqa: N802
         super().resizeEvent(event)
