@@ -158,6 +158,8 @@ def expected_max_workers(gpu_cv: list[float], infra_fraction: list[float], count
     the GPU spread by 24-point Gauss-Hermite quadrature; ``E[M] = int_0^inf (1 - F) - int_-inf^0 F``
     on a 2,001-point grid.
     """
+    if not (math.isfinite(iteration_s) and iteration_s > 0):
+        return 0.0  # no finite step: nothing to wait for on top of it
     T = effective_step(iteration_s, detour_mean_s)
     e1, e2 = detour_moments(detour_mean_s, detour_s)
     mus = [min(max(f, 0.0), 1.0) * T / e1 if e1 > 0 else 0.0 for f in infra_fraction]

@@ -430,7 +430,11 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
         cpb["irq"] = hostcpu.irq_cycles(0.0, 1.0, g.cpu_GHz, hc) / hc.read_io_bytes
     host_cpb = sum(cpb.values())
     write_cpb = sum(path_cpb(gds_write, reads=False).values())
-    free_for_io = max(g.cpu_cores - load_cores, 0.0)
+    # the storage stack runs in the kernel, ahead of the user-space data loaders: it gets every
+    # core but the training processes' (the loaders get what it leaves, see load_free below); an
+    # earlier version gave it only the cores the loaders left, 0 when they wanted them all, which
+    # made a CPU-hungry vision workload's reads infinitely slow (issue 14)
+    free_for_io = max(g.cpu_cores - g.gpus * hc.training_process_cores_per_gpu, 0.0)
     limits = {"storage target": inp.storage_read_GBps * 1e9 / servers * (1.0 - noisy_share(inp, fig))}
     if g.storage_fabric_GBps > 0:
         fabric = g.storage_fabric_GBps * 1e9
@@ -463,6 +467,8 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
     elif smart and g.encrypt:
         limits["SmartNIC crypto"] = max(rail.crypto_Bps - coll_dir / T, 0.0)
     read_rate, read_limit = storage.achieved(limits)
+    if read_b > 0 and not read_rate > 0:
+        raise ValueError(_no_read_path(read_limit, inp, g))
     read_s = storage.transfer_s(read_b, read_rate)
 
     # --- Kubernetes node, CNI and security agents: a constant load, on the DPU's Arm cores when
@@ -574,6 +580,27 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
     return _Server(report, extra, stall, write_s, cycles, g.cpu_cores * hz, demand, free,
                    dpu_limited if dpu_slow >= host_slow else "", g.scenario == "dpu" and not offload,
                    samples, warnings, memory_limited and host_slow > dpu_slow, memory_demand, infra)
+
+
+def _no_read_path(limit: str, inp: ResourceInputs, g: ServerGroup) -> str:
+    """The one-line message for storage reads that get no bandwidth at all (the step would wait
+    forever): which element gives 0 and how to fix it."""
+    fixes = {"storage target": "add storage systems or give them a read rate (read_GBps)",
+             "fabric": ("put the storage on its own network (template --storage separate) or "
+                        "shorten the collectives" if inp.storage_converged
+                        else "connect the storage to the servers' network with links that have a speed"),
+             "host CPU": "more CPU cores, or offload the storage stack (scenario offload dpu)",
+             "SmartNIC crypto": "turn encryption off for storage or use adapters with a crypto engine",
+             "DPU crypto": "use DPUs with a crypto engine (crypto_Gbps) or turn encryption off",
+             "DPU line rate": "use DPUs with line rate left for storage",
+             "DPU Arm cores": "use DPUs with Arm cores, or keep the storage stack on the host",
+             "DPU memory": "use DPUs with memory bandwidth, or keep the storage stack on the host"}
+    why = (" (the converged fabric is busy with training traffic for the whole iteration)"
+           if limit == "fabric" and inp.storage_converged else "")
+    return (f"resources: the workload reads {inp.sample_bytes:g} bytes per sample from storage but "
+            f"the reads of a {MODE_LABEL.get(g.scenario, g.scenario)} server get 0 GB/s from the "
+            f"{limit}{why}; {fixes.get(limit, 'give that element bandwidth')}, or set the "
+            f"workload's bytes_per_sample to 0")
 
 
 def noisy_share(inp: ResourceInputs, fig: dict[str, float]) -> float:
