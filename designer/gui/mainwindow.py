@@ -246,6 +246,9 @@ class MainWindow(QMainWindow):
                                     "Show the whole design small in the canvas's corner; click it "
                                     "to move there", checkable=True)
         a["minimap"].setChecked(True)
+        a["elevation"] = self._action(v, "&Rack elevation…", self.open_elevation, None,
+                                      "Each rack's U positions with its servers, switches and "
+                                      "storage; export as PNG/SVG or print")
         v.addSeparator()
         for dock in self.docks.values():
             v.addAction(dock.toggleViewAction())
@@ -647,6 +650,11 @@ class MainWindow(QMainWindow):
         """Colour the canvas cables by a run's utilizations (None clears) and mark bottlenecks."""
         if hasattr(self.scene, "show_utilization"):
             self.scene.show_utilization(link_util, set(marked))
+
+    def open_elevation(self):
+        from designer.gui.elevation_view import open_elevation
+
+        return open_elevation(self)
 
     def open_sweep(self) -> None:
         from designer.gui.sweepdialog import SweepDialog
