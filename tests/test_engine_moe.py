@@ -110,3 +110,13 @@ def test_alltoall_time_crosses_the_rail_for_remote_ranks():
     nbytes = 256e6
     assert T.alltoall_s(nbytes, two) == pytest.approx(nbytes / 2 / 46.875e9 + 14e-6)
     assert T.alltoall_s(nbytes, one) < T.alltoall_s(nbytes, two) / 4
+
+
+def test_preset_ep_shrinks_to_what_the_data_parallel_ranks_split_into():
+    """Mixtral's EP 8 on 12 replicas: EP groups must be whole chunks of the DP group, so the
+    largest size dividing both the 8 experts and the 12 ranks (4) is used; an ep that does not
+    divide the experts is refused."""
+    spec = {**CAT.workload("mixtral-8x7b"), "dp": 12, "global_batch": 48}
+    assert W.from_dict(spec, 1000).ep == 4
+    with pytest.raises(W.UsageError, match="ep 3 must divide the 8 experts"):
+        W.from_dict({**spec, "ep": 3}, 1000)

@@ -20,7 +20,7 @@ from typing import Any
 
 from designer.engine import collectives as coll
 from designer.engine import traffic as tr
-from designer.engine.result import CollectiveResult
+from designer.engine.result import BREAKDOWN_KEYS, CollectiveResult
 from designer.engine.workload import Workload, bubble_s
 
 
@@ -136,6 +136,10 @@ def timing(w: Workload, ct, vol: tr.Volumes, shapes: dict[str, coll.GroupShape]
     ep_mb = 0.0
     if w.ep > 1 and vol.ep_bytes > 0:
         g = derived_shape(shapes, "ep", w.ep)
+        if "ep" in shapes and g.nodes > 1:
+            # measured on the all-to-all flows (``traffic.alltoall_flows``): a rail carries one flow
+            # to each other server of the group, the network stage reports the slowest flow
+            g = replace(g, net_GBps=g.net_GBps * (g.nodes - 1))
         t = alltoall_s(vol.ep_bytes, g)
         colls.append(CollectiveResult("ep_alltoall", "alltoall", "pairwise", "simple", vol.ep_bytes,
                                       vol.ep_calls_per_micro_batch * m, t,
@@ -181,12 +185,14 @@ def timing(w: Workload, ct, vol: tr.Volumes, shapes: dict[str, coll.GroupShape]
         colls.append(c)
         zero3 = m * max(0.0, 2 * c.time_s - ct.micro_batch_s)
     iteration = m * t_mb + bubble + dp_exposed + zero3
-    breakdown = {"compute": m * ct.micro_batch_s, "tp_comm": m * tp_mb, "pp_comm": m * pp_mb,
-                 "dp_exposed": dp_exposed + zero3, "bubble": bubble}
-    if w.cp > 1:
-        breakdown["cp_comm"] = m * cp_mb
-    if w.ep > 1:
-        breakdown["ep_comm"] = m * ep_mb
+    parts = {"compute": m * ct.micro_batch_s, "tp_comm": m * tp_mb, "pp_comm": m * pp_mb,
+             "cp_comm": m * cp_mb, "ep_comm": m * ep_mb, "dp_exposed": dp_exposed + zero3,
+             "bubble": bubble}
+    # the CP/EP parts are named where the result lists them (``BREAKDOWN_KEYS``), else only when
+    # the job has them
+    breakdown = {k: v for k, v in parts.items()
+                 if k not in ("cp_comm", "ep_comm") or k in BREAKDOWN_KEYS
+                 or (k == "cp_comm" and w.cp > 1) or (k == "ep_comm" and w.ep > 1)}
     return colls, breakdown, iteration, overlap
 
 

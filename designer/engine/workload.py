@@ -336,8 +336,10 @@ def from_dict(data: dict[str, Any], total_gpus: int, where: str = "workload",
         raise UsageError(f"{where}: tp x pp x dp{' x cp' if w.cp > 1 else ''} = {short(w.gpus)} GPUs, "
                          f"but the design has only {total_gpus}; lower the parallelism or add GPU servers")
     if w.ep > 1 and w.dp_ranks % w.ep:
-        raise UsageError(f"{where}: ep {w.ep} must divide dp x cp = {w.dp_ranks} (expert-parallel "
-                         f"groups are carved out of the data-parallel ranks); change --dp or ep")
+        # a preset's EP on a data-parallel size it does not divide (EP 8 on 7 replicas): the
+        # largest expert-parallel size that splits both the experts and the cp·dp ranks (the
+        # result's workload shows the ep used)
+        w = replace(w, ep=max(d for d in range(1, w.ep + 1) if w.experts % d == 0 and w.dp_ranks % d == 0))
     if w.cp > 1 and w.seq_len % (2 * w.cp):
         raise UsageError(f"{where}: seq_len {w.seq_len} must be a multiple of 2 x cp = {2 * w.cp} "
                          f"(each context-parallel rank holds two balanced chunks of the sequence)")
