@@ -23,12 +23,37 @@ def _size(text: str) -> tuple[int, int]:
     return w, h
 
 
+#: what Qt's offscreen platform says about window-manager features it lacks (nothing a user can act on)
+_OFFSCREEN_CHATTER = ("does not support propagateSizeHints", "does not support raise")
+
+
+def _quiet_offscreen() -> None:
+    """Drop the offscreen plugin's notes on missing window-manager features from stderr."""
+    from PySide6.QtCore import qInstallMessageHandler
+
+    previous = None
+
+    def handler(mode, context, message):
+        if any(text in message for text in _OFFSCREEN_CHATTER):
+            return
+        if previous is not None:
+            previous(mode, context, message)
+        else:
+            import sys
+
+            print(message, file=sys.stderr)
+
+    previous = qInstallMessageHandler(handler)
+
+
 def make_app():
     """The QApplication (created once), with the designer's style."""
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance()
     if app is None:
+        if os.environ.get("QT_QPA_PLATFORM", "").startswith("offscreen"):
+            _quiet_offscreen()
         app = QApplication(["dpu-designer"])
         app.setApplicationName("DPU Cluster Designer")
         app.setOrganizationName("dpu-designer")
