@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from typing import Any, Iterator
 
 from designer.engine import collectives as coll
@@ -437,6 +437,9 @@ def search_steps(design, catalog, *, top: int = 5, evaluate: int | None = None,
     ranked = sorted((c for c in queue if c.iteration_time_s is not None),
                     key=lambda c: (c.iteration_time_s, c.estimate_s))
     if not ranked:
+        errors = {c.error for c in queue}
+        if len(errors) == 1:  # the design, not a layout: one message
+            raise UsageError(errors.pop())
         raise UsageError(f"the engine refused every layout it was given; the first: "
                          f"{queue[0].label}: {queue[0].error}")
     label = str(data.get("name") or data.get("id") or w0.name)
