@@ -41,6 +41,7 @@ def test_nvls_tree_at_scale_falls_to_the_tree_rate():
 
 
 def test_nvls_with_sharp_beats_ring_and_nvls_tree_beyond_two_nodes_within_the_nvlink_bound():
+    assert busbw("sharp", h100_nodes(2, sharp=True)) > busbw("ring", h100_nodes(2)) * 1.1
     for nodes in (4, 16, 64):
         g = h100_nodes(nodes, sharp=True)
         n = g.ranks
@@ -91,3 +92,19 @@ def test_no_algorithm_beats_the_lower_bound():
             g = h100_nodes(nodes, sharp=sharp)
             for size in (1e3, 1e6, 1e9):
                 assert coll.best("allreduce", size, g).time_s >= coll.allreduce_lower_bound_s(size, g)
+
+
+def test_the_engine_picks_nvls_tree_for_a_two_server_gradient_all_reduce_without_switch_reduction():
+    """Two DGX H100 on a rail-optimized Ethernet fabric without SHARP (Spectrum-4 SN5600), eight
+    400G NICs each: the DP all-reduce of a 16-rank job runs NVLSTree at the 2-node figure."""
+    from designer.engine.pipeline import run
+    from designer.topology.catalog import load_catalog
+    from designer.topology.templates import rail_optimized
+
+    cat = load_catalog()
+    assert not cat.get("switch", "sn5600").get("sharp")
+    design = rail_optimized(servers=2, catalog=cat, storage="none", switch="sn5600")
+    design.workload = {"preset": "llama3-8b", "gpus": 0, "global_batch": 32, "optimizer_sharded": False}
+    (dp,) = [c for c in run(design, cat, tp=1).collectives if c.name == "dp_allreduce"]
+    assert (dp.algorithm, dp.ranks, dp.servers) == ("nvls_tree", 16, 2)
+    assert dp.busbw_GBps == pytest.approx(H["nvls_tree_2node_busbw_GBps"], rel=0.05)
