@@ -70,40 +70,57 @@ def servers_of(design, catalog, fab: Fabric | None = None) -> list[ServerInfo]:
     figures: dict[str, dict[str, Any]] = {}  # one resolve per server model without overrides
     servers = topo.servers()
     adapters_of = attached_all(topo, {s.id for s in servers})
+    networks = fab.networks
+    plans: dict[tuple, tuple] = {}  # networks of a server's adapters and its own -> which are what
     for srv in servers:
         if srv.props:
             f = catalog.resolve(srv)
         else:
             f = figures.get(srv.model) or figures.setdefault(srv.model, catalog.resolve(srv))
         gpu = gpus.get(f["gpu_model"]) or gpus.setdefault(f["gpu_model"], catalog.get("gpu", f["gpu_model"]))
-        nets = {c.id: n for c in adapters_of.get(srv.id, ()) if (n := fab.networks(c.id))}
-        adapters, own = list(nets), []
-        if mine := fab.networks(srv.id):
-            own, nets[srv.id] = [srv.id], mine
-        if storage_nets:
-            compute = [e for e in adapters if not nets[e] & storage_nets] \
-                or [e for e in own if not nets[e] & storage_nets] or adapters or own
-            ports = [e for e in adapters + own if nets[e] & storage_nets]
-            reach = frozenset().union(*(nets[e] & storage_nets for e in ports))
-        else:  # no storage on any network: every adapter is a rail, none is a storage port
-            compute, ports, reach = adapters or own, [], frozenset()
+        names = [c.id for c in adapters_of.get(srv.id, ())] + [srv.id]
+        sets = tuple(map(networks, names))
+        plan = plans.get(sets)
+        if plan is None:
+            plan = plans[sets] = _endpoint_plan(sets, storage_nets)
+        compute, ports, reach = plan
         if reach not in reached:
-            reached[reach] = tuple(s for s in storage if fab.networks(s) & reach)
+            reached[reach] = tuple(s for s in storage if networks(s) & reach)
         out.append(ServerInfo(srv.id, int(f["gpu_count"]), gpu, int(f["nvlink_domain"]),
-                              bool(f["nvswitch"]), int(f.get("pcie_gen", 5)), tuple(compute),
-                              tuple(ports), reached[reach], {e: nets[e] for e in compute}))
+                              bool(f["nvswitch"]), int(f.get("pcie_gen", 5)),
+                              tuple(names[k] for k in compute), tuple(names[k] for k in ports),
+                              reached[reach], {names[k]: sets[k] for k in compute}))
     return out
+
+
+def _endpoint_plan(sets: tuple[frozenset[int], ...], storage_nets: frozenset[int]
+                   ) -> tuple[list[int], list[int], frozenset[int]]:
+    """Which of a server's endpoints are rails and which storage ports, by position (``sets``:
+    the networks of its adapters in slot order, then its own as an on-board NIC), and the storage
+    networks it reaches (see the module docstring). Servers wired alike share one plan."""
+    adapters = [k for k in range(len(sets) - 1) if sets[k]]
+    own = [len(sets) - 1] if sets[-1] else []
+    if not storage_nets:  # no storage on any network: every adapter is a rail, none is a port
+        return adapters or own, [], frozenset()
+    compute = [k for k in adapters if not sets[k] & storage_nets] \
+        or [k for k in own if not sets[k] & storage_nets] or adapters or own
+    ports = [k for k in adapters + own if sets[k] & storage_nets]
+    return compute, ports, frozenset().union(*(sets[k] & storage_nets for k in ports))
 
 
 def attached_all(topo, servers: set[str]) -> dict[str, list]:
     """The NICs and DPUs of every server of ``servers`` (ids), in slot order: ``Topology.attached``
     for all of them in one pass over the components."""
     kids: dict[str, list] = {}
+    far = 1 << 30
     for c in topo.components.values():
         if c.kind in ATTACHABLE and c.parent in servers:
-            kids.setdefault(c.parent, []).append(c)
-    return {s: sorted(cs, key=lambda c: (c.slot if c.slot is not None else 1 << 30, c.id))
-            for s, cs in kids.items()}
+            entry = (c.slot if c.slot is not None else far, c.id, c)
+            if c.parent in kids:
+                kids[c.parent].append(entry)
+            else:
+                kids[c.parent] = [entry]
+    return {s: [e[2] for e in sorted(cs)] for s, cs in kids.items()}  # ids are unique: no tie
 
 
 def check_models(topology, catalog) -> None:
