@@ -148,6 +148,7 @@ class _Builder:
         self.frontend = False
         #: server id -> its north-south DPUs (storage and front-end ports), made on first use
         self.north_south: dict[str, list[str]] = {}
+        self._figures: dict[tuple, dict[str, Any]] = {}
         self.need("rack", rack_model, "--rack")
 
     def need(self, kind: str, model: str, option: str) -> dict[str, Any]:
@@ -159,6 +160,15 @@ class _Builder:
 
     def fig(self, kind: str, model: str) -> dict[str, Any]:
         return self.res(Component("", kind, model))
+
+    def figures(self, comp: Component) -> dict[str, Any]:
+        """``self.res(comp)`` (read only), cached per kind, model and props: the builder's thousands
+        of components share a handful of these (switches differ only in their tier)."""
+        key = (comp.kind, comp.model, tuple(sorted(comp.props.items())) if comp.props else ())
+        fig = self._figures.get(key)
+        if fig is None:
+            fig = self._figures[key] = self.res(comp)
+        return fig
 
     def add(self, kind: str, model: str, parent: str | None = None, slot: int | None = None,
             props: dict[str, Any] | None = None) -> str:
@@ -174,9 +184,9 @@ class _Builder:
 
     def link(self, a: str, b: str, lanes: int = 1) -> None:
         ends = [self.topo.components[a], self.topo.components[b]]
-        figs = [self.res(c) for c in ends if c.kind != "gpu_server"]
+        figs = [self.figures(c) for c in ends if c.kind != "gpu_server"]
         speed = min((f["port_speed_Gbps"] for f in figs), default=400.0)
-        switch = [self.res(c)["medium"] for c in ends if c.kind == "switch"]
+        switch = [self.figures(c)["medium"] for c in ends if c.kind == "switch"]
         medium = switch[0] if switch else (figs[0]["medium"] if figs else "ethernet")
         self.topo.add_link(Link(self.topo.new_id("link"), a, b, medium, speed, lanes=lanes))
 
@@ -184,8 +194,9 @@ class _Builder:
         """Put a component in the current rack of ``row`` (a new one when it is full)."""
         comp = self.topo.components[cid]
         rack_fig = self.fig("rack", self.rack_model)
-        units = int(self.res(comp)["rack_units_used"])
-        power = component_power_W(self.topo, comp, self.res)
+        units = int(self.figures(comp)["rack_units_used"])
+        power = (component_power_W(self.topo, comp, self.res) if comp.kind == "gpu_server"
+                 else float(self.figures(comp).get("power_W", 0.0)))  # as component_power_W counts them
         rack, next_u, count, used_W = self._fill.get(row, (None, 1, 0, 0.0))
         full = (rack is None or (row == "compute" and count >= self.per_rack)
                 or next_u + units - 1 > rack_fig["rack_units"]
