@@ -24,7 +24,9 @@ def test_json_names_every_iteration_part_and_the_resources(capsys):
     assert {"data_stall", "straggler", "checkpoint"} <= set(d["breakdown_s"])
     assert sum(d["breakdown_s"].values()) == pytest.approx(d["iteration_time_s"], rel=1e-12)
     assert d["host_cpu"]["cores_total"] == 8 * 112  # 8 DGX H100, 2 x 56-core Xeon 8480C
-    assert set(d["host_cpu"]["by_task"]) == {"network", "storage", "crypto", "virtualization", "data_loading"}
+    # every infrastructure task the engine models (engine.resources.INFRA_TASKS) plus data loading
+    assert set(d["host_cpu"]["by_task"]) == {"network", "storage", "crypto", "virtualization", "nccl_proxy",
+                                             "filesystem", "agents", "irq", "data_loading"}
     assert 0 <= d["host_cpu"]["infra_fraction"] <= 1
     assert {"read_demand_GBps", "read_achieved_GBps", "checkpoint_write_s"} <= set(d["storage"])
     # energy of the run = cluster power x training time
@@ -44,7 +46,7 @@ def test_set_changes_the_scenario_for_one_run(capsys):
     ("scenario.bogus=1", "unknown scenario setting 'bogus'"),
     ("encryption=true", "write scenario.NAME=VALUE"),
     ("scenario.tenants=many", "'tenants' must be a number"),
-    ("scenario.offload=cloud", "must be one of host, dpu"),
+    ("scenario.offload=cloud", "must be one of host, smartnic, dpu"),
     ("workload.flavour=2", "unknown workload setting 'flavour'"),
     ("scenario.seed=-3", "must be a whole number from 0"),
     ("workload.precision=[1]", "precision must be one of"),
