@@ -64,8 +64,48 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def check_numbers(template, given: dict[str, object], catalog) -> None:
+    """Every numeric option is a finite number within its template minimum, and no count option
+    makes a design that the file format cannot hold (so that nothing is built for minutes before
+    being refused): a count beyond :data:`fileformat.MAX_COMPONENTS` components is refused, and
+    ``--storage-count`` also when its appliances' ports alone need more links than
+    :data:`fileformat.MAX_LINKS` (derived: each appliance is one component and is cabled on every
+    port, ``ports`` from the catalog)."""
+    import math
+
+    from designer.topology.fileformat import MAX_COMPONENTS, MAX_LINKS
+
+    for opt in template.options:
+        value = given.get(opt.name)
+        if opt.type not in ("int", "float") or value is None:
+            continue
+        flag = "--" + opt.name.replace("_", "-")
+        if not math.isfinite(value):
+            raise UsageError(f"{flag} {value}: must be a finite number"
+                             + (f" of at least {opt.min:g}" if opt.min is not None else ""))
+        if opt.min is not None and value < opt.min:
+            raise UsageError(f"{flag} {value:g}: must be at least {opt.min:g} ({opt.help})")
+        if opt.type == "int" and value > MAX_COMPONENTS:
+            raise UsageError(f"{flag} {value:,}: more than a design file holds ({MAX_COMPONENTS:,} "
+                             f"components); use a smaller number")
+    count = given.get("storage_count")
+    if count:
+        model = given.get("storage_model") or next(
+            (o.default for o in template.options if o.name == "storage_model"), "")
+        try:
+            ports = int(catalog.get("storage", model).get("ports") or 1)
+        except (KeyError, TypeError, ValueError):
+            ports = 1  # an unknown model is named by the template
+        if count * ports > MAX_LINKS:
+            raise UsageError(f"--storage-count {count:,}: {count:,} appliances of {ports} ports need "
+                             f"{count * ports:,} links, more than a design file holds ({MAX_LINKS:,}); "
+                             f"use fewer storage appliances")
+
+
 def run(args: argparse.Namespace) -> int:
+    from designer.safeio import check_output_path
     from designer.topology import fileformat
+    from designer.topology.catalog import load_catalog
     from designer.topology.templates import TEMPLATES
     from designer.topology.validation import validate
 
@@ -76,10 +116,11 @@ def run(args: argparse.Namespace) -> int:
     if wrong:
         raise UsageError(f"the {template.name} template takes no --{wrong[0].replace('_', '-')} "
                          f"(its options: {', '.join('--' + n.replace('_', '-') for n in sorted(names))})")
+    check_output_path(args.output, what="--output")  # before minutes of building, not after
+    catalog = load_catalog()
+    check_numbers(template, given, catalog)
     design = template(**given)
-    from designer.topology.catalog import load_catalog
-
-    design.workload = fitted_workload(args.workload, design, load_catalog())
+    design.workload = fitted_workload(args.workload, design, catalog)
     fileformat.save(design, args.output)
     problems = validate(design)
     errors = sum(p.severity == "error" for p in problems)

@@ -641,14 +641,15 @@ def _distinct_ok(col: list[Any], spec: Any) -> bool:
     return all(spec.check(v) is None for _, v in set(zip(map(type, col), col)))
 
 
-def _fast_items(data: dict[str, Any]) -> tuple[list[Component], list[Link]] | None:
+def _fast_items(data: dict[str, Any], build: bool = True) -> tuple[list[Component], list[Link]] | None:
     """The components and links of a current-version file whose every item passes the item
     checks of :func:`_check_tree`, :data:`SCHEMA` and :func:`_semantic_errors`, proved column by
     column (a set of types, a min and a max over each field, a spec check per distinct value)
     instead of item by item; the head (name, workload, scenario ...) goes through the full checks.
     None as soon as anything is not plainly right: the full path then finds and words the problem
     (this path only ever accepts what the full one accepts, and builds the same objects). Generated
-    designs, and most saved ones, take this path: it loads a 131k-GPU design several times faster."""
+    designs, and most saved ones, take this path: it loads a 131k-GPU design several times faster.
+    ``build`` False: only the check (the file writer uses it), no objects."""
     comps, links = data.get("components"), data.get("links")
     if type(data) is not dict or type(comps) is not list or type(links) is not list or len(comps) > MAX_COMPONENTS \
             or len(links) > MAX_LINKS:
@@ -730,6 +731,8 @@ def _fast_items(data: dict[str, Any]) -> tuple[list[Component], list[Link]] | No
         return None
     if any(map(str.__eq__, a_end, b_end)) or len(set(lids)) != len(lids) or not kind_of.keys().isdisjoint(lids):
         return None
+    if not build:
+        return [], []
     with _gc_paused():
         built = list(map(Component, ids, kinds, models, names, parents, slots, props,
                          [(p[0], p[1]) if p is not None else None for p in poss]))
@@ -767,15 +770,22 @@ def dumps(design: Design, source: str = "<design>") -> str:
     that is not JSON at all is refused here, with its path, so that no saved file fails to load."""
     try:
         data = to_dict(design)
-        errors = _check_tree(data)
-        if errors:
-            raise DesignFileError(source, [(p, f"cannot be saved: {m}") for p, m in errors])
+        for key, limit in (("components", MAX_COMPONENTS), ("links", MAX_LINKS)):
+            if len(data[key]) > limit:
+                raise DesignFileError(source, [(key, (
+                    f"cannot be saved: {len(data[key]):,} {key}; this program reads design files "
+                    f"of up to {limit:,} {key}"))])
+        if _fast_items(data, build=False) is None:  # else every item is proved sound already
+            errors = _check_tree(data)
+            if errors:
+                raise DesignFileError(source, [(p, f"cannot be saved: {m}") for p, m in errors])
         head = {k: v for k, v in data.items() if k not in ("components", "links")}
+        encode = json.JSONEncoder(allow_nan=False, ensure_ascii=False).encode  # = json.dumps(v, ...)
         lines = ["{"]
         for key, value in head.items():
-            lines.append(f" {json.dumps(key)}: {json.dumps(value, allow_nan=False, ensure_ascii=False)},")
+            lines.append(f" {json.dumps(key)}: {encode(value)},")
         for key in ("components", "links"):
-            items = [json.dumps(v, allow_nan=False, ensure_ascii=False) for v in data[key]]
+            items = list(map(encode, data[key]))
             body = ",\n  ".join(items)
             lines.append(f" {json.dumps(key)}: [\n  {body}\n ]" if items else f" {json.dumps(key)}: []")
             lines[-1] += "," if key == "components" else ""
@@ -819,14 +829,34 @@ def load(path: str | os.PathLike[str]) -> Design:
     return loads(text, source)
 
 
-def save(design: Design, path: str | os.PathLike[str]) -> None:
-    """Write a design file atomically: a temporary file in the same folder is written, flushed and
-    fsync'ed, then renamed over ``path`` and the folder fsync'ed. If anything fails the old file is
-    left as it was and the temporary file is removed. The file keeps its permissions (a new file
-    gets those the umask gives, as ``open`` would)."""
-    target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
+def save(design: Design, path: str | os.PathLike[str], *,
+         inputs: tuple[str | os.PathLike[str] | None, ...] = ()) -> None:
+    """Write a design file atomically: a temporary file in the target's folder is written, flushed
+    and fsync'ed, then renamed over the target and the folder fsync'ed. If anything fails the old
+    file is left as it was and the temporary file is removed. The file keeps its permissions (a new
+    file gets those the umask gives, as ``open`` would).
+
+    The path is checked first (``safeio.check_output_path``): a folder, a device such as
+    /dev/null, a FIFO or a socket is refused (renaming over it would replace it), and so is one of
+    ``inputs`` (the files the design was made from); a symlink stays a link and the file it points
+    to is replaced. The design is refused too when the loader would refuse the file (more
+    components or links than it reads, or a file over :data:`MAX_FILE_BYTES`)."""
+    from designer.safeio import check_output_path
+
+    try:
+        target = check_output_path(path, inputs=inputs, what="design file")
+    except DesignFileError:
+        raise
+    except UsageError as exc:
+        err = DesignFileError(str(path), [("", str(exc))])
+        err.args = (str(exc),)  # the message names the file already
+        raise err from None
+    folder = target.parent
     data = dumps(design, str(path)).encode("utf-8")
+    if len(data) > MAX_FILE_BYTES:
+        raise DesignFileError(str(path), [("", (
+            f"cannot be saved: the file would be {len(data) / 2**20:.1f} MiB and this program reads "
+            f"design files up to {MAX_FILE_BYTES // 2**20} MiB; make the design smaller"))])
     tmp_name = None
     try:
         mode = _mode_for(target)

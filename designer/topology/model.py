@@ -136,9 +136,12 @@ class Topology:
         if callback in self._subscribers:
             self._subscribers.remove(callback)
 
-    def _emit(self, event: ChangeEvent) -> None:
+    def _emit(self, event: ChangeEvent | None) -> None:
+        """Tell the subscribers (``event`` None: there are none, so no copy was made for it)."""
         self.version += 1
         self._graph = None
+        if event is None:
+            return
         for cb in list(self._subscribers):
             cb(event)
 
@@ -206,7 +209,7 @@ class Topology:
         if comp.parent is not None:
             self._children.setdefault(comp.parent, set()).add(comp.id)
         self._note_id(comp.id)
-        self._emit(ChangeEvent("component_added", comp.id, None, comp.copy()))
+        self._emit(ChangeEvent("component_added", comp.id, None, comp.copy()) if self._subscribers else None)
         return comp
 
     def remove_component(self, comp_id: str) -> tuple[Component, list[Link], list[Component]]:
@@ -283,7 +286,7 @@ class Topology:
         self._links_of.setdefault(link.a, set()).add(link.id)
         self._links_of.setdefault(link.b, set()).add(link.id)
         self._note_id(link.id)
-        self._emit(ChangeEvent("link_added", link.id, None, link.copy()))
+        self._emit(ChangeEvent("link_added", link.id, None, link.copy()) if self._subscribers else None)
         return link
 
     def remove_link(self, link_id: str) -> Link:

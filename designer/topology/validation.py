@@ -53,8 +53,9 @@ class Problem:
 
 
 class Resolver:
-    """``catalog.resolve`` with a cache for components without overrides (most of a big design);
-    an unknown model resolves to the kind defaults (the ``unknown-model`` rule reports it)."""
+    """``catalog.resolve`` with a cache per kind, model and overrides (a big design has a handful
+    of distinct ones); an unknown model resolves to the kind defaults (the ``unknown-model`` rule
+    reports it)."""
 
     def __init__(self, catalog: Any) -> None:
         self.catalog = catalog
@@ -72,16 +73,25 @@ class Resolver:
         return model in self.ids(kind)
 
     def __call__(self, comp: Any) -> dict[str, Any]:
-        key = (comp.kind, comp.model)
-        if comp.props or key not in self._cache:
-            if self.known(comp.kind, comp.model):
-                values = self.catalog.resolve(comp)
-            else:
-                values = {**kinds.defaults(comp.kind), **(comp.props or {})}
-            if comp.props:
-                return values
-            self._cache[key] = values
-        return self._cache[key]
+        """The figures of ``comp`` (read only: components alike share one dict). Cached per kind,
+        model and overrides, so the 20k switches of a big design with the same ``tier`` override
+        resolve once; overrides that cannot be a key (a list value) resolve every time."""
+        key: tuple = (comp.kind, comp.model)
+        if comp.props:
+            try:
+                key = (comp.kind, comp.model, *((k, type(v), v) for k, v in sorted(comp.props.items())))
+                hash(key)
+            except TypeError:
+                return self._resolve(comp)
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = self._cache[key] = self._resolve(comp)
+        return hit
+
+    def _resolve(self, comp: Any) -> dict[str, Any]:
+        if self.known(comp.kind, comp.model):
+            return self.catalog.resolve(comp)
+        return {**kinds.defaults(comp.kind), **(comp.props or {})}
 
     def gpu_power_W(self, gpu_model: str) -> float:
         if not self.known("gpu", gpu_model):
