@@ -226,3 +226,22 @@ def test_each_template_suggests_a_workload_that_runs_on_its_designs(catalog):
     assert r["workload"]["tp"] == 8 and r["workload"]["pp"] == 4 and r["gpus"] == 576
     assert r["placement"]["tp_inside_nvlink_domain"] is True
     assert r["iteration_time_s"] > 0 and r["breakdown_s"]["compute"] > 0
+
+
+def test_nvl72_storage_fabric_is_spectrum4_ethernet(catalog):
+    # DGX SuperPOD GB200 RA: compute on InfiniBand, storage on Spectrum-4 800G Ethernet. 8 GB200
+    # racks x 36 BlueField-3 (400G) + 1 appliance x 8 ports = 296 storage ports; on 64-port 800G
+    # leaves a 400G host port weighs half an uplink: floor(800 x 64 / (400 + 800)) = 42 host ports,
+    # 22 uplinks: ceil(296 / 42) = 8 leaves, ceil(8 x 22 / 64) = 3 spines
+    d = nvl72(servers=8, catalog=catalog)
+    storage = [s for s in d.topology.switches() if s.model == "sn5600"]
+    assert Counter(s.props["tier"] for s in storage) == {"leaf": 8, "spine": 3}
+    assert tiers(d) == {"leaf": 18 + 8, "spine": 9 + 3}
+    for sw in storage:  # no compute NIC on the storage fabric
+        assert all(d.topology.components[n].kind in ("switch", "dpu", "storage")
+                   for n in d.topology.neighbors(sw.id))
+    # the other templates keep one switch model unless told
+    r = rail_optimized(servers=32, storage_switch="sn5600", catalog=catalog)
+    assert {s.model for s in r.topology.switches()} == {"qm9700", "sn5600"}
+    assert {s.model for s in rail_optimized(servers=32, catalog=catalog).topology.switches()} == {"qm9700"}
+    assert errors(d, catalog) == [] and errors(r, catalog) == []

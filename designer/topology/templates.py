@@ -384,7 +384,11 @@ def _appliance_ports(b: _Builder, appliances: list[str]) -> list[str]:
 
 
 def _separate_storage(b: _Builder, servers: list[str], appliances: list[str], switch: str,
-                      oversubscription: float) -> None:
+                      oversubscription: float, storage_switch: str = "") -> None:
+    """The separate storage fabric, of ``storage_switch`` ("" = the compute fabric's ``switch``)."""
+    if storage_switch:
+        b.need("switch", storage_switch, "--storage-switch")
+    switch = storage_switch or switch
     ends = _storage_devices(b, servers) + _appliance_ports(b, appliances)
     down, up = b.leaf_ports(switch, oversubscription, ends)
     b.spines(b.leaves(_chunks(ends, down), switch), up, switch, core=True)
@@ -410,7 +414,7 @@ def _storage_count(storage: str, count: int, servers: int, su_size: int = 32) ->
 def leaf_spine(servers: int = 16, server: str = "dgx-h100", gpus_per_server: int = 0, nic: str = "",
                dpu: str = "", switch: str = "qm9700", oversubscription: float = 1.0,
                storage: str = "separate", storage_model: str = "generic-nvmeof-afa", storage_count: int = 0,
-               rack: str = "rack-42u", servers_per_rack: int = 4, frontend: str = "none",
+               storage_switch: str = "", rack: str = "rack-42u", servers_per_rack: int = 4, frontend: str = "none",
                frontend_switch: str = "sn5400", name: str = "", catalog: Any = None) -> Design:
     """Leaf-spine: every NIC/DPU of every server to a leaf (filled in order), leaves to all spines;
     when one spine layer cannot reach every leaf (more than ``ports`` leaves of ``ports/2`` uplinks),
@@ -427,7 +431,7 @@ def leaf_spine(servers: int = 16, server: str = "dgx-h100", gpus_per_server: int
     down, up = b.leaf_ports(switch, oversubscription, ends)
     b.spines(b.leaves(_chunks(ends, down), switch), up, switch, core=True)
     if storage == "separate":
-        _separate_storage(b, ids, appliances, switch, oversubscription)
+        _separate_storage(b, ids, appliances, switch, oversubscription, storage_switch)
     _frontend(b, ids, frontend, frontend_switch)
     _rack_all(b, ids, appliances)
     return b.finish(name or f"Leaf-spine, {servers} x {server}")
@@ -435,7 +439,7 @@ def leaf_spine(servers: int = 16, server: str = "dgx-h100", gpus_per_server: int
 
 def fat_tree(k: int = 8, server: str = "dgx-h100", gpus_per_server: int = 0, nic: str = "", dpu: str = "",
              switch: str = "qm9700", storage: str = "none", storage_model: str = "generic-nvmeof-afa",
-             storage_count: int = 0, rack: str = "rack-42u", servers_per_rack: int = 4,
+             storage_count: int = 0, storage_switch: str = "", rack: str = "rack-42u", servers_per_rack: int = 4,
              frontend: str = "none", frontend_switch: str = "sn5400", name: str = "",
              catalog: Any = None) -> Design:
     """Three-tier k-ary fat-tree (Al-Fares et al., SIGCOMM 2008): k pods of k/2 edge and k/2
@@ -467,7 +471,7 @@ def fat_tree(k: int = 8, server: str = "dgx-h100", gpus_per_server: int = 0, nic
             for core in cores[i * half:(i + 1) * half]:
                 b.link(agg, core)
     if storage == "separate":
-        _separate_storage(b, ids, appliances, switch, 1.0)
+        _separate_storage(b, ids, appliances, switch, 1.0, storage_switch)
     _frontend(b, ids, frontend, frontend_switch)
     _rack_all(b, ids, appliances)
     return b.finish(name or f"Fat-tree k={k}, {hosts} x {server}")
@@ -476,8 +480,8 @@ def fat_tree(k: int = 8, server: str = "dgx-h100", gpus_per_server: int = 0, nic
 def rail_optimized(servers: int = 256, server: str = "dgx-h100", gpus_per_server: int = 0, nic: str = "",
                    dpu: str = "", switch: str = "qm9700", su_size: int = 32, oversubscription: float = 1.0,
                    storage: str = "separate", storage_model: str = "generic-nvmeof-afa",
-                   storage_count: int = 0, rack: str = "rack-42u", servers_per_rack: int = 4,
-                   rails_per_leaf: int = 1, frontend: str = "none", frontend_switch: str = "sn5400",
+                   storage_count: int = 0, storage_switch: str = "", rack: str = "rack-42u",
+                   servers_per_rack: int = 4, rails_per_leaf: int = 1, frontend: str = "none", frontend_switch: str = "sn5400",
                    name: str = "", catalog: Any = None) -> Design:
     """Rail-optimized fabric in the style of the NVIDIA DGX SuperPOD reference architecture: scalable
     units (SUs) of ``su_size`` servers; in each SU one leaf per rail, and NIC/DPU i of every server
@@ -534,7 +538,7 @@ def rail_optimized(servers: int = 256, server: str = "dgx-h100", gpus_per_server
         for rail_leaves in by_rail:
             b.spines(rail_leaves, up, switch, core=True)
     if storage == "separate":
-        _separate_storage(b, ids, appliances, switch, oversubscription)
+        _separate_storage(b, ids, appliances, switch, oversubscription, storage_switch)
     _frontend(b, ids, frontend, frontend_switch)
     _rack_all(b, ids, appliances)
     return b.finish(name or f"Rail-optimized, {servers} x {server}")
@@ -543,15 +547,17 @@ def rail_optimized(servers: int = 256, server: str = "dgx-h100", gpus_per_server
 def nvl72(servers: int = 8, server: str = "gb200-nvl72", nic: str = "", switch: str = "",
           su_size: int = 8, rails_per_leaf: int = 0, oversubscription: float = 1.0,
           storage: str = "separate", storage_model: str = "generic-nvmeof-afa", storage_count: int = 0,
-          rack: str = "rack-nvl72", frontend: str = "none", frontend_switch: str = "sn5400",
-          name: str = "", catalog: Any = None) -> Design:
+          storage_switch: str = "sn5600", rack: str = "rack-nvl72", frontend: str = "none",
+          frontend_switch: str = "sn5400", name: str = "", catalog: Any = None) -> Design:
     """NVL72 racks (GB200/GB300 NVL72: 72 GPUs in one NVLink domain, one scale-out NIC per GPU) with
     a rail-optimized scale-out fabric: ``servers`` NVL72 systems, each in its own rack of the
     ``rack`` model, in scalable units of ``su_size`` racks (8, as in the DGX SuperPOD GB200 reference
     architecture); rails grouped onto leaves as :func:`rail_optimized` with ``rails_per_leaf`` (0:
     as many as a leaf's host ports take). ``switch`` "" picks the switch by the NIC: InfiniBand at
     800 Gb/s (ConnectX-8) → Quantum-X800 ``q3400``, at 400 Gb/s → Quantum-2 ``qm9700``; Ethernet at
-    800 → Spectrum-X800 ``sn5610``, at 400 → ``sn5400``."""
+    800 → Spectrum-X800 ``sn5610``, at 400 → ``sn5400``. The separate storage fabric is Spectrum-4
+    Ethernet (``storage_switch`` ``sn5600``), as the DGX SuperPOD GB200 RA has it (NDR InfiniBand for
+    compute, Spectrum-4 800 Gb/s Ethernet for storage)."""
     if not switch:
         res = _Builder(catalog, rack, 1)
         fig = res.need("gpu_server", server, "--server")
@@ -562,7 +568,8 @@ def nvl72(servers: int = 8, server: str = "gb200-nvl72", nic: str = "", switch: 
                   ("ethernet", True): "sn5610", ("ethernet", False): "sn5400"}[(nic_fig["medium"], fast)]
     return rail_optimized(servers=servers, server=server, nic=nic, switch=switch, su_size=su_size,
                           oversubscription=oversubscription, storage=storage, storage_model=storage_model,
-                          storage_count=storage_count, rack=rack, servers_per_rack=1,
+                          storage_count=storage_count, storage_switch=storage_switch, rack=rack,
+                          servers_per_rack=1,
                           rails_per_leaf=rails_per_leaf, frontend=frontend, frontend_switch=frontend_switch,
                           name=name or f"NVL72 racks, {servers} x {server}", catalog=catalog)
 
@@ -582,6 +589,8 @@ def _common(storage_default: str = "separate", storage_choices: tuple[str, ...] 
                "(converged) or none", choices=storage_choices),
         Option("storage_model", "str", "generic-nvmeof-afa", "storage appliance model", catalog="storage"),
         Option("storage_count", "int", 0, "storage appliances (0: one per 32 servers)", min=0),
+        Option("storage_switch", "str", "", "switch model of a separate storage fabric (default: the "
+               "compute fabric's)", catalog="switch"),
         Option("rack", "str", "rack-42u", "rack model", catalog="rack"),
         Option("servers_per_rack", "int", 4, "at most this many servers per rack (fewer if U or power "
                "run out)", min=1),
@@ -632,6 +641,8 @@ TEMPLATES: dict[str, Template] = {
                   Option("storage_model", "str", "generic-nvmeof-afa", "storage appliance model",
                          catalog="storage"),
                   Option("storage_count", "int", 0, "storage appliances (0: one per scalable unit)", min=0),
+                  Option("storage_switch", "str", "sn5600", "switch model of a separate storage fabric "
+                         "(Spectrum-4 Ethernet, as in the DGX SuperPOD GB200 RA)", catalog="switch"),
                   Option("rack", "str", "rack-nvl72", "rack model of the NVL72 systems", catalog="rack"))
                  + _FRONTEND + (Option("name", "str", "", "design name"),), workload="llama3-70b"),
     )
