@@ -68,7 +68,10 @@ def collective_paths(*, offload: bool, rdma: bool, encrypt: bool, rdma_bytes: fl
 
     Host-managed encryption runs in the kernel (IPsec/kTLS), which RDMA bypasses, so encrypted
     collective traffic on a host-managed server takes the kernel TCP path (e.g. NCCL's socket
-    transport). A DPU encrypts inline, so RDMA stays RDMA. Without RDMA every byte is TCP.
+    transport). A DPU or a ConnectX SmartNIC encrypts inline (``offload`` True for both; IPsec
+    packet offload carries RoCE: "RoCE over offloaded IPSEC works seamlessly", NVIDIA's inline
+    IPsec offload announcement on freebsd-net, 2024-03), so RDMA stays RDMA. Without RDMA every
+    byte is TCP.
     """
     rdma_ok = rdma and (offload or not encrypt)
     if rdma_ok:
