@@ -45,7 +45,13 @@ def build(servers: int, path: Path) -> int:
     from designer.topology.templates import rail_optimized
 
     start = time.perf_counter()
-    design = rail_optimized(servers=servers, dpu="bluefield-3", catalog=load_catalog())
+    from designer.commands.new import fitted_workload
+    from designer.topology.templates import suggested_workload
+
+    catalog = load_catalog()
+    design = rail_optimized(servers=servers, dpu="bluefield-3", catalog=catalog)
+    # the workload `dpu-designer new` gives: the suggested preset filling the design
+    design.workload = fitted_workload(suggested_workload(design), design, catalog)
     fileformat.save(design, path)
     n = len(design.topology.components)
     print(f"design: {servers:,} servers, {n:,} components, {len(design.topology.links):,} links, "

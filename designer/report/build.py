@@ -65,6 +65,8 @@ class ReportData:
     bom: Bom
     #: the engine's comparison of the two runs (reasons, data loading); None: not gathered
     comparison: Comparison | None = None
+    #: cables and optics (``designer.report.cabling.summarize``); made when the document first needs it
+    cable_summary: Any = None
 
 
 @dataclass
@@ -304,7 +306,9 @@ def _cables(data: ReportData) -> str:
     (``designer.report.cabling``: lengths estimated from the rack positions)."""
     from designer.report.cabling import summarize
 
-    summary = summarize(cables(data.design, data.catalog))
+    summary = data.cable_summary
+    if summary is None:  # once: the document is laid out twice (for the contents' page numbers)
+        summary = data.cable_summary = summarize(cables(data.design, data.catalog))
     if not summary.cables:
         return para("No network cables: the design has no Ethernet or InfiniBand links.")
     rows = [(kind, f"{speed:g}", medium, f"{length:g}", n)

@@ -3,19 +3,110 @@
 The report draws exactly what the canvas shows, through the GUI's :class:`DesignScene`, so there is
 one renderer of the topology. The scene follows a *copy* of the design (it subscribes to the
 design it shows; the user's design must not keep a report's scene alive).
+
+Above :data:`OVERVIEW_ABOVE` components the picture is an :class:`Overview` drawn straight from
+the model instead: racks, switches, storage and loose servers as boxes at their canvas places,
+cables merged into one line per pair of boxes. Derived: the picture is at most ~2,050 x 2,700 px
+(A4 text width at 300 dpi, 55% of its height), about 5.5 Mpx; at 20,000 components that is ~275 px²
+(a 16 px square) each, below which badges and labels cannot be read anyway, while building the
+full canvas scene costs ~1 ms per component (24,498 components: ~20 s of the report).
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRectF, QSize, Qt
-from PySide6.QtGui import QImage, QPainter
+from collections import Counter
+
+from PySide6.QtCore import QLineF, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QImage, QPainter, QPen
 
 from designer.gui.scene import DesignScene
 from designer.report.export import fit, scene_source_rect
 from designer.topology.design import Design
 
 
-def topology_scene(design: Design, catalog) -> DesignScene:
+#: designs with more components get the :class:`Overview` picture (see the module docstring)
+OVERVIEW_ABOVE = 20_000
+_FILL = {"rack": "#f4f4f4", "switch": "#f7dcb4", "storage": "#d7efd0", "gpu_server": "#cfe3f7"}
+
+
+class Overview:
+    """A large design drawn as boxes and merged cables (module docstring); duck-types what
+    :func:`paint_scene` and :func:`topology_image` need of a scene."""
+
+    def __init__(self, design: Design, catalog) -> None:
+        from designer.topology import layout
+        from designer.topology.model import ATTACHABLE
+
+        comps = design.topology.components
+        pos = {cid: c.pos for cid, c in comps.items() if c.pos is not None}
+        if len(pos) < len(comps):
+            pos = {**layout.layout_by_tier(design.topology, catalog), **pos}
+
+        def owner(cid: str) -> str:
+            c = comps[cid]
+            if c.kind in ATTACHABLE and c.parent in comps:
+                c = comps[c.parent]
+            if c.parent in comps and comps[c.parent].kind == "rack":
+                return c.parent
+            return c.id
+
+        self.boxes: dict[str, tuple[QRectF, str]] = {}
+        for cid, c in comps.items():
+            if owner(cid) != cid or c.kind in ATTACHABLE or cid not in pos:
+                continue
+            fig = catalog.resolve(c)
+            if c.kind == "rack":
+                w, h = layout.rack_size(float(fig.get("rack_units") or 42))
+            else:
+                w, h = layout.MEMBER_W, layout.box_height(float(fig.get("rack_units_used") or 1))
+            x, y = pos[cid]
+            self.boxes[cid] = (QRectF(x - w / 2, y - h / 2, w, h), c.kind)
+        # a rack is coloured by what it holds: switches, else storage, else servers
+        holds: dict[str, set[str]] = {}
+        for c in comps.values():
+            if c.parent in self.boxes and c.kind not in ATTACHABLE:
+                holds.setdefault(c.parent, set()).add(c.kind)
+        for rid, kinds_held in holds.items():
+            kind = next((k for k in ("switch", "storage", "gpu_server") if k in kinds_held), "rack")
+            self.boxes[rid] = (self.boxes[rid][0], kind)
+        pairs: Counter = Counter()
+        for link in design.topology.links.values():
+            if link.a in comps and link.b in comps:
+                a, b = owner(link.a), owner(link.b)
+                if a != b and a in self.boxes and b in self.boxes:
+                    pairs[(a, b) if a < b else (b, a)] += max(1, int(link.lanes))
+        self.pairs = pairs
+        rect = QRectF()
+        for box, _ in self.boxes.values():
+            rect = rect.united(box)
+        self.rect = rect.adjusted(-20, -20, 20, 20) if not rect.isEmpty() else QRectF(0, 0, 100, 100)
+
+    def paint(self, painter: QPainter, target: QRectF) -> None:
+        from designer.report.export import fit
+
+        box = fit(self.rect.size(), target)
+        scale = box.width() / self.rect.width()
+        painter.save()
+        painter.translate(box.x(), box.y())
+        painter.scale(scale, scale)
+        painter.translate(-self.rect.x(), -self.rect.y())
+        painter.setPen(QPen(QColor("#555555"), 0))  # cosmetic: one device pixel whatever the scale
+        for kind in ("rack", "gpu_server", "storage", "switch"):
+            painter.setBrush(QColor(_FILL[kind]))
+            rects = [r for r, k in self.boxes.values() if k == kind]
+            if rects:
+                painter.drawRects(rects)
+        painter.setPen(QPen(QColor(40, 70, 120, 50), 0))  # cables over the boxes, faint
+        centres = {cid: r.center() for cid, (r, _) in self.boxes.items()}
+        painter.drawLines([QLineF(centres[a], centres[b]) for a, b in self.pairs])
+        painter.restore()
+
+
+def topology_scene(design: Design, catalog):
+    """The canvas scene of ``design``, or an :class:`Overview` of a design above OVERVIEW_ABOVE
+    components."""
+    if len(design.topology.components) > OVERVIEW_ABOVE:
+        return Overview(design, catalog)
     scene = DesignScene(catalog)
     scene.set_design(design.copy())
     scene.set_detail(1.0)  # show NIC/DPU badges, as the canvas does at 100 %
@@ -24,13 +115,16 @@ def topology_scene(design: Design, catalog) -> DesignScene:
 
 def paint_scene(scene: DesignScene, painter: QPainter, target: QRectF) -> None:
     """Draw the whole scene centred in ``target``, keeping its aspect ratio."""
+    if isinstance(scene, Overview):
+        scene.paint(painter, target)
+        return
     source = scene_source_rect(scene)
     scene.render(painter, fit(source.size(), target), source, Qt.KeepAspectRatio)
 
 
 def topology_image(scene: DesignScene, width_px: int, max_height_px: int) -> QImage:
     """The scene as an image ``width_px`` wide and as tall as its aspect ratio asks (capped)."""
-    source = scene_source_rect(scene)
+    source = scene.rect if isinstance(scene, Overview) else scene_source_rect(scene)
     height = min(max_height_px, max(16, round(width_px * source.height() / source.width())))
     image = QImage(QSize(width_px, height), QImage.Format_ARGB32)
     image.fill(Qt.white)
