@@ -114,3 +114,15 @@ def test_smartnic_keeps_rdma_under_encryption_and_is_bounded_by_its_crypto_engin
     assert "arm" not in r.dpu
     assert any("SmartNIC crypto engine" in b for b in r.bottlenecks)
     assert r.network_extra_s > 0
+
+
+def test_new_adapters_line_rates_and_classes_follow_their_sources():
+    # ConnectX-8 SuperNIC firmware release notes: 800 Gb/s XDR or 2 x 400GbE; BlueField-4
+    # announcement (itdaily.com): 800 Gb/s, 64 Arm Neoverse V2 cores; BlueField-3 SuperNIC B3140H:
+    # 400 Gb/s, a NIC-class part (NIC mode: no host-side Arm services), slot-powered (<= 75 W)
+    assert CAT.get("nic", "connectx-8")["max_bandwidth_Gbps"] == pytest.approx(800, rel=WITHIN)
+    bf4 = CAT.get("dpu", "bluefield-4")
+    assert bf4["max_bandwidth_Gbps"] == pytest.approx(800, rel=WITHIN) and bf4["arm_cores"] == 64
+    supernic = CAT.get("nic", "bluefield-3-supernic")
+    assert supernic["max_bandwidth_Gbps"] == pytest.approx(400, rel=WITHIN)
+    assert "bluefield-3-supernic" not in CAT.ids("dpu") and supernic["power_W"] <= 75
