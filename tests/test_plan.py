@@ -128,19 +128,30 @@ def test_vision_workloads_are_refused():
 def test_cli_table_json_and_apply(tmp_path, capsys):
     src = tmp_path / "d.json"
     fileformat.save(small_design(), src)
-    assert main(["plan", str(src), "--top", "2", "--evaluate", "3"]) == 0
+    assert main(["plan", str(src), "--top", "2", "--evaluate", "2"]) == 0
     out = capsys.readouterr().out
     assert "iteration s" in out and "MFU" in out and "dropped" in out
-    assert main(["plan", str(src), "--top", "2", "--evaluate", "3", "--json"]) == 0
+    assert main(["plan", str(src), "--top", "2", "--evaluate", "2", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["gpus"] == 16 and len(data["layouts"]) >= 2 and data["saved_to"] is None
     best = data["best"]
     out_file = tmp_path / "best.json"
-    assert main(["plan", str(src), "--evaluate", "3", "-o", str(out_file)]) == 0
+    assert main(["plan", str(src), "--evaluate", "2", "-o", str(out_file)]) == 0
     saved = fileformat.load(out_file)
     assert {k: saved.workload[k] for k in best} == best
     assert saved.workload["preset"] == "megatron-gpt-1.7b"
     assert fileformat.load(src).workload == small_design().workload  # FILE is not changed
+
+
+def test_cli_set_changes_the_searched_workload(tmp_path, capsys):
+    src = tmp_path / "d.json"
+    fileformat.save(small_design(), src)
+    assert main(["plan", str(src), "--evaluate", "2", "--json", "--set", "workload.global_batch=16"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    for row in data["layouts"]:  # every replica gets whole micro-batches of the new batch
+        assert 16 % (row["layout"]["dp"] * row["layout"]["micro_batch"]) == 0
+    assert main(["plan", str(src), "--set", "workload.nope=1"]) == 2
+    assert "unknown workload setting 'nope'" in capsys.readouterr().err
 
 
 def test_cli_bad_input_is_one_line(capsys):
@@ -170,7 +181,7 @@ def test_the_estimate_bounds_the_engine_so_the_search_can_stop(result, monkeypat
     # a smaller space, every fitting layout run: the bounded search finds the same best
     monkeypatch.setattr(plan, "MICRO_BATCHES", (1, 2))
     monkeypatch.setattr(plan, "INTERLEAVES", (1, 2))
-    monkeypatch.setattr(plan, "CP_SIZES", (1, 2))
+    monkeypatch.setattr(plan, "CP_SIZES", (1,))
     bounded = plan.search(small_design(), CAT, top=1, evaluate=2)
     full = plan.search(small_design(), CAT, top=1, evaluate=bounded.fit)
     assert len(full.ranked) == full.fit and full.unsettled == 0
