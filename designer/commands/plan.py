@@ -26,8 +26,9 @@ def register(subparsers) -> None:
     p.add_argument("file", help="design file (.json)")
     p.add_argument("--top", type=_count, default=5, metavar="N", help="layouts to show (default 5)")
     p.add_argument("--evaluate", type=_count, default=None, metavar="N",
-                   help="layouts run through the full engine (default: max(6, --top)); more is "
-                        "slower and surer")
+                   help="layouts run through the full engine first (default: max(6, --top)); "
+                        "more run while a layout left out might still beat the best, up to "
+                        "twice as many")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--apply", action="store_true",
