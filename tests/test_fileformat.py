@@ -10,7 +10,7 @@ import pytest
 from designer.topology import fileformat
 from designer.topology.fileformat import DesignFileError, from_dict, load, loads, save, to_dict
 from designer.topology.model import Component
-from designer.topology.design import SCENARIO_DEFAULTS
+from designer.topology.design import SCENARIO_CHOICES, SCENARIO_DEFAULTS
 
 SAMPLE = Path(__file__).parent / "data" / "design_v1_sample.json"
 
@@ -73,7 +73,8 @@ def test_save_load_gives_an_equal_design(tmp_path):
     (lambda d: d["components"][3].update(parent="rack-1"),
      "components[3].parent: a DPU belongs in a GPU server, not in a Rack"),
     (lambda d: d["components"][0].update(parent="rack-1"), "components[0].parent: a rack is not placed"),
-    (lambda d: d.update(scenario={"offload": "gpu"}), "scenario.offload: must be one of host, dpu"),
+    (lambda d: d.update(scenario={"offload": "gpu"}),
+     "scenario.offload: must be one of " + ", ".join(SCENARIO_CHOICES["offload"])),
     (lambda d: d.update(scenario={"checkpoint_interval_s": -1}),
      "scenario.checkpoint_interval_s: must be at least 0 (0: no checkpoints)"),
     (lambda d: d.update(scenario={"seed": -3}), "scenario.seed: must be at least 0"),

@@ -33,17 +33,16 @@ import math
 import os
 import stat
 import tempfile
-from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any, Callable
 
 import jsonschema
 
 from designer.errors import UsageError
-from designer.engine.workload import PRECISION_BYTES, Workload
 from designer.topology.design import SCENARIO_SPEC, Design, number_text
 from designer.topology.kinds import FIELDS, KINDS, LINK_FIELDS, MEDIA
 from designer.topology.model import Component, Link, Topology, parent_problem
+from designer.topology.workload_spec import json_schema_properties
 
 FORMAT = "dpu-cluster-design"
 VERSION = 1
@@ -66,14 +65,11 @@ _ID = {"type": "string", "minLength": 1, "maxLength": 200}
 _NUMBER = {"type": "number"}
 _COORD = {"type": "number", "minimum": -MAX_COORD, "maximum": MAX_COORD}
 _OPT_INT = {"type": ["integer", "null"]}
-#: the value checks of the workload fields a file may set (those of ``engine.workload.Workload``;
-#: other keys, such as a catalog entry's sources, pass): type, precision name, no negative number.
-#: The engine checks the ranges that depend on the design (tp x pp fits the GPUs ...) when it runs.
-_WORKLOAD_PROPERTIES: dict[str, Any] = {
-    f.name: {"str": {"type": "string"}, "bool": {"type": "boolean"},
-             "int": {"type": "integer", "minimum": 0}, "float": {"type": "number", "minimum": 0}}[f.type]
-    for f in dataclass_fields(Workload)}
-_WORKLOAD_PROPERTIES["precision"] = {"enum": list(PRECISION_BYTES)}
+#: the value checks of the workload fields a file may set (those of ``engine.workload.Workload``,
+#: described in ``workload_spec`` so that the file format does not import the engine; other keys,
+#: such as a catalog entry's sources, pass): type, precision name, no negative number. The engine
+#: checks the ranges that depend on the design (tp x pp fits the GPUs ...) when it runs.
+_WORKLOAD_PROPERTIES: dict[str, Any] = json_schema_properties()
 
 SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
