@@ -136,7 +136,6 @@ class PlanDialog(QDialog):
         self.search_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.apply_button.setEnabled(False)
-        self.evaluate.setValue(max(self.evaluate.value(), 1))
         self.worker = self._retired.start(
             search_steps, design.copy(), self.window_.catalog, top=self.top.value(),
             evaluate=max(self.evaluate.value(), self.top.value()),
