@@ -143,3 +143,11 @@ def test_report_bom_page_lists_cables(tmp_path):
     text = " ".join(p.extract_text() for p in pypdf.PdfReader(str(out)).pages)
     text = " ".join(text.split())
     assert "Cables and optics" in text and "Transceivers" in text
+
+
+def test_fast_summary_equals_the_summary_of_every_cable():
+    from designer.topology.templates import rail_optimized
+
+    cat = load_catalog()
+    for design in (load(EXAMPLE), rail_optimized(servers=64, dpu="bluefield-3", catalog=cat)):
+        assert cabling.summary_of(design, cat) == cabling.summarize(cabling.cables(design, cat))

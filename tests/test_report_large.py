@@ -55,14 +55,27 @@ def test_report_of_an_overview_design(qt, monkeypatch, tmp_path):
     from designer.report import build
 
     calls = []
-    real = build.cables
+    real = build.cable_summary_of
 
     def counting(*args, **kwargs):
         calls.append(1)
         return real(*args, **kwargs)
 
     monkeypatch.setattr(tp, "OVERVIEW_ABOVE", 10)
-    monkeypatch.setattr(build, "cables", counting)
+    monkeypatch.setattr(build, "cable_summary_of", counting)
     info = build.build_report(load(EXAMPLE), load_catalog(), tmp_path / "r.pdf", png_dir=tmp_path / "png")
     assert info.pages > 5 and (tmp_path / "png" / "topology.png").stat().st_size > 1000
     assert len(calls) == 1                               # the document is laid out twice, cables once
+
+
+def test_figures_set_in_the_design_are_grouped():
+    """Thousands of switches setting the same tier are one row, not one row each."""
+    from types import SimpleNamespace
+
+    from designer.report.build import _grouped_overrides
+
+    f = lambda name, value: SimpleNamespace(name=name, value=value)  # noqa: E731
+    rows = _grouped_overrides([(f"sw-{i}", f("tier", "leaf")) for i in range(1, 5001)]
+                              + [("sw-9", f("tier", "spine")), ("srv-1", f("gpu_count", 4))])
+    assert rows == [("5,000 components: sw-1, sw-2 … sw-5000", "tier", "leaf"),
+                    ("sw-9", "tier", "spine"), ("srv-1", "gpu_count", "4")]

@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         summary = _summary_of(seen)
         lines.append(f"{outs['cabling']}: {n} cables")
     if "bom" in outs:
-        summary = summary or cabling.summarize(cabling.cables(design, catalog))
+        summary = summary or cabling.summary_of(design, catalog)
         plan = planner_rows(design, catalog, bill_of_materials(design, catalog), summary)
         n = write_csv(outs["bom"], PLAN_COLUMNS, ([r[c] for c in PLAN_COLUMNS] for r in plan), inputs=inputs)
         lines.append(f"{outs['bom']}: {n} lines, {summary.total_cables} cables, "

@@ -28,7 +28,7 @@ from designer.errors import UsageError
 from designer.gui.plots import SCENARIO_COLOR, SCENARIO_LABEL
 from designer.report import assumptions as assume
 from designer.report.bom import Bom, bill_of_materials
-from designer.report.cabling import cables
+from designer.report.cabling import summary_of as cable_summary_of
 from designer.report.charts import Chart, Series, line_plot, stacked_bars
 from designer.report.export import save_picture
 from designer.report.html import (STYLE, Markup, days, heading, image, num, para, percent,
@@ -304,11 +304,9 @@ def _bom(data: ReportData) -> str:
 def _cables(data: ReportData) -> str:
     """Cables by type, speed and length class, and the transceivers they need
     (``designer.report.cabling``: lengths estimated from the rack positions)."""
-    from designer.report.cabling import summarize
-
     summary = data.cable_summary
     if summary is None:  # once: the document is laid out twice (for the contents' page numbers)
-        summary = data.cable_summary = summarize(cables(data.design, data.catalog))
+        summary = data.cable_summary = cable_summary_of(data.design, data.catalog)
     if not summary.cables:
         return para("No network cables: the design has no Ethernet or InfiniBand links.")
     rows = [(kind, f"{speed:g}", medium, f"{length:g}", n)
@@ -519,6 +517,19 @@ def _bottlenecks(data: ReportData) -> str:
     return "".join(out)
 
 
+def _grouped_overrides(overrides) -> list[tuple[str, str, str]]:
+    """One row per (figure, value) with the components that set it: a 16,000-switch design sets
+    ``tier`` on every switch, which as one row each ran to hundreds of pages."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for comp, f in overrides:
+        groups.setdefault((f.name, _plain(f.value)), []).append(comp)
+    rows = []
+    for (name, value), comps in groups.items():
+        who = ", ".join(comps) if len(comps) <= 3 else f"{len(comps):,} components: {comps[0]}, {comps[1]} … {comps[-1]}"
+        rows.append((who, name, value))
+    return rows
+
+
 def _assumptions(data: ReportData) -> str:
     workload = data.design.workload or {}
     preset = workload.get("preset") or workload.get("id")
@@ -537,12 +548,10 @@ def _assumptions(data: ReportData) -> str:
             out.append(table(["Figure", "Value", "Source"],
                              [(f.name, _plain(f.value), f.source) for f in own],
                              [22, 12, 66], "lrl", small=True))
-    overrides = assume.design_overrides(data.design)
+    overrides = _grouped_overrides(assume.design_overrides(data.design))
     if overrides:
         out += ["<h2>Figures set in the design</h2>",
-                table(["Component", "Figure", "Value"],
-                      [(c, f.name, _plain(f.value)) for c, f in overrides], [40, 35, 25], "llr",
-                      small=True)]
+                table(["Components", "Figure", "Value"], overrides, [50, 30, 20], "llr", small=True)]
     costs = assume.cost_assumptions(data.catalog)
     if costs:
         out += ["<h2>Engine cost figures</h2>",
