@@ -151,3 +151,13 @@ def test_fast_summary_equals_the_summary_of_every_cable():
     cat = load_catalog()
     for design in (load(EXAMPLE), rail_optimized(servers=64, dpu="bluefield-3", catalog=cat)):
         assert cabling.summary_of(design, cat) == cabling.summarize(cabling.cables(design, cat))
+
+
+def test_elevation_of_too_many_racks_asks_for_a_choice(tmp_path, monkeypatch, capsys):
+    from designer.commands import export
+
+    monkeypatch.setattr(export, "MAX_ELEVATION_RACKS", 3)
+    assert main(["export", str(EXAMPLE), "--elevation", str(tmp_path / "r.svg")]) == 2
+    err = capsys.readouterr().err
+    assert "4 racks are more than one picture shows (3)" in err and "--racks rack-1,rack-2" in err
+    assert main(["export", str(EXAMPLE), "--elevation", str(tmp_path / "r.svg"), "--racks", "rack-1,rack-2"]) == 0

@@ -18,6 +18,9 @@ from designer.errors import UsageError
 
 #: most pixels of an elevation PNG (larger drawings are scaled down; SVG is vector and not capped)
 MAX_PNG_SIDE = 16000
+#: most racks in one elevation picture (derived: 32 rows of 16 racks; each rack is ~90 SVG
+#: elements, so 512 racks stay a ~5 MB SVG; larger designs pick racks with --racks)
+MAX_ELEVATION_RACKS = 512
 MAX_PNG_PIXELS = 64_000_000  # as designer.report.export.MAX_PIXELS
 
 
@@ -164,6 +167,9 @@ def _elevation(design, catalog, path: str, rack_ids, inputs) -> str:
     racks = elevations(design, catalog, rack_ids)
     if not racks:
         raise UsageError("--elevation: the design has no racks to draw")
+    if len(racks) > MAX_ELEVATION_RACKS:
+        raise UsageError(f"--elevation: {len(racks):,} racks are more than one picture shows "
+                         f"({MAX_ELEVATION_RACKS}); choose some with --racks {racks[0].id},{racks[1].id},...")
     w, h = natural_size(racks)
     scale = 1.0 if path.lower().endswith(".svg") else 2.0
     scale = min(scale, MAX_PNG_SIDE / w, MAX_PNG_SIDE / h, (MAX_PNG_PIXELS / (w * h)) ** 0.5) \
