@@ -96,7 +96,10 @@ class Overview:
             rects = [r for r, k in self.boxes.values() if k == kind]
             if rects:
                 painter.drawRects(rects)
-        painter.setPen(QPen(QColor(40, 70, 120, 50), 0))  # cables over the boxes, faint
+        # cables over the boxes, fainter the more there are (derived: ~3,000 merged lines at
+        # alpha 60 leave the boxes readable; alpha falls as 1/lines beyond, to 4 at least)
+        alpha = max(4, min(60, round(60 * 3000 / max(1, len(self.pairs)))))
+        painter.setPen(QPen(QColor(40, 70, 120, alpha), 0))
         centres = {cid: r.center() for cid, (r, _) in self.boxes.items()}
         painter.drawLines([QLineF(centres[a], centres[b]) for a, b in self.pairs])
         painter.restore()
