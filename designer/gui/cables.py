@@ -793,7 +793,7 @@ class CableLayer(QGraphicsItem):
         if self.bundler is None:
             return None
         if self._bundles is False:
-            found = self.bundler()
+            found = self.bundler()  # None when there is little to merge
             self._bundles = found if found and len(found) <= BUNDLE_SHARE * len(self.cables) else None
         return self._bundles
 
