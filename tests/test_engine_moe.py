@@ -26,8 +26,11 @@ def _deepseek() -> dict:
     return dict(REF["deepseek_v3"]["workload"])
 
 
-@pytest.mark.parametrize("name,spec", [("mixtral_8x7b", lambda: CAT.workload("mixtral-8x7b")),
-                                       ("deepseek_v3", _deepseek)])
+def _mixtral() -> dict:
+    return dict(REF["mixtral_8x7b"]["workload"])
+
+
+@pytest.mark.parametrize("name,spec", [("mixtral_8x7b", _mixtral), ("deepseek_v3", _deepseek)])
 def test_total_and_active_parameters_match_the_papers(name, spec):
     w = W.from_dict(spec(), 100000)
     ref = REF[name]
@@ -47,7 +50,7 @@ def test_deepseek_v3_throughput_within_20_percent():
 
 def test_mixtral_model_tflops_within_20_percent():
     design = rail_optimized(servers=8, server="dgx-h100", catalog=CAT)
-    r = run(design, CAT, workload="mixtral-8x7b", placement="tp,dp,pp", scenario={"checkpoint_interval_s": 0})
+    r = run(design, CAT, workload=_mixtral(), placement="tp,dp,pp", scenario={"checkpoint_interval_s": 0})
     w = W.Workload(**r.workload)
     tflops = W.model_flops_per_iteration(w, recompute=False) / r.iteration_time_s / r.gpus / 1e12
     ratio = tflops / REF["mixtral_8x7b"]["published_model_tflops_per_gpu"]
@@ -116,7 +119,7 @@ def test_preset_ep_shrinks_to_what_the_data_parallel_ranks_split_into():
     """Mixtral's EP 8 on 12 replicas: EP groups must be whole chunks of the DP group, so the
     largest size dividing both the 8 experts and the 12 ranks (4) is used; an ep that does not
     divide the experts is refused."""
-    spec = {**CAT.workload("mixtral-8x7b"), "dp": 12, "global_batch": 48}
+    spec = {**_mixtral(), "dp": 12, "global_batch": 48}
     assert W.from_dict(spec, 1000).ep == 4
     with pytest.raises(W.UsageError, match="ep 3 must divide the 8 experts"):
         W.from_dict({**spec, "ep": 3}, 1000)
