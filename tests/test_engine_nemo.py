@@ -83,3 +83,14 @@ def test_fp8_is_faster_than_bf16_but_not_twice():
     assert fp8.logit_s == pytest.approx(bf16.logit_s)
     assert bf16.linear_s / fp8.linear_s == pytest.approx(W.fp8_over_bf16(4096), rel=0.15)
     assert 1.2 < bf16.micro_batch_s / fp8.micro_batch_s < 1.7
+
+
+def test_fp8_on_a_gpu_without_fp8_runs_at_the_16_bit_rate():
+    """The A100 has no FP8 tensor cores (catalog fp8_dense_tflops 0): an FP8 run takes as long
+    as the BF16 one, not the Hopper FP8 speed-up."""
+    gpu = CAT.get("gpu", "a100-80gb")
+    base = {**REF["models"]["llama2-7b"], "seq_len": 4096, "dp": 8, "global_batch": 128,
+            "flash_attention": True, "recompute": False}
+    bf16 = W.compute(W.from_dict({**base, "precision": "bf16"}, 8), gpu)
+    fp8 = W.compute(W.from_dict({**base, "precision": "fp8"}, 8), gpu)
+    assert fp8.gemm_s == pytest.approx(bf16.gemm_s)

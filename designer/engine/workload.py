@@ -645,7 +645,8 @@ FP8_CAST_BYTES = 4.0
 
 def fp8_over_bf16(side: float, gpu: dict[str, Any] | None = None) -> float:
     """Achievable FP8 over BF16 GEMM rate for a GEMM whose reduction side K is ``side``
-    (``FP8_OVER_BF16_BY_SIDE``, interpolated in log2 of the side, held at the table's ends)."""
+    (``FP8_OVER_BF16_BY_SIDE``, interpolated in log2 of the side, held at the table's ends);
+    1 on a GPU without FP8 tensor cores (catalog ``fp8_dense_tflops`` 0)."""
     table = FP8_OVER_BF16_BY_SIDE
     x = math.log2(max(side, 1.0))
     xs = [math.log2(d) for d, _ in table]
@@ -659,7 +660,9 @@ def fp8_over_bf16(side: float, gpu: dict[str, Any] | None = None) -> float:
         r = table[i - 1][1] + f * (table[i][1] - table[i - 1][1])
     if gpu:
         bf16, fp8 = float(gpu.get("bf16_dense_tflops") or 0), float(gpu.get("fp8_dense_tflops") or 0)
-        if bf16 > 0 and fp8 > 0:
+        if fp8 <= 0:  # no FP8 tensor cores (A100): the GEMMs run in 16 bits
+            return 1.0
+        if bf16 > 0:
             r *= fp8 / bf16 / 2.0
     return r
 
