@@ -93,4 +93,4 @@ def test_fp8_on_a_gpu_without_fp8_runs_at_the_16_bit_rate():
             "flash_attention": True, "recompute": False}
     bf16 = W.compute(W.from_dict({**base, "precision": "bf16"}, 8), gpu)
     fp8 = W.compute(W.from_dict({**base, "precision": "fp8"}, 8), gpu)
-    assert fp8.gemm_s == pytest.approx(bf16.gemm_s)
+    assert fp8.gemm_s == pytest.approx(bf16.gemm_s) and fp8.micro_batch_s == pytest.approx(bf16.micro_batch_s)

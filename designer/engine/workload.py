@@ -740,7 +740,7 @@ def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
         sample_s = w.global_batch / w.gpus / m / w.samples_per_s_per_gpu
         return ComputeTimes(flops_gpu, sample_s, 0.0, peak, eff, w.recompute)
     # a 16-bit run's GEMMs run at its own peak (fp16 = bf16 peak; tf32/fp32 at theirs)
-    fp8 = w.precision == "fp8"
+    fp8 = w.precision == "fp8" and float(gpu.get("fp8_dense_tflops") or 0) > 0
     bf16_peak = gpu_peak_tflops(gpu, "bf16") if fp8 else peak
     rate = bf16_peak * 1e12 * eff
     tokens = w.micro_batch * w.seq_len / w.cp
