@@ -24,6 +24,12 @@ Sources
 - Llama Team, AI @ Meta, "The Llama 3 Herd of Models" (arXiv 2407.21783, 2024), Table 3 (shapes:
   GQA, SwiGLU, 128K vocabulary) and §3.3.2 (pipeline: one layer fewer on the first and the last
   stage, whose end chunks hold only the embedding and only the output layer and loss).
+- Compute by part, FP8, attention: see ``FP8_OVER_BF16_BY_SIDE``, ``ATTENTION_EFFICIENCY`` and
+  :func:`compute` (tilelang FP8 GEMM sweep on H800, ml-engineering MAMF table, FlashAttention-2/3).
+- Mixture of experts and latent attention: Jiang et al., "Mixtral of Experts" (arXiv 2401.04088,
+  Table 1); DeepSeek-AI, "DeepSeek-V3 Technical Report" (arXiv 2412.19437, §2.1 and §4.2).
+- Memory: Megatron-LM's estimator (megatron/training/theoretical_memory_usage.py), Korthikanti
+  et al. 2023 Table 2, ZeRO (Rajbhandari et al. 2020) stages 1-3.
 """
 
 from __future__ import annotations
