@@ -213,12 +213,12 @@ def _ports(topo: Topology, res: Resolver) -> list[Problem]:
 
 def _speeds(topo: Topology, res: Resolver) -> list[Problem]:
     out = []
+    port_of = {c.id: float(res(c)["port_speed_Gbps"]) for c in topo.components.values() if c.kind in PORTED}
     for link in topo.links.values():
         for end in (link.a, link.b):
-            comp = topo.components[end]
-            if comp.kind not in PORTED:
+            port = port_of.get(end)
+            if port is None:
                 continue
-            port = float(res(comp)["port_speed_Gbps"])
             if link.speed_Gbps > port:
                 out.append(Problem("error", "link-too-fast",
                                    f"{link.speed_Gbps:g} Gb/s link on a {port:g} Gb/s port of '{end}'",
