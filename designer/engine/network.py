@@ -206,11 +206,10 @@ class _ColumnDistances:
 def structure_key(topology) -> str:
     """Hash of which components exist (id, kind) and which links join which ends."""
     h = hashlib.blake2b(digest_size=16)
-    for c in topology.components.values():
-        if c.kind != "rack":
-            h.update(f"{c.id}\x00{c.kind}\x00{c.parent}\x01".encode())
-    for l in topology.links.values():
-        h.update(f"{l.id}\x00{l.a}\x00{l.b}\x02".encode())
+    h.update("".join([f"{c.id}\x00{c.kind}\x00{c.parent}\x01" for c in topology.components.values()
+                      if c.kind != "rack"]).encode("utf-8", "surrogatepass"))
+    h.update("".join([f"{l.id}\x00{l.a}\x00{l.b}\x02" for l in topology.links.values()])
+             .encode("utf-8", "surrogatepass"))
     return h.hexdigest()
 
 
@@ -225,17 +224,21 @@ def fabric_of(topology) -> Fabric:
     if fab is not None:
         _FABRICS.move_to_end(key)
         return fab
-    nodes = [c.id for c in topology.components.values() if c.kind != "rack"]
+    kinds = [(c.id, c.kind) for c in topology.components.values() if c.kind != "rack"]
+    nodes = [n for n, _ in kinds]
     index = {n: i for i, n in enumerate(nodes)}
-    is_switch = np.array([topology.components[n].kind == "switch" for n in nodes], dtype=bool)
-    link_ids, a_idx, b_idx = [], [], []
-    for l in topology.links.values():
-        if l.a in index and l.b in index:
-            link_ids.append(l.id)
-            a_idx.append(index[l.a])
-            b_idx.append(index[l.b])
+    is_switch = np.array([k == "switch" for _, k in kinds], dtype=bool)
+    links = list(topology.links.values())
+    a_idx = [index.get(l.a, -1) for l in links]
+    b_idx = [index.get(l.b, -1) for l in links]
     a = np.array(a_idx, dtype=np.int64)
     b = np.array(b_idx, dtype=np.int64)
+    keep = (a >= 0) & (b >= 0)  # a link to a rack (or to nothing) carries no traffic
+    if keep.all():
+        link_ids = [l.id for l in links]
+    else:
+        link_ids = [l.id for l, k in zip(links, keep.tolist()) if k]
+        a, b = a[keep], b[keep]
     nl = len(link_ids)
     arc_src = np.concatenate([a, b])
     arc_dst = np.concatenate([b, a])
@@ -502,7 +505,8 @@ def arc_capacity_GBps(fab: Fabric, topology) -> np.ndarray:
     """Capacity of each arc: the link's ``speed_Gbps × lanes / 8`` (read fresh: speeds may change
     without changing the routes). A link that carries nothing (speed or lanes 0, or not a finite
     number) is refused by name: flows routed over it would get no rate."""
-    cap = np.array([topology.links[l].capacity_Gbps / 8.0 for l in fab.link_ids], dtype=float)
+    links = topology.links
+    cap = np.array([(x := links[l]).speed_Gbps * x.lanes / 8.0 for l in fab.link_ids], dtype=float)
     bad = np.flatnonzero(~(np.isfinite(cap) & (cap > 0)))
     if len(bad):
         link = topology.links[fab.link_ids[int(bad[0])]]
