@@ -108,3 +108,21 @@ def test_the_engine_picks_nvls_tree_for_a_two_server_gradient_all_reduce_without
     (dp,) = [c for c in run(design, cat, tp=1).collectives if c.name == "dp_allreduce"]
     assert (dp.algorithm, dp.ranks, dp.servers) == ("nvls_tree", 16, 2)
     assert dp.busbw_GBps == pytest.approx(H["nvls_tree_2node_busbw_GBps"], rel=0.05)
+
+
+NVLS_BY_GPUS = REF["h100_nvls_by_gpus"]
+
+
+@pytest.mark.parametrize("gpus", [2, 3, 4, 5, 6, 7, 8])
+def test_one_server_all_reduce_by_gpu_count(gpus):
+    """NVLink SHARP pays off from 5 GPUs of an 8x H100 server; below that the best all-reduce
+    runs at the ring's rate (NVIDIA/nccl#1455)."""
+    g = coll.GroupShape(ranks=gpus, nodes=1, nvlink_GBps=NVLS_BY_GPUS["nvlink_GBps_per_direction"],
+                        nvswitch=True, nvls=True)
+    got = coll.best("allreduce", BIG, g).busbw_GBps
+    low, high = NVLS_BY_GPUS["ring_busbw_GBps"]
+    want = NVLS_BY_GPUS["nvls_busbw_GBps"].get(str(gpus))
+    if want is None:
+        assert low * 0.97 <= got <= high * 1.03
+    else:
+        assert got == pytest.approx(want, rel=0.05)
