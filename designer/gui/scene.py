@@ -164,8 +164,9 @@ class DesignScene(QGraphicsScene):
         if comp.kind in ("dpu", "nic") and not self._details:
             item.setVisible(comp.parent is None)
         self._home(comp)
-        for child in self.design.topology.children(comp.id):  # children that arrived first
-            self._home(child)
+        if not self._bulk:  # a new document adds parents before children: none arrived first
+            for child in self.design.topology.children(comp.id):  # children that arrived first
+                self._home(child)
         self._grow_scene_rect(item)
 
     def _remove_component(self, comp_id: str) -> None:
