@@ -8,7 +8,7 @@ Engines of one server's DPUs together (figures per DPU from ``models/hardware/dp
   switch is not offloaded, ``dpus * arm_cores * arm_GHz`` cycles per second. Work that moves bytes
   through the Arm kernel path (software switching, TCP/TLS termination of an object-store proxy,
   a filesystem client, NVMe/TCP under SNAP) is costed from the measured Arm kernel-path rate
-  (``arm_tcp_Gbps`` in ``models/costs/dpu_models.toml``; BlueField-2: about 50 Gb/s on all eight
+  (``arm_tcp_Gbps`` of the entry in ``models/hardware/dpu.toml``; BlueField-2: about 50 Gb/s on all eight
   cores, arXiv 2105.06619), not at x86 cycles per byte: ``arm_Hz / arm_path_Bps`` Arm cycles per
   byte (:func:`arm_cycles_per_byte`), scaled by the packet size (:func:`arm_path_Bps`);
 * ``dram``: the DPU's own memory, ``dram_GBps`` per DPU; bytes processed on the Arm cores cross it
@@ -79,7 +79,7 @@ def arm_path_Bps(arm_tcp_Gbps: float, packet_bytes: float, measured_packet_bytes
 
 
 def default_arm_tcp_Gbps(arm_cores: int, arm_GHz: float) -> float:
-    """For a DPU without a figure in ``models/costs/dpu_models.toml``: the BlueField-2 measurement
+    """For a DPU entry without an ``arm_tcp_Gbps`` figure (0): the BlueField-2 measurement
     (50 Gb/s on 8 A72 cores at 2.5 GHz, arXiv 2105.06619) scaled by core-GHz (conservative)."""
     return 50.0 * arm_cores * arm_GHz / (8 * 2.5)
 

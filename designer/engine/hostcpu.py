@@ -137,10 +137,12 @@ def _object_store_cycles_per_byte(*, offload: bool, smartnic: bool, encrypt: boo
                                   c: HostCosts) -> dict[str, float]:
     """Samples fetched from an object store over HTTPS: kernel TCP per byte and TLS (AES-GCM) per
     byte on the host; a SmartNIC's kTLS offload takes the TLS crypto; a DPU terminates TCP and TLS
-    in a proxy on its Arm cores and hands the host a local device (block IO only). The bytes land
-    in host memory (no GPUDirect Storage over HTTP). Isolated traffic crosses the host switch."""
-    if offload:
-        return {"storage": c.block_io_cycles / c.read_io_bytes, "crypto": 0.0, "virtualization": 0.0}
+    in a proxy on its Arm cores and hands the host a local device (block IO per IO, and the bounce
+    copy per byte as on the SNAP path without GDS). The bytes land in host memory (no GPUDirect
+    Storage over HTTP). Isolated traffic crosses the host switch."""
+    if offload:  # a local device to the host, whose bytes land in host memory: one bounce copy
+        return {"storage": c.block_io_cycles / c.read_io_bytes + c.bounce_copy_cycles_per_byte,
+                "crypto": 0.0, "virtualization": 0.0}
     out = {"storage": c.tcp_cycles_per_byte + c.bounce_copy_cycles_per_byte,
            "crypto": 0.0 if smartnic else c.aes_gcm_cycles_per_byte,
            "virtualization": 0.0}
@@ -159,7 +161,8 @@ def gds_problem(*, offload: bool, rdma: bool, transport: str, encrypt: bool,
     reads into host memory and a copy to the GPU, i.e. the bounce buffer again (cuFile API
     Reference Guide, "cuFile Compatibility Mode": deployments whose network links are not enabled
     with RDMA). So: no RDMA adapter, NVMe/TCP, or host-managed encryption (the kernel IPsec/kTLS
-    path, which RDMA bypasses) rule it out. ``host_preprocess``: the workload decodes its samples on
+    path, which RDMA bypasses; ``offload``: the adapter encrypts inline, a DPU or a SmartNIC) rule
+    it out. ``host_preprocess``: the workload decodes its samples on
     the host CPU, so they must land in host memory; GDS serves samples that go to the GPU as they
     are (e.g. a GPU-side loader such as DALI's numpy reader).
     """
@@ -171,7 +174,8 @@ def gds_problem(*, offload: bool, rdma: bool, transport: str, encrypt: bool,
                 "NVMe-oF over RDMA (scenario.storage_transport=rdma)")
     if encrypt and not offload:
         return ("host-managed encryption sends the reads through the kernel (IPsec/kTLS over TCP), "
-                "which RDMA bypasses; encrypt on a DPU (offload) to keep RDMA")
+                "which RDMA bypasses; encrypt inline on a SmartNIC or DPU (offload smartnic or dpu) "
+                "to keep RDMA")
     if host_preprocess:
         return ("the workload decodes its samples on the host CPU (preprocess_core_s_per_sample > 0), "
                 "so they must land in host memory; set workload.preprocess_core_s_per_sample to the "

@@ -243,8 +243,6 @@ class ResourceReport:
 # cost figures
 
 COST_FILES = ("host_cpu", "dpu", "jitter", "storage", "energy")
-#: per-DPU-model figures (``[<id>.<figure>]``, value + source), read by the adapter
-DPU_MODEL_FILE = "dpu_models"
 
 
 def cost_figures(catalog=None) -> dict[str, float]:
@@ -334,6 +332,22 @@ def _capacities(g: ServerGroup) -> tuple[DpuCapacity, DpuCapacity | None]:
     return rail, g.storage_capacity or of(g.storage_dpus)
 
 
+def arm_path_cycles_per_byte(cap: DpuCapacity, packet_bytes: float, dc: DpuCosts) -> float:
+    """Arm cycles per byte of kernel-path work (TCP/TLS termination, filesystem client, NVMe/TCP
+    under SNAP, software switching) on the DPUs of ``cap`` at ``packet_bytes``: their Arm cycles
+    over their own kernel-path rate (``arm_tcp_Gbps`` at ``arm_path_packet_bytes``, scaled per
+    packet up to ``dpu.MAX_PACKET_GAIN``), the rate capped at their line rate: the Arm cores cannot
+    move more than the ports carry (a BlueField-3 at 9000-byte frames would reach 480 Gb/s on
+    paper, more than its 400 Gb/s line). inf without an Arm path."""
+    if cap.arm_path_Bps <= 0 or cap.arm_Hz <= 0:
+        return float("inf")
+    gain = min(max(packet_bytes, 64.0) / dc.arm_path_packet_bytes, dpu.MAX_PACKET_GAIN)
+    rate = cap.arm_path_Bps * gain
+    if cap.line_Bps > 0:
+        rate = min(rate, cap.line_Bps)
+    return cap.arm_Hz / rate
+
+
 def per_direction(sent_plus_received: float) -> float:
     """Bytes in the busier direction of a server's collectives, from bytes sent + received.
 
@@ -371,11 +385,10 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
     window = g.comm_s if g.comm_s > 0 else T
     hz = g.cpu_GHz * 1e9
     rail, sto = _capacities(g) if offload else ((g.smartnic_capacity, None) if smart else (None, None))
-    # Arm cycles per byte of kernel-path work at this packet size (DPU only)
-    arm_path_cpb = 0.0
-    if offload:
-        gain = min(max(inp.packet_bytes, 64.0) / dc.arm_path_packet_bytes, dpu.MAX_PACKET_GAIN)
-        arm_path_cpb = rail.arm_Hz / (rail.arm_path_Bps * gain) if rail.arm_path_Bps > 0 else float("inf")
+    # the DPUs that host the Arm services: the storage/north-south DPUs when the server has them
+    # (and they have Arm cores), else the rail DPUs; each uses ITS OWN Arm kernel-path rate
+    svc = sto if sto is not None and sto.arm_Hz > 0 else rail
+    svc_path_cpb = arm_path_cycles_per_byte(svc, inp.packet_bytes, dc) if offload else 0.0
 
     # --- collectives (inside the communication window)
     kernel_b, rdma_b = hostcpu.collective_paths(offload=inline, rdma=g.rdma, encrypt=g.encrypt,
@@ -404,10 +417,11 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
     # checkpoint writes need the RDMA path, reads also samples that go to the GPU undecoded
     read_b = samples * inp.sample_bytes
     warnings: list[str] = []
-    path_why = hostcpu.gds_problem(offload=offload, rdma=g.rdma, transport=inp.storage_transport,
+    # inline encryption (DPU or SmartNIC) keeps the storage path on RDMA, as for the collectives
+    path_why = hostcpu.gds_problem(offload=inline, rdma=g.rdma, transport=inp.storage_transport,
                                    encrypt=g.encrypt) if g.gpudirect_storage else ""
     read_why = path_why or (hostcpu.gds_problem(
-        offload=offload, rdma=g.rdma, transport=inp.storage_transport, encrypt=g.encrypt,
+        offload=inline, rdma=g.rdma, transport=inp.storage_transport, encrypt=g.encrypt,
         host_preprocess=load_cycles > 0) if g.gpudirect_storage and read_b > 0 else "")
     if path_why:
         warnings.append(f"GPUDirect Storage is set but {path_why}: storage reads and checkpoint "
@@ -451,9 +465,10 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
         # filesystem client, SNAP's NVMe/TCP initiator; each crosses the DPU memory
         path_bytes = (float(inp.object_store_tls) + float(g.pfs_client)
                       + float(emulation and inp.storage_transport == "tcp" and not inp.object_store_tls))
-        arm_cpb += path_bytes * arm_path_cpb if path_bytes else 0.0
-        dram_pb = (path_bytes + float(g.isolated and not g.dpu_ovs_offload)) * dc.dpu_dram_touches_per_arm_byte
         reader = sto or rail
+        reader_path_cpb = arm_path_cycles_per_byte(reader, inp.packet_bytes, dc)
+        arm_cpb += path_bytes * reader_path_cpb if path_bytes else 0.0
+        dram_pb = (path_bytes + float(g.isolated and not g.dpu_ovs_offload)) * dc.dpu_dram_touches_per_arm_byte
         # reads arrive in the receive direction; on the rails the collectives' received bytes
         # take their share of it over the iteration
         taken = coll_dir / T if sto is None else 0.0
@@ -472,10 +487,14 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
     read_s = storage.transfer_s(read_b, read_rate)
 
     # --- Kubernetes node, CNI and security agents: a constant load, on the DPU's Arm cores when
-    # offloaded (at the Arm-to-x86 ratio of the two measured kernel paths)
+    # offloaded. derived: the same work takes (Arm cycles per byte of the DPU's kernel path) /
+    # (x86 cycles per byte of the host's kernel TCP path) as many Arm cycles: the one same-work
+    # comparison of the two core types measured (BlueField-2 kernel path, arXiv 2105.06619, 50
+    # Gb/s on 8 x 2.5 GHz = 3.2 cycles/byte, vs. 0.65 on a Xeon core, Cai et al. SIGCOMM 2021:
+    # 4.9x); taken at the measured 1500-byte frames (agents are not bulk packets: no size gain)
     agent_cycles = hc.k8s_agent_cores * T * hz if g.k8s_agents and not offload else 0.0
-    agent_arm_Hz = (hc.k8s_agent_cores * hz * arm_path_cpb / hc.tcp_cycles_per_byte
-                    if g.k8s_agents and offload else 0.0)
+    agent_arm_Hz = (hc.k8s_agent_cores * hz * arm_path_cycles_per_byte(
+        svc, dc.arm_path_packet_bytes, dc) / hc.tcp_cycles_per_byte if g.k8s_agents and offload else 0.0)
 
     # --- data loading gets the cores the training processes and the host stacks leave: the
     # stacks' cycles of the whole iteration (collectives and storage reads) as average cores
@@ -508,9 +527,10 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
         coll_dram = (coll_dir * dc.dpu_dram_touches_per_arm_byte
                      if g.isolated and offload and not g.dpu_ovs_offload else 0.0)
         rail_io = io_rate if sto is None else 0.0
+        rail_agents = agent_arm_Hz if svc is rail else 0.0
         util = dpu.utilization(rail, line_Bps=coll_dir / window + rail_io,
                                crypto_Bps=(coll_dir / window + rail_io) if g.encrypt else 0.0,
-                               arm_Hz=coll_arm / window + arm_cpb * rail_io + agent_arm_Hz,
+                               arm_Hz=coll_arm / window + arm_cpb * rail_io + rail_agents,
                                dram_Bps=coll_dram / window + dram_pb * rail_io)
         if smart:
             util = {k: util[k] for k in ("line", "crypto")}
@@ -520,7 +540,8 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
             dpu_slow = over[dpu_limited]
         if sto is not None:  # storage-only DPUs: the reads alone
             su = dpu.utilization(sto, line_Bps=io_rate, crypto_Bps=io_rate if g.encrypt else 0.0,
-                                 arm_Hz=arm_cpb * io_rate, dram_Bps=dram_pb * io_rate)
+                                 arm_Hz=arm_cpb * io_rate + (agent_arm_Hz if svc is sto else 0.0),
+                                 dram_Bps=dram_pb * io_rate)
             util = {k: max(v, su[k]) for k, v in util.items()}
     slow = max(host_slow, dpu_slow)
     extra = exposed_extra_s(g, inp, slow)

@@ -9,17 +9,23 @@ a count. Per server and iteration:
   collectives (:func:`node_wire_bytes`);
 * the DPUs are split as the placement stage split the endpoints: rail DPUs carry the collectives
   (and the storage reads on a converged fabric), DPUs on a separate storage network carry only
-  the reads; engine capacities and power are summed adapter by adapter;
+  the reads; engine capacities are summed adapter by adapter, each DPU with its own catalog
+  figures (line, crypto, Arm cores, ``arm_tcp_Gbps``, ``dram_GBps``). Where the rails are NICs and
+  the DPUs sit off the rails (DGX SuperPOD: ConnectX-7 on the compute rails, BlueField-3 for
+  storage and north-south), a DPU server keeps that layout: the rail NICs work as SmartNICs
+  (inline crypto, ASAP2) and the off-rail DPUs run the Arm services;
+* adapter power follows the mode: a DPU server pays the DPUs' ``power_W``; a host-managed or
+  SmartNIC server pays, for each drawn DPU, the ConnectX of the same line rate one would buy
+  instead (:func:`nic_for_dpu`). Catalog ``power_W`` figures are maxima (see their sources);
 * ``port_Gbps`` is the line rate of the network links of the rail DPUs, which bounds their
   traffic in the network stage already.
 
-Scenario keys read here: ``offload`` and ``per_server`` (``"host"``/``"dpu"``), ``encryption``,
+Scenario keys read here: ``offload`` and ``per_server`` (``"host"``/``"smartnic"``/``"dpu"``), ``encryption``,
 ``tenants``, ``checkpoint_interval_s``, ``storage_transport`` (``"rdma"``/``"tcp"``, the NVMe-oF
 transport of the storage traffic), ``gpudirect_storage`` (asked for; the resources stage applies it
 only where the path can carry it and warns otherwise), and ``nic_as_dpu``: in a ``"dpu"`` server
-each NIC is then modelled as the catalog DPU of the same line rate (:func:`dpu_for_nic`). Without it, a
-server whose rails are NICs and whose DPUs sit on the storage network has its collectives counted
-on those DPUs' engines (approximation: the NICs' share is not split off).
+WITHOUT any drawn DPU each NIC is then modelled as the catalog DPU of the same line rate
+(:func:`dpu_for_nic`; the compare notes say so); a server with drawn DPUs keeps its layout.
 """
 
 from __future__ import annotations
@@ -82,17 +88,29 @@ def run_iterations(w: Workload) -> int:
 
 
 def dpu_model_figures(catalog, entry: dict[str, Any]) -> tuple[float, float]:
-    """``arm_tcp_Gbps`` and ``dram_GBps`` of a DPU entry from ``models/costs/dpu_models.toml``
-    (by its catalog id); a model missing there gets the BlueField-2 kernel-path measurement scaled
-    by its core-GHz (:func:`designer.engine.dpu.default_arm_tcp_Gbps`) and no DRAM limit."""
-    try:
-        table = catalog.costs(resources.DPU_MODEL_FILE).get(str(entry.get("id", "")), {})
-    except KeyError:
-        table = {}
-    cores, ghz = int(entry.get("arm_cores", 0)), float(entry.get("arm_GHz", 0.0))
-    arm = float((table.get("arm_tcp_Gbps") or {}).get("value", dpu_mod.default_arm_tcp_Gbps(cores, ghz)))
-    dram = float((table.get("dram_GBps") or {}).get("value", 0.0))
-    return arm, dram
+    """``arm_tcp_Gbps`` and ``dram_GBps`` of a resolved DPU (catalog fields of the dpu kind,
+    ``models/hardware/dpu.toml`` with their sources; a drawn DPU's props override them). A DPU
+    without an Arm kernel-path figure (0) gets the BlueField-2 measurement scaled by its core-GHz
+    (:func:`designer.engine.dpu.default_arm_tcp_Gbps`); without a memory figure, no DRAM limit.
+    ``catalog`` is unused (kept for callers of the earlier per-id table)."""
+    cores, ghz = int(entry.get("arm_cores", 0) or 0), float(entry.get("arm_GHz", 0.0) or 0.0)
+    arm = float(entry.get("arm_tcp_Gbps") or 0.0) or dpu_mod.default_arm_tcp_Gbps(cores, ghz)
+    return arm, float(entry.get("dram_GBps") or 0.0)
+
+
+def nic_for_dpu(catalog, dpu: dict[str, Any], preferred: str | None) -> dict[str, Any]:
+    """The plain NIC one would buy instead of ``dpu`` to run a server host-managed or with a
+    SmartNIC: the server's own ``nic_model`` when its line rate equals the DPU's, else the first
+    catalog ConnectX NIC of that line rate (ConnectX-7 for a 400 Gb/s BlueField-3), else the
+    DPU's figures with no Arm complex (a hypothetical NIC of that rate)."""
+    rate = float(dpu.get("max_bandwidth_Gbps") or 0.0)
+    ids = catalog.ids("nic")
+    entries = [catalog.get("nic", preferred)] if preferred in ids else []
+    entries += [catalog.get("nic", i) for i in ids if i.startswith("connectx")]
+    for e in entries:
+        if float(e.get("max_bandwidth_Gbps") or 0.0) == rate:
+            return dict(e)
+    return {**dpu, "arm_cores": 0}
 
 
 def _capacity(entries: list[dict[str, Any]], catalog=None) -> resources.DpuCapacity:
@@ -161,13 +179,26 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
         f = catalog.resolve(srv)
         cpu = catalog.get("cpu", f["cpu_model"])
         adapters = topo.attached(srv.id)
-        as_dpu = mode == "dpu" and bool(scen.get("nic_as_dpu"))
+        drawn = [a for a in adapters if a.kind == "dpu"]
+        # the DPU run keeps a drawn layout (ConnectX on the rails, BlueField for storage and
+        # north-south, as DGX SuperPOD): only a server without any DPU gets its NICs as DPUs
+        as_dpu = mode == "dpu" and bool(scen.get("nic_as_dpu")) and not drawn
         dpus = {a.id: catalog.resolve(a) if a.kind == "dpu" else
                 dpu_for_nic(catalog, catalog.resolve(a), f.get("dpu_model"))
                 for a in adapters if a.kind == "dpu" or (as_dpu and a.kind == "nic")}
         nics = [catalog.resolve(a) for a in adapters if a.id not in dpus]
-        rail = [d for d in dpus if d in info.rails] or list(dpus)
-        store = [d for d in dpus if d in info.storage_ports and d not in rail]
+        rail = [d for d in dpus if d in info.rails]
+        rail_nics = [catalog.resolve(a) for a in adapters if a.id in info.rails and a.id not in dpus]
+        if not rail and not rail_nics:
+            rail = list(dpus)
+        # off-rail DPUs: on the storage network they carry the reads; either way they host the
+        # Arm services (filesystem client, object-store proxy, agents) when the rails are NICs
+        store = [d for d in dpus if d in info.storage_ports and d not in rail] or \
+            ([d for d in dpus if d not in rail] if rail_nics and not rail else [])
+        # what the adapters cost in power: host-managed and SmartNIC servers buy a ConnectX of
+        # the same line rate instead of each drawn DPU; a DPU server buys the DPUs
+        stand_ins = dict(dpus) if mode == "dpu" else {
+            a.id: nic_for_dpu(catalog, catalog.resolve(a), f.get("nic_model")) for a in drawn}
         rdma = all(a.get("rdma", True) for a in list(dpus.values()) + nics) if adapters else False
         # ranks of a collective's group on one server = ranks / servers; the server's GPUs hold
         # gpus / that many groups
@@ -175,7 +206,7 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
                 for c in crossing}
         net_bytes = 2.0 * sum(sent.values())  # sent + received (symmetric, see node_wire_bytes)
         port = sum(l.capacity_Gbps for e in rail for l in topo.links_of(e))
-        power = server_power_W(topo, srv, resolve, dpus)
+        power = server_power_W(topo, srv, resolve, stand_ins)
         groups[key] = dict(
             count=1, scenario=mode, gpus=gpus,
             gpu_power_W=power["gpu"] / int(f["gpu_count"]),
@@ -183,11 +214,13 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
             cpu_GHz=float(cpu.get("all_core_GHz") or cpu.get("base_GHz") or 2.0),
             base_power_W=power["server"], adapters_power_W=power["adapters"],
             dpus=len(dpus), rail_dpus=len(rail), storage_dpus=len(store),
-            rail_capacity=_capacity([dpus[d] for d in rail], catalog),
+            rail_capacity=(_capacity([dpus[d] for d in rail], catalog) if rail else
+                           _smartnic_capacity(rail_nics, fraction)),
             storage_capacity=_capacity([dpus[d] for d in store], catalog) if store else None,
-            smartnic_capacity=(_smartnic_capacity([catalog.resolve(a) for a in adapters
-                                                   if a.id in info.rails] or
-                                                  [catalog.resolve(a) for a in adapters], fraction)
+            smartnic_capacity=(_smartnic_capacity([stand_ins.get(a.id) or catalog.resolve(a)
+                                                   for a in adapters if a.id in info.rails] or
+                                                  [stand_ins.get(a.id) or catalog.resolve(a)
+                                                   for a in adapters], fraction)
                                if mode == "smartnic" and adapters else None),
             nccl_proxy=bool(scen.get("nccl_proxy", False)),
             pfs_client=bool(scen.get("parallel_fs_client", False)),

@@ -125,6 +125,11 @@ FIELDS: dict[str, tuple[FieldSpec, ...]] = {
         _f("pcie_gen", "int", "PCIe generation", "", 3, 6, 5),
         _f("pcie_lanes", "int", "PCIe lanes", "", 1, 32, 16),
         _f("crypto_Gbps", "float", "Inline crypto rate", "Gb/s", 0, 3200, 400),
+        _f("arm_tcp_Gbps", "float", "Arm kernel-path rate", "Gb/s", 0, 3200, 0,
+           help="TCP/TLS/filesystem traffic the Arm cores move through the kernel, all cores, at "
+                "1500-byte frames; 0 = the BlueField-2 measurement scaled by Arm core-GHz"),
+        _f("dram_GBps", "float", "DPU memory bandwidth", "GB/s", 0, 10000, 0,
+           help="peak bandwidth of the DPU's own memory; 0 = not modelled"),
         _f("rdma", "bool", "RDMA (RoCE/InfiniBand)", default=True),
         _f("storage_emulation", "bool", "NVMe/virtio-blk emulation (SNAP)", default=True),
         _f("ovs_offload", "bool", "Virtual switch offload (ASAP2)", default=True),

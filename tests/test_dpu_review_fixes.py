@@ -1,0 +1,111 @@
+"""Review findings on the fair DPU comparison (issue 13, H4b): each test would have caught one.
+
+Reference figures come from the catalog sources they cite: BlueField-3 Arm kernel path 120 Gb/s
+(assumed in models/hardware/dpu.toml, scaled from the BlueField-2 measurement), BlueField-2 50 Gb/s
+(arXiv 2105.06619, upper bound), line rates from the datasheets, ConnectX-7 ~25 W, BlueField-3 up
+to 150 W (controller user manual)."""
+
+import pytest
+
+from designer.engine import pipeline, resources
+from designer.engine.dpu import DpuCapacity, DpuCosts
+from designer.engine.resources import ResourceInputs, ServerGroup
+from designer.topology.catalog import load_catalog
+from designer.topology.templates import rail_optimized
+
+CAT = load_catalog()
+FIG = resources.cost_figures(CAT)
+
+
+def storage_dpus(design):
+    """The two storage/north-south DPUs of each server (attached after the eight rail adapters)."""
+    topo = design.topology
+    return [a.id for s in topo.servers() for a in topo.attached(s.id)[8:]]
+
+
+def two_crossings_GBps(arm_tcp_Gbps, cores=16, GHz=2.0, dpus=2):
+    """Read rate of ``dpus`` storage DPUs when each byte crosses their Arm kernel path twice (SNAP's
+    NVMe/TCP initiator and the filesystem client) plus SNAP's per-IO cost (models/costs/dpu.toml
+    snap_arm_cycles_per_io, per 128 KiB read-ahead IO)."""
+    hz = cores * GHz * 1e9
+    per_byte = 2 * hz / (arm_tcp_Gbps * 1e9 / 8) + FIG["snap_arm_cycles_per_io"] / FIG["read_io_bytes"]
+    return dpus * hz / per_byte / 1e9
+
+
+def vision_read(design, **scen):
+    r = pipeline.run(design, CAT, workload="unet3d-kits19",
+                     scenario={"offload": "dpu", "storage_transport": "tcp", "parallel_fs_client": True,
+                               **scen})
+    return r.resources["groups"][0]
+
+
+# --- 1. per-model DPU figures reach the DPUs drawn in a design, each DPU uses its own -----------
+
+def test_a_drawn_dpu_gets_its_catalog_arm_path_and_memory():
+    for model, arm, dram in (("bluefield-2", 50, 25.6), ("bluefield-3", 120, 83.2)):
+        e = CAT.get("dpu", model)
+        assert (e["arm_tcp_Gbps"], e["dram_GBps"]) == (arm, dram)
+        assert e["sources"]["arm_tcp_Gbps"] and e["sources"]["dram_GBps"]
+
+
+def test_storage_dpus_read_at_their_own_arm_kernel_path_rate():
+    # NVMe/TCP under SNAP + a filesystem client: each byte crosses the Arm kernel path twice, so
+    # two storage DPUs give 2 x arm_tcp_Gbps / 8 / 2 GB/s per server
+    design = rail_optimized(servers=4, storage_count=4)
+    g = vision_read(design)
+    assert g["read_limit"] == "DPU Arm cores"
+    assert g["read_achieved_GBps"] == pytest.approx(two_crossings_GBps(120), rel=1e-6)
+    for d in storage_dpus(design):  # BlueField-2 for storage: its own 50 Gb/s, not the rails'
+        design.topology.update_component(d, model="bluefield-2")
+    assert vision_read(design)["read_achieved_GBps"] == pytest.approx(two_crossings_GBps(50, 8, 2.5), rel=1e-6)
+
+
+def test_rail_dpus_do_not_lend_their_arm_rate_to_storage_dpus():
+    design = rail_optimized(servers=4, storage_count=4, dpu="bluefield-3")
+    for d in storage_dpus(design):
+        design.topology.update_component(d, model="bluefield-2")
+    g = vision_read(design)
+    assert g["read_limit"] == "DPU Arm cores"
+    assert g["read_achieved_GBps"] == pytest.approx(two_crossings_GBps(50, 8, 2.5), rel=1e-6)
+
+
+# --- 2. SmartNIC + encryption + GDS: inline crypto keeps the storage path on RDMA ---------------
+
+def gds_group(scenario, **kw):
+    cap = DpuCapacity.of(8, 400, 198, 0, 0.0)
+    return ServerGroup(scenario=scenario, encrypt=True, gpudirect_storage=True, rdma_bytes=1e9,
+                       comm_s=0.01, storage_fabric_GBps=50.0,
+                       smartnic_capacity=cap if scenario == "smartnic" else None, **kw)
+
+
+def test_smartnic_encryption_keeps_gpudirect_storage():
+    inp = dict(iteration_s=1.0, samples_per_iteration=64, sample_bytes=1e8, storage_read_GBps=1000,
+               storage_write_GBps=500)
+    host = resources.assess(ResourceInputs(groups=(gds_group("host"),), **inp), FIG)
+    nic = resources.assess(ResourceInputs(groups=(gds_group("smartnic"),), **inp), FIG)
+    assert any("encryption" in w for w in host.warnings) and not host.groups[0].gpudirect_storage
+    assert nic.groups[0].gpudirect_storage and not nic.warnings
+    assert not any("DPU" in w for w in nic.warnings)
+
+
+# --- 3. adapter power follows the mode; the DPU run keeps a drawn layout -------------------------
+
+def test_power_prices_a_connectx_for_host_and_smartnic_and_the_dpus_for_dpu():
+    design = rail_optimized(servers=2)  # 8 ConnectX-7 rails + 2 BlueField-3 per server (SuperPOD)
+    w = dict(workload="llama3-8b", global_batch=16)
+    watts = {m: pipeline.run(design, CAT, scenario={"offload": m, "nic_as_dpu": True}, **w).power_W["adapters"]
+             for m in ("host", "smartnic", "dpu")}
+    cx7, bf3 = CAT.get("nic", "connectx-7")["power_W"], CAT.get("dpu", "bluefield-3")["power_W"]
+    assert watts["host"] == watts["smartnic"] == pytest.approx(2 * 10 * cx7)
+    assert watts["dpu"] == pytest.approx(2 * (8 * cx7 + 2 * bf3))  # rails stay ConnectX
+
+
+# --- 5. the Arm path cannot beat the line rate ----------------------------------------------------
+
+def test_arm_kernel_path_is_capped_at_the_line_rate():
+    dc = DpuCosts.from_figures(FIG)
+    bf3 = DpuCapacity.of(1, 400, 193, 16, 2.0, 120, 83.2)
+    # 1500-byte frames: the catalog's 120 Gb/s; 9000-byte frames: 4 x 120 = 480 Gb/s on paper,
+    # held to the 400 Gb/s line
+    assert resources.arm_path_cycles_per_byte(bf3, 1500, dc) == pytest.approx(32e9 / (120e9 / 8))
+    assert resources.arm_path_cycles_per_byte(bf3, 9000, dc) == pytest.approx(32e9 / (400e9 / 8))
