@@ -109,3 +109,43 @@ def test_arm_kernel_path_is_capped_at_the_line_rate():
     # held to the 400 Gb/s line
     assert resources.arm_path_cycles_per_byte(bf3, 1500, dc) == pytest.approx(32e9 / (120e9 / 8))
     assert resources.arm_path_cycles_per_byte(bf3, 9000, dc) == pytest.approx(32e9 / (400e9 / 8))
+
+
+# --- 3/5/9. what compare says about the layout, the assumptions and the modes ----------------------
+
+@pytest.fixture(scope="module")
+def tenants_cmp():
+    from designer.engine.compare import compare
+
+    sc = dict(tenants=4, encryption=True, isolation="overlay", k8s_agents=True, nccl_proxy=True)
+    return compare(rail_optimized(servers=8), CAT, scenario=sc, workload="llama3-8b", global_batch=16)
+
+
+def test_compare_says_which_layout_and_which_figures_are_assumed(tenants_cmp):
+    notes = " ".join(tenants_cmp.notes)
+    assert "keeps the drawn layout" in notes and "connectx-7 NICs stay on their rails" in notes
+    assert "price each of the 16 bluefield-3 as a connectx-7" in notes
+    # BlueField-3's 120 Gb/s Arm kernel path is an assumption (models/hardware/dpu.toml) and said so
+    assert "bluefield-3 Arm kernel path 120 Gb/s" in notes and "ASSUMED" in notes
+
+
+def test_compare_labels_engines_by_owner_and_moves_of_the_host_share(tenants_cmp):
+    from designer.commands.compare import format_table
+
+    text = format_table(tenants_cmp)
+    assert "adapter crypto engine load" in text and "DPU crypto engine load" not in text
+    # the DPU run keeps ConnectX on the rails: their crypto engine is named as such
+    assert any("rail SmartNIC (ConnectX) crypto engine" in b for b in tenants_cmp.runs["dpu"].bottlenecks)
+    assert any(b.startswith("SmartNIC crypto engine") for b in tenants_cmp.runs["smartnic"].bottlenecks)
+    # the DPU takes the agents off the host: the DPU-vs-SmartNIC differences say so
+    assert any(r.startswith("host CPU infrastructure share") and "agents" in r
+               for r in tenants_cmp.mode_reasons["dpu_vs_smartnic"])
+
+
+def test_a_storage_stall_states_per_server_figures_per_server():
+    design = rail_optimized(servers=4, storage_count=4)
+    r = pipeline.run(design, CAT, workload="unet3d-kits19",
+                     scenario={"offload": "dpu", "storage_transport": "tcp", "parallel_fs_client": True})
+    stall = next(b for b in r.bottlenecks if b.startswith("data stall"))
+    per_server = r.storage["read_demand_GBps"] / 4
+    assert f"each server needs {per_server:.3g} GB/s" in stall

@@ -98,15 +98,17 @@ def format_table(cmp) -> str:
                                        for g in loads])
     engines = sorted({e for r in runs for e in r.dpu})
     for e in engines:
-        row(f"DPU {e} engine load", [f"{100 * r.dpu[e]:.0f}%" if e in r.dpu else "-" for r in runs])
+        # the SmartNIC column holds the ConnectX engines, the DPU column the DPUs' (and, where the
+        # design keeps ConnectX on its rails, their line and crypto engines)
+        row(f"adapter {e} engine load", [f"{100 * r.dpu[e]:.0f}%" if e in r.dpu else "-" for r in runs])
     if any(r.storage.get("read_demand_GBps") for r in runs):
         row("storage read (GB/s)", [f"{r.storage['read_achieved_GBps']:.3g}/{r.storage['read_demand_GBps']:.3g}"
                                     for r in runs])
     row("checkpoint write (s)", [_num(r.storage.get("checkpoint_write_s")) for r in runs])
     from designer.engine.compare import mode_figures
     figs = [mode_figures(r) for r in runs]
-    row("adapter power (kW)", [f"{f['adapters_W'] / 1e3:.2f}" for f in figs])
-    row("cluster power (kW)", [f"{f['power_W'] / 1e3:.1f}" for f in figs])
+    row("adapter power (kW, max)", [f"{f['adapters_W'] / 1e3:.2f}" for f in figs])
+    row("cluster power (kW, max)", [f"{f['power_W'] / 1e3:.1f}" for f in figs])
     if all(math.isfinite(f["energy_cost"]) for f in figs):
         row("energy cost (USD)", [f"{f['energy_cost']:,.0f}" if f["energy_cost"] >= 100 else
                                   f"{f['energy_cost']:.3g}" for f in figs])

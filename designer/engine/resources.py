@@ -773,7 +773,7 @@ def _loading_sentence(g: ServerGroup, r: _Server, i: int, stall: float) -> str:
     many are left and why, and what would give them more."""
     rep = r.report
     host_managed = rep.scenario == "host"
-    who = f"server group {i} ({g.count} x {'host-managed' if host_managed else 'DPU-offloaded'})"
+    who = f"server group {i} ({g.count} x {MODE_LABEL[rep.scenario]})"
     need, free, infra = rep.load_cores_needed, rep.load_cores_free, rep.infra_cores
     remedies = []
     if host_managed and g.dpus == 0 and infra >= 0.05:
@@ -806,7 +806,16 @@ def _explain(inp: ResourceInputs, rows: list[_Server], host: HostCpuReport, stor
     for i, (g, r) in enumerate(zip(inp.groups, rows)):
         mode = r.report.scenario
         who = f"server group {i} ({g.count} x {MODE_LABEL[mode]})"
-        owner = "SmartNIC" if mode == "smartnic" else "DPU"
+        # whose engine: a SmartNIC's; a DPU's; in a DPU server that keeps ConnectX on its rails
+        # (rail_dpus 0) the collectives' line and crypto engines are the rail SmartNICs'
+        rail_nics = mode == "dpu" and g.rail_dpus == 0 and g.storage_capacity is not None
+
+        def owner(e: str, collectives: bool = False) -> str:
+            if mode == "smartnic":
+                return "SmartNIC"
+            if rail_nics and e in ("line", "crypto"):
+                return "rail SmartNIC (ConnectX)" if collectives else "rail SmartNIC or storage DPU"
+            return "DPU"
         if r.fallback:
             flags.append(f"{who}: scenario 'dpu' but the server has no DPU; its host CPU runs the stacks")
         s = r.report.network_slowdown
@@ -835,16 +844,18 @@ def _explain(inp: ResourceInputs, rows: list[_Server], host: HostCpuReport, stor
                 f"collectives take {s:.2f}x as long{_cost(r)}")
         if r.dpu_limited:
             u = r.report.dpu_utilization[r.dpu_limited]
-            flags.append(f"{owner} {r.dpu_limited} engine over-subscribed ({u:.2f}x) on {who}")
-            bottlenecks.append(f"{owner} {r.dpu_limited} engine on {who} is over-subscribed {u:.2f}x: "
+            o = owner(r.dpu_limited, True)
+            flags.append(f"{o} {r.dpu_limited} engine over-subscribed ({u:.2f}x) on {who}")
+            bottlenecks.append(f"{o} {r.dpu_limited} engine on {who} is over-subscribed {u:.2f}x: "
                                f"collectives take {s:.2f}x as long{_cost(r)}")
         for e, u in r.report.dpu_utilization.items():  # over-subscribed without slowing collectives
             if u > 1.0 and e != r.dpu_limited:
-                flags.append(f"{owner} {e} engine over-subscribed ({u:.2f}x) on {who}")
-                bottlenecks.append(f"{owner} {e} engine on {who} is over-subscribed {u:.2f}x: "
+                flags.append(f"{owner(e)} {e} engine over-subscribed ({u:.2f}x) on {who}")
+                bottlenecks.append(f"{owner(e)} {e} engine on {who} is over-subscribed {u:.2f}x: "
                                    f"{_ENGINE_WORK[e]} run{'s' if e != 'dram' else 's'} "
                                    f"{u:.2f}x slower than asked")
     if stall > 0:
+        servers = sum(g.count for g in inp.groups)
         i = max(range(len(rows)), key=lambda k: rows[k].stall_s)
         r = rows[i]
         if r.report.stall_cause == "data loading":
@@ -858,8 +869,9 @@ def _explain(inp: ResourceInputs, rows: list[_Server], host: HostCpuReport, stor
                 extra = (f" (noisy neighbours: the other {inp.tenants - 1} jobs' checkpoints hold the "
                          f"storage {100 * noisy:.0f}% of the time; per-tenant QoS would reserve the fair share)")
             bottlenecks.append(f"data stall {stall:.3g} s per iteration: storage reads limited by "
-                               f"{limit}{extra} at {r.report.read_achieved_GBps:.3g} GB/s per server; "
-                               f"the cluster needs {stor.read_demand_GBps:.3g} GB/s")
+                               f"{limit}{extra} at {r.report.read_achieved_GBps:.3g} GB/s per server "
+                               f"where each server needs {stor.read_demand_GBps / servers:.3g} GB/s "
+                               f"({stor.read_demand_GBps:.3g} GB/s for the cluster)")
     if straggler > 0:
         cvs = [r.report.jitter_cv for r in rows]
         bottlenecks.append(f"stragglers {straggler:.3g} s per iteration: slowest of "
