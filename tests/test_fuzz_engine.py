@@ -128,12 +128,43 @@ def _check_invariants(template, overrides, scenario, seed) -> None:
     assert 0 <= result.tflops_per_gpu <= peak and 0 <= result.mfu <= 1
     if w["kind"] == "transformer":
         assert result.tflops_per_gpu > 0
-        # no training run beats every GPU at its peak on the 6·N·D model FLOPs (Kaplan et al. 2020)
-        lower_s = 6 * result.parameters * w["tokens"] / (result.gpus * peak * 1e12)
+        # no training run beats every GPU at its peak on the 6·N·D model FLOPs (Kaplan et al. 2020;
+        # N = the parameters a token passes: a mixture of experts counts its active ones)
+        lower_s = 6 * active_parameters(result) * w["tokens"] / (result.gpus * peak * 1e12)
         assert result.training_time_days * 86400 >= lower_s * (1 - 1e-9)
     json.dumps(result.to_json(), allow_nan=False)
     again = run(design, CATALOG, scenario=scenario, seed=seed, **overrides)
     assert again.to_json() == result.to_json()  # deterministic for a seed
+
+
+def active_parameters(result) -> float:
+    """The parameters one token passes: all of them for a dense model; for a mixture of experts the
+    routed experts count top_k / experts of their weights (Jiang et al., "Mixtral of Experts",
+    arXiv 2401.04088: 13B active of 47B)."""
+    from dataclasses import fields
+
+    from designer.engine.workload import Workload, expert_parameters
+
+    w = result.workload
+    if not w.get("experts"):
+        return result.parameters
+    names = {f.name for f in fields(Workload)}
+    routed = expert_parameters(Workload(**{k: v for k, v in w.items() if k in names}))
+    return result.parameters - routed * (1 - w["top_k"] / w["experts"])
+
+
+def test_active_parameters_of_mixtral_match_the_paper():
+    """Mixtral 8x7B shapes (arXiv 2401.04088, Table 1): 46.7B parameters, 12.9B active per token."""
+    from types import SimpleNamespace
+
+    from designer.engine.workload import Workload, parameters
+
+    shape = dict(kind="transformer", layers=32, hidden=4096, heads=32, kv_heads=8, ffn_hidden=14336,
+                 vocab=32000, seq_len=4096, experts=8, top_k=2, moe_ffn_hidden=14336, global_batch=8,
+                 micro_batch=1)
+    result = SimpleNamespace(workload=shape, parameters=parameters(Workload(**shape)))
+    assert result.parameters / 1e9 == pytest.approx(46.7, abs=0.05)
+    assert active_parameters(result) / 1e9 == pytest.approx(12.9, abs=0.05)
 
 
 @st.composite
