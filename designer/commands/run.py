@@ -186,7 +186,7 @@ def prepare(args):
 def run(args) -> int:
     from designer.engine.pipeline import run as engine_run
 
-    inputs = [args.file] + ([args.workload] if args.workload else [])
+    inputs = [args.file] + ([args.workload] if args.workload and os.path.lexists(args.workload) else [])
     if args.timeline is not None:  # refuse a bad output path before the engine runs
         from designer.safeio import check_output_path
 
