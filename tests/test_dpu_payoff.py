@@ -74,9 +74,18 @@ def test_multi_tenant_cloud_host_share_is_in_the_published_range_and_the_dpu_lim
     lo, hi = 0.25, 0.40  # the vendor literature's host cycles on infrastructure
     assert lo <= host.host_cpu["infra_fraction"] <= hi
     assert cmp.vendor_claim()["in_claim"]
-    assert host.breakdown_s["host_cpu_slowdown"] > 0
+    # for stated reasons: encrypted tenant traffic through kernel TCP and software AES-GCM carry
+    # it, in the ratio of their per-byte costs (0.485 / 0.65 cycles per byte, host_cpu.toml:
+    # aesbench and Cai et al.), no slowdown dilutes it (the host keeps up with the conservative
+    # memory term) and the agents' constant load is the same share wherever it runs on the host
+    by = host.host_cpu["by_task"]
+    assert by["crypto"] / by["network"] == pytest.approx(0.485 / 0.65, rel=1e-6)
+    assert by["network"] + by["crypto"] > 0.75 * host.host_cpu["infra_fraction"]
+    assert host.breakdown_s.get("host_cpu_slowdown", 0.0) == 0.0
+    assert by["agents"] == pytest.approx(smart.host_cpu["by_task"]["agents"], rel=1e-9)
+    assert by["agents"] == pytest.approx(1.35 / 112, rel=1e-6)  # GKE kube-reserved + 1 core, 2 x 56 cores
     for r in (smart, dpu):
-        assert r.breakdown_s["host_cpu_slowdown"] == 0.0 and r.iteration_time_s < host.iteration_time_s
+        assert r.breakdown_s.get("host_cpu_slowdown", 0.0) == 0.0 and r.iteration_time_s <= host.iteration_time_s
     # SmartNIC and DPU equally fast; the DPU also takes the agents (host share lower) ...
     assert dpu.iteration_time_s == pytest.approx(smart.iteration_time_s, rel=1e-3)
     assert dpu.host_cpu["infra_fraction"] < smart.host_cpu["infra_fraction"]

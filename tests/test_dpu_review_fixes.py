@@ -149,3 +149,46 @@ def test_a_storage_stall_states_per_server_figures_per_server():
     stall = next(b for b in r.bottlenecks if b.startswith("data stall"))
     per_server = r.storage["read_demand_GBps"] / 4
     assert f"each server needs {per_server:.3g} GB/s" in stall
+
+
+# --- 4/8. host memory term, proxies counted once, constant loads charged over their time ---------
+
+def kernel_group(**kw):
+    base = dict(scenario="host", gpus=8, cpu_cores=112, cpu_GHz=3.0, rdma=False, tcp_bytes=300e9,
+                comm_s=1.0, kernel_copy_membw=True, host_memory_GBps=614.4)
+    return ServerGroup(**{**base, **kw})
+
+
+def test_the_host_memory_term_is_conservative_and_its_upper_bound_limits():
+    inp = ResourceInputs(groups=(kernel_group(),), iteration_s=2.0)
+    # 300 GB/s of kernel TCP (65 of 112 cores at 0.65 cycles/byte): one memory pass fits the
+    # 614.4 GB/s of 2 x 8 DDR5-4800 channels; the upper bound of three passes (DDIO misses, Cai et
+    # al. SIGCOMM 2021) needs 900 GB/s and stretches the collectives by 900 / 614.4
+    assert FIG["kernel_copy_memory_passes"] == 1 and FIG["kernel_copy_memory_share"] == 1
+    low = resources.assess(inp, FIG)
+    assert low.groups[0].network_slowdown == 1.0
+    high = resources.assess(inp, {**FIG, "kernel_copy_memory_passes": 3.0})
+    assert high.groups[0].network_slowdown == pytest.approx(900 / 614.4, rel=1e-6)
+    assert any("host memory bandwidth" in b for b in high.bottlenecks)
+
+
+def test_nccl_proxy_threads_are_not_counted_on_top_of_the_socket_work_they_run():
+    def proxy_share(**kw):
+        r = resources.assess(ResourceInputs(groups=(kernel_group(nccl_proxy=True, **kw),), iteration_s=2.0), FIG)
+        return r.host_cpu.by_task["nccl_proxy"], r.iteration_s
+    # kernel TCP: 195e9 cycles of socket work exceed the 8 proxy cores' 24e9 over the 1 s window
+    assert proxy_share()[0] == 0.0
+    # RDMA: the 8 proxy threads poll for the whole 1 s window of the iteration (2 s + stragglers)
+    share, iteration = proxy_share(rdma=True, tcp_bytes=0.0, rdma_bytes=300e9)
+    assert share == pytest.approx(8 * 1.0 / (112 * iteration), rel=1e-6)
+
+
+def test_agents_are_the_same_share_of_host_cycles_in_every_mode_that_keeps_them():
+    def agents(scenario, **kw):
+        g = kernel_group(scenario=scenario, k8s_agents=True, kernel_copy_membw=False, **kw)
+        return resources.assess(ResourceInputs(groups=(g,), iteration_s=2.0), FIG).host_cpu.by_task["agents"]
+    cap = DpuCapacity.of(8, 400, 198, 0, 0.0)
+    # the host iteration is longer (kernel TCP) than the SmartNIC one; the agents' share is not
+    assert agents("host", rdma=True, tcp_bytes=0.0, rdma_bytes=1e9, encrypt=True) == \
+        pytest.approx(agents("smartnic", smartnic_capacity=cap, rdma=True, tcp_bytes=0.0, rdma_bytes=1e9,
+                             encrypt=True), rel=1e-9) == pytest.approx(FIG["k8s_agent_cores"] / 112)

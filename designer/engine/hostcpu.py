@@ -56,6 +56,7 @@ class HostCosts:
     irq_seconds_per_interrupt: float
     irq_bytes_per_interrupt: float
     kernel_copy_memory_passes: float
+    kernel_copy_memory_share: float  #: share of the peak memory bandwidth kernel copies may use
 
     @classmethod
     def from_figures(cls, figures: dict[str, float]) -> "HostCosts":
@@ -222,16 +223,12 @@ def memory_GBps(sockets: int, channels: int, MTps: float) -> float:
     return sockets * channels * MTps * 8 / 1e3
 
 
-#: share of the peak memory bandwidth kernel copies can use (see :func:`memory_slowdown`)
-MEMORY_BUSY_SHARE = 0.6
-
-
 def memory_slowdown(kernel_Bps: float, passes: float, memory_Bps: float,
-                    busy_share: float = MEMORY_BUSY_SHARE) -> float:
+                    busy_share: float = 1.0) -> float:
     """How much longer kernel-path traffic takes when its copies need more host memory bandwidth
-    than the share ``busy_share`` of the peak the server can give them (>= 1). The 0.6 share: the
-    sustained-to-peak ratio of STREAM-like copies on server CPUs (assumption; the training
-    processes and loaders use memory too)."""
+    than the share ``busy_share`` of the peak the server can give them (>= 1). The figures are
+    ``kernel_copy_memory_passes`` and ``kernel_copy_memory_share`` of models/costs/host_cpu.toml
+    (both set conservatively there: the term never overstates what the host loses)."""
     if kernel_Bps <= 0 or memory_Bps <= 0:
         return 1.0
     demand = kernel_Bps * passes

@@ -164,7 +164,15 @@ class HostCpuReport:
     """Host CPU cycles, server-weighted over all servers."""
 
     cores_total: int  #: physical cores of all servers
-    infra_fraction: float  #: share of cycles on network+storage+crypto+virtualization
+    #: host infrastructure share: the core-seconds the infrastructure tasks (INFRA_TASKS) need in
+    #: one iteration over the cores' seconds of that iteration as it runs (every resources-stage
+    #: term included). Per-byte and per-IO work (stacks, crypto, copies, interrupts) is a fixed
+    #: number of cycles per iteration at the cores' speed; time-based loads are charged over the
+    #: time they run: agents over the whole iteration (the same share in every mode where they
+    #: stay on the host), NCCL proxies while the collectives run, minus the kernel-TCP cycles the
+    #: same threads execute. Cycles a core stalls on saturated host memory are not counted (the
+    #: share is then a lower bound). Above 100% demand the shares are scaled to sum to 1.
+    infra_fraction: float
     by_task: dict[str, float]  #: share of cycles per task (keys: TASKS)
     training_fraction: float  #: share left for the training process
     saturated: bool  #: some server's CPU demand exceeded its cores
@@ -318,6 +326,7 @@ class _Server:
     memory_limited: bool = False  #: host memory bandwidth, not cores, slowed the collectives
     memory_GBps: float = 0.0  #: host memory bandwidth the kernel-TCP copies ask for
     infra_share: float = 0.0
+    agent_cores: float = 0.0  #: host cores the node agents keep busy all the time
 
 
 def _capacities(g: ServerGroup) -> tuple[DpuCapacity, DpuCapacity | None]:
@@ -403,10 +412,12 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
            "virtualization": hostcpu.vswitch_cycles(kernel_b, hc.vswitch_cycles_per_packet,
                                                     hc.vswitch_packet_bytes)
            if g.isolated and not inline else 0.0,
-           # NCCL's proxy threads poll the network while the crossing collectives run
-           "nccl_proxy": g.gpus * hc.nccl_proxy_cores_per_gpu * g.comm_s * hz
-           if g.nccl_proxy and coll_b > 0 else 0.0,
            "irq": hostcpu.irq_cycles(kernel_b, 0.0, g.cpu_GHz, hc) if g.irq else 0.0}
+    # NCCL's proxy threads poll the network while the crossing collectives run; over kernel TCP
+    # (NCCL's socket transport) the same threads execute the socket calls, so the network cycles
+    # are part of their busy time: counted once, the proxy adds only what the stack leaves idle
+    proxy_Hz = g.gpus * hc.nccl_proxy_cores_per_gpu * hz if g.nccl_proxy and coll_b > 0 else 0.0
+    win["nccl_proxy"] = max(0.0, proxy_Hz * g.comm_s - win["network"])
 
     # --- background host work spread over the iteration: data loading
     samples = inp.samples_per_iteration / servers
@@ -517,7 +528,7 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
     if g.kernel_copy_membw and kernel_b > 0 and g.host_memory_GBps > 0:
         memory_demand = kernel_b / window * hc.kernel_copy_memory_passes / 1e9
         mem_slow = hostcpu.memory_slowdown(kernel_b / window, hc.kernel_copy_memory_passes,
-                                           g.host_memory_GBps * 1e9)
+                                           g.host_memory_GBps * 1e9, hc.kernel_copy_memory_share)
         if mem_slow > host_slow:
             host_slow, memory_limited = mem_slow, True
     dpu_slow, dpu_limited, util = 1.0, "", {}
@@ -576,11 +587,16 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
     cycles["virtualization"] += cpb["virtualization"] * read_b
     cycles["filesystem"] += cpb.get("filesystem", 0.0) * read_b
     cycles["irq"] += cpb.get("irq", 0.0) * read_b
-    cycles["agents"] += agent_cycles
+    # time-based loads are charged over the time they run: the proxies poll as long as the
+    # collectives take (slowed or not), the agents run the whole iteration (set in assess, where
+    # the iteration's length is known), so a constant load shows the same share in every mode
+    cycles["nccl_proxy"] = max(0.0, proxy_Hz * g.comm_s * slow - win["network"])
+    agent_cores = hc.k8s_agent_cores if g.k8s_agents and not offload else 0.0
     if inp.checkpoint_via_host and inp.checkpoint_every_iterations > 0:
         cycles["storage"] += write_b * hc.checkpoint_serialize_cycles_per_byte / inp.checkpoint_every_iterations
     cycles["data_loading"] = load_cycles
     by_task_cores = {t: hostcpu.cores_needed(c, T + stall + extra, g.cpu_GHz) for t, c in cycles.items()}
+    by_task_cores["agents"] = agent_cores
     infra = sum(by_task_cores[t] for t in INFRA_TASKS) / g.cpu_cores
     cv = jitter.worker_sigma(fig["gpu_cv"], jitter.host_cv(infra, fig["detour_s"], T + stall + extra,
                                                            fig["detour_mean_s"]))
@@ -600,7 +616,8 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
                         "its host CPU runs the stacks")
     return _Server(report, extra, stall, write_s, cycles, g.cpu_cores * hz, demand, free,
                    dpu_limited if dpu_slow >= host_slow else "", g.scenario == "dpu" and not offload,
-                   samples, warnings, memory_limited and host_slow > dpu_slow, memory_demand, infra)
+                   samples, warnings, memory_limited and host_slow > dpu_slow, memory_demand, infra,
+                   agent_cores)
 
 
 def _no_read_path(limit: str, inp: ResourceInputs, g: ServerGroup) -> str:
@@ -707,7 +724,10 @@ def assess(inputs: ResourceInputs, figures: dict[str, float] | None = None) -> R
     ckpt = storage.amortized_checkpoint_s(write_s, inputs.checkpoint_every_iterations)
     iteration = step + straggler + ckpt
 
-    # --- host CPU, server-weighted, as shares of the cycles of a whole iteration
+    # --- host CPU, server-weighted, as shares of the cycles of a whole iteration (the definition
+    # is in HostCpuReport.infra_fraction); the agents run the whole of it
+    for g, r in zip(groups, rows):
+        r.host_cycles["agents"] = r.agent_cores * g.cpu_GHz * 1e9 * iteration
     cap_total = sum(g.count * r.capacity_Hz for g, r in zip(groups, rows)) * iteration
     raw = {t: sum(g.count * r.host_cycles[t] for g, r in zip(groups, rows)) / cap_total for t in TASKS}
     busy = sum(raw.values())
@@ -834,7 +854,7 @@ def _explain(inp: ResourceInputs, rows: list[_Server], host: HostCpuReport, stor
                 flags.append(f"host memory bandwidth saturated: network flows slowed to {100 / s:.0f}% on {who}")
                 bottlenecks.append(
                     f"host CPU on {who}: its kernel-TCP copies need {r.memory_GBps:.0f} GB/s of host "
-                    f"memory bandwidth ({hostcpu.MEMORY_BUSY_SHARE:.0%} of the {g.host_memory_GBps:.0f} "
+                    f"memory bandwidth ({fig['kernel_copy_memory_share']:.0%} of the {g.host_memory_GBps:.0f} "
                     f"GB/s peak is theirs to use); collectives take {s:.2f}x as long{_cost(r)}")
                 continue
             flags.append(f"host CPU saturated: network flows slowed to {100 / s:.0f}% on {who}")
