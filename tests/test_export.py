@@ -161,3 +161,17 @@ def test_elevation_of_too_many_racks_asks_for_a_choice(tmp_path, monkeypatch, ca
     err = capsys.readouterr().err
     assert "4 racks are more than one picture shows (3)" in err and "--racks rack-1,rack-2" in err
     assert main(["export", str(EXAMPLE), "--elevation", str(tmp_path / "r.svg"), "--racks", "rack-1,rack-2"]) == 0
+
+
+def test_transceivers_are_split_by_switch_and_adapter_ends(exported):
+    plan = list(csv.DictReader(exported["cabling"].open()))
+    ends = Counter()
+    for r in plan:
+        if r["type"] in cabling.OPTICS:
+            for kind in (r["from_kind"], r["to_kind"]):
+                ends["switch" if kind == "switch" else "adapter"] += 1
+    bom = [r for r in csv.DictReader(exported["bom"].open()) if r["category"] == "Transceivers"]
+    got = Counter()
+    for r in bom:
+        got["switch" if "switch ports" in r["name"] else "adapter"] += int(r["count"])
+    assert got == ends and ends["switch"] > 0 and ends["adapter"] > 0

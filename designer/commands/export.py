@@ -95,15 +95,15 @@ def run(args: argparse.Namespace) -> int:
     lines = []
     summary = None
     if "cabling" in outs:
-        seen: list = []
+        tally = cabling.Tally()
 
         def rows():
-            for cable in cabling.cables(design, catalog):
-                seen.append((cable.type, cable.speed_Gbps, cable.medium, cable.length_class_m, cable.transceivers))
-                yield cabling.csv_row(cable, kinds)
+            for c in cabling.cables(design, catalog):
+                tally.add(c.type, c.speed_Gbps, c.medium, c.length_class_m, c.a_kind, c.b_kind)
+                yield cabling.csv_row(c, kinds)
 
         n = write_csv(outs["cabling"], cabling.CSV_COLUMNS, rows(), inputs=inputs)
-        summary = _summary_of(seen)
+        summary = tally.summary()
         lines.append(f"{outs['cabling']}: {n} cables")
     if "bom" in outs:
         summary = summary or cabling.summary_of(design, catalog)
@@ -120,22 +120,6 @@ def run(args: argparse.Namespace) -> int:
                          f"move their racks closer on the canvas")
     print("\n".join(lines), file=sys.stdout)
     return 0
-
-
-def _summary_of(seen):
-    from collections import Counter
-
-    from designer.report.cabling import CableSummary, TYPES
-
-    counts: Counter = Counter()
-    optics: Counter = Counter()
-    for kind, speed, medium, length, xcvr in seen:
-        counts[(kind, speed, medium, length)] += 1
-        if xcvr:
-            optics[(kind, speed)] += xcvr
-    order = {t: i for i, t in enumerate(TYPES)}
-    return CableSummary(dict(sorted(counts.items(), key=lambda kv: (order[kv[0][0]], kv[0][1:]))),
-                        dict(sorted(optics.items(), key=lambda kv: (order[kv[0][0]], kv[0][1]))))
 
 
 def _check_models(design, catalog) -> None:

@@ -133,7 +133,8 @@ def unit_price(catalog, kind: str, model: str) -> float | None:
 def planner_rows(design: Design, catalog, bom: Bom, cable_summary) -> list[dict]:
     """The bill a planner orders from: parts by model (with nameplate power and any catalog
     price), racks by model, cables by type/speed/medium/length class, transceivers by type/speed
-    (``cable_summary``: ``designer.report.cabling.summarize``; two transceivers per optical cable)."""
+    (``cable_summary``: ``designer.report.cabling.summarize``; one transceiver per optical cable end,
+    switch ends and adapter ends on lines of their own)."""
     rows: list[dict] = []
 
     def add(category, model, name, count, price=None, power_W=None, speed="", medium="", length=""):
@@ -159,6 +160,11 @@ def planner_rows(design: Design, catalog, bom: Bom, cable_summary) -> list[dict]
         add("Racks", model, name, n, unit_price(catalog, "rack", model))
     for (kind, speed, medium, length), n in cable_summary.cables.items():
         add("Cables", kind, _CABLE_NAME[kind], n, speed=f"{speed:g}", medium=medium, length=f"{length:g}")
-    for (kind, speed), n in cable_summary.transceivers.items():
-        add("Transceivers", kind, _OPTIC_NAME[kind], n, speed=f"{speed:g}")
+    for (kind, speed, end), n in cable_summary.transceivers.items():
+        if end == "switch":
+            name = (f"{_OPTIC_NAME[kind]}, switch ports (at twin-port OSFP switches one 2x400G "
+                    "module serves two ports)" if speed == 400 else f"{_OPTIC_NAME[kind]}, switch ports")
+        else:
+            name = f"{_OPTIC_NAME[kind]}, adapter and storage ports"
+        add("Transceivers", kind, name, n, speed=f"{speed:g}")
     return rows

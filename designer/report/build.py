@@ -312,17 +312,20 @@ def _cables(data: ReportData) -> str:
     rows = [(kind, f"{speed:g}", medium, f"{length:g}", n)
             for (kind, speed, medium, length), n in summary.cables.items()]
     rows.append((Markup("<b>Total</b>"), "", "", "", Markup(f"<b>{summary.total_cables}</b>")))
-    optics = [(kind, f"{speed:g}", n) for (kind, speed), n in summary.transceivers.items()]
+    optics = [(kind, f"{speed:g}", "switch" if end == "switch" else "NIC / DPU / storage", n)
+              for (kind, speed, end), n in summary.transceivers.items()]
     return "".join([
         "<h2>Cables and optics</h2>",
         table(["Cable", "Gb/s", "Medium", "Length class (m)", "Count"], rows, [25, 15, 25, 20, 15],
               "lrlrr", small=True),
-        table(["Transceivers", "Gb/s", "Count"], optics or [("none", "", 0)], [50, 25, 25], "lrr", small=True),
+        table(["Transceivers", "Gb/s", "Port", "Count"], optics or [("none", "", "", 0)], [30, 20, 30, 20],
+              "lrlr", small=True),
         para("One cable per link lane. Lengths are estimated from the rack positions on the canvas "
              "(0.6 m per rack along a row, 2.4 m between rows, overhead tray, 10% slack) and rounded "
              "up to orderable lengths; DAC up to 3 m (5 m below 200 Gb/s), AOC to 100 m below "
              "400 Gb/s, multimode SR optics to 50 m at 400 Gb/s and above, single-mode DR to 500 m "
-             "and FR to 2 km (NVIDIA LinkX cable guides). Two transceivers per optical cable. "
+             "and FR to 2 km (NVIDIA LinkX cable guides). One transceiver per optical cable end; at "
+             "twin-port OSFP switches (Quantum-2, Spectrum-4) one 2x400G module serves two switch ports. "
              "'dpu-designer export FILE --cabling plan.csv --bom bom.csv' writes every cable and "
              "the whole bill.", small=True),
     ])

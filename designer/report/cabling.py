@@ -127,10 +127,20 @@ class Cable:
     length_m: float
     length_class_m: float
     type: str
+    a_kind: str = ""
+    b_kind: str = ""
 
     @property
     def transceivers(self) -> int:
         return 2 if self.type in OPTICS else 0
+
+
+def end_of(kind: str) -> str:
+    """Where a transceiver sits: in a ``switch`` port or an ``adapter`` port (NIC, DPU, storage
+    or server). At twin-port OSFP switches (NVIDIA Quantum-2 QM9700, Spectrum-4: two 400G ports per
+    2x400G cage and module, LinkX 400G user guide) one module serves two switch ports, so switch
+    ports and modules are told apart in the bill."""
+    return "switch" if kind == "switch" else "adapter"
 
 
 def _canvas_scale() -> tuple[float, float]:
@@ -217,7 +227,8 @@ def cables(design, catalog) -> Iterator[Cable]:
             pa = port(link.a, link.a_port + lane if link.a_port is not None else None)
             pb = port(link.b, link.b_port + lane if link.b_port is not None else None)
             yield Cable(f"{link.id}/{lane + 1}" if lanes > 1 else link.id, link.id, link.a, pa, link.b,
-                        pb, a, b, link.medium, float(link.speed_Gbps), round(est, 2), cls, kind)
+                        pb, a, b, link.medium, float(link.speed_Gbps), round(est, 2), cls, kind,
+                        topo.components[link.a].kind, topo.components[link.b].kind)
 
 
 CSV_COLUMNS = ("cable", "link", "from", "from_kind", "from_rack", "from_U", "from_port", "to", "to_kind",
@@ -234,10 +245,11 @@ def csv_row(cable: Cable, kinds: dict[str, str]) -> list:
 
 @dataclass(frozen=True)
 class CableSummary:
-    """Cables and optics counted by (type, speed, medium, length class)."""
+    """Cables counted by (type, speed, medium, length class); transceivers (one per optical cable
+    end) by (type, speed, end: ``switch`` or ``adapter``, see :func:`end_of`)."""
 
     cables: dict[tuple[str, float, str, float], int]
-    transceivers: dict[tuple[str, float], int]
+    transceivers: dict[tuple[str, float, str], int]
 
     @property
     def total_cables(self) -> int:
@@ -248,24 +260,40 @@ class CableSummary:
         return sum(self.transceivers.values())
 
 
+class Tally:
+    """Counts cables as they go by (:meth:`add`), for a summary at the end (:meth:`summary`)."""
+
+    def __init__(self) -> None:
+        self.counts: Counter = Counter()
+        self.optics: Counter = Counter()
+
+    def add(self, type_: str, speed: float, medium: str, length: float, a_kind: str, b_kind: str,
+            n: int = 1) -> None:
+        self.counts[(type_, float(speed), medium, length)] += n
+        if type_ in OPTICS:
+            self.optics[(type_, float(speed), end_of(a_kind))] += n
+            self.optics[(type_, float(speed), end_of(b_kind))] += n
+
+    def summary(self) -> CableSummary:
+        order = {t: i for i, t in enumerate(TYPES)}
+        return CableSummary(
+            dict(sorted(self.counts.items(), key=lambda kv: (order[kv[0][0]], kv[0][1:]))),
+            dict(sorted(self.optics.items(), key=lambda kv: (order[kv[0][0]], kv[0][1:]))))
+
+
 def summarize(items) -> CableSummary:
-    counts: Counter = Counter()
-    optics: Counter = Counter()
+    tally = Tally()
     for c in items:
-        counts[(c.type, c.speed_Gbps, c.medium, c.length_class_m)] += 1
-        if c.transceivers:
-            optics[(c.type, c.speed_Gbps)] += c.transceivers
-    order = {t: i for i, t in enumerate(TYPES)}
-    return CableSummary(dict(sorted(counts.items(), key=lambda kv: (order[kv[0][0]], kv[0][1:]))),
-                        dict(sorted(optics.items(), key=lambda kv: (order[kv[0][0]], kv[0][1]))))
+        tally.add(c.type, c.speed_Gbps, c.medium, c.length_class_m, c.a_kind, c.b_kind)
+    return tally.summary()
 
 
 def summary_of(design, catalog) -> CableSummary:
     """:func:`summarize` of :func:`cables` without making each cable (the lanes of a link share
     its type and length): a 500,000-link design in about a second instead of eight."""
+    comps = design.topology.components
     where = places(design, catalog)
-    counts: Counter = Counter()
-    optics: Counter = Counter()
+    tally = Tally()
     memo: dict[tuple, tuple[str, float]] = {}
     for link in design.topology.links.values():
         if link.medium in UNCABLED or link.a not in where or link.b not in where:
@@ -277,11 +305,6 @@ def summary_of(design, catalog) -> CableSummary:
             est = run_length_m(a, b) * (1 + SLACK)
             found = memo[key] = (cable_type(link.speed_Gbps, est), length_class(est))
         kind, cls = found
-        lanes = max(1, int(link.lanes))
-        counts[(kind, float(link.speed_Gbps), link.medium, cls)] += lanes
-        if kind in OPTICS:
-            optics[(kind, float(link.speed_Gbps))] += 2 * lanes
-    order = {t: i for i, t in enumerate(TYPES)}
-    return CableSummary(dict(sorted(counts.items(), key=lambda kv: (order[kv[0][0]], kv[0][1:]))),
-                        dict(sorted(optics.items(), key=lambda kv: (order[kv[0][0]], kv[0][1]))))
-
+        tally.add(kind, link.speed_Gbps, link.medium, cls, comps[link.a].kind, comps[link.b].kind,
+                  max(1, int(link.lanes)))
+    return tally.summary()
