@@ -192,3 +192,11 @@ def test_agents_are_the_same_share_of_host_cycles_in_every_mode_that_keeps_them(
     assert agents("host", rdma=True, tcp_bytes=0.0, rdma_bytes=1e9, encrypt=True) == \
         pytest.approx(agents("smartnic", smartnic_capacity=cap, rdma=True, tcp_bytes=0.0, rdma_bytes=1e9,
                              encrypt=True), rel=1e-9) == pytest.approx(FIG["k8s_agent_cores"] / 112)
+
+
+def test_an_arm_limited_read_says_its_rate_is_an_assumption_or_upper_bound():
+    design = rail_optimized(servers=4, storage_count=4)
+    r = pipeline.run(design, CAT, workload="unet3d-kits19",
+                     scenario={"offload": "dpu", "storage_transport": "tcp", "parallel_fs_client": True})
+    stall = next(b for b in r.bottlenecks if b.startswith("data stall"))
+    assert "DPU Arm cores" in stall and "assumption" in stall and "upper bound" in stall

@@ -813,7 +813,9 @@ def _loading_sentence(g: ServerGroup, r: _Server, i: int, stall: float) -> str:
 
 #: what runs on each engine, for the sentences
 _ENGINE_WORK = {"line": "the adapter's traffic", "crypto": "inline encryption",
-                "arm": "the Arm-core services (storage emulation, proxies, clients, agents)",
+                "arm": "the Arm-core services (storage emulation, proxies, clients, agents; at the "
+                       "catalog's Arm kernel-path rate arm_tcp_Gbps, a pktgen upper bound for "
+                       "BlueField-2 and an assumption for BlueField-3/-4)",
                 "dram": "the Arm-core data paths through the DPU memory"}
 
 
@@ -884,6 +886,9 @@ def _explain(inp: ResourceInputs, rows: list[_Server], host: HostCpuReport, stor
             limit = r.report.read_limit
             extra = (" (converged fabric shared with training traffic)"
                      if limit == "fabric" and inp.storage_converged else "")
+            if limit == "DPU Arm cores":
+                extra = (" (at the catalog's Arm kernel-path rate arm_tcp_Gbps: a pktgen upper bound "
+                         "for BlueField-2, an assumption for BlueField-3/-4)")
             noisy = noisy_share(inp, fig) if limit == "storage target" else 0.0
             if noisy > 0:
                 extra = (f" (noisy neighbours: the other {inp.tenants - 1} jobs' checkpoints hold the "
