@@ -200,3 +200,44 @@ def test_an_arm_limited_read_says_its_rate_is_an_assumption_or_upper_bound():
                      scenario={"offload": "dpu", "storage_transport": "tcp", "parallel_fs_client": True})
     stall = next(b for b in r.bottlenecks if b.startswith("data stall"))
     assert "DPU Arm cores" in stall and "assumption" in stall and "upper bound" in stall
+
+
+# --- 6. the typical detour length is an assumption: results over its plausible range ----------------
+
+def with_detour_mean(monkeypatch, m):
+    figures = {**FIG, "detour_mean_s": m}
+    monkeypatch.setattr(resources, "cost_figures", lambda catalog=None: figures)
+
+
+@pytest.mark.parametrize("sets", [{}, {"offload": "smartnic"}, {"tenants": 2, "k8s_agents": True, "nccl_proxy": True}])
+def test_long_steps_do_not_depend_on_the_assumed_detour_length(monkeypatch, sets):
+    from designer.paths import resources_dir
+    from designer.topology.fileformat import load
+
+    design = load(resources_dir() / "examples" / "example.json")
+    out = {}
+    for m in (10e-6, 30e-6, 100e-6):  # the range stated in jitter.toml (single-digit us .. 100 us)
+        with_detour_mean(monkeypatch, m)
+        r = pipeline.run(design, CAT, scenario=sets)
+        out[m] = (r.iteration_time_s, r.training_time_days, r.energy_kwh, r.host_cpu["infra_fraction"])
+    for m in (10e-6, 100e-6):
+        for a, b in zip(out[m], out[30e-6]):
+            assert a == pytest.approx(b, rel=0.02)
+
+
+def test_a_short_step_offload_gain_is_its_straggler_part_and_grows_with_the_detour_length(monkeypatch):
+    from designer.engine.compare import compare
+    from designer.paths import resources_dir
+    from designer.topology.fileformat import load
+
+    design = load(resources_dir() / "examples" / "example.json")
+    gains = []
+    for m in (10e-6, 30e-6, 100e-6):
+        with_detour_mean(monkeypatch, m)
+        cmp = compare(design, CAT, workload="resnet50-imagenet")
+        host, off = cmp.runs["host"], cmp.runs["dpu"]
+        delta = off.iteration_time_s - host.iteration_time_s
+        assert delta == pytest.approx(off.breakdown_s["straggler"] - host.breakdown_s["straggler"], abs=1e-12)
+        gains.append(-delta / host.iteration_time_s)
+    # a worker of a few-ms step loses whole detours: longer detours, more to gain (documented)
+    assert 0 < gains[0] < gains[1] < gains[2] < 0.05

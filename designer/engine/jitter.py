@@ -11,9 +11,12 @@ Model (documented, figures in ``models/costs/jitter.toml``):
   mean ``mu = f*T/E[D]`` and the stolen time ``S`` has variance ``mu*E[D^2]``. ``h = (S - E[S])/T``
   (the average stolen time is already counted as the cores the stacks take, so only the spread
   is noise).
-* Detour lengths come from a measured distribution, not from one constant: exponential with the
-  measured typical length ``detour_mean_s`` (FWQ noise profiles of Linux nodes), truncated at
-  ``detour_s``, the longest a network softirq round may run (``netdev_budget_usecs``). The cap
+* Detour lengths come from a distribution, not from one constant: exponential with the typical
+  length ``detour_mean_s`` (an assumption, 30 us: no published distribution of network-stack
+  detour lengths was found; jitter.toml gives the bounds that were and the tested range 10-100 us,
+  over which steps of seconds move by under 0.01 % and a few-ms step's offload gain grows about in
+  proportion), truncated at ``detour_s``, the longest a network softirq round may run
+  (``netdev_budget_usecs``). The cap
   hardly matters because ``detour_s`` is some 60 typical detours: ``E[D^2]/E[D]`` of the truncated
   exponential is ``2*detour_mean_s`` to within 1e-20 (:func:`detour_moments`). Halving or doubling
   the cap therefore changes no result by more than 2 % (tests/test_dpu_jitter.py); the earlier
