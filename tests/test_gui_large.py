@@ -113,7 +113,13 @@ def test_the_overview_map_shows_where_the_canvas_is_and_jumps_on_a_click(qtbot, 
     assert reach.contains(target)
     view.zoom_to_fit()  # all of the design in view: the map has nothing to add
     assert not mini.isVisible()
+    # an edit while it is hidden is drawn when it shows again (not on every edit)
+    sw = w.design.topology.switches()[0]
+    w.editor.move({sw.id: (sw.pos[0] - 4000, sw.pos[1])})
+    assert mini._stale
     view.zoom_reset()
+    assert mini.isVisible() and not mini._stale
+    assert mini._world.left() <= w.scene.comp_items[sw.id].sceneBoundingRect().left()
     assert mini.isVisible()
     w.actions_by_name["minimap"].trigger()  # View → Overview map off
     assert not mini.isVisible() and not w.actions_by_name["minimap"].isChecked()

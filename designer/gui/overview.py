@@ -39,8 +39,14 @@ class Minimap(QWidget):
         self.resize(MINIMAP_PX, MINIMAP_PX * 2 // 3)
 
     def schedule(self) -> None:
-        """The design changed: redraw the picture soon (edits in a burst redraw once)."""
-        self._redraw.start()
+        """The design changed: redraw the picture soon (edits in a burst redraw once); while the
+        map is hidden, only when it shows again (a 250k-component design takes a moment)."""
+        if self.isVisible():
+            self._redraw.start()
+        else:
+            self._stale = True
+
+    _stale = False
 
     def rebuild(self) -> None:
         """Draw the picture of the design's top-level boxes."""
@@ -78,6 +84,7 @@ class Minimap(QWidget):
         finally:
             p.end()
         self._image, self._world = image, world
+        self._stale = False
         self.resize(w + 2, h + 2)
         self.place()
         self.update()
@@ -94,6 +101,10 @@ class Minimap(QWidget):
         content = self.view.dscene.content_rect()
         show = (self._image is not None and self.wanted and port.width() > 3 * self.width()
                 and not seen.contains(content))
+        if show and self._stale:
+            self._stale = False
+            self.rebuild()  # places it again
+            return
         if show != self.isVisible():
             self.setVisible(show)
         elif show:

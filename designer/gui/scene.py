@@ -219,6 +219,7 @@ class DesignScene(QGraphicsScene):
             item.setFlag(QGraphicsItem.ItemIsMovable, True)
             pos = comp.pos or self._fallback_pos.get(comp.id) or (0.0, 0.0)
             item.setPos(QPointF(*pos))
+            self._grow_scene_rect(item)  # moved out of the scene: fit and the map include it
             if isinstance(parent, RackItem):
                 self._relayout_children(parent.cid)
 
