@@ -241,3 +241,22 @@ def test_a_short_step_offload_gain_is_its_straggler_part_and_grows_with_the_deto
         gains.append(-delta / host.iteration_time_s)
     # a worker of a few-ms step loses whole detours: longer detours, more to gain (documented)
     assert 0 < gains[0] < gains[1] < gains[2] < 0.05
+
+
+# --- host CPUs of the 2025-26 systems --------------------------------------------------------------
+
+def test_grace_and_xeon_6776p_follow_their_sources():
+    from designer.engine import hostcpu
+
+    grace = CAT.get("cpu", "grace")
+    assert (grace["cores"], grace["base_GHz"]) == (72, 3.1)  # NVIDIA; MLCommons GB200 NVL72 node
+    # up to 512 GB/s per Grace CPU (1 TB/s per two-CPU superchip)
+    assert hostcpu.memory_GBps(1, grace["memory_channels"], grace["memory_MTps"]) == pytest.approx(512, rel=1e-9)
+    x = CAT.get("cpu", "xeon-6776p")  # heise.de table: 64 cores, 350 W, 2.3/3.6 GHz, 8 x DDR5-6400
+    assert (x["cores"], x["tdp_W"], x["base_GHz"], x["all_core_GHz"]) == (64, 350, 2.3, 3.6)
+    assert hostcpu.memory_GBps(2, x["memory_channels"], x["memory_MTps"]) == pytest.approx(2 * 8 * 6400 * 8 / 1e3)
+    servers = {s: CAT.get("server", s) for s in ("gb200-nvl72", "gb300-nvl72", "hgx-b300")}
+    assert servers["gb200-nvl72"]["cpu_model"] == servers["gb300-nvl72"]["cpu_model"] == "grace"
+    # 36 Grace CPUs per NVL72 rack: 2,592 Arm cores (vendordeep.com)
+    assert servers["gb200-nvl72"]["cpu_sockets"] * grace["cores"] == 2592
+    assert servers["hgx-b300"]["cpu_model"] == "xeon-6776p"
