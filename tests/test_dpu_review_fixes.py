@@ -260,3 +260,16 @@ def test_grace_and_xeon_6776p_follow_their_sources():
     # 36 Grace CPUs per NVL72 rack: 2,592 Arm cores (vendordeep.com)
     assert servers["gb200-nvl72"]["cpu_sockets"] * grace["cores"] == 2592
     assert servers["hgx-b300"]["cpu_model"] == "xeon-6776p"
+
+
+def test_the_dpu_object_store_path_pays_the_bounce_copy_as_the_snap_path_does():
+    from designer.engine import hostcpu
+
+    hc = hostcpu.HostCosts.from_figures(FIG)
+    kw = dict(offload=True, emulation=True, transport="rdma", encrypt=False, isolated=False,
+              gpudirect_storage=False, c=hc)
+    snap = hostcpu.storage_read_cycles_per_byte(**kw)["storage"]
+    obj = hostcpu.storage_read_cycles_per_byte(**kw, object_store=True)["storage"]
+    # both hand the host a local device whose bytes land in host memory: block IO + one copy
+    assert obj == pytest.approx(snap) == pytest.approx(
+        FIG["block_io_cycles"] / FIG["read_io_bytes"] + FIG["bounce_copy_cycles_per_byte"])
