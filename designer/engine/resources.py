@@ -850,7 +850,7 @@ def _explain(inp: ResourceInputs, rows: list[_Server], host: HostCpuReport, stor
                 why.append("kernel TCP collectives")
             if g.isolated and r.report.scenario == "host":
                 why.append("the host virtual switch")
-            if g.nccl_proxy:
+            if g.nccl_proxy and r.host_cycles["nccl_proxy"] > 0:  # beyond the socket work they run
                 why.append("NCCL proxy threads")
             if r.memory_limited:
                 flags.append(f"host memory bandwidth saturated: network flows slowed to {100 / s:.0f}% on {who}")
