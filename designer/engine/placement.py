@@ -13,7 +13,8 @@ Each GPU talks to the network through one of its server's rail adapters: GPU i o
 rails uses rail ⌊i·k/gpus⌋ (rail i when there is one adapter per GPU). The rails are the server's
 linked NICs and DPUs (slot order) that sit on a network without storage, so that the storage DPUs
 of a separate storage fabric carry no training traffic; when every adapter reaches storage (a
-converged fabric) they all are rails. A server with direct links and no such adapter is its own
+converged fabric) they all are rails. Adapters linked only to a front-end (north-south) network
+(switches with ``frontend`` set) are never rails; they are storage ports when storage hangs off it. A server with direct links and no such adapter is its own
 endpoint. Storage reads arrive on the server's endpoints that share a network with a storage
 system (``storage_ports``), from the storage systems they reach (``storage_targets``).
 """
@@ -71,6 +72,7 @@ def servers_of(design, catalog, fab: Fabric | None = None) -> list[ServerInfo]:
     servers = topo.servers()
     adapters_of = attached_all(topo, {s.id for s in servers})
     networks = fab.networks
+    front = _frontend_networks(topo, catalog, fab)
     plans: dict[tuple, tuple] = {}  # networks of a server's adapters and its own -> which are what
     for srv in servers:
         if srv.props:
@@ -82,7 +84,7 @@ def servers_of(design, catalog, fab: Fabric | None = None) -> list[ServerInfo]:
         sets = tuple(map(networks, names))
         plan = plans.get(sets)
         if plan is None:
-            plan = plans[sets] = _endpoint_plan(sets, storage_nets)
+            plan = plans[sets] = _endpoint_plan(sets, storage_nets, front)
         compute, ports, reach = plan
         if reach not in reached:
             reached[reach] = tuple(s for s in storage if networks(s) & reach)
@@ -93,18 +95,42 @@ def servers_of(design, catalog, fab: Fabric | None = None) -> list[ServerInfo]:
     return out
 
 
-def _endpoint_plan(sets: tuple[frozenset[int], ...], storage_nets: frozenset[int]
-                   ) -> tuple[list[int], list[int], frozenset[int]]:
+def _frontend_networks(topo, catalog, fab: Fabric) -> frozenset[int]:
+    """Networks that hold a front-end (north-south) switch (the switch field ``frontend``, set by
+    the templates' ``--frontend``): they carry no training traffic."""
+    default: dict[str, bool] = {}
+    found: set[int] = set()
+    for c in topo.components.values():
+        if c.kind != "switch":
+            continue
+        flag = c.props.get("frontend")
+        if flag is None:
+            if c.model not in default:
+                try:
+                    default[c.model] = bool(catalog.get("switch", c.model).get("frontend", False))
+                except KeyError:
+                    default[c.model] = False
+            flag = default[c.model]
+        if flag and c.id in fab.index:  # its network's label: its connected part of switches
+            found.add(int(fab.parts().label[fab.switch_pos[fab.index[c.id]]]))
+    return frozenset(found)
+
+
+def _endpoint_plan(sets: tuple[frozenset[int], ...], storage_nets: frozenset[int],
+                   front: frozenset[int] = frozenset()) -> tuple[list[int], list[int], frozenset[int]]:
     """Which of a server's endpoints are rails and which storage ports, by position (``sets``:
     the networks of its adapters in slot order, then its own as an on-board NIC), and the storage
-    networks it reaches (see the module docstring). Servers wired alike share one plan."""
-    adapters = [k for k in range(len(sets) - 1) if sets[k]]
-    own = [len(sets) - 1] if sets[-1] else []
+    networks it reaches (see the module docstring). An endpoint only on front-end networks
+    (``front``) is never a rail (it may still reach storage). Servers wired alike share one plan."""
+    linked = [k for k in range(len(sets) - 1) if sets[k]]
+    mine = [len(sets) - 1] if sets[-1] else []
+    adapters = [k for k in linked if not sets[k] <= front]
+    own = [k for k in mine if not sets[k] <= front]
     if not storage_nets:  # no storage on any network: every adapter is a rail, none is a port
         return adapters or own, [], frozenset()
     compute = [k for k in adapters if not sets[k] & storage_nets] \
         or [k for k in own if not sets[k] & storage_nets] or adapters or own
-    ports = [k for k in adapters + own if sets[k] & storage_nets]
+    ports = [k for k in linked + mine if sets[k] & storage_nets]
     return compute, ports, frozenset().union(*(sets[k] & storage_nets for k in ports))
 
 
