@@ -36,8 +36,6 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
-import jsonschema
-
 from designer.errors import UsageError
 from designer.topology.design import SCENARIO_SPEC, Design, number_text
 from designer.topology.kinds import FIELDS, KINDS, LINK_FIELDS, MEDIA
@@ -210,8 +208,27 @@ def _compile_object(schema: dict[str, Any]) -> Callable[[dict[str, Any]], bool]:
 _TOP_SCHEMA = {**SCHEMA, "properties": {
     k: ({kk: vv for kk, vv in v.items() if kk != "items"} if k in _ITEM_LISTS else v)
     for k, v in SCHEMA["properties"].items()}}
-_TOP_VALIDATOR = jsonschema.Draft202012Validator(_TOP_SCHEMA)
-_ITEM_VALIDATORS = {k: jsonschema.Draft202012Validator(SCHEMA["properties"][k]["items"]) for k in _ITEM_LISTS}
+#: the top level checked without jsonschema (the loader's fast path; it never accepts what
+#: jsonschema refuses, see :func:`_compile`)
+_TOP_CHECK = _compile({k: v for k, v in _TOP_SCHEMA.items() if k != "$schema"})
+
+
+@functools.cache
+def _validators() -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """The jsonschema validators (top level, items, workload settings), made when first needed:
+    importing jsonschema costs ~0.13 s that a valid file loaded by the fast path never needs."""
+    import jsonschema
+
+    return (jsonschema.Draft202012Validator(_TOP_SCHEMA),
+            {k: jsonschema.Draft202012Validator(SCHEMA["properties"][k]["items"]) for k in _ITEM_LISTS},
+            {name: jsonschema.Draft202012Validator(schema) for name, schema in _WORKLOAD_PROPERTIES.items()})
+
+
+def __getattr__(name: str) -> Any:  # the validators as module attributes, made on first use
+    if name in ("_TOP_VALIDATOR", "_ITEM_VALIDATORS", "_WORKLOAD_VALIDATORS"):
+        top, items, workload = _validators()
+        return {"_TOP_VALIDATOR": top, "_ITEM_VALIDATORS": items, "_WORKLOAD_VALIDATORS": workload}[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 _ITEM_CHECKS = {k: _compile(SCHEMA["properties"][k]["items"]) for k in _ITEM_LISTS}
 
 
@@ -291,7 +308,7 @@ def _json_path(parts) -> str:
     return out
 
 
-def _schema_message(err: jsonschema.ValidationError) -> str:
+def _schema_message(err: "jsonschema.ValidationError") -> str:
     kind = err.validator
     if kind == "required":
         missing = [k for k in err.validator_value if k not in err.instance]
@@ -323,21 +340,19 @@ def _schema_message(err: jsonschema.ValidationError) -> str:
     return err.message
 
 
-def _zero_meaning(err: jsonschema.ValidationError) -> str:
+def _zero_meaning(err: "jsonschema.ValidationError") -> str:
     """" (0: no checkpoints)" for a scenario setting where 0 has a meaning."""
     path = list(err.absolute_path)
     spec = SCENARIO_SPEC.get(path[1]) if len(path) == 2 and path[0] == "scenario" else None
     return f" (0: {spec.zero})" if spec is not None and spec.zero else ""
 
 
-_WORKLOAD_VALIDATORS = {name: jsonschema.Draft202012Validator(schema)
-                        for name, schema in _WORKLOAD_PROPERTIES.items()}
 
 
 def workload_problem(name: str, value: Any) -> str | None:
     """None, or why a design file cannot hold ``value`` as the workload setting ``name`` (the
     check loading does; ``--set workload.NAME=VALUE`` uses it too)."""
-    validator = _WORKLOAD_VALIDATORS.get(name)
+    validator = _validators()[2].get(name)
     error = next(validator.iter_errors(value), None) if validator is not None else None
     return None if error is None else _schema_message(error)
 
@@ -439,7 +454,8 @@ def _check_tree(data: Any) -> list[tuple[str, str]]:
 def _schema_errors(data: dict[str, Any]) -> list[tuple[str, str]]:
     """Structure problems: jsonschema for the top level, the compiled check for each component and
     link (jsonschema explains the first few items that fail it), in document order."""
-    found = [(tuple(e.absolute_path), _schema_message(e)) for e in _TOP_VALIDATOR.iter_errors(data)]
+    top, item_validators, _ = _validators()
+    found = [(tuple(e.absolute_path), _schema_message(e)) for e in top.iter_errors(data)]
     for key in _ITEM_LISTS:
         items = data.get(key)
         if type(items) is not list:
@@ -452,7 +468,7 @@ def _schema_errors(data: dict[str, Any]) -> list[tuple[str, str]]:
                 unexplained += 1
                 continue
             item_errors = [((key, i) + tuple(e.absolute_path), _schema_message(e))
-                           for e in _ITEM_VALIDATORS[key].iter_errors(item)]
+                           for e in item_validators[key].iter_errors(item)]
             explained += bool(item_errors)
             found.extend(item_errors)
         if unexplained:
@@ -653,7 +669,7 @@ def _fast_items(data: dict[str, Any], build: bool = True) -> tuple[list[Componen
     head = {k: v for k, v in data.items() if k not in _ITEM_LISTS}
     if not _tree_is_sound(head) or not set(map(type, comps)) <= {dict} or not set(map(type, links)) <= {dict}:
         return None
-    if next(_TOP_VALIDATOR.iter_errors({**head, "components": [], "links": []}), None) is not None:
+    if not _TOP_CHECK({**head, "components": [], "links": []}):
         return None
     for shape in set(map(tuple, comps)):
         if not _COMPONENT_REQUIRED <= set(shape) <= _COMPONENT_KEYS:
