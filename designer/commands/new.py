@@ -11,6 +11,8 @@ import argparse
 from designer.errors import UsageError
 
 _TYPES = {"int": int, "float": float, "str": str, "choice": str}
+#: the workload of a design made without a template (the GUI's new design); ``new`` fits the one
+#: its template suggests (``templates.suggested_workload``)
 DEFAULT_WORKLOAD = "llama3-8b"
 
 
@@ -49,10 +51,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--template", required=True, choices=list(TEMPLATES),
                    help="; ".join(f"{t.name}: {t.help}" for t in TEMPLATES.values()))
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="design file to write")
-    p.add_argument("--workload", default=DEFAULT_WORKLOAD, metavar="ID",
+    p.add_argument("--workload", default=None, metavar="ID",
                    help="catalog workload saved with the design, its data parallelism filling the "
                         "design and its global batch rounded up to a multiple of dp x micro-batch "
-                        f"(default: {DEFAULT_WORKLOAD}; see 'dpu-designer catalog workload')")
+                        "(default: the one the template suggests, "
+                        + ", ".join(f"{t.workload} for {t.name}" for t in TEMPLATES.values())
+                        + "; see 'dpu-designer catalog workload')")
     for name, opt in _all_options().items():
         defaults = {t.name: o.default for t in TEMPLATES.values() for o in t.options if o.name == name}
         only = "" if len(defaults) == len(TEMPLATES) else f"; {', '.join(defaults)} only"
@@ -120,7 +124,9 @@ def run(args: argparse.Namespace) -> int:
     catalog = load_catalog()
     check_numbers(template, given, catalog)
     design = template(**given)
-    design.workload = fitted_workload(args.workload, design, catalog)
+    from designer.topology.templates import suggested_workload
+
+    design.workload = fitted_workload(args.workload or suggested_workload(design), design, catalog)
     fileformat.save(design, args.output)
     problems = validate(design)
     errors = sum(p.severity == "error" for p in problems)
