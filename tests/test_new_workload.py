@@ -19,6 +19,6 @@ def test_new_fits_the_workload_its_template_suggests(tmp_path, name, args):
 
 def test_a_named_workload_wins(tmp_path):
     out = tmp_path / "d.json"
-    assert cli.main(["new", "--template", "leaf-spine", "--servers", "4", "--workload", "gpt3-175b",
+    assert cli.main(["new", "--template", "leaf-spine", "--servers", "16", "--workload", "gpt3-175b",
                      "-o", str(out)]) == 0
     assert json.loads(out.read_text())["workload"]["preset"] == "gpt3-175b"
