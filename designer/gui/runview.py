@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFrame, QHBoxLayout
 from designer.engine.compare import LABEL as RUN_LABEL
 from designer.engine.compare import MIN_DIFFERENCE, Comparison, compare, loading
 from designer.engine.resources import INFRA_TASKS
-from designer.engine.result import BREAKDOWN_LABEL, Result
+from designer.engine.result import BREAKDOWN_LABEL
 from designer.engine.timeline import TimelineInputs, TimelineRun, TimelineSummary, inputs_of
 from designer.gui.messages import gui_words
 from designer.gui.plots import SCENARIO_COLOR, SCENARIO_LABEL, LivePlots
