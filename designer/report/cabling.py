@@ -294,17 +294,19 @@ def summary_of(design, catalog) -> CableSummary:
     comps = design.topology.components
     where = places(design, catalog)
     tally = Tally()
-    memo: dict[tuple, tuple[str, float]] = {}
+    memo: dict[tuple, tuple[str, float]] = {}  # ``where`` keeps every place alive, so ids stay unique
+    groups: Counter = Counter()
     for link in design.topology.links.values():
         if link.medium in UNCABLED or link.a not in where or link.b not in where:
             continue
         a, b = where[link.a], where[link.b]
-        key = (a, b, link.speed_Gbps)
+        key = (id(a), id(b), link.speed_Gbps)  # places are shared objects; hashing them is slow
         found = memo.get(key)
         if found is None:
             est = run_length_m(a, b) * (1 + SLACK)
             found = memo[key] = (cable_type(link.speed_Gbps, est), length_class(est))
-        kind, cls = found
-        tally.add(kind, link.speed_Gbps, link.medium, cls, comps[link.a].kind, comps[link.b].kind,
-                  max(1, int(link.lanes)))
+        groups[(found, link.speed_Gbps, link.medium, comps[link.a].kind, comps[link.b].kind)] += \
+            link.lanes if link.lanes > 1 else 1
+    for ((kind, cls), speed, medium, a_kind, b_kind), n in groups.items():
+        tally.add(kind, speed, medium, cls, a_kind, b_kind, int(n))
     return tally.summary()
