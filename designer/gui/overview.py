@@ -38,6 +38,12 @@ class Minimap(QWidget):
         self._redraw.timeout.connect(self.rebuild)
         self.resize(MINIMAP_PX, MINIMAP_PX * 2 // 3)
 
+    def invalidate(self) -> None:
+        """A new document: drawn when the map first shows (a design opened fitted needs none)."""
+        self._image = None
+        self._stale = True
+        self.place()
+
     def schedule(self) -> None:
         """The design changed: redraw the picture soon (edits in a burst redraw once); while the
         map is hidden, only when it shows again (a 250k-component design takes a moment)."""
@@ -99,8 +105,8 @@ class Minimap(QWidget):
         self.move(port.width() - self.width() - 8, 8)
         seen = self.view.mapToScene(port.rect()).boundingRect()
         content = self.view.dscene.content_rect()
-        show = (self._image is not None and self.wanted and port.width() > 3 * self.width()
-                and not seen.contains(content))
+        show = ((self._image is not None or self._stale) and self.wanted
+                and port.width() > 3 * self.width() and not seen.contains(content))
         if show and self._stale:
             self._stale = False
             self.rebuild()  # places it again

@@ -65,7 +65,7 @@ class CanvasView(QGraphicsView):
         self.rail_legend = RailLegend(self.viewport())
         self.minimap = Minimap(self)
         scene.overlay_changed.connect(self._show_legend)
-        scene.rebuilt.connect(self.minimap.rebuild)
+        scene.rebuilt.connect(self.minimap.invalidate)
         self._show_legend()
 
     @property
