@@ -209,3 +209,20 @@ def test_fuzz_user_catalog_bytes(tmp_path_factory, data):
     cat = load_catalog(extra_dirs=[folder])
     assert all("\n" not in p.message for p in cat.problems)
     assert cat.ids("nic")[: len(PACKAGED.ids("nic"))] == PACKAGED.ids("nic")
+
+
+@pytest.mark.parametrize("command", [["run", "{design}", "--json"], ["collective", "{design}", "--max", "1K"]])
+def test_commands_warn_once_about_a_skipped_user_file(tmp_path, monkeypatch, capsys, command):
+    from designer.paths import resources_dir
+
+    design = str(resources_dir() / "examples" / "example.json")
+    (tmp_path / "cpu.toml").write_bytes(b"\xff\xfe not text")
+    monkeypatch.setenv("DPU_DESIGNER_CATALOG", str(tmp_path))
+    monkeypatch.setattr(catmod, "_cached", None)
+    try:
+        assert main([a.format(design=design) for a in command]) == 0
+        err = [l for l in capsys.readouterr().err.splitlines() if l]
+        assert len(err) == 1 and err[0].startswith("warning: user catalog ") and "cpu.toml" in err[0]
+        assert "not UTF-8" in err[0]
+    finally:
+        catmod._cached = None
