@@ -6,9 +6,14 @@ the network, storage, crypto and virtualization stacks. ``"smartnic"``: the host
 stacks but every adapter works as a ConnectX SmartNIC: inline IPsec/kTLS crypto (RoCE stays
 RDMA) and ASAP2 virtual-switch offload at the adapter's measured crypto rate, no Arm services (the
 buyer's real baseline: ConnectX-7 at ~25 W vs BlueField-3 at ~150 W). ``"dpu"``: every server's
-BlueField DPUs run them; every NIC is modelled as the catalog DPU of the same line rate
-(scenario ``nic_as_dpu``, see :func:`designer.engine.resources_adapter.dpu_for_nic`). ``"design"``:
-the design's own per-server mix, when it has one (``scenario.per_server``).
+BlueField DPUs run them. A server with drawn DPUs keeps its layout (DGX SuperPOD: ConnectX on the
+compute rails as SmartNICs, the BlueField DPUs for storage and north-south run the Arm services);
+only a server without any DPU gets each NIC modelled as the catalog DPU of the same line rate
+(scenario ``nic_as_dpu``, see :func:`designer.engine.resources_adapter.dpu_for_nic`); the notes
+say which layout each run assumes and which Arm-path figures are assumptions. Adapter power
+follows the mode: host-managed and SmartNIC runs price each drawn DPU as the ConnectX of the same
+line rate (:func:`designer.engine.resources_adapter.nic_for_dpu`). ``"design"``: the design's own
+per-server mix, when it has one (``scenario.per_server``).
 
 Deltas are ``dpu − host`` (absolute and in % of host), as before; ``Comparison.mode_deltas`` adds
 ``smartnic − host`` and ``dpu − smartnic`` with the same keys, and ``Comparison.modes`` the power
