@@ -70,7 +70,7 @@ class ServerGroup:
     """
 
     count: int = 1
-    scenario: str = "host"  #: "host" or "dpu"
+    scenario: str = "host"  #: "host", "smartnic" or "dpu"
     # --- compute
     gpus: int = 8
     gpu_power_W: float = 700.0  #: per GPU at training load
