@@ -199,8 +199,6 @@ def test_frontend_dpus_carry_no_training_traffic_with_separate_storage(catalog):
     assert [d.topology.components[e].kind for e in info.rails] == ["nic"] * 8
 
 
-@pytest.mark.xfail(strict=True, reason="placement.servers_of counts a front-end-only DPU as a rail; "
-                                       "fix for placement.py (H1) in the H3 report")
 def test_frontend_dpus_carry_no_training_traffic_without_storage(catalog):
     # storage none: the north-south DPUs sit only on the front-end network; they must not be rails
     # (today rail floor(i*10/8) sends GPU 7's traffic through a front-end DPU)

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from designer.engine import collectives as coll
+from designer.engine import congestion
 from designer.engine import energy
 from designer.engine import network as net
 from designer.engine import resources_adapter
@@ -40,7 +41,7 @@ from designer.topology.design import SCENARIO_CHOICES, SCENARIO_SPEC
 
 #: keyword overrides ``run`` accepts (workload fields, plus ``workload`` = preset id or dict and
 #: ``placement`` = nesting order)
-OVERRIDES = ("tp", "pp", "dp", "micro_batch", "global_batch", "seq_len", "tokens", "tflops_per_gpu",
+OVERRIDES = ("tp", "pp", "dp", "cp", "ep", "micro_batch", "global_batch", "seq_len", "tokens", "tflops_per_gpu",
              "interleave", "recompute", "optimizer_sharded", "flash_attention", "precision")
 
 
@@ -158,6 +159,19 @@ def check_scenario(scen: dict[str, Any]) -> None:
                                  or not math.isfinite(interval) or interval < 0):
         raise UsageError(f"scenario checkpoint_interval_s must be a finite number of seconds "
                          f"(0: no checkpoints), got {short(interval)}")
+
+
+def usable_capacity_GBps(fab: net.Fabric, topology, scen: dict[str, Any]) -> np.ndarray:
+    """Each arc's line rate times the share its flow and congestion control leave usable
+    (``congestion.capacity_factors``: credit-based InfiniBand keeps the line rate, RoCE under
+    DCQCN/PFC loses a sourced share unless adaptive routing spreads it). The network stage routes
+    every flow itself, so ECMP collisions are already in the max-min sharing, not in this factor."""
+    cap = net.arc_capacity_GBps(fab, topology)
+    if not len(cap):
+        return cap
+    links = topology.links
+    media = np.array([links[l].medium for l in fab.link_ids], dtype=object)[fab.arc_link]
+    return cap * congestion.capacity_factors(media, scen.get("routing", "ecmp"))
 
 
 def _line_GBps(topology, endpoint: str) -> float:
@@ -377,6 +391,7 @@ def _run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int |
         raise UsageError(f"{exc} (scenario tenants {jobs}: each job runs the workload on "
                          f"{len(split[0])} servers, {job_gpus} GPUs)") from None
     pl = place_jobs(w, servers, overrides.get("placement") or design.workload.get("placement"), jobs, how)
+    pl.groups.update(tr.derived_groups(pl, w))
     warnings = _placement_warnings(w, pl, servers, split, job_gpus, domain)
     ct = compute(w, gpu)
     vol = tr.volumes(w)
@@ -391,7 +406,7 @@ def _run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int |
     job_servers_used = len(np.unique(pl.server[pl.job == 0]))
     stor = tr.storage_flows(pl, read_GB / compute_only / job_servers_used)
     used = [servers[int(i)] for i in np.unique(pl.server)]
-    r = _Run(design, catalog, scen, seed, fab, net.arc_capacity_GBps(fab, topo), w, ct, vol, stor, read_GB,
+    r = _Run(design, catalog, scen, seed, fab, usable_capacity_GBps(fab, topo, scen), w, ct, vol, stor, read_GB,
              servers, sharp_transport_problem(design, catalog, scen, used))
 
     # --- every job together, then the slowest one alone on the same routes
@@ -460,7 +475,7 @@ def _placement_warnings(w: Workload, pl: Placement, servers: list, split: list[n
                         f"gets {len(split[0])} servers and {idle} stay idle ({names}"
                         f"{', ...' if idle > 3 else ''}); tenants {lower} or {upper} uses them all")
     if w.gpus < job_gpus:
-        fill = job_gpus // (w.tp * w.pp)
+        fill = job_gpus // (w.tp * w.pp * w.cp)
         why = (f"tp x pp = {w.tp * w.pp} does not divide {job_gpus}" if fill == w.dp else
                f"dp {w.dp} from the workload's settings, e.g. a preset's published layout; pass "
                f"--dp {fill} to use {fill * w.tp * w.pp}")
@@ -482,9 +497,11 @@ def _network(r: _Run, pl: Placement) -> dict[str, _Phase]:
     phases: dict[str, _Phase] = {}
     # a phase exists only when its collective moves bytes (a vision model without a parameter
     # count has no gradient all-reduce, so no DP traffic loads the links)
-    for dim, flows in (("dp", tr.ring_flows(pl, "dp") if w.dp > 1 and vol.dp_bytes > 0 else tr.empty()),
+    for dim, flows in (("dp", tr.ring_flows(pl, "dp") if w.dp_ranks > 1 and vol.dp_bytes > 0 else tr.empty()),
                        ("pp", tr.pipeline_flows(pl) if vol.pp_sends_per_micro_batch else tr.empty()),
-                       ("tp", tr.ring_flows(pl, "tp") if vol.tp_calls_per_micro_batch else tr.empty())):
+                       ("tp", tr.ring_flows(pl, "tp") if vol.tp_calls_per_micro_batch else tr.empty()),
+                       ("cp", tr.ring_flows(pl, "cp") if "cp" in pl.groups and vol.cp_bytes else tr.empty()),
+                       ("ep", tr.alltoall_flows(pl, "ep") if "ep" in pl.groups and vol.ep_bytes else tr.empty())):
         if flows.src:
             phases[dim] = _Phase(dim, flows.extend(r.stor))
     if r.stor.src and "dp" not in phases:
@@ -521,7 +538,7 @@ def _evaluate(r: _Run, pl: Placement, phases: dict[str, _Phase], job: int | None
     (phases from :func:`_alone`)."""
     topo = r.design.topology
     shapes, infos = {}, {}
-    for dim in ("tp", "pp", "dp"):
+    for dim in ("tp", "pp", "dp") + tuple(d for d in ("cp", "ep") if d in pl.groups):
         shapes[dim], infos[dim] = _group_shape(pl, dim, phases.get(dim), topo, r.catalog, r.fab, job,
                                                r.no_sharp)
     colls, breakdown, iteration, overlap = timing.timing(r.w, r.ct, r.vol, shapes)
@@ -610,7 +627,7 @@ def memory_warning(w: Workload, need_GB: float, state_GB: float, have_GB: float)
         fixes.append("activation recomputation (--set workload.recompute=true)")
     if state_GB > have_GB:
         return (f"each GPU needs about {state_GB:.0f} GB for weights, gradients and Adam state "
-                f"(16 bytes per parameter over tp x pp) but has {have_GB:g} GB: the job does not "
+                f"(18 bytes per parameter of the busiest shard, as Megatron counts) but has {have_GB:g} GB: the job does not "
                 f"fit; use " + ", ".join(fixes))
     return (f"each GPU may need about {need_GB:.0f} GB ({state_GB:.0f} GB model state, "
             f"{need_GB - state_GB:.0f} GB activations, an upper estimate) but has {have_GB:g} GB: "
@@ -664,6 +681,6 @@ def group_shape_for(design, catalog, gpus: int | None = None, *,
     flows = tr.ring_flows(pl, "dp")
     if flows.src:
         ph = _Phase("dp", flows)
-        _solve_phase(fab, net.arc_capacity_GBps(fab, design.topology), ph,
+        _solve_phase(fab, usable_capacity_GBps(fab, design.topology, scen), ph,
                      scen.get("routing", "ecmp"), seed)
     return _group_shape(pl, "dp", ph, design.topology, catalog, fab)[0]

@@ -261,7 +261,7 @@ def place(w: Workload, servers: list[ServerInfo], order: str | None = None) -> P
         raise UsageError(f"the job needs {n} GPUs but the design has {total}")
     srv = np.repeat(np.arange(len(servers)), [s.gpus for s in servers])[:n]
     local = np.concatenate([np.arange(s.gpus) for s in servers])[:n] if servers else np.zeros(0, int)
-    size = {"tp": w.tp, "pp": w.pp, "dp": w.dp}
+    size = {"tp": w.tp, "pp": w.pp, "dp": w.dp * w.cp}  # cp ranks are inner chunks of the DP dimension
     ranks = np.arange(n)
     coord, stride = {}, 1
     for d in dims:

@@ -14,13 +14,15 @@ from typing import Any, Iterator
 import numpy as np
 
 #: keys of ``Result.breakdown_s``; they add up to ``iteration_time_s``
-BREAKDOWN_KEYS = ("compute", "tp_comm", "pp_comm", "dp_exposed", "bubble", "host_cpu_slowdown",
+BREAKDOWN_KEYS = ("compute", "tp_comm", "pp_comm", "cp_comm", "ep_comm", "dp_exposed", "bubble", "host_cpu_slowdown",
                   "dpu_slowdown", "data_stall", "straggler", "checkpoint")
 #: what each breakdown part is called in tables, plots and reports
 BREAKDOWN_LABEL = {
     "compute": "Compute",
     "tp_comm": "Tensor-parallel communication",
     "pp_comm": "Pipeline send/receive",
+    "cp_comm": "Context-parallel ring exchange",
+    "ep_comm": "Expert-parallel all-to-all",
     "dp_exposed": "Exposed data-parallel communication",
     "bubble": "Pipeline bubble",
     "host_cpu_slowdown": "Host CPU over capacity (network stacks)",
