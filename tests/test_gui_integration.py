@@ -278,3 +278,24 @@ def test_a_model_too_big_for_the_design_is_refused_with_the_reason(qtbot):
     assert w.design.workload["preset"] == "llama3-8b" and w.editor.stack.count() == 0
     assert w._status.text().startswith("Not done: workload:")
     assert panel.workload.currentData() == "llama3-8b"
+
+
+def test_run_menu_opens_the_layout_search_and_closing_the_window_closes_it(window, qtbot):
+    window.actions_by_name["plan"].trigger()
+    dialog = window.plan_dialog
+    assert dialog.isVisible() and dialog.parent() is window
+    window.close()
+    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=5000)
+
+
+def test_engine_results_show_host_smartnic_and_dpu_with_their_power(window, qtbot):
+    run_in_window(window, qtbot)
+    table = window.run_view.engine.table
+    heads = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
+    assert {"host-managed", "SmartNIC-offloaded", "DPU-offloaded"} <= set(heads)
+    labels = [table.item(r, 0).text().strip() for r in range(table.rowCount()) if table.item(r, 0)]
+    assert "Adapters (kW)" in labels and "Power and cost (catalog maxima)" in labels
+    row = labels.index("Adapters (kW)")
+    cols = [heads.index(h) for h in ("host-managed", "DPU-offloaded")]
+    host_kw, dpu_kw = (float(table.item(row, c).text()) for c in cols)
+    assert dpu_kw > host_kw > 0  # a BlueField draws more than the ConnectX a host run buys

@@ -266,6 +266,9 @@ class MainWindow(QMainWindow):
         a["cancel_run"] = self._action(r, "&Cancel run", self.cancel_run, "Shift+F5")
         a["sweep"] = self._action(r, "&Sweep…", self.open_sweep, "Ctrl+F5",
                                   "Run the design over values of one parameter")
+        a["plan"] = self._action(r, "&Plan layout…", self.open_plan, None,
+                                 "Search the fastest parallel layout of the workload that fits in "
+                                 "GPU memory")
         h = bar.addMenu("&Help")
         self._action(h, "&About", self.about)
         self.actions_by_name = a
@@ -417,12 +420,14 @@ class MainWindow(QMainWindow):
         self.set_document(design, None)
 
     def runnable_workload(self, design: Design) -> dict:
-        """The workload ``dpu-designer new`` gives a design (the default model, its batch fitted
-        to the design's GPUs); {} when that model cannot run on it (e.g. no GPU servers)."""
-        from designer.commands.new import DEFAULT_WORKLOAD, fitted_workload
+        """The workload ``dpu-designer new`` gives a design (the model its template suggests,
+        its batch fitted to the design's GPUs); {} when that model cannot run on it (e.g. no GPU
+        servers)."""
+        from designer.commands.new import fitted_workload
+        from designer.topology.templates import suggested_workload
 
         try:
-            return fitted_workload(DEFAULT_WORKLOAD, design, self.catalog)
+            return fitted_workload(suggested_workload(design), design, self.catalog)
         except UsageError:
             return {}
 
@@ -543,6 +548,8 @@ class MainWindow(QMainWindow):
         self.cancel_run(wait=True)
         if self.sweep_dialog is not None:
             self.sweep_dialog.close()
+        if getattr(self, "plan_dialog", None) is not None:
+            self.plan_dialog.close()
         self.design.unsubscribe(self._model_changed)
         self.scene.detach()
 
@@ -655,6 +662,11 @@ class MainWindow(QMainWindow):
         from designer.gui.elevation_view import open_elevation
 
         return open_elevation(self)
+
+    def open_plan(self) -> None:
+        from designer.gui.plan_dialog import open_plan_dialog
+
+        open_plan_dialog(self)
 
     def open_sweep(self) -> None:
         from designer.gui.sweepdialog import SweepDialog

@@ -48,8 +48,9 @@ _SUMMARY_ROWS = (("Training time (days)", lambda s: f"{s.training_time_days:.1f}
 #: short names of the iteration parts for the engine-results table (the full
 #: ``BREAKDOWN_LABEL`` is the row's tooltip), so the figures keep room in a narrow dock
 SHORT_PART = {"compute": "Compute", "tp_comm": "TP communication", "pp_comm": "Pipeline send/receive",
+              "cp_comm": "CP ring exchange", "ep_comm": "EP all-to-all",
               "dp_exposed": "Exposed DP communication", "bubble": "Pipeline bubble",
-              "host_cpu_slowdown": "Host CPU over capacity", "dpu_slowdown": "DPU over capacity",
+              "host_cpu_slowdown": "Host CPU over capacity", "dpu_slowdown": "Adapter over capacity",
               "data_stall": "Data stall", "straggler": "Stragglers", "checkpoint": "Checkpoints"}
 #: most cables listed in "Run figures" (the busiest first)
 FIGURE_ROWS = 40
@@ -212,10 +213,19 @@ def engine_rows(cmp: Comparison) -> list[EngineRow]:
                 "free stalls the step")
     engines = sorted({e for r in runs for e in r.dpu})
     if engines:
-        rows.append(EngineRow("DPU engines (demand / capacity)"))
+        rows.append(EngineRow("Adapter engines (demand / capacity)"))
         for e in engines:
             add(f"{e} engine load", (f"{100 * r.dpu[e]:.0f}%" if e in r.dpu else "–" for r in runs),
                 tip="above 100% the engine is over-subscribed and its work takes that many times as long")
+    modes = [cmp.modes.get(name) for name in cmp.runs]
+    if any(modes):
+        rows.append(EngineRow("Power and cost (catalog maxima)"))
+        add("Adapters (kW)", (_or_dash(m and m["adapters_W"] / 1e3, "{:.3g}") for m in modes),
+            tip="NICs and DPUs as each mode buys them: ConnectX in host and SmartNIC runs, "
+                "BlueField where the DPU run places one")
+        add("Cluster power (kW)", (_or_dash(m and m["power_W"] / 1e3, "{:,.1f}") for m in modes))
+        add("Energy cost of the run", (_or_dash(m and m["energy_cost"], "{:,.0f}") for m in modes),
+            tip="the run's energy at the price in models/costs/energy.toml")
     rows.append(EngineRow("Storage"))
     if any(r.storage.get("read_demand_GBps") for r in runs):
         add("Read achieved / needed (GB/s)",
@@ -261,6 +271,11 @@ def engine_notes_html(cmp: Comparison) -> str:
     out.append(items(cmp.reasons) if cmp.reasons else
                f"<p>No part of the iteration differs by more than {100 * MIN_DIFFERENCE:g}% "
                "between the two runs.</p>")
+    for pair, texts in (cmp.mode_reasons or {}).items():
+        if pair == "dpu_vs_host" or not texts:  # that one is cmp.reasons above
+            continue
+        a, b = pair.split("_vs_")
+        out += [f"<h3>{escape(RUN_LABEL[a].capitalize())} vs {escape(RUN_LABEL[b])}</h3>", items(texts)]
     out.append(f"<p>{escape(cmp.vendor_claim()['text'])}.</p>")
     out += [f"<p><i>Note: {escape(n)}.</i></p>" for n in cmp.notes]
     for title, field, tag in (("Bottlenecks", "bottlenecks", "ol"), ("Warnings", "warnings", "ul")):
