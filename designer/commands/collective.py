@@ -23,7 +23,8 @@ def register(subparsers) -> None:
     p.add_argument("--min", default="8", help="smallest size (bytes, K, M, G suffixes; default 8)")
     p.add_argument("--max", default="8G", help="largest size (default 8G)")
     p.add_argument("--gpus", type=_positive_int, help="GPUs in the communicator (default: all)")
-    p.add_argument("--algorithm", help="force one algorithm (ring, tree, hierarchical, nvls, sharp)")
+    p.add_argument("--algorithm", help="force one algorithm (ring, tree, hierarchical, nvls, sharp, "
+                                       "nvls_tree)")
     p.add_argument("--routing", choices=("ecmp", "adaptive"))
     p.set_defaults(func=run)
 
@@ -52,6 +53,8 @@ _NEEDS = {
     "nvls": "an all-reduce whose GPUs all sit in one NVSwitch domain (one server) with NVLink 4 "
             "or newer (NVLink SHARP)",
     "sharp": "an all-reduce across two or more servers whose switches all reduce in-network (SHARP)",
+    "nvls_tree": "an all-reduce across two or more servers with two or more GPUs each in an NVSwitch "
+                 "domain with NVLink 4 or newer (NVLink SHARP inside, a tree between)",
 }
 
 
