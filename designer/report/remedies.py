@@ -22,8 +22,13 @@ BREAKDOWN_REMEDY = {
               "interleaved schedule (interleave > 1), or fewer pipeline stages.",
     "host_cpu_slowdown": "Move the network, storage and crypto stacks onto DPUs, use RDMA instead of "
                          "kernel TCP, or give the servers more CPU cores.",
-    "dpu_slowdown": "A DPU model with a faster engine (crypto rate, Arm cores, line rate), fewer "
-                    "services per DPU, or more DPUs per server.",
+    "cp_comm": "Keep the context-parallel ring on fast links (cp no larger than the GPUs joined "
+               "by NVLink, or one rail per GPU across servers), or a lower cp.",
+    "ep_comm": "Keep the expert all-to-all inside one NVLink domain (ep no larger than the GPUs "
+               "joined by NVLink), a lower ep, more network bandwidth per GPU across servers, or "
+               "overlap it with the expert compute (workload ep_overlap).",
+    "dpu_slowdown": "An adapter (DPU or SmartNIC) with a faster engine (crypto rate, Arm cores, line "
+                    "rate), fewer services per adapter, or more adapters per server.",
     "data_stall": "Raise the storage read rate per server: more or faster storage appliances, a "
                   "storage fabric separate from the training fabric, GPUDirect Storage, or DPU "
                   "storage offload.",
@@ -33,17 +38,27 @@ BREAKDOWN_REMEDY = {
                   "add storage write bandwidth.",
 }
 
+#: who owns an adapter engine in the engine's sentences (``designer.engine.resources._explain``:
+#: "<owner> <engine> engine on ... is over-subscribed"): a SmartNIC-offloaded server's SmartNICs,
+#: a DPU-offloaded server's DPUs, or, in a DPU server that keeps ConnectX on its rails, the rail
+#: SmartNICs (collectives) and the rail SmartNICs or storage DPU (other work)
+ENGINE_OWNERS = ("SmartNIC", "rail SmartNIC (ConnectX)", "rail SmartNIC or storage DPU", "DPU")
+_OWNER = "(?:" + "|".join(re.escape(o) for o in sorted(ENGINE_OWNERS, key=len, reverse=True)) + ")"
+
 #: patterns of the engine's bottleneck sentences (``designer.engine.bottlenecks`` and the
 #: resources stage), matched case-insensitively in this order, and the remedy; first match wins
 #: (path problems come first: their sentences also name the phase they slow down)
 PATTERN_REMEDY = tuple((re.compile(p, re.IGNORECASE), advice) for p, advice in (
-    (r"\bDPU crypto engine", "Use a DPU with a higher inline crypto rate, or encrypt only the "
-                            "tenants that need it."),
-    (r"\bDPU arm engine", "Turn on the DPU hardware offloads (ASAP2 virtual switch, SNAP storage "
-                         "emulation) so the Arm cores only handle control work, or use a DPU with "
-                         "more Arm cores."),
-    (r"\bDPU line engine", "Give each server more DPU line rate: more DPUs, or DPUs with faster "
-                          "ports."),
+    (rf"(?<!\w){_OWNER} crypto engine", "Use adapters (DPUs or SmartNICs) with a higher inline "
+                                        "crypto rate, or encrypt only the tenants that need it."),
+    (rf"(?<!\w){_OWNER} arm engine", "Turn on the DPU hardware offloads (ASAP2 virtual switch, SNAP "
+                                     "storage emulation) so the Arm cores only handle control work, "
+                                     "or use a DPU with more Arm cores."),
+    (rf"(?<!\w){_OWNER} dram engine", "Keep bulk data off the DPU memory: turn on the DPU hardware "
+                                      "offloads (ASAP2, SNAP) so the Arm cores do not copy the data, "
+                                      "or use a DPU with more memory bandwidth."),
+    (rf"(?<!\w){_OWNER} line engine", "Give each server more adapter line rate: more DPUs or "
+                                      "SmartNICs, or adapters with faster ports."),
     (r"\bhost CPU\b", "Move the network, storage and crypto stacks onto DPUs (scenario offload = "
                       "dpu), use RDMA collectives instead of kernel TCP, or use servers with more "
                       "CPU cores."),
