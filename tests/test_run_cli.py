@@ -61,9 +61,47 @@ def test_table_shows_the_resources(capsys):
     capsys.readouterr()
     assert main(["run", EXAMPLE, "--set", "scenario.offload=dpu"]) == 0
     out = capsys.readouterr().out
-    for text in ("straggler", "data_stall", "checkpoint", "host CPU", "896 cores", "DPU engine load",
+    for text in ("straggler", "data_stall", "checkpoint", "host CPU", "896 cores", "adapter engine load",
                  "storage", "energy"):
         assert text in out
+
+
+def _breakdown_rows(out: str) -> dict:
+    """The breakdown part names printed under 'iteration time' and their seconds."""
+    rows = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if line.startswith("  ") and len(parts) >= 3 and parts[0] in BREAKDOWN_KEYS and parts[2] == "s":
+            rows[parts[0]] = float(parts[1])
+    return rows
+
+
+def test_zero_parts_of_absent_parallel_dimensions_are_not_printed(capsys):
+    # the example's Llama 3 8B layout has no context or expert parallelism: no cp/ep rows, but the
+    # JSON keeps every part and the other zero parts (pp_comm, bubble) still print
+    capsys.readouterr()
+    assert main(["run", EXAMPLE]) == 0
+    out = capsys.readouterr().out
+    rows = _breakdown_rows(out)
+    assert "cp_comm" not in rows and "ep_comm" not in rows
+    assert set(rows) == set(BREAKDOWN_KEYS) - {"cp_comm", "ep_comm"}
+    assert " cp=" not in out.splitlines()[0] and " ep=" not in out.splitlines()[0]
+    d = run_json(capsys)
+    assert d["breakdown_s"]["cp_comm"] == 0 == d["breakdown_s"]["ep_comm"]
+    # with context parallelism the cp row prints (even when it is zero) and the header says cp=2
+    capsys.readouterr()
+    assert main(["run", EXAMPLE, "--set", "workload.cp=2"]) == 0
+    out = capsys.readouterr().out
+    assert "cp_comm" in _breakdown_rows(out) and "ep_comm" not in _breakdown_rows(out)
+    assert " cp=2," in out.splitlines()[0]
+
+
+def test_nic_as_dpu_help_says_when_it_applies(capsys):
+    assert main(["run", EXAMPLE, "--set", "scenario.nic_as_dpu=7"]) == 2
+    from designer.commands.run import EXTRA_SCENARIO_KEYS
+
+    assert "without a drawn DPU" in EXTRA_SCENARIO_KEYS["nic_as_dpu"].meaning
+    assert "DPU-offloaded runs" in EXTRA_SCENARIO_KEYS["nic_as_dpu"].meaning
 
 
 def test_timeline_csv_and_summary(capsys, tmp_path):

@@ -101,7 +101,8 @@ def load_design(path: str):
 
 #: scenario keys --set accepts besides the design file's own (``designer.topology.design``)
 EXTRA_SCENARIO_KEYS = {"nic_as_dpu": Setting("nic_as_dpu", bool, False,
-                                             "DPU-offloaded servers use their NICs as DPUs")}
+                                             "servers without a drawn DPU use their NICs as DPUs in "
+                                             "DPU-offloaded runs")}
 
 
 def apply_sets(design, sets: list[str]) -> dict:
@@ -217,15 +218,23 @@ def run(args) -> int:
     return 0
 
 
+#: breakdown parts that exist only with a parallel dimension above 1: a zero row of a layout
+#: without that dimension says nothing and is not printed
+_LAYOUT_PARTS = {"cp_comm": "cp", "ep_comm": "ep"}
+
+
 def format_table(r, design=None) -> str:
     """The readable result; with the design, links are shown with their two ends."""
     w = r.workload
-    lines = [f"workload   {w['name']}  (tp={w['tp']} pp={w['pp']} dp={w['dp']}, {r.gpus} GPUs, "
+    extra = "".join(f" {d}={w[d]}" for d in ("cp", "ep") if int(w.get(d, 1) or 1) > 1)
+    lines = [f"workload   {w['name']}  (tp={w['tp']} pp={w['pp']} dp={w['dp']}{extra}, {r.gpus} GPUs, "
              f"{r.parameters / 1e9:.1f}B parameters)",
              f"placement  {r.placement['order']}, {r.placement['servers_used']} servers",
              "",
              f"iteration time      {r.iteration_time_s:10.3f} s"]
     for k, v in r.breakdown_s.items():
+        if v == 0 and k in _LAYOUT_PARTS and int(w.get(_LAYOUT_PARTS[k], 1) or 1) <= 1:
+            continue  # e.g. cp_comm of a layout without context parallelism (the JSON keeps it)
         share = 100 * v / r.iteration_time_s if r.iteration_time_s else 0.0
         lines.append(f"  {k:<17} {v:10.3f} s  {share:5.1f}%")
     lines += [f"TFLOP/s per GPU     {r.tflops_per_gpu:10.1f}   ({r.percent_of_peak:.0f}% of peak, "
@@ -257,7 +266,7 @@ def format_table(r, design=None) -> str:
 
 
 def resource_lines(r) -> list[str]:
-    """Host CPU, DPU and storage lines of the readable table."""
+    """Host CPU, adapter (SmartNIC/DPU) engine and storage lines of the readable table."""
     h = r.host_cpu
     by_task = h.get("by_task", {})
     tasks = ", ".join(f"{t} {100 * v:.1f}%" for t, v in by_task.items() if v > 0 and t in INFRA_TASKS)
@@ -267,7 +276,7 @@ def resource_lines(r) -> list[str]:
              + (f"; data loading {100 * loading:.1f}%" if loading > 0 else "")]
     if r.dpu:
         over = any(v > 1 for v in r.dpu.values())
-        lines.append("DPU engine load     " + ", ".join(f"{k} {100 * v:.0f}%" for k, v in r.dpu.items())
+        lines.append("adapter engine load " + ", ".join(f"{k} {100 * v:.0f}%" for k, v in r.dpu.items())
                      + ("  (demand / capacity; above 100% = over-subscribed)" if over else ""))
     st = r.storage
     write = st.get("checkpoint_write_s")
