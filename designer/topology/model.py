@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 import re
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Callable
 
 from designer.topology.kinds import ID_PREFIX, KIND_LABEL, KINDS, MEDIA
@@ -35,6 +35,10 @@ def parent_problem(kind: str, parent_kind: str) -> str | None:
     return None if ok else f"a {KIND_LABEL[kind]} belongs in {where}, not in a {KIND_LABEL[parent_kind]}"
 
 
+#: immutable value types: a props dict holding only these is copied without deepcopy
+_PLAIN = (str, int, float, bool, type(None))
+
+
 @dataclass
 class Component:
     """One box on the canvas. ``model`` names a catalog entry; ``props`` override its figures."""
@@ -49,7 +53,12 @@ class Component:
     pos: tuple[float, float] | None = None
 
     def copy(self) -> "Component":
-        return replace(self, props=copy.deepcopy(self.props))
+        props = self.props
+        if props:  # plain values (the usual props) need no deep copy
+            props = dict(props) if all(type(v) in _PLAIN for v in props.values()) else copy.deepcopy(props)
+        else:
+            props = {}
+        return Component(self.id, self.kind, self.model, self.name, self.parent, self.slot, props, self.pos)
 
     @property
     def label(self) -> str:
@@ -71,7 +80,8 @@ class Link:
     b_port: int | None = None
 
     def copy(self) -> "Link":
-        return replace(self)
+        return Link(self.id, self.a, self.b, self.medium, self.speed_Gbps, self.latency_us, self.lanes,
+                    self.a_port, self.b_port)
 
     def other(self, end: str) -> str:
         return self.b if end == self.a else self.a
