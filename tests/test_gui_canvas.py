@@ -44,7 +44,7 @@ def test_place_connect_move_delete_then_undo_all_and_redo_all(qtbot):
     palette_drop(w, "dpu", "bluefield-3", center_of(w, server))        # a DPU dropped on a server
     (dpu,) = new_ids(before, w)
     assert topo.components[dpu].parent == server
-    assert isinstance(w.scene.comp_items[dpu], PortItem) and w.scene.comp_items[dpu].attached
+    assert isinstance(w.scene.item_of(dpu), PortItem) and w.scene.item_of(dpu).attached
 
     # a BlueField DPU is VPI (its ports run InfiniBand or Ethernet): it joins an InfiniBand
     # switch on InfiniBand, as the example design and the design check have it
@@ -90,13 +90,13 @@ def test_place_connect_move_delete_then_undo_all_and_redo_all(qtbot):
     while w.editor.stack.canUndo():
         w.editor.stack.undo()
     assert topo.snapshot() == original
-    assert set(w.scene.comp_items) == set(topo.components)
+    assert w.scene.component_ids() == set(topo.components)
     assert set(w.scene.link_items) == set(topo.links)
     assert not w.isWindowModified()
     while w.editor.stack.canRedo():
         w.editor.stack.redo()
     assert topo.snapshot() == edited
-    assert set(w.scene.comp_items) == set(topo.components)
+    assert w.scene.component_ids() == set(topo.components)
 
 
 def test_esc_cancels_a_connection_drag(qtbot):

@@ -119,7 +119,7 @@ def test_new_from_template_builds_the_generator_design(qtbot, monkeypatch, answe
     w = open_window(qtbot)
     w.new_from_template()
     assert len(w.design.topology.servers()) == 4
-    assert set(w.scene.comp_items) == set(w.design.topology.components)
+    assert w.scene.component_ids() == set(w.design.topology.components)
     assert w.path is None and not w.editor.stack.canUndo()
 
 

@@ -31,7 +31,7 @@ def test_random_edits_match_a_replay_of_the_stack(qtbot):
         except RefusedEdit:
             refused += 1
         if step % 250 == 0:
-            assert set(w.scene.comp_items) == set(topo.components)
+            assert w.scene.component_ids() == set(topo.components)
             assert set(w.scene.link_items) == set(topo.links)
     assert refused < EDITS / 2
     assert w.editor.stack.index() > 100
@@ -48,5 +48,5 @@ def test_random_edits_match_a_replay_of_the_stack(qtbot):
     assert topo.snapshot() == start.topology.snapshot()
     w.editor.stack.setIndex(index)
     assert topo.snapshot() == final
-    assert set(w.scene.comp_items) == set(topo.components)
+    assert w.scene.component_ids() == set(topo.components)
     assert set(w.scene.link_items) == set(topo.links)

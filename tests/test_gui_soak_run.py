@@ -62,7 +62,7 @@ def soak(qtbot, actions: int, seed: int) -> None:
         op = _step(rng, w, qtbot)
         done[op] = done.get(op, 0) + 1
         if i % 100 == 0:
-            assert set(w.scene.comp_items) == set(w.design.topology.components)
+            assert w.scene.component_ids() == set(w.design.topology.components)
             assert set(w.scene.link_items) == set(w.design.topology.links)
     assert done.get("run", 0) >= actions // 20 and done.get("edit", 0) >= actions // 3
     w.close()

@@ -65,7 +65,7 @@ class MainWindow(QMainWindow):
         self.path: str | None = None
         design = design or Design()
         self.editor = Editor(design, self.catalog, self)
-        self.scene = DesignScene(self.catalog, self)
+        self.scene = DesignScene(self.catalog, self, lazy_badges=True)
         self.view = CanvasView(self.scene, self.editor, self)
         self.setCentralWidget(self.view)
         self.setWindowIcon(app_icon())
@@ -375,9 +375,10 @@ class MainWindow(QMainWindow):
             self.run_view.show_figures(ids, self.design.topology)
 
     def goto(self, ident: str) -> None:
-        """Select a component or cable and bring it into view."""
-        self.scene.select_ids([ident])
+        """Bring a component or cable into view and select it (in that order: a NIC/DPU badge is
+        hidden, so not selectable, until the zoom shows badges)."""
         self.view.center_on_id(ident)
+        self.scene.select_ids([ident])
 
     # --------------------------------------------------------------- files
     def maybe_save(self) -> bool:

@@ -7,12 +7,12 @@ commands); the resulting events come back here and add, remove, move or restyle 
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QLineF, QPointF, QRectF, Signal
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, Signal
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QToolTip
 
 from designer.gui.cables import BUNDLE_SHARE, Bundle, Cable, CableLayer, util_bin
-from designer.gui.items import (DETAIL_LOD, DRAWN_IN_RACK, ITEM_CLASS, ComponentItem, PortItem,
-                                RackItem, ServerItem, anchor)
+from designer.gui.items import (BADGE_H, BADGE_W, DETAIL_LOD, DRAWN_IN_RACK, ITEM_CLASS,
+                                ComponentItem, PortItem, RackItem, ServerItem, anchor)
 from designer.topology.design import Design
 from designer.topology.layout import layout_by_tier
 from designer.topology.model import ChangeEvent, Component
@@ -26,14 +26,30 @@ class DesignScene(QGraphicsScene):
 
     Components are items; cables are :class:`Cable` records in ``link_items`` drawn by one
     :class:`CableLayer`, and their selection is kept here (``selected_links``) beside Qt's.
+
+    With ``lazy_badges`` (the window's canvas) the NICs/DPUs on the servers of a document get no
+    item when it is shown: their badges are made per server when a view shows that server at a
+    zoom that draws badges (:meth:`ensure_badges`), or when one is asked for (:meth:`item_of`,
+    :meth:`select_ids`, an edit of it). Zoomed out no badge is drawn anyway (``DETAIL_LOD``), and
+    a 20,000-server design has 200,000 of them. Until then a badge's place is worked out from its
+    server (:meth:`_badge_rects`, the same ``ServerItem.badge_pos``), so its cables end where its
+    item will be. The report's scene (no view) makes them all, as before.
     """
 
     rebuilt = Signal()
     overlay_changed = Signal()
 
-    def __init__(self, catalog, parent=None) -> None:
+    def __init__(self, catalog, parent=None, lazy_badges: bool = False) -> None:
         super().__init__(parent)
         self.catalog = catalog
+        self.lazy_badges = lazy_badges
+        #: NICs/DPUs without an item yet (see the class doc): port ids by server, server by port
+        self._lazy: dict[str, list[str]] = {}
+        self._lazy_server: dict[str, str] = {}
+        self._ensured = QRectF()  # the scene rect whose servers have their badges made
+        self._comp_problems: dict[str, list] = {}  # the last check's problems, by component
+        self._marked: set[str] = set()             # the overlay's marked components and cables
+        self._groups: dict[str, str | None] = {}   # group_of, until a component changes
         self.design: Design | None = None
         self.comp_items: dict[str, ComponentItem] = {}
         self.link_items: dict[str, Cable] = {}
@@ -63,6 +79,11 @@ class DesignScene(QGraphicsScene):
     def _drop_items(self) -> None:
         self.comp_items.clear()
         self.link_items.clear()
+        self._lazy.clear()
+        self._lazy_server.clear()
+        self._ensured = QRectF()
+        self._comp_problems, self._marked = {}, set()
+        self._groups.clear()
         self.clear()
         self.cables = CableLayer(self.link_items)
         self.cables.bundler = self.bundles
@@ -86,8 +107,13 @@ class DesignScene(QGraphicsScene):
         self._resolved = {}  # catalog figures of components without overrides, by kind and model
         try:
             for kind in order:
+                lazy = self.lazy_badges and kind in ("dpu", "nic")
                 for comp in topo.of_kind(kind):
-                    self._add_component(comp)
+                    if lazy and comp.parent and isinstance(self.comp_items.get(comp.parent), ServerItem):
+                        self._lazy.setdefault(comp.parent, []).append(comp.id)
+                        self._lazy_server[comp.id] = comp.parent
+                    else:
+                        self._add_component(comp)
         finally:
             self._bulk = False
             self._resolved = None
@@ -123,6 +149,11 @@ class DesignScene(QGraphicsScene):
 
     # --------------------------------------------------------------- events
     def on_event(self, ev: ChangeEvent) -> None:
+        if ev.type.startswith("component_") or ev.type == "reset":
+            self._groups.clear()
+            self._ensured = QRectF()  # a server may have moved into it
+        if ev.id in self._lazy_server and ev.type in ("component_changed", "component_removed"):
+            self._make_badges(self._lazy_server[ev.id])  # then handled as any other item
         if ev.type == "component_added":
             self._add_component(ev.new)
         elif ev.type == "component_removed":
@@ -170,6 +201,7 @@ class DesignScene(QGraphicsScene):
         self._grow_scene_rect(item)
 
     def _remove_component(self, comp_id: str) -> None:
+        self._make_badges(comp_id)  # a server's badges are re-homed below, as made ones are
         item = self.comp_items.pop(comp_id, None)
         if item is None:
             return
@@ -280,6 +312,7 @@ class DesignScene(QGraphicsScene):
         (``items.anchor``: the middle of the top or bottom edge of each box, toward the other),
         worked out from each box once, and one repaint for all."""
         geometry: dict[str, tuple | None] = {}
+        badges: dict[str, dict[str, QRectF]] = {}  # badges not made yet, by server
         items = self.comp_items
         for link in links:
             cable = Cable(link)
@@ -288,7 +321,16 @@ class DesignScene(QGraphicsScene):
                 g = geometry.get(cid, False)
                 if g is False:
                     item = items.get(cid)
-                    r = item.scene_body() if item is not None else None
+                    if item is not None:
+                        r = item.scene_body()
+                    elif cid in self._lazy_server:
+                        sid = self._lazy_server[cid]
+                        rects = badges.get(sid)
+                        if rects is None:
+                            rects = badges[sid] = self._badge_rects(sid)
+                        r = rects.get(cid)
+                    else:
+                        r = None
                     g = geometry[cid] = None if r is None else (
                         r.x() + r.width() / 2, r.y() + r.height() / 2, r.top(), r.bottom())
                 ends.append(g)
@@ -302,12 +344,19 @@ class DesignScene(QGraphicsScene):
     # -------------------------------------------------------------- bundles
     def group_of(self, cid: str) -> str | None:
         """The box a component's cables are bundled at: its rack when it is drawn in one (a
-        server, with its NICs/DPUs), else its server's (a NIC/DPU), else its own."""
+        server, with its NICs/DPUs), else its server's (a NIC/DPU), else its own. Remembered
+        until a component changes."""
+        if cid in self._groups:
+            return self._groups[cid]
         item = self.comp_items.get(cid)
+        if item is None and cid in self._lazy_server:  # a badge not made yet: on its server
+            item = self.comp_items.get(self._lazy_server[cid])
         if item is None:
             return None
-        while item.parentItem() is not None and isinstance(item.parentItem(), ComponentItem):
-            item = item.parentItem()
+        parent = item.parentItem()
+        while parent is not None and isinstance(parent, ComponentItem):
+            item, parent = parent, parent.parentItem()
+        self._groups[cid] = item.cid
         return item.cid
 
     def bundles(self) -> list[Bundle] | None:
@@ -447,7 +496,10 @@ class DesignScene(QGraphicsScene):
         if self._rects is not None and cid in self._rects:
             return self._rects[cid]
         item = self.comp_items.get(cid)
-        rect = item.scene_body() if item is not None else None
+        if item is not None:
+            rect = item.scene_body()
+        else:
+            rect = self._badge_rects(self._lazy_server[cid]).get(cid) if cid in self._lazy_server else None
         if self._rects is not None:
             self._rects[cid] = rect
         return rect
@@ -475,6 +527,8 @@ class DesignScene(QGraphicsScene):
         item = self.comp_items.get(ident)
         if item is not None:
             return item.sceneBoundingRect()
+        if ident in self._lazy_server:
+            return self._badge_rects(self._lazy_server[ident]).get(ident)
         cable = self.link_items.get(ident)
         return QRectF(cable.line.p1(), cable.line.p2()).normalized() if cable is not None else None
 
@@ -501,6 +555,7 @@ class DesignScene(QGraphicsScene):
         A cable missing from ``link_util`` counts as idle."""
         self.overlay = dict(link_util) if link_util is not None else None
         marked = set(marked) if link_util is not None else set()
+        self._marked = marked
         for lid, cable in self.link_items.items():
             cable.util = None if self.overlay is None else float(self.overlay.get(lid, 0.0))
             cable.marked = lid in marked
@@ -558,6 +613,7 @@ class DesignScene(QGraphicsScene):
                 by_comp.setdefault(p.component, []).append(p)
             if p.link:
                 by_link.setdefault(p.link, []).append(p)
+        self._comp_problems = by_comp
         for cid, item in self.comp_items.items():
             if item.problems or cid in by_comp:
                 item.set_problems(by_comp.get(cid, []))
@@ -577,7 +633,7 @@ class DesignScene(QGraphicsScene):
         ids = set(ids)
         self.clearSelection()
         for i in ids:
-            item = self.comp_items.get(i)
+            item = self.item_of(i)
             if item is not None:
                 item.setSelected(True)
         self.set_selected_links(ids & set(self.link_items))
@@ -589,3 +645,64 @@ class DesignScene(QGraphicsScene):
                 if item.body().contains(item.mapFromScene(pos)) and (kinds is None or item.comp.kind in kinds):
                     return item
         return None
+
+    # ---------------------------------------------------- badges made lazily
+    def item_of(self, cid: str) -> ComponentItem | None:
+        """A component's item, its server's badges made first if they are not yet."""
+        if cid in self._lazy_server:
+            self._make_badges(self._lazy_server[cid])
+        return self.comp_items.get(cid)
+
+    def component_ids(self) -> set[str]:
+        """Every component the scene shows: those with an item and the badges not made yet."""
+        return set(self.comp_items) | set(self._lazy_server)
+
+    def lazy_badge_count(self) -> int:
+        return len(self._lazy_server)
+
+    def ensure_badges(self, rect: QRectF) -> None:
+        """Make the badges of the servers that meet ``rect`` (scene; what a view shows at a zoom
+        that draws badges)."""
+        if not self._lazy or self._ensured.contains(rect):
+            return
+        for item in self.items(rect, Qt.IntersectsItemBoundingRect):
+            if isinstance(item, ServerItem) and item.cid in self._lazy:
+                self._make_badges(item.cid)
+        self._ensured = QRectF(rect)
+
+    def _make_badges(self, sid: str) -> None:
+        """Items for the NICs/DPUs of server ``sid`` that have none yet, placed as a new document's
+        are, with the problems and overlay marks they would have had."""
+        pids = self._lazy.pop(sid, None)
+        if not pids:
+            return
+        topo = self.design.topology
+        bulk, self._bulk = self._bulk, True  # placed below, once
+        try:
+            for pid in pids:
+                del self._lazy_server[pid]
+                comp = topo.components.get(pid)
+                if comp is not None:
+                    self._add_component(comp)
+        finally:
+            self._bulk = bulk
+        if not bulk:
+            self._relayout_children(sid, links=False)
+        for pid in pids:
+            item = self.comp_items.get(pid)
+            if item is not None:
+                if pid in self._comp_problems:
+                    item.set_problems(self._comp_problems[pid])
+                item.set_marked(pid in self._marked)
+
+    def _badge_rects(self, sid: str) -> dict[str, QRectF]:
+        """Scene rects of the badges of server ``sid`` (as :meth:`_relayout_children` places them)."""
+        server = self.comp_items.get(sid)
+        if not isinstance(server, ServerItem):
+            return {}
+        attached = self.design.topology.attached(sid)
+        out = {}
+        for i, comp in enumerate(attached):
+            corner = server.badge_pos(i, len(attached))
+            out[comp.id] = server.mapRectToScene(QRectF(corner.x(), corner.y(), BADGE_W, BADGE_H))
+        return out

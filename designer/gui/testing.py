@@ -77,7 +77,7 @@ def palette_drop(window, kind: str, model: str, scene_pt: QPointF, tier: str | N
 
 
 def center_of(window, ident: str) -> QPointF:
-    return window.scene.comp_items[ident].sceneBoundingRect().center()
+    return window.scene.item_of(ident).sceneBoundingRect().center()
 
 
 def new_ids(before: set, window) -> list[str]:

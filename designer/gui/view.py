@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QApplication, QGraphicsItem, QGraphicsLineItem, Q
                                QWidget)
 
 from designer.gui.editor import Editor, RefusedEdit
-from designer.gui.items import BOTTLENECK, GRID, UTIL_COLORS, ComponentItem
+from designer.gui.items import BOTTLENECK, DETAIL_LOD, GRID, UTIL_COLORS, ComponentItem
 from designer.gui.overview import Minimap, RailLegend
 from designer.gui.scene import LINK_PICK_PX, DesignScene
 
@@ -150,6 +150,11 @@ class CanvasView(QGraphicsView):
         self.legend.move(8, self.viewport().height() - self.legend.height() - 8)
         self.rail_legend.move(8, self.viewport().height() - self.rail_legend.height() - 8)
         self.minimap.place()
+
+    def paintEvent(self, event) -> None:  # noqa: N802
+        if self.scale_factor() >= DETAIL_LOD:  # the badges of the servers in view, made lazily
+            self.dscene.ensure_badges(self.mapToScene(self.viewport().rect()).boundingRect())
+        super().paintEvent(event)
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:  # noqa: N802
         super().scrollContentsBy(dx, dy)
