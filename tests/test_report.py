@@ -79,24 +79,70 @@ def test_text_holds_name_training_time_and_the_engines_comparison(report, encryp
     assert "2025-01-31" in pages[0]
     catalog = load_catalog()
     res = {s: pipeline.run(encrypted_example, catalog, scenario=dict(SCENARIO_SETTINGS[s])).to_json()
-           for s in ("host", "dpu")}
+           for s in ("host", "smartnic", "dpu")}
     assert res["host"]["iteration_time_s"] != res["dpu"]["iteration_time_s"]
-    for s in ("host", "dpu"):
+    for s in ("host", "smartnic", "dpu"):
         assert f"{res[s]['training_time_days']:,.1f} days" in pages[0]
-    comparison = next(p for p in pages if p.lstrip().startswith("Host-managed vs DPU-offloaded"))
-    h, d = res["host"]["iteration_time_s"], res["dpu"]["iteration_time_s"]
-    row = re.search(r"Iteration time \(s\) (\S+) (\S+) (\S+) (\S+) %", comparison)
+    comparison = next(p for p in pages if p.lstrip().startswith("Host vs SmartNIC vs DPU"))
+    h, n, d = (res[s]["iteration_time_s"] for s in ("host", "smartnic", "dpu"))
+    # Iteration time (s) | host | SmartNIC | DPU | DPU - host | change % | best
+    row = re.search(r"Iteration time \(s\) (\S+) (\S+) (\S+) (\S+) (\S+) % (\S+)", comparison)
     assert row, comparison[:400]
-    shown = [float(v.replace(",", "").replace("\u2212", "-")) for v in row.groups()]
+    shown = [float(v.replace(",", "").replace("\u2212", "-")) for v in row.groups()[:5]]
     # three significant digits for the seconds, one decimal for the per cent
-    assert shown[:3] == pytest.approx([h, d, d - h], rel=5e-3, abs=5e-4)
-    assert shown[3] == pytest.approx(100 * (d - h) / h, abs=0.05)
+    assert shown[:4] == pytest.approx([h, n, d, d - h], rel=5e-3, abs=5e-4)
+    assert shown[4] == pytest.approx(100 * (d - h) / h, abs=0.05)
+    # Best: the fastest mode when it beats the next by more than 0.1 % (compare.MIN_DIFFERENCE)
+    first, second = sorted(("host", "smartnic", "dpu"), key=lambda s: res[s]["iteration_time_s"])[:2]
+    clear = res[second]["iteration_time_s"] - res[first]["iteration_time_s"] > 1e-3 * res[second]["iteration_time_s"]
+    assert row.group(6) == ({"host": "Host", "smartnic": "SmartNIC", "dpu": "DPU"}[first] if clear else "–")
     hd, dd = res["host"]["training_time_days"], res["dpu"]["training_time_days"]
     assert f"{hd:,.1f} days to {dd:,.1f} days" in comparison
     # every engine bottleneck is listed
     for s in ("host", "dpu"):
         for b in res[s]["bottlenecks"]:
             assert _words(b)[:40] in text
+
+
+def _figure(text: str) -> float:
+    return float(text.replace(",", "").replace("\u2212", "-"))
+
+
+def test_the_three_modes_power_cost_and_reasons(report):
+    info, pages = report
+    cmp = info.data.comparison
+    page = next(p for p in pages if p.lstrip().startswith("Host vs SmartNIC vs DPU"))
+    text = " ".join(pages)
+    assert "Power and energy cost of the three modes" in page
+    for mode, label in (("host", "Host-managed"), ("smartnic", "SmartNIC-offloaded"), ("dpu", "DPU-offloaded")):
+        row = re.search(rf"{label} (\S+) (\S+) (\S+) (\S+) (\S+) (\S+) %", page)
+        assert row, page[:800]
+        m = cmp.modes[mode]
+        assert _figure(row.group(1)) == pytest.approx(m["adapters_W"] / 1e3, rel=5e-3)
+        assert _figure(row.group(2)) == pytest.approx(m["power_W"] / 1e3, rel=5e-3)
+        assert _figure(row.group(4)) == pytest.approx(m["energy_cost"], rel=5e-3, abs=0.5)
+        assert _figure(row.group(6)) == pytest.approx(100 * m["infra_fraction"], abs=0.05)
+    # the DPU draws more than the ConnectX it replaces (catalog maxima): premise of the table
+    assert cmp.modes["dpu"]["adapters_W"] > cmp.modes["smartnic"]["adapters_W"]
+    assert "SmartNIC-offloaded vs host-managed" in text and "DPU-offloaded vs SmartNIC-offloaded" in text
+    for key in ("smartnic_vs_host", "dpu_vs_smartnic"):
+        for reason in cmp.mode_reasons[key]:
+            assert _words(reason)[:50] in text
+    assert "Busiest adapter engine load" in page and "Busiest DPU engine" not in text
+    # the timelines are the host-managed and DPU-offloaded runs, and the report says so
+    assert "the SmartNIC-offloaded run appears in the tables" in _words(text)
+
+
+def test_best_mode_needs_a_clear_lead_and_numbers():
+    from designer.report.build import best_mode
+
+    assert best_mode({"host": 10.0, "smartnic": 9.0, "dpu": 8.0}, True) == "DPU"
+    assert best_mode({"host": 10.0, "smartnic": 9.0, "dpu": 8.0}, False) == "Host"
+    assert best_mode({"host": 10.0, "smartnic": 8.0, "dpu": 8.0}, True) == "–"        # a tie
+    assert best_mode({"host": 10.0, "smartnic": 8.0, "dpu": 8.0005}, True) == "–"     # within 0.1 %
+    assert best_mode({"host": 99.0, "smartnic": "–", "dpu": 98.0}, False) == "Host"  # no timeline
+    assert best_mode({"host": 1.0, "smartnic": 2.0, "dpu": 3.0}, None) == "–"
+    assert best_mode({"host": "0.0 / 101.1", "smartnic": "x", "dpu": "y"}, True) == "–"
 
 
 def test_assumptions_list_catalog_figures_with_their_sources(report):

@@ -67,18 +67,20 @@ def shared_pages(qapp, tmp_path_factory):
 
 def test_comparison_has_the_loader_cores_and_the_data_loading_share(encrypted_pages, encrypted):
     cmp = compare(encrypted, CAT)
-    page = page_starting(encrypted_pages, "Host-managed vs DPU-offloaded")
-    row = re.search(r"Data-loader cores needed / free per server (\S+) / (\S+) (\S+) / (\S+)", page)
+    page = page_starting(encrypted_pages, "Host vs SmartNIC vs DPU")
+    row = re.search(r"Data-loader cores needed / free per server (\S+) / (\S+) (\S+) / (\S+) "
+                    r"(\S+) / (\S+)", page)
     assert row, page[:600]
-    host_need, host_free, dpu_need, dpu_free = map(number, row.groups())
-    for need, free, run in ((host_need, host_free, "host"), (dpu_need, dpu_free, "dpu")):
+    host_need, host_free, nic_need, nic_free, dpu_need, dpu_free = map(number, row.groups())
+    for need, free, run in ((host_need, host_free, "host"), (nic_need, nic_free, "smartnic"),
+                            (dpu_need, dpu_free, "dpu")):
         group = loading(cmp.runs[run])
         assert (need, free) == pytest.approx((group["load_cores_needed"], group["load_cores_free"]),
                                              abs=0.05)
     assert dpu_free > host_free  # the stacks' cores go to the loaders when the DPU runs them
-    share = re.search(r"Host CPU cycles on data loading \(%\) (\S+) (\S+)", page)
+    share = re.search(r"Host CPU cycles on data loading \(%\) (\S+) (\S+) (\S+)", page)
     assert share, page[:600]
-    for value, run in zip(share.groups(), ("host", "dpu")):
+    for value, run in zip(share.groups(), ("host", "smartnic", "dpu")):
         expected = 100 * cmp.runs[run].host_cpu["by_task"]["data_loading"]
         assert number(value) == pytest.approx(expected, rel=5e-3)
     # the engine's reasons follow the table
@@ -96,11 +98,11 @@ def test_several_jobs_show_shared_and_alone(shared_pages):
     page = page_starting(shared_pages, "Results")
     assert "Jobs sharing the fabric" in page
     assert f"{t['jobs']} jobs of {t['servers_per_job']} servers each, scattered placement" in page
-    shared = re.search(r"Iteration time, shared \(s\) (\S+) (\S+)", page)
-    alone = re.search(r"Iteration time, alone \(s\) (\S+) (\S+)", page)
-    slowdown = re.search(r"Slowdown from sharing (\S+) % (\S+) %", page)
+    shared = re.search(r"Iteration time, shared \(s\) (\S+) (\S+) (\S+)", page)
+    alone = re.search(r"Iteration time, alone \(s\) (\S+) (\S+) (\S+)", page)
+    slowdown = re.search(r"Slowdown from sharing (\S+) % (\S+) % (\S+) %", page)
     assert shared and alone and slowdown, page[:800]
-    for i, run in enumerate(("host", "dpu")):
+    for i, run in enumerate(("host", "smartnic", "dpu")):
         tj = cmp.runs[run].tenants
         assert number(shared.group(i + 1)) == pytest.approx(tj["iteration_shared_s"], rel=5e-3)
         assert number(alone.group(i + 1)) == pytest.approx(tj["iteration_alone_s"], rel=5e-3)

@@ -1,8 +1,11 @@
-"""The design report: runs the engine for both scenarios and writes an A4 PDF (and PNG figures).
+"""The design report: runs the engine in the three offload modes and writes an A4 PDF (and PNG
+figures).
 
-:func:`gather` runs :func:`designer.engine.compare.compare` (the engine with offload "host" and
-"dpu", the differences and their reasons, as ``dpu-designer compare`` prints them) and plays both
-runs out with :mod:`designer.engine.timeline`, so every figure in the report is the engine's.
+:func:`gather` runs :func:`designer.engine.compare.compare` (the engine with offload "host",
+"smartnic" and "dpu", the differences and their reasons, the power and energy cost of each mode, as
+``dpu-designer compare`` prints them) and plays the host-managed and DPU-offloaded runs out with
+:mod:`designer.engine.timeline` (the utilization-over-time pages compare those two; the SmartNIC
+run is in every table), so every figure in the report is the engine's.
 :func:`build_report` lays the sections out (each on a new page) and prints them with
 :mod:`designer.report.pdf`.
 """
@@ -20,6 +23,7 @@ import numpy as np
 from PySide6.QtCore import QSize
 
 from designer.engine.compare import MIN_DIFFERENCE, Comparison, compare, loading
+from designer.engine.compare import MODES as COMPARE_MODES
 from designer.engine.result import BREAKDOWN_LABEL
 from designer import __version__
 from designer.engine import pipeline
@@ -40,14 +44,19 @@ from designer.report.topology_picture import paint_scene, topology_image, topolo
 from designer.topology.design import Design
 from designer.topology.validation import validate
 
+#: the runs played out over time (the timelines and their charts): host-managed and DPU-offloaded
 SCENARIOS = ("host", "dpu")
-LABEL = {s: SCENARIO_LABEL[s][0].upper() + SCENARIO_LABEL[s][1:] for s in SCENARIOS}
+#: the offload modes in the tables (``designer.engine.compare.MODES``)
+MODES = COMPARE_MODES
+LABEL = {s: SCENARIO_LABEL[s][0].upper() + SCENARIO_LABEL[s][1:] for s in MODES}
+#: short column titles of the three-mode tables
+SHORT = {"host": "Host", "smartnic": "SmartNIC", "dpu": "DPU"}
 #: catalog kinds as the assumptions section names them
 KIND_TITLE = {"workload": "Workload", "server": "GPU server", "gpu": "GPU", "cpu": "CPU", "dpu": "DPU",
               "nic": "NIC", "switch": "Switch", "storage": "Storage", "rack": "Rack"}
 #: section titles in report order; each starts a page
 SECTIONS = ("Summary", "Topology", "Bill of materials", "Workload and parallelism", "Results",
-            "Utilization over time", "Host-managed vs DPU-offloaded", "Bottlenecks",
+            "Utilization over time", "Host vs SmartNIC vs DPU", "Bottlenecks",
             "Assumptions and sources")
 #: timeline samples plotted per scenario (time-weighted bins of the whole run)
 PLOT_BINS = 300
@@ -60,8 +69,8 @@ class ReportData:
     catalog: Any
     date: str
     seed: int
-    results: dict[str, dict]                          #: scenario -> Result.to_json()
-    timelines: dict[str, tuple[Samples, TimelineSummary]]
+    results: dict[str, dict]                          #: mode (MODES) -> Result.to_json()
+    timelines: dict[str, tuple[Samples, TimelineSummary]]  #: SCENARIOS (host, dpu) only
     bom: Bom
     #: the engine's comparison of the two runs (reasons, data loading); None: not gathered
     comparison: Comparison | None = None
@@ -81,7 +90,8 @@ class ReportInfo:
 
 # ------------------------------------------------------------------------------------ engine runs
 def gather(design: Design, catalog, *, seed: int | None = None, date: str | None = None) -> ReportData:
-    """Run the engine and the timeline for both scenarios; UsageError if the design cannot run."""
+    """Run the engine in the three modes and the timeline of the host-managed and DPU-offloaded
+    runs; UsageError if the design cannot run."""
     errors = [p for p in validate(design, catalog) if p.severity == "error"]
     if errors:
         first = errors[0]
@@ -89,7 +99,7 @@ def gather(design: Design, catalog, *, seed: int | None = None, date: str | None
                          "fix them first (see 'dpu-designer validate FILE')")
     seed = pipeline.design_seed(design, seed)  # None: the design's scenario seed
     cmp = compare(design, catalog, seed=seed)
-    results = {s: cmp.runs[s].to_json() for s in SCENARIOS}
+    results = {s: cmp.runs[s].to_json() for s in MODES}
     # the same timeline as the app and `run --timeline` play (same inputs, seed and blocks), so
     # the report's wall time and goodput are theirs; the plots bin it
     timelines = {s: simulate(inputs_of(cmp.runs[s], design, s), seed=seed) for s in SCENARIOS}
@@ -116,8 +126,8 @@ def binned(samples: Samples, column: str, bins: int = PLOT_BINS) -> tuple[np.nda
 # ------------------------------------------------------------------------------------- charts
 def breakdown_chart(data: ReportData) -> Chart:
     bars = []
-    shown = {k for s in SCENARIOS for k, v in data.results[s]["breakdown_s"].items() if (v or 0) > 0}
-    for s in SCENARIOS:
+    shown = {k for s in MODES for k, v in data.results[s]["breakdown_s"].items() if (v or 0) > 0}
+    for s in MODES:
         parts = data.results[s]["breakdown_s"]
         bars.append((LABEL[s], [(BREAKDOWN_LABEL.get(k, k), float(v or 0.0))
                                 for k, v in parts.items() if k in shown]))
@@ -171,27 +181,50 @@ def _run_MWh(result: dict) -> float | None:
     return energy["run_kWh"] / 1000.0 if energy.get("run_kWh") else None
 
 
-def comparison_rows(data: ReportData) -> list[tuple[str, Any, Any, bool | None]]:
-    """``(metric, host value, DPU value, lower is better)`` for the comparison table; a value may
-    be text (no change is computed), and None for "lower is better" means neither is better."""
-    h, d = data.results["host"], data.results["dpu"]
-    th, td = data.timelines["host"][1], data.timelines["dpu"][1]
+def comparison_rows(data: ReportData) -> list[tuple[str, dict[str, Any], bool | None]]:
+    """``(metric, {mode: value}, lower is better)`` for the comparison table, one value per mode of
+    ``MODES``; a value may be text (no change is computed; "–" where a mode has no figure, e.g. the
+    timeline rows of the SmartNIC run, which the report does not play out), and None for "lower is
+    better" means none is better."""
+    r = data.results
+    tl = {s: data.timelines[s][1] for s in SCENARIOS}
+
+    def per_mode(fn) -> dict[str, Any]:
+        return {s: fn(r[s]) for s in MODES}
+
+    def timeline(fn) -> dict[str, Any]:
+        return {s: fn(tl[s]) if s in tl else "–" for s in MODES}
+
     rows = [
-        ("Iteration time (s)", h["iteration_time_s"], d["iteration_time_s"], True),
-        ("Training time, steady state (days)", h["training_time_days"], d["training_time_days"], True),
-        ("Training time with checkpoints and failures (days)", th.training_time_days,
-         td.training_time_days, True),
-        ("Goodput (%)", 100 * th.goodput, 100 * td.goodput, False),
-        ("Throughput (tokens/s)", h["tokens_per_s"], d["tokens_per_s"], False),
-        ("Model TFLOP/s per GPU", h["tflops_per_gpu"], d["tflops_per_gpu"], False),
-        ("MFU (%)", 100 * h["mfu"], 100 * d["mfu"], False),
-        ("Host CPU cycles on infrastructure (%)", _pct(_host_infra(h)), _pct(_host_infra(d)), True),
+        ("Iteration time (s)", per_mode(lambda x: x["iteration_time_s"]), True),
+        ("Training time, steady state (days)", per_mode(lambda x: x["training_time_days"]), True),
+        ("Training time with checkpoints and failures (days)",
+         timeline(lambda t: t.training_time_days), True),
+        ("Goodput (%)", timeline(lambda t: 100 * t.goodput), False),
+        ("Throughput (tokens/s)", per_mode(lambda x: x["tokens_per_s"]), False),
+        ("Model TFLOP/s per GPU", per_mode(lambda x: x["tflops_per_gpu"]), False),
+        ("MFU (%)", per_mode(lambda x: 100 * x["mfu"]), False),
+        ("Host CPU cycles on infrastructure (%)", per_mode(lambda x: _pct(_host_infra(x))), True),
         *_loading_rows(data),
-        ("Busiest DPU engine load (% of capacity)", _pct(_dpu_peak(h)), _pct(_dpu_peak(d)), True),
-        ("Power at training load (kW)", _power_kW(h), _power_kW(d), True),
-        ("Energy of the run (MWh)", _run_MWh(h), _run_MWh(d), True),
+        ("Busiest adapter engine load (% of capacity)", per_mode(lambda x: _pct(_dpu_peak(x))), True),
+        ("Power at training load (kW)", per_mode(_power_kW), True),
+        ("Energy of the run (MWh)", per_mode(_run_MWh), True),
     ]
-    return [r for r in rows if r[1] is not None or r[2] is not None]
+    return [row for row in rows if any(v is not None for v in row[1].values())]
+
+
+def best_mode(values: dict[str, Any], lower_better: bool | None) -> str:
+    """The mode whose figure is best by more than ``MIN_DIFFERENCE`` of it (the compare's
+    threshold for a difference worth a reason) over every other mode with a figure; "–" for text
+    figures, near-ties or when none is better."""
+    nums = {s: v for s, v in values.items() if isinstance(v, (int, float)) and math.isfinite(v)}
+    if lower_better is None or len(nums) < 2:
+        return "–"
+    ranked = sorted(nums, key=nums.get, reverse=not lower_better)
+    first, second = nums[ranked[0]], nums[ranked[1]]
+    if abs(first - second) <= MIN_DIFFERENCE * max(abs(first), abs(second)):
+        return "–"
+    return SHORT[ranked[0]]
 
 
 def _pct(fraction: float | None) -> float | None:
@@ -202,20 +235,20 @@ def _loading_share(result: dict) -> float | None:
     return ((result.get("host_cpu") or {}).get("by_task") or {}).get("data_loading")
 
 
-def _loading_rows(data: ReportData) -> list[tuple[str, Any, Any, bool | None]]:
+def _loading_rows(data: ReportData) -> list[tuple[str, dict[str, Any], bool | None]]:
     """Host data loading: its share of host cycles, and the cores the loaders need against the
     cores left for them (``compare.loading``: the tightest server group; offloading the stacks
     hands their cores to the loaders). Rows only when some server loads data on its CPU."""
     runs = data.comparison.runs if data.comparison is not None else {}
-    groups = {s: loading(runs[s]) if s in runs else None for s in SCENARIOS}
+    groups = {s: loading(runs[s]) if s in runs else None for s in MODES}
     if not any(groups.values()):
         return []
     cores = {s: "–" if g is None else f"{g['load_cores_needed']:.1f} / {g['load_cores_free']:.1f}"
              for s, g in groups.items()}
     # a faster run loads more samples per second: neither share is "better"
-    return [("Host CPU cycles on data loading (%)", *[_pct(_loading_share(data.results[s]))
-                                                      for s in SCENARIOS], None),
-            ("Data-loader cores needed / free per server", cores["host"], cores["dpu"], None)]
+    return [("Host CPU cycles on data loading (%)",
+             {s: _pct(_loading_share(data.results[s])) for s in MODES}, None),
+            ("Data-loader cores needed / free per server", cores, None)]
 
 
 def delta_text(host: float | None, dpu: float | None) -> tuple[str, str]:
@@ -230,7 +263,8 @@ def delta_text(host: float | None, dpu: float | None) -> tuple[str, str]:
 
 
 def _summary(data: ReportData, contents: list[tuple[str, int]]) -> str:
-    d, h, o = data.design, data.results["host"], data.results["dpu"]
+    d, h = data.design, data.results["host"]
+    r = data.results
     top = data.design.topology
     out = [
         '<p style="font-size: 11pt; color: #555555;">DPU Cluster Designer — design report</p>',
@@ -238,13 +272,13 @@ def _summary(data: ReportData, contents: list[tuple[str, int]]) -> str:
         f'<p style="color: #555555;">{_esc(data.date)} · dpu-designer {__version__} · engine seed '
         f'{data.seed}</p>',
         "<h2>Key figures</h2>",
-        table(["", LABEL["host"], LABEL["dpu"]], [
-            ("Training time (steady state)", days(h["training_time_days"]),
-             days(o["training_time_days"])),
-            ("Iteration time", f"{num(h['iteration_time_s'])} s", f"{num(o['iteration_time_s'])} s"),
-            ("MFU", percent(h["mfu"]), percent(o["mfu"])),
-            ("Throughput", f"{num(h['tokens_per_s'])} tokens/s", f"{num(o['tokens_per_s'])} tokens/s"),
-        ], [40, 30, 30], "lrr"),
+        table(["", *[LABEL[s] for s in MODES]], [
+            ("Training time (steady state)", *[days(r[s]["training_time_days"]) for s in MODES]),
+            ("Iteration time", *[f"{num(r[s]['iteration_time_s'])} s" for s in MODES]),
+            ("MFU", *[percent(r[s]["mfu"]) for s in MODES]),
+            ("Throughput", *[f"{num(r[s]['tokens_per_s'])} tokens/s" for s in MODES]),
+            *_mode_power_rows(data),
+        ], [31, 23, 23, 23], "lrrr"),
         table(["Design", ""], [
             ("GPU servers", len(top.servers())),
             ("GPUs (used by the workload)", f"{data.bom.count('gpu'):,} ({h['gpus']:,})"),
@@ -370,27 +404,28 @@ def _plain(value: Any) -> str:
 
 
 def _results(data: ReportData, chart: tuple[float, float]) -> str:
-    h, d = data.results["host"], data.results["dpu"]
+    r = data.results
+    h = r["host"]
     rows = [
-        ("Iteration time (s)", h["iteration_time_s"], d["iteration_time_s"]),
-        ("Training time, steady state", days(h["training_time_days"]), days(d["training_time_days"])),
-        ("Throughput (tokens/s)", h["tokens_per_s"], d["tokens_per_s"]),
-        ("Model TFLOP/s per GPU", h["tflops_per_gpu"], d["tflops_per_gpu"]),
-        ("MFU", percent(h["mfu"]), percent(d["mfu"])),
-        ("Percent of dense peak", f"{h['percent_of_peak']:.1f} %", f"{d['percent_of_peak']:.1f} %"),
+        ("Iteration time (s)", *[r[s]["iteration_time_s"] for s in MODES]),
+        ("Training time, steady state", *[days(r[s]["training_time_days"]) for s in MODES]),
+        ("Throughput (tokens/s)", *[r[s]["tokens_per_s"] for s in MODES]),
+        ("Model TFLOP/s per GPU", *[r[s]["tflops_per_gpu"] for s in MODES]),
+        ("MFU", *[percent(r[s]["mfu"]) for s in MODES]),
+        ("Percent of dense peak", *[f"{r[s]['percent_of_peak']:.1f} %" for s in MODES]),
     ]
-    total = {s: data.results[s]["iteration_time_s"] for s in SCENARIOS}
-    parts = list(dict.fromkeys(list(h["breakdown_s"]) + list(d["breakdown_s"])))
+    total = {s: r[s]["iteration_time_s"] for s in MODES}
+    parts = list(dict.fromkeys(k for s in MODES for k in r[s]["breakdown_s"]))
     brk = [(BREAKDOWN_LABEL.get(k, k),
-            *[data.results[s]["breakdown_s"].get(k) for s in SCENARIOS],
-            *[percent((data.results[s]["breakdown_s"].get(k) or 0) / total[s]) for s in SCENARIOS])
-           for k in parts]
+            *[r[s]["breakdown_s"].get(k) for s in MODES],
+            *[percent((r[s]["breakdown_s"].get(k) or 0) / total[s]) for s in MODES])
+           for k in parts if _meaningful_part(k, r)]
     out = [heading("Results"),
-           table(["", LABEL["host"], LABEL["dpu"]], rows, [40, 30, 30], "lrr"),
+           table(["", *[LABEL[s] for s in MODES]], rows, [31, 23, 23, 23], "lrrr"),
            *_jobs(data),
            "<h2>Iteration breakdown (s)</h2>",
-           table(["Part", LABEL["host"], LABEL["dpu"], "share, host", "share, DPU"], brk,
-                 [36, 16, 16, 16, 16], "lrrrr"),
+           table(["Part", *[SHORT[s] for s in MODES], *[f"share, {SHORT[s]}" for s in MODES]], brk,
+                 [28, 12, 12, 12, 12, 12, 12], "lrrrrrr", small=True),
            image("breakdown", *chart, DPI)]
     colls = h.get("collectives") or []
     if colls:
@@ -401,6 +436,35 @@ def _results(data: ReportData, chart: tuple[float, float]) -> str:
                         c["calls_per_iteration"], c["time_s"], c["busbw_GBps"]) for c in colls],
                       [22, 20, 16, 10, 16, 16], "llrrrr", small=True)]
     return "".join(out)
+
+
+#: breakdown parts that exist only with a parallel dimension above 1 (as ``dpu-designer run``)
+_LAYOUT_PARTS = {"cp_comm": "cp", "ep_comm": "ep"}
+
+
+def _meaningful_part(key: str, results: dict[str, dict]) -> bool:
+    """False for a part that is zero in every mode and belongs to a parallel dimension the layout
+    does not use (cp_comm without context parallelism, ep_comm without expert parallelism)."""
+    if key not in _LAYOUT_PARTS or any(results[s]["breakdown_s"].get(key) for s in MODES):
+        return True
+    return int(results["host"]["workload"].get(_LAYOUT_PARTS[key], 1) or 1) > 1
+
+
+def _mode_power_rows(data: ReportData) -> list[tuple]:
+    """Adapter power, cluster power and energy cost of each mode (``Comparison.modes``)."""
+    modes = data.comparison.modes if data.comparison is not None else {}
+    if not all(s in modes for s in MODES):
+        return []
+    m = modes
+    rows = [("Adapter power (kW)", *[num(m[s]["adapters_W"] / 1e3) for s in MODES]),
+            ("Cluster power (kW)", *[num(m[s]["power_W"] / 1e3) for s in MODES])]
+    if all(math.isfinite(m[s]["energy_cost"]) for s in MODES):
+        rows.append(("Energy cost of the run (USD)", *[_usd(m[s]["energy_cost"]) for s in MODES]))
+    return rows
+
+
+def _usd(value: float) -> str:
+    return f"{value:,.0f}" if value >= 100 else num(value)
 
 
 def _utilization(data: ReportData, charts: dict[str, tuple[float, float]]) -> str:
@@ -414,7 +478,9 @@ def _utilization(data: ReportData, charts: dict[str, tuple[float, float]]) -> st
         heading("Utilization over time"),
         para("The whole run played out in simulated time with jitter, data loading, checkpoints "
              f"and failures (seed {data.seed}); each point is the time-weighted mean of one of "
-             f"{PLOT_BINS} equal slices of the run."),
+             f"{PLOT_BINS} equal slices of the run. These pages play out the host-managed and "
+             "DPU-offloaded runs; the SmartNIC-offloaded run appears in the tables of the other "
+             "sections (its steady-state figures), not over time."),
         *[image(name, *size, DPI) for name, size in charts.items()],
         table(["Run", LABEL["host"], LABEL["dpu"]], rows, [40, 30, 30], "lrr"),
         *[para(f"{LABEL[s]}: {data.timelines[s][1].unfinished_text()}.") for s in SCENARIOS
@@ -424,39 +490,75 @@ def _utilization(data: ReportData, charts: dict[str, tuple[float, float]]) -> st
 
 def _comparison(data: ReportData) -> str:
     rows = []
-    for metric, host, dpu, lower_better in comparison_rows(data):
+    for metric, values, lower_better in comparison_rows(data):
+        host, dpu = values["host"], values["dpu"]
         diff, rel = delta_text(host, dpu)
-        better = "–"
-        if diff != "–" and host != dpu and lower_better is not None:
-            better = LABEL["dpu"] if (dpu < host) == lower_better else LABEL["host"]
-        rows.append((metric, host, dpu, diff, rel, better))
-    h, d = data.results["host"], data.results["dpu"]
+        rows.append((metric, *[values[s] for s in MODES], diff, rel, best_mode(values, lower_better)))
+    h, n, d = (data.results[s] for s in MODES)
     change = d["training_time_days"] - h["training_time_days"]
     verdict = (f"Offloading the infrastructure stacks to the DPUs changes the steady-state "
                f"training time from {days(h['training_time_days'])} to "
-               f"{days(d['training_time_days'])} ({'+' if change > 0 else ''}{change:,.1f} days).")
+               f"{days(d['training_time_days'])} ({'+' if change > 0 else ''}{change:,.1f} days); "
+               f"with SmartNICs it is {days(n['training_time_days'])}.")
     return "".join([
-        heading("Host-managed vs DPU-offloaded"),
-        para("The same design run twice: host-managed (the host CPUs run the network, storage, "
-             "crypto and virtualization stacks) and DPU-offloaded (the servers' DPUs run them)."),
-        table(["Metric", LABEL["host"], LABEL["dpu"], "Change", "Change (%)", "Better"], rows,
-              [34, 13, 13, 12, 12, 16], "lrrrrl", small=True),
+        heading("Host vs SmartNIC vs DPU"),
+        para("The same design run three times: host-managed (plain NICs; the host CPUs run the "
+             "network, storage, crypto and virtualization stacks), SmartNIC-offloaded (the adapters "
+             "as ConnectX SmartNICs: inline crypto and virtual-switch offload, RDMA kept, no Arm "
+             "services; the host CPUs run the rest) and DPU-offloaded (the servers' DPUs run the "
+             "stacks). Change is DPU − host; Best names the mode with the best figure."),
+        table(["Metric", *[SHORT[s] for s in MODES], "DPU − host", "Change (%)", "Best"], rows,
+              [31, 11, 11, 11, 12, 12, 12], "lrrrrrl", small=True),
         para(verdict),
+        *_modes_table(data),
         *_reasons(data),
     ])
 
 
+def _modes_table(data: ReportData) -> list[str]:
+    """Power and cost of the three modes side by side (``Comparison.modes``)."""
+    cmp = data.comparison
+    if cmp is None or not all(s in cmp.modes for s in MODES):
+        return []
+    m = cmp.modes
+    energy = [m[s]["energy_kwh"] for s in MODES]
+    unit, div = ("MWh", 1e3) if max(energy) >= 1e3 else ("kWh", 1.0)
+    costs = all(math.isfinite(m[s]["energy_cost"]) for s in MODES)
+    rows = [(LABEL[s], num(m[s]["adapters_W"] / 1e3), num(m[s]["power_W"] / 1e3),
+             num(m[s]["energy_kwh"] / div) if math.isfinite(m[s]["energy_kwh"]) else "–",
+             _usd(m[s]["energy_cost"]) if costs else "–", num(m[s]["iteration_time_s"]),
+             percent(m[s]["infra_fraction"])) for s in MODES]
+    return ["<h2>Power and energy cost of the three modes</h2>",
+            table(["Mode", "Adapters (kW)", "Cluster (kW)", f"Energy ({unit})", "Energy cost (USD)",
+                   "Iteration (s)", "Host infra share"], rows, [22, 12, 12, 13, 15, 12, 14],
+                  "lrrrrrr", small=True),
+            para("Power at training load from the catalog's maximum figures; the host-managed and "
+                 "SmartNIC runs price each drawn DPU as the ConnectX of the same line rate. Energy "
+                 "cost = energy of the run × the electricity price of the engine's cost figures "
+                 "(models/costs/energy.toml).", small=True)]
+
+
 def _reasons(data: ReportData) -> list[str]:
-    """Why the runs differ: the engine comparison's reason sentences and the vendor claim."""
+    """Why the runs differ: the engine comparison's reason sentences (DPU vs host, then SmartNIC
+    vs host and DPU vs SmartNIC) and the vendor claim."""
     cmp = data.comparison
     if cmp is None:
         return []
-    out = ["<h2>Why they differ</h2>"]
+    out = ["<h2>Why they differ</h2>", "<h3>DPU-offloaded vs host-managed</h3>"]
     if cmp.reasons:
         out.append("<ul>" + "".join(f"<li>{_esc(r)}</li>" for r in cmp.reasons) + "</ul>")
     else:
         out.append(para(f"No part of the iteration differs by more than {100 * MIN_DIFFERENCE:g} % "
                         "between the two runs."))
+    for key, title in (("smartnic_vs_host", "SmartNIC-offloaded vs host-managed"),
+                       ("dpu_vs_smartnic", "DPU-offloaded vs SmartNIC-offloaded")):
+        if key not in cmp.mode_reasons:
+            continue
+        out.append(f"<h3>{title}</h3>")
+        reasons = cmp.mode_reasons[key]
+        out.append("<ul>" + "".join(f"<li>{_esc(r)}</li>" for r in reasons) + "</ul>" if reasons else
+                   para(f"No part of the iteration differs by more than {100 * MIN_DIFFERENCE:g} %, "
+                        "and the adapters draw the same power."))
     claim = cmp.vendor_claim()["text"]
     out.append(para(f"{claim[0].upper()}{claim[1:]}."))
     out += [para(f"Note: {n}.", small=True) for n in cmp.notes]
@@ -466,12 +568,12 @@ def _reasons(data: ReportData) -> list[str]:
 def _jobs(data: ReportData) -> list[str]:
     """Several jobs on the fabric (``Result.tenants``): how the servers are split and what sharing
     costs the slowest job against itself alone; nothing for one job."""
-    jobs = {s: data.results[s].get("tenants") or {} for s in SCENARIOS}
+    jobs = {s: data.results[s].get("tenants") or {} for s in MODES}
     t = jobs["host"]
     if t.get("jobs", 1) <= 1:
         return []
     idle = f", {t['idle_servers']} servers idle" if t.get("idle_servers") else ""
-    rows = [(label, *[fmt(jobs[s]) for s in SCENARIOS]) for label, fmt in (
+    rows = [(label, *[fmt(jobs[s]) for s in MODES]) for label, fmt in (
         ("Data-parallel group rate, shared (GB/s)", lambda j: j.get("dp_rate_shared_GBps")),
         ("Data-parallel group rate, alone (GB/s)", lambda j: j.get("dp_rate_alone_GBps")),
         ("Iteration time, shared (s)", lambda j: j.get("iteration_shared_s")),
@@ -483,12 +585,12 @@ def _jobs(data: ReportData) -> list[str]:
                  f"placement{idle}. Every figure of this report is the slowest job's (job "
                  f"{t['slowest_job']}). Alone: the same job with the other jobs' traffic removed, "
                  f"on the same routes."),
-            table(["", LABEL["host"], LABEL["dpu"]], rows, [50, 25, 25], "lrr")]
+            table(["", *[LABEL[s] for s in MODES]], rows, [37, 21, 21, 21], "lrrr")]
 
 
 def _bottlenecks(data: ReportData) -> str:
     out = [heading("Bottlenecks")]
-    for s in SCENARIOS:
+    for s in MODES:
         r = data.results[s]
         found = list(r.get("bottlenecks") or [])
         parts = {k: v for k, v in r["breakdown_s"].items() if k != "compute" and (v or 0) > 0}
