@@ -112,3 +112,25 @@ def test_editing_a_badge_without_an_item_deletes_and_undoes_it(far):
     w.view.viewport().grab()  # the server's other badges made beside it, in slot order
     xs = [scene.comp_items[c.id].scenePos().x() for c in topo.attached(server)]
     assert xs == sorted(xs) and len(set(xs)) == len(xs)
+
+
+def test_a_screenshot_of_a_design_too_large_to_check_says_it_was_not_checked(qapp, tmp_path,
+                                                                              monkeypatch):
+    import designer.gui.app as app_module
+    import designer.gui.mainwindow as mainwindow_module
+    from designer.paths import resources_dir
+
+    checked, shown = [], []
+    real = mainwindow_module.validate
+    monkeypatch.setattr(mainwindow_module, "validate", lambda *a: checked.append(1) or real(*a))
+    monkeypatch.setattr(MainWindow, "leave_unchecked",
+                        lambda self, note, real=MainWindow.leave_unchecked: (shown.append(note),
+                                                                             real(self, note)))
+    example = resources_dir() / "examples" / "example.json"
+    assert app_module.run_gui(str(example), screenshot=str(tmp_path / "a.png"), size="800x600") == 0
+    assert checked and not shown  # a design this small is checked before the picture
+    checked.clear()
+    monkeypatch.setattr(app_module, "SCREENSHOT_CHECK_MAX", 10)
+    assert app_module.run_gui(str(example), screenshot=str(tmp_path / "b.png"), size="800x600") == 0
+    assert not checked and len(shown) == 1 and "Not checked" in shown[0] and "validate" in shown[0]
+    assert (tmp_path / "b.png").stat().st_size > 0

@@ -11,6 +11,12 @@ from designer.paths import resources_dir
 
 #: longest wait for the window to settle before a screenshot (s)
 SETTLE_S = 30.0
+#: largest design (components) whose ``--screenshot`` checks it and docks the run view first, as
+#: the window does after its first paint. derived: the check takes ~30 us a component on the
+#: 2-core bench machine (7.3 s for 249,540 components, bench/bench_canvas.py --screenshot), the
+#: run view ~2.5 s to import and dock; 50,000 components keep both under ~4 s of a screenshot.
+#: A larger design's screenshot says in the problems list that it was not checked.
+SCREENSHOT_CHECK_MAX = 50_000
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -118,6 +124,10 @@ def run_gui(file: str | None = None, screenshot: str | None = None, size: str = 
     window = MainWindow(design, str(path) if file else None)
     if screenshot:
         window.resize(width, height)
+        count = len(design.topology.components)
+        if count > SCREENSHOT_CHECK_MAX:
+            window.leave_unchecked(f"Not checked for this screenshot ({count:,} components); "
+                                   f"dpu-designer validate {path} checks it.")
         render_png(window, screenshot, inputs=[path])
         window.autosaver.discard()
         return 0

@@ -142,7 +142,20 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, self, self._after_first_paint)
         return False
 
+    def leave_unchecked(self, note: str) -> None:
+        """Show the design without checking it or docking the run view after the first paint
+        (``--screenshot`` of a design too large to check in a moment); ``note`` says so in the
+        problems list."""
+        self.check_pending = False
+        self._unchecked = True
+        self.problems.set_problems([], note)
+        self.docks["Problems"].setWindowTitle("Problems (not checked)")
+
+    _unchecked = False
+
     def _after_first_paint(self) -> None:
+        if self._unchecked:
+            return
         if self.check_pending:
             self.revalidate()
         if self.load_run_view() is not None:

@@ -6,6 +6,8 @@ commands); the resulting events come back here and add, remove, move or restyle 
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, Signal
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QToolTip
@@ -97,6 +99,18 @@ class DesignScene(QGraphicsScene):
         self._drop_items()
 
     def rebuild(self) -> None:
+        """Items for the whole document. The garbage collector pauses meanwhile (as the loader
+        does, topology/fileformat.py): the hundreds of thousands of items and cables made here
+        are no garbage, and a full collection over a large design's objects costs seconds."""
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            self._rebuild()
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _rebuild(self) -> None:
         self._drop_items()
         self.overlay = None
         topo = self.design.topology
