@@ -25,7 +25,7 @@ Sources
   GQA, SwiGLU, 128K vocabulary) and §3.3.2 (pipeline: one layer fewer on the first and the last
   stage, whose end chunks hold only the embedding and only the output layer and loss).
 - Compute by part, FP8, attention: see ``FP8_OVER_BF16_BY_SIDE``, ``ATTENTION_EFFICIENCY`` and
-  :func:`compute` (tilelang FP8 GEMM sweep on H800, ml-engineering MAMF table, FlashAttention-2/3).
+  :func:`compute` (cuBLAS FP8 over BF16 on Hopper, Azure cuBLASLt and FlashAttention benchmarks, FlashAttention-2/3).
 - Mixture of experts and latent attention: Jiang et al., "Mixtral of Experts" (arXiv 2401.04088,
   Table 1); DeepSeek-AI, "DeepSeek-V3 Technical Report" (arXiv 2412.19437, §2.1 and §4.2).
 - Memory: Megatron-LM's estimator (megatron/training/theoretical_memory_usage.py), Korthikanti
@@ -591,6 +591,9 @@ class ComputeTimes:
     logit_s: float = 0.0
     expert_s: float = 0.0
     fp8_cast_s: float = 0.0  #: part of ``memory_s``: casting GEMM inputs to FP8 (and transposing)
+    #: the backward pass's share of ``micro_batch_s`` by part (see :func:`compute`); -1 = not
+    #: computed (vision), then the 2-of-3 / 2-of-4 unit rule
+    backward_s: float = -1.0
 
     @property
     def micro_batch_s(self) -> float:
@@ -598,8 +601,14 @@ class ComputeTimes:
 
     @property
     def backward_fraction(self) -> float:
-        """Share of a micro-batch's compute that is backward pass (2 of 3 or 2 of 4 forward units
-        with recomputation; a backward pass costs two forwards)."""
+        """Share of a micro-batch's compute that is backward pass (a backward costs two forwards;
+        a recomputed forward is not counted as backward). Derived by part (``backward_s``, set by
+        :func:`compute`): 2 of the 3 units of every GEMM without recomputation, 2 of 4 of what is
+        recomputed; with selective recomputation only the attention core is re-run (Korthikanti
+        et al. 2023, §5), so the fraction stays near 2/3, not 1/2. Without the parts: 2/3, or
+        1/2 with recomputation."""
+        if self.backward_s >= 0 and self.micro_batch_s > 0:
+            return self.backward_s / self.micro_batch_s
         return 0.5 if self.recompute else 2.0 / 3.0
 
 
@@ -614,38 +623,46 @@ def gpu_peak_tflops(gpu: dict[str, Any], precision: str) -> float:
     return peak
 
 
-#: Achievable FP8 GEMM rate over the achievable BF16 GEMM rate of the same GPU, by the GEMM's
-#: reduction side K. Measured on Hopper: FP8 GEMMs with M = N = 8192 and K = d on an
-#: H800 SXM (tile-ai/tilelang, benchmark/matmul_fp8/README.md: 376, 622, 927, 1174, 1378, 1461 and
-#: 1523 TFLOP/s at K = 256 … 16384) over the maximum achievable BF16 matmul of an H100 SXM,
-#: 794.5 TFLOP/s (S. Bekman, ml-engineering, compute/accelerator/README.md, MAMF table: the
-#: ceiling the catalog's h100-sxm gemm_efficiency is derived from). H800 and H100 SXM share the
-#: GH100 die (132 SMs, the same dense FP8 and BF16 peaks). Derivation of the shape dependence: an
-#: FP8 tile does twice the multiply-adds of a BF16 tile per byte loaded, so a short side leaves
-#: its fixed costs (prologue, epilogue, scaling) less work to hide behind than in BF16; Luo et al.,
-#: "Dissecting the NVIDIA Hopper Architecture through Microbenchmarking" (arXiv 2501.12084):
-#: FP8 "nearly double" FP16 on large matrices. For a GPU whose FP8:BF16 peak ratio is not 2 the
-#: figures scale with that ratio (Blackwell: 2, assumed to behave like Hopper; no published
-#: FP8 shape sweep was found).
-FP8_OVER_BF16_BY_SIDE = ((256, 376 / 794.5), (512, 622 / 794.5), (1024, 927 / 794.5),
-                         (2048, 1174 / 794.5), (4096, 1378 / 794.5), (8192, 1461 / 794.5),
-                         (16384, 1523 / 794.5))
+#: Achievable FP8 GEMM rate over the achievable BF16 GEMM rate of the same GPU and library, by the
+#: GEMM's reduction side K. Both precisions from one library: NVIDIA, "Boosting Matrix
+#: Multiplication Speed and Flexibility with NVIDIA cuBLAS 12.9" (developer.nvidia.com blog, 2025):
+#: on Hopper, scaled FP8 matmuls run 1.75x the BF16 baseline for large matmuls and at least 1.25x
+#: for most other cases. Where "large" begins, from the same library's FP8 square sweep (Azure
+#: AI-benchmarking-guide, ND H100 v5 results, cuBLASLt FP8, random data, 10,000 warm-ups: 1,011 /
+#: 1,217 / 1,290 / 1,377 TFLOP/s at M = N = K = 2048 / 4096 / 8192 / 16384): 0.73 of its plateau
+#: at 2048, 0.94 and more from 8192. So 1.25 up to K = 2048, 1.75 from K = 8192, linear in log2 K
+#: between (derived); never below 1.25 (no measurement shows FP8 slower than BF16 in cuBLAS; small
+#: sides such as the 512/1536 ranks of multi-head latent attention keep the 1.25 floor). Replaces
+#: a ratio that divided a tilelang FP8 sweep on H800 by another benchmark's BF16 ceiling (1.84 at
+#: K = 8192, 0.47 at K = 256: two libraries, review finding 2).
+FP8_OVER_BF16_BY_SIDE = ((2048, 1.25), (8192, 1.75))
 
 #: Fused (flash) attention rate as a fraction of the dense BF16 peak, forward and backward, by
-#: GPU generation (catalog ``nvlink_gen``: 3 Ampere, 4 Hopper, 5 Blackwell). Ampere: FlashAttention-2
-#: reaches 50-73% of the A100 peak in the forward pass and less in the backward (Dao, arXiv
-#: 2307.08691, abstract and §4.1), 0.5 taken. Hopper: FlashAttention-2 reaches 35% of H100 and
-#: FlashAttention-3 up to 75% forward (Shah et al., arXiv 2407.08608, abstract); measured FA3
-#: forward at head dim 128 and sequences 4K-8K: 590-614 TFLOP/s = 0.60-0.62 (pytorch/benchmark
-#: commit ff65cb6, FA3 sizes B·S = 16K); the backward is slower, so 0.5 for both passes (the
-#: cuDNN fused attention NeMo uses sits between FA2 and FA3). Blackwell: assumed as Hopper.
+#: GPU generation (catalog ``nvlink_gen``: 3 Ampere, 4 Hopper, 5 Blackwell), and the kernel each
+#: assumes:
+#: - Ampere, FlashAttention-2 (measured): 50-73% of the A100 peak forward, less backward (Dao,
+#:   arXiv 2307.08691, abstract and §4.1); Azure AI-benchmarking-guide, ND A100 v4: FA2 179.5
+#:   TFLOP/s at head dim 64, batch 2, sequence 8192 = 0.58 of 312. 0.5 for both passes.
+#: - Hopper, cuDNN / FlashAttention-3-class fused attention (ASSUMPTION between two measurements):
+#:   FlashAttention-2 reaches only 0.33 of H100 (Azure ND H100 v5: 327.9 TFLOP/s at head dim 128,
+#:   sequence 8192; "35%", Shah et al., arXiv 2407.08608, abstract), FlashAttention-3 0.60-0.75
+#:   forward in BF16 (same paper; pytorch/benchmark FA3 runs at head dim 128: 590-614 TFLOP/s),
+#:   its backward slower. The NeMo/Megatron-Core presets run Transformer Engine's cuDNN fused
+#:   attention, a Hopper-specific kernel of the FA3 class: 0.5 for both passes is assumed. An FA2
+#:   run on Hopper would be ~0.33.
+#: - Blackwell: ASSUMPTION, as Hopper (no published fused-attention fraction of the B200 peak was
+#:   found).
 ATTENTION_EFFICIENCY = {3: 0.5, 4: 0.5, 5: 0.5}
 #: FlashAttention's backward pass runs 5 matrix products to the forward's 2 (it recomputes the
 #: scores; Dao, arXiv 2307.08691, §3.1.2), 2.5 forward units instead of the 2 counted: executed
 #: attention units = counted passes + 0.5
 FLASH_BACKWARD_EXTRA = 0.5
-#: bytes moved per value cast to FP8 for a GEMM (read 2, write the FP8 copy and its transpose:
-#: Transformer Engine keeps both layouts for the forward and the weight-gradient GEMMs): derived
+#: bytes moved per value cast to FP8 for a GEMM. Derived: read the 16-bit value (2), write the FP8
+#: copy (1) and its transpose (1). FP8 GEMMs on Hopper need some operands physically transposed
+#: in memory, so Transformer Engine keeps a row-wise and a column-wise FP8 copy of each GEMM input
+#: (forward and weight-gradient GEMMs) and writes both in one fused cast-transpose kernel
+#: (Transformer Engine documentation, low-precision training, "Performance considerations:
+#: Handling transposes"; C API ``nvte_cast_transpose``).
 FP8_CAST_BYTES = 4.0
 
 
@@ -779,8 +796,10 @@ def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
         att_rate = gpu_peak_tflops(gpu, "bf16") * 1e12 * ATTENTION_EFFICIENCY.get(
             int(gpu.get("nvlink_gen") or 4), 0.5)
         attention = L * 0.5 * score * (ap + FLASH_BACKWARD_EXTRA) / att_rate
+        attention_bwd = attention * (2.0 + FLASH_BACKWARD_EXTRA) / (ap + FLASH_BACKWARD_EXTRA)
     else:
         attention = L * ap * score / rate
+        attention_bwd = attention * 2.0 / ap
     logit = 3.0 * 2.0 * tokens * w.vocab * w.hidden / w.tp / rate * logit_share(w)
     gemm_s = linear + expert + attention + logit
     memory_s = 0.0
@@ -794,8 +813,13 @@ def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
             memory_s += cast_s
     busiest = flops_gpu * (L * w.pp / w.layers) / m
     effective = busiest / (gemm_s * peak * 1e12) if gemm_s > 0 else eff
+    # backward by part: 2 forward units of each GEMM, of the 3 or 4 run; the attention core's
+    # backward (with flash attention 2.5 units); the logit layer 2 of 3 (never recomputed); the
+    # memory-bound passes 2 of MEMORY_PASSES (reading activations, writing their gradients)
+    backward = (2.0 / mp) * (linear + expert) + attention_bwd + logit * 2.0 / 3.0 \
+        + memory_s * 2.0 / MEMORY_PASSES[w.recompute]
     return ComputeTimes(flops_gpu, gemm_s, memory_s, peak, effective, w.recompute,
-                        linear, attention, logit, expert, cast_s)
+                        linear, attention, logit, expert, cast_s, backward)
 
 
 def bubble_s(w: Workload, micro_batch_s: float) -> float:
