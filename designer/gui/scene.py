@@ -385,9 +385,14 @@ class DesignScene(QGraphicsScene):
         groups: list[str] = []
         index_of: dict[str, int] = {}
 
+        lazy = self._lazy_server
+
         def index(cid: str) -> int:
             found = index_of.get(cid)
             if found is None:
+                if cid in lazy:  # a badge not made yet: its server's group
+                    found = index_of[cid] = index(lazy[cid])
+                    return found
                 g = self.group_of(cid)
                 if g is None:
                     found = -1

@@ -104,12 +104,18 @@ class CanvasView(QGraphicsView):
         rect = self.dscene.content_rect()
         if rect.isNull():
             return
-        self.fitInView(rect.adjusted(-40, -40, 40, 40), Qt.KeepAspectRatio)
-        if self.scale_factor() > 1.5:
-            self.resetTransform()
-            self.scale(1.5, 1.5)
-            self.centerOn(rect.center())
+        self._fitting = True  # the map is placed once fitted, not at the scrolls on the way
+        try:
+            self.fitInView(rect.adjusted(-40, -40, 40, 40), Qt.KeepAspectRatio)
+            if self.scale_factor() > 1.5:
+                self.resetTransform()
+                self.scale(1.5, 1.5)
+                self.centerOn(rect.center())
+        finally:
+            self._fitting = False
         self._after_zoom()
+
+    _fitting = False
 
     def zoom_reset(self) -> None:
         self.fit_pending = False
@@ -158,10 +164,15 @@ class CanvasView(QGraphicsView):
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:  # noqa: N802
         super().scrollContentsBy(dx, dy)
-        self.minimap.place()  # its frame follows the view
+        if not self._fitting:
+            self.minimap.place()  # its frame follows the view
 
     def resizeEvent(self, event) -> None:  # noqa: N802
-        super().resizeEvent(event)
+        fitting, self._fitting = self._fitting, True  # the map placed at the end, as it ends up
+        try:
+            super().resizeEvent(event)
+        finally:
+            self._fitting = fitting
         if self.fit_pending and self.viewport().width() > 50 and self.viewport().height() > 50:
             self.zoom_to_fit()
         self._place_legend()
