@@ -720,8 +720,10 @@ class DesignScene(QGraphicsScene):
         if not isinstance(server, ServerItem):
             return {}
         attached = self.design.topology.attached(sid)
+        origin = server.scenePos()  # items are only ever moved (no scale, no rotation)
+        ox, oy = origin.x(), origin.y()
         out = {}
         for i, comp in enumerate(attached):
             corner = server.badge_pos(i, len(attached))
-            out[comp.id] = server.mapRectToScene(QRectF(corner.x(), corner.y(), BADGE_W, BADGE_H))
+            out[comp.id] = QRectF(ox + corner.x(), oy + corner.y(), BADGE_W, BADGE_H)
         return out
