@@ -103,6 +103,11 @@ def run_gui(file: str | None = None, screenshot: str | None = None, size: str = 
     path = Path(file) if file else resources_dir() / "examples" / "example.json"
     if screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        import gc
+
+        # a one-shot process: the cycle collector's passes over a large design's millions of
+        # objects cost seconds (during the first paint, too), and all of them live till the end
+        gc.disable()
         from designer.safeio import check_output_path
 
         check_output_path(screenshot, inputs=[path], what="screenshot")  # before a long load

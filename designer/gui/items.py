@@ -259,9 +259,14 @@ class ServerItem(ComponentItem):
 
     def badge_pos(self, index: int, count: int) -> QPointF:
         """Top-left of the ``index``-th of ``count`` port badges (they overlap a little when many)."""
+        return QPointF(*self.badge_corners(count)[index])
+
+    def badge_corners(self, count: int) -> list[tuple[float, float]]:
+        """Top-left (x, y) of each of ``count`` port badges, in the server's coordinates."""
         r = self.body()
         step = min(BADGE_W + BADGE_GAP, (r.width() - 12 - BADGE_W) / max(1, count - 1))
-        return QPointF(r.left() + 9 + index * step, r.bottom() - BADGE_H - 3)
+        left, top = r.left() + 9, r.bottom() - BADGE_H - 3
+        return [(left + i * step, top) for i in range(count)]
 
 
 class SwitchItem(ComponentItem):

@@ -34,7 +34,7 @@ class DesignScene(QGraphicsScene):
     zoom that draws badges (:meth:`ensure_badges`), or when one is asked for (:meth:`item_of`,
     :meth:`select_ids`, an edit of it). Zoomed out no badge is drawn anyway (``DETAIL_LOD``), and
     a 20,000-server design has 200,000 of them. Until then a badge's place is worked out from its
-    server (:meth:`_badge_rects`, the same ``ServerItem.badge_pos``), so its cables end where its
+    server (:meth:`_badge_rects`, the same ``ServerItem.badge_corners``), so its cables end where its
     item will be. The report's scene (no view) makes them all, as before.
     """
 
@@ -276,10 +276,10 @@ class DesignScene(QGraphicsScene):
         topo = self.design.topology
         if isinstance(parent, ServerItem):
             attached = topo.attached(parent_id)
-            for i, child in enumerate(attached):
+            for child, corner in zip(attached, parent.badge_corners(len(attached))):
                 item = self.comp_items.get(child.id)
                 if item is not None and item.parentItem() is parent:
-                    item.setPos(parent.badge_pos(i, len(attached)))
+                    item.setPos(QPointF(*corner))
         elif isinstance(parent, RackItem):
             next_slot = 1
             ghosts = []
@@ -722,8 +722,5 @@ class DesignScene(QGraphicsScene):
         attached = self.design.topology.attached(sid)
         origin = server.scenePos()  # items are only ever moved (no scale, no rotation)
         ox, oy = origin.x(), origin.y()
-        out = {}
-        for i, comp in enumerate(attached):
-            corner = server.badge_pos(i, len(attached))
-            out[comp.id] = QRectF(ox + corner.x(), oy + corner.y(), BADGE_W, BADGE_H)
-        return out
+        return {comp.id: QRectF(ox + x, oy + y, BADGE_W, BADGE_H)
+                for comp, (x, y) in zip(attached, server.badge_corners(len(attached)))}
