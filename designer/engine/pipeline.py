@@ -544,9 +544,9 @@ def _evaluate(r: _Run, pl: Placement, phases: dict[str, _Phase], job: int | None
     colls, breakdown, iteration, overlap = timing.timing(r.w, r.ct, r.vol, shapes)
     timing.sharp_saving(colls, shapes, infos)
     k = _slowest_job(infos) if job is None else job
-    storage, alone, converged = _storage_rates(r, phases, k, others=job is None)
+    storage, alone, converged, write = _storage_rates(r, phases, k, others=job is None)
     rep = _resources(r, pl.only(k), pl.jobs, iteration, colls, alone, converged, overlap,
-                     others=job is None)
+                     others=job is None, write=write)
     breakdown.update(_resource_terms(rep))
     storage.update(read_demand_GBps=rep.storage.read_demand_GBps,
                    read_achieved_GBps=rep.storage.read_achieved_GBps,
@@ -556,13 +556,24 @@ def _evaluate(r: _Run, pl: Placement, phases: dict[str, _Phase], job: int | None
 
 
 def _storage_rates(r: _Run, phases: dict[str, _Phase], job: int, others: bool
-                   ) -> tuple[dict[str, Any], dict[str, float], bool]:
+                   ) -> tuple[dict[str, Any], dict[str, float], bool, dict[str, float]]:
     """Job ``job``'s storage read rate under the training traffic (converged fabric) and without
-    it (with the other jobs' reads when ``others``), in total and per server, and whether its
-    reads share links with training traffic."""
+    it (with the other jobs' reads when ``others``), in total and per server, whether its reads
+    share links with training traffic, and per server the rate the fabric gives its checkpoint
+    writes.
+
+    The write rate is the fabric's storage capacity, not the read rate: the same storage paths
+    solved max-min fair with elastic demand (every flow takes what it gets; with the other jobs
+    writing too when ``others``, as they checkpoint to the same systems). The read flows ask
+    only for the samples the GPUs consume, so their rate says nothing about how fast a
+    checkpoint can go (a workload reading little would write its checkpoints at its read rate).
+    derived: a write runs the read route backwards; fabric links are full duplex with the same
+    capacity each way, so max-min over the read routes with elastic demand gives the write
+    rates (the reverse direction's own ECMP hash choices aside)."""
     storage = {"read_GB_per_iteration": r.read_GB, "read_under_training_GBps": 0.0,
                "read_alone_GBps": 0.0}
     alone: dict[str, float] = {}
+    write: dict[str, float] = {}
     converged = False
     stor = r.stor
     if stor.src:
@@ -577,17 +588,22 @@ def _storage_rates(r: _Run, phases: dict[str, _Phase], job: int, others: bool
         _solve_phase(r.fab, r.cap, solo, r.scen.get("routing", "ecmp"), r.seed)
         storage["read_alone_GBps"] = float(solo.sol.rate_GBps[mine].sum())
         owner = {e: s.id for s in r.servers for e in s.endpoints}
-        for dst, rate in zip(np.array(stor.dst, dtype=object)[mine], solo.sol.rate_GBps[mine]):
+        writers = mine if not others else np.ones(len(mine), dtype=bool)
+        elastic = net.max_min(solo.routes, r.cap, np.where(writers, np.inf, 0.0))
+        mine_dst = np.array(stor.dst, dtype=object)[mine]
+        for dst, rate, wrate in zip(mine_dst, solo.sol.rate_GBps[mine], elastic.rate_GBps[mine]):
             alone[owner[dst]] = alone.get(owner[dst], 0.0) + float(rate)
+            write[owner[dst]] = write.get(owner[dst], 0.0) + float(wrate)
         live = sph.flows.demand[sph.routes.flow] > 0
         st_arcs = np.unique(sph.routes.arc[my_st[sph.routes.flow]])
         tr_arcs = np.unique(sph.routes.arc[~is_st[sph.routes.flow] & live])
         converged = bool(np.intersect1d(st_arcs, tr_arcs).size)
-    return storage, alone, converged
+    return storage, alone, converged, write
 
 
 def _resources(r: _Run, pl: Placement, jobs: int, iteration: float, colls: list[CollectiveResult],
-               alone: dict[str, float], converged: bool, overlap: float, others: bool):
+               alone: dict[str, float], converged: bool, overlap: float, others: bool,
+               write: dict[str, float] | None = None):
     """Resources stage (host CPU, DPU, storage stalls, stragglers, checkpoints, energy) of the one
     job ``pl`` holds, one of ``jobs``. It draws 1/jobs of the switches' and storage systems'
     power; with the ``others`` running it also gets 1/jobs of the storage systems' read and write
@@ -595,7 +611,8 @@ def _resources(r: _Run, pl: Placement, jobs: int, iteration: float, colls: list[
     try:
         inputs = resources_adapter.build_inputs(r.design, r.catalog, r.scen, r.w, pl, iteration, colls,
                                                 alone, converged, overlap, jobs=jobs,
-                                                storage_sharers=jobs if others else 1)
+                                                storage_sharers=jobs if others else 1,
+                                                storage_write_GBps=write)
         return resources_adapter.assess(inputs)
     except ValueError as exc:
         raise UsageError(str(exc)) from None

@@ -105,6 +105,8 @@ class ServerGroup:
     #: which overlap the backward pass (``ResourceInputs.dp_overlap_s``)
     storage_fabric_GBps: float = 0.0  #: storage read rate the fabric path gives this server,
     #: without training traffic (the converged-fabric sharing is applied here); 0 = not modelled
+    storage_fabric_write_GBps: float = 0.0  #: checkpoint write rate the fabric path gives this
+    #: server: its storage paths with elastic demand (pipeline._storage_rates); 0 = the read rate
     # --- security / tenancy
     encrypt: bool = False  #: this tenant's traffic leaving the server is encrypted (AES-GCM)
     isolated: bool = False  #: traffic passes a virtual switch / overlay (multi-tenant isolation)
@@ -295,7 +297,8 @@ def _check(inputs: ResourceInputs) -> None:
         if g.cpu_cores < 1 or not g.cpu_GHz > 0:
             raise ValueError(f"{where}: the server needs CPU cores and a clock (cpu_cores >= 1, "
                              f"cpu_GHz > 0); check the cpu catalog entry")
-        for name in ("rdma_bytes", "tcp_bytes", "comm_s", "dp_comm_s", "storage_fabric_GBps"):
+        for name in ("rdma_bytes", "tcp_bytes", "comm_s", "dp_comm_s", "storage_fabric_GBps",
+                     "storage_fabric_write_GBps"):
             if getattr(g, name) < 0:
                 raise ValueError(f"{where}: {name} must not be negative")
         if g.dp_comm_s > min(g.comm_s, inputs.dp_time_s) * (1 + 1e-9):
@@ -561,8 +564,8 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
     write_b = storage.checkpoint_bytes(inp.parameters, _bytes_per_param(inp, fig)) / servers
     # same path elements as the read, without training traffic on the links or DPU engines
     wlimits = {"storage target": inp.storage_write_GBps * 1e9 / servers}
-    if "fabric" in limits:
-        wlimits["fabric"] = g.storage_fabric_GBps * 1e9
+    if "fabric" in limits:  # the paths' capacity, not the (demand-capped) read rate
+        wlimits["fabric"] = (g.storage_fabric_write_GBps or g.storage_fabric_GBps) * 1e9
     if write_cpb > 0:
         wlimits["host CPU"] = g.cpu_cores * hz / write_cpb
     if inp.checkpoint_via_host:  # serialized by one writer thread per GPU through host memory

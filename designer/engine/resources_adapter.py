@@ -150,12 +150,14 @@ def _server_key(topo, srv, scenario: str) -> tuple:
 def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placement,
                  iteration_s: float, collectives: list[CollectiveResult],
                  storage_alone_GBps: dict[str, float], converged: bool,
-                 dp_overlap_s: float, jobs: int = 1, storage_sharers: int = 1) -> resources.ResourceInputs:
+                 dp_overlap_s: float, jobs: int = 1, storage_sharers: int = 1,
+                 storage_write_GBps: dict[str, float] | None = None) -> resources.ResourceInputs:
     """Resource inputs of one scenario run; ``dp_overlap_s`` is the compute time the DP
     collectives hide behind (see ``designer.engine.pipeline``). ``pl`` holds one job of ``jobs``
     on the fabric: it draws 1/jobs of the switches' and storage systems' power, and
     1/``storage_sharers`` of the storage systems' read and write rates (the jobs reading and
-    writing at the same time)."""
+    writing at the same time). ``storage_write_GBps``: per server, the rate the fabric gives its
+    checkpoint writes (elastic demand); when None the read rate stands in for it."""
     topo = design.topology
     per_server_gpus = np.bincount(pl.server, minlength=len(pl.servers))
     crossing = [c for c in collectives if c.servers > 1]
@@ -236,6 +238,7 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
             rdma=rdma, rdma_bytes=net_bytes if rdma else 0.0, tcp_bytes=0.0 if rdma else net_bytes,
             comm_s=comm_s, dp_comm_s=dp_comm_s,
             storage_fabric_GBps=storage_alone_GBps.get(info.id, 0.0),
+            storage_fabric_write_GBps=(storage_write_GBps or storage_alone_GBps).get(info.id, 0.0),
             gpudirect_storage=bool(scen.get("gpudirect_storage", False)),
             encrypt=bool(scen.get("encryption", False)), isolated=overlay,
             isolation=str(scen.get("isolation", "auto")))
