@@ -653,6 +653,22 @@ FP8_OVER_BF16_BY_SIDE = ((2048, 1.25), (8192, 1.75))
 #: - Blackwell: ASSUMPTION, as Hopper (no published fused-attention fraction of the B200 peak was
 #:   found).
 ATTENTION_EFFICIENCY = {3: 0.5, 4: 0.5, 5: 0.5}
+#: Unfused ("standard") attention core as a fraction of the dense BF16 peak: the two batched GEMMs
+#: over the full s x s square (Q.K^T has K = head dim: below the GPU's ridge point), the mask, the
+#: softmax and their backward, each through HBM. Measured with flash-attention's benchmark
+#: (Dao-AILab/flash-attention benchmarks/benchmark_flash_attention.py, PyTorch reference
+#: implementation, causal, fwd + bwd credited 3.5 x 4·b·s²·h_heads·d / 2: the causal half) on ND
+#: A100 v4: 46.0 TFLOP/s and ND H100 v5: 145.1 TFLOP/s (Azure AI-benchmarking-guide results,
+#: batch 2, sequence 8192). The implementation computes the whole square, so its rate over the
+#: full square is twice that: 92.0 / 312 = 0.295 and 290.2 / 989 = 0.293 of the peak. Derived:
+#: 0.29 for every generation (both measured generations agree; Blackwell assumed alike).
+#: Replaces running Megatron's unfused attention at the linear-GEMM rate (review finding 1: the
+#: A100 GEMM efficiency absorbed it, so small-width models came out fast and wide ones slow).
+UNFUSED_ATTENTION_EFFICIENCY = 0.29
+#: share of the per-layer s x s activation bytes (Korthikanti: softmax output 2, dropout mask 1,
+#: dropout output 2 of 5·a·s²·b) that the measured unfused attention time already includes (the
+#: softmax; the benchmark runs without dropout): taken out of the memory-bound passes
+UNFUSED_SCORE_BYTES_IN_KERNEL = 2.0 / 5.0
 #: FlashAttention's backward pass runs 5 matrix products to the forward's 2 (it recomputes the
 #: scores; Dao, arXiv 2307.08691, §3.1.2), 2.5 forward units instead of the 2 counted: executed
 #: attention units = counted passes + 0.5
@@ -798,15 +814,23 @@ def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
         attention = L * 0.5 * score * (ap + FLASH_BACKWARD_EXTRA) / att_rate
         attention_bwd = attention * (2.0 + FLASH_BACKWARD_EXTRA) / (ap + FLASH_BACKWARD_EXTRA)
     else:
-        attention = L * ap * score / rate
-        attention_bwd = attention * 2.0 / ap
+        # Megatron's unfused core over the full square at the measured standard-attention rate,
+        # forward 1 and backward 2.5 units as that benchmark credits them (recomputation: +1)
+        std_rate = gpu_peak_tflops(gpu, "bf16") * 1e12 * UNFUSED_ATTENTION_EFFICIENCY
+        attention = L * score * (ap + FLASH_BACKWARD_EXTRA) / std_rate
+        attention_bwd = attention * (2.0 + FLASH_BACKWARD_EXTRA) / (ap + FLASH_BACKWARD_EXTRA)
     logit = 3.0 * 2.0 * tokens * w.vocab * w.hidden / w.tp / rate * logit_share(w)
     gemm_s = linear + expert + attention + logit
     memory_s = 0.0
     cast_s = 0.0
     hbm = float(gpu.get("memory_bw_TBps") or 0.0)
     if hbm > 0:
-        memory_s = MEMORY_PASSES[w.recompute] * activation_bytes_per_layer(w) * L / (hbm * 1e12)
+        act = activation_bytes_per_layer(w)
+        if not w.flash_attention:  # the softmax's bytes are inside the measured attention time
+            s_loc = w.seq_len / w.cp
+            act -= UNFUSED_SCORE_BYTES_IN_KERNEL * 5.0 * w.heads * s_loc * w.seq_len * w.micro_batch \
+                / w.tp * w.bytes_per_value / 2.0
+        memory_s = MEMORY_PASSES[w.recompute] * act * L / (hbm * 1e12)
         if fp8:
             # forward: the inputs; backward: the output gradients (both sides of every GEMM)
             cast_s = cast * FP8_CAST_BYTES * (mp / 3.0) / (hbm * 1e12)
