@@ -667,18 +667,22 @@ def _assumptions(data: ReportData) -> str:
 
 
 # ------------------------------------------------------------------------------------- assembly
-def _document(data: ReportData, images: dict, sizes: dict, contents: list[tuple[str, int]]) -> PdfDocument:
-    body = [STYLE, "<body>",
-            _summary(data, contents),
-            _topology(data, sizes["topology"]),
+def _sections(data: ReportData, sizes: dict) -> list[str]:
+    """The HTML of every section after the summary (laid out once: only the summary's contents
+    change between the two layouts :func:`build_report` makes)."""
+    return [_topology(data, sizes["topology"]),
             _bom(data),
             _workload(data),
             _results(data, sizes["breakdown"]),
             _utilization(data, {k: sizes[k] for k in ("gpu-utilization", "cpu-dpu-utilization")}),
             _comparison(data),
             _bottlenecks(data),
-            _assumptions(data),
-            "</body>"]
+            _assumptions(data)]
+
+
+def _document(data: ReportData, images: dict, sections: list[str],
+              contents: list[tuple[str, int]]) -> PdfDocument:
+    body = [STYLE, "<body>", _summary(data, contents), *sections, "</body>"]
     return PdfDocument(f"{data.design.name} — design report", "".join(body), images,
                        f"dpu-designer {__version__}")
 
@@ -703,9 +707,10 @@ def build_report(design: Design, catalog, out_pdf: str | Path, *, png_dir: str |
     images = {"topology": topology_image(scene, width, round(page.height * 0.55))}
     images.update({name: chart.image(width) for name, chart in charts.items()})
     sizes = {name: (img.width(), img.height()) for name, img in images.items()}
-    doc = _document(data, images, sizes, [(t, 0) for t in SECTIONS[1:]])
+    sections = _sections(data, sizes)
+    doc = _document(data, images, sections, [(t, 0) for t in SECTIONS[1:]])
     contents = [(t, p) for t, p in heading_pages(doc)]
-    doc = _document(data, images, sizes, contents)
+    doc = _document(data, images, sections, contents)
     pages = write_pdf(doc, out_pdf, inputs=inputs)
     pngs = []
     if png_dir is not None:

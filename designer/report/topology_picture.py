@@ -42,13 +42,17 @@ class Overview:
         if len(pos) < len(comps):
             pos = {**layout.layout_by_tier(design.topology, catalog), **pos}
 
+        owners: dict[str, str] = {}  # component -> its box; each asked about once per link end
+
         def owner(cid: str) -> str:
-            c = comps[cid]
-            if c.kind in ATTACHABLE and c.parent in comps:
-                c = comps[c.parent]
-            if c.parent in comps and comps[c.parent].kind == "rack":
-                return c.parent
-            return c.id
+            found = owners.get(cid)
+            if found is None:
+                c = comps[cid]
+                if c.kind in ATTACHABLE and c.parent in comps:
+                    c = comps[c.parent]
+                found = owners[cid] = (c.parent if c.parent in comps and comps[c.parent].kind == "rack"
+                                       else c.id)
+            return found
 
         self.boxes: dict[str, tuple[QRectF, str]] = {}
         for cid, c in comps.items():
@@ -100,6 +104,9 @@ class Overview:
         # alpha 60 leave the boxes readable; alpha falls as 1/lines beyond, to 4 at least)
         alpha = max(4, min(60, round(60 * 3000 / max(1, len(self.pairs)))))
         painter.setPen(QPen(QColor(40, 70, 120, alpha), 0))
+        # one-pixel lines without antialiasing: the same faint strokes at a fraction of the cost
+        # (24,579 merged lines of a 250k-component design: 2.7 s antialiased)
+        painter.setRenderHint(QPainter.Antialiasing, False)
         centres = {cid: r.center() for cid, (r, _) in self.boxes.items()}
         painter.drawLines([QLineF(centres[a], centres[b]) for a, b in self.pairs])
         painter.restore()
@@ -129,7 +136,7 @@ def topology_image(scene: DesignScene, width_px: int, max_height_px: int) -> QIm
     """The scene as an image ``width_px`` wide and as tall as its aspect ratio asks (capped)."""
     source = scene.rect if isinstance(scene, Overview) else scene_source_rect(scene)
     height = min(max_height_px, max(16, round(width_px * source.height() / source.width())))
-    image = QImage(QSize(width_px, height), QImage.Format_ARGB32)
+    image = QImage(QSize(width_px, height), QImage.Format_ARGB32_Premultiplied)  # the format Qt paints fastest
     image.fill(Qt.white)
     painter = QPainter(image)
     painter.setRenderHint(QPainter.Antialiasing)
