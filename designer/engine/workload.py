@@ -880,7 +880,7 @@ WEIGHT_GRAD_BYTES_PER_PARAM = WEIGHT_BYTES_PER_PARAM + GRAD_BYTES_PER_PARAM
 OPTIMIZER_BYTES_PER_PARAM = 12.0
 #: Megatron's estimate of temporaries beyond the activations (compute_activation_memory_without_sp
 #: in megatron/training/theoretical_memory_usage.py: "buffer for optimizer and miscellaneous
-#: temporaries (5% overhead)")
+#: temporaries (5% overhead)"); applied, as there, only without sequence parallelism
 ACTIVATION_OVERHEAD = 1.05
 
 
@@ -950,8 +950,11 @@ def memory_per_gpu_GB(w: Workload) -> float | None:
     with full recomputation (``recompute``, granularity "full") only each layer's input, 2·s·b·h
     bytes (split over t with sequence parallelism), plus one layer's full activations while it is
     recomputed. Plus, as Megatron counts: the embedding's input (8·s·b bytes) and dropout output
-    (s·b·h) for p micro-batches, and with one pipeline stage the logits and final-norm output
-    ((s·b·V/t + s·b·h)·2); everything × ``ACTIVATION_OVERHEAD``. Vision: model state only.
+    (s·b·h) for each micro-batch in flight, and with one pipeline stage the output layer's inputs.
+    With sequence parallelism (Megatron's compute_activation_memory) all of it is split over the
+    tp ranks and the output layer's and loss's inputs are 4·s·b·(h + V)/t, without overhead;
+    without it (compute_activation_memory_without_sp) the embedding terms stay whole, the output
+    layer is (s·b·V/t + s·b·h)·2 and everything × ``ACTIVATION_OVERHEAD``. Vision: model state only.
     Not counted: framework workspace, fragmentation, communication buffers.
     """
     state_GB = model_state_GB(w)
@@ -971,7 +974,18 @@ def memory_per_gpu_GB(w: Workload) -> float | None:
         acts = in_flight * w.stage_layers * layer_input + layer
     else:
         acts = in_flight * w.stage_layers * layer
-    acts += (8.0 * s * b + s * b * h * w.bytes_per_value / 2.0) * w.pp
+    # embedding input (8·s·b) and its dropout output (s·b·h) of every micro-batch in flight on the
+    # first stage
+    embedding = (8.0 * s * b + s * b * h * w.bytes_per_value / 2.0) * in_flight
+    if w.sequence_parallel and w.tp > 1:
+        # Megatron's compute_activation_memory (sequence parallel): every term, the embedding's
+        # and the output layer's included, is split over the tp ranks; the output layer's and the
+        # loss's inputs with one stage are 4·s·b·(h + V); no 5% overhead on this path
+        acts += embedding / w.tp
+        if w.pp == 1:
+            acts += 4.0 * s * b * (h + w.vocab) / w.tp
+        return state_GB + acts / 1e9
+    acts += embedding
     if w.pp == 1:
         acts += (s * b * w.vocab / w.tp + s * b * h) * 2.0
     return state_GB + acts * ACTIVATION_OVERHEAD / 1e9
