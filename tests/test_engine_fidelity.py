@@ -76,3 +76,16 @@ def test_dp_collective_is_exposed_without_overlap_grad_reduce():
     wo = W.Workload(**{**BASE, "dp_overlap": True})
     _, over, _, _ = T.timing(wo, W.compute(wo, H100), tr.volumes(wo), SHAPES)
     assert over["dp_exposed"] < parts["dp_exposed"]
+
+
+def test_sharded_gradients_are_reduce_scattered_every_micro_batch():
+    """ZeRO-2/3 and FSDP keep only the gradient shard: one reduce-scatter per micro-batch (PyTorch
+    FSDP2's default gradient accumulation), not one per iteration as with ZeRO-1."""
+    def rs_calls(stage):
+        w = W.Workload(**{**BASE, "zero_stage": stage})
+        colls, _, _, _ = T.timing(w, W.compute(w, H100), tr.volumes(w), SHAPES)
+        return next(c.calls_per_iteration for c in colls if c.name == "dp_reduce_scatter")
+    m = W.Workload(**BASE).micro_batches
+    assert m > 1
+    assert rs_calls(1) == 1
+    assert rs_calls(2) == m and rs_calls(3) == m

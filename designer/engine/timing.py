@@ -86,6 +86,9 @@ def timing(w: Workload, ct, vol: tr.Volumes, shapes: dict[str, coll.GroupShape]
       backward and the pipeline's cool-down (half the bubble), and the parameter all-gather runs
       during the next warm-up (the other half) and forward, so the exposed part is what exceeds
       those windows, and at least the last bucket (``BUCKET_PARAMS``).
+    - ZeRO-2/3, FSDP (``zero_stage`` >= 2): the gradient reduce-scatter runs after every
+      micro-batch's backward (only the gradient shard is kept), hidden behind that backward; the
+      weights (stage 3) are all-gathered before every forward and backward.
     - CP (ring attention, Liu et al. 2023, arXiv 2310.01889; Megatron-Core/TE context parallel):
       per layer the K and V of the rank's s/cp tokens pass cp − 1 times round the ring forward,
       K, V and their gradients backward, overlapped with the attention blocks they feed.
@@ -183,6 +186,17 @@ def timing(w: Workload, ct, vol: tr.Volumes, shapes: dict[str, coll.GroupShape]
         # forward_backward_func), the setting of the Table 1 runs
         overlap = 0.0
         dp_exposed = dp_time
+    if w.zero >= 2 and m > 1 and dp_calls and vol.dp_sharded:
+        # ZeRO-2/3 and FSDP keep only the gradient shard, so each micro-batch's gradients are
+        # reduce-scattered after its backward (PyTorch FSDP2's default way of accumulating,
+        # pytorch/pytorch PR 126166: "reduce-scatter per microbatch backward", the other way,
+        # set_requires_gradient_sync(False), keeps unsharded gradients, which the memory model
+        # of zero_stage >= 2 does not hold); each overlaps its own micro-batch's backward and is
+        # exposed beyond it, the last as above
+        rs = dp_calls[0]
+        i = colls.index(rs)
+        colls[i] = replace(rs, calls_per_iteration=m)
+        dp_exposed += (m - 1) * max(0.0, rs.time_s - backward)
     zero3 = 0.0
     if vol.zero3_bytes > 0 and w.dp_ranks > 1:
         # ZeRO-3 / FSDP: the weights are all-gathered before each forward and backward of every
