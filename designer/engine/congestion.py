@@ -43,7 +43,7 @@ import math
 from functools import lru_cache
 
 import numpy as np
-from scipy.special import pdtr
+from designer.engine.mathfns import poisson_cdf_table
 
 #: share of a saturated link with adaptive routing and telemetry-based congestion control
 #: (Spectrum-X: "95 % or more of the available bandwidth", see the module docstring)
@@ -106,7 +106,8 @@ def _poissonized_max(flows: int, paths: int) -> float:
     """E[max] of ``paths`` independent Poisson(flows/paths) counts: ``sum_k 1 - F(k-1)^paths``."""
     lam = flows / paths
     k = np.arange(1, int(lam + 12 * math.sqrt(lam) + 30))
-    below = np.exp(paths * np.log(np.maximum(pdtr(k - 1, lam), 1e-300)))
+    cdf = poisson_cdf_table(len(k), lam)[:, 0]  # P(Poisson(lam) <= k - 1), scipy's pdtr(k - 1, lam)
+    below = np.exp(paths * np.log(np.maximum(cdf, 1e-300)))
     return float(np.sum(1.0 - below))
 
 

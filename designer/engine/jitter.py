@@ -61,7 +61,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import gammaincc, log_ndtr
+from designer.engine.mathfns import log_ndtr, poisson_cdf_table
 
 #: detours per step from which the host noise is treated as normal (skewness of the compound
 #: Poisson sum is about 1.5/sqrt(mu) for exponential detours: under 0.1 from here on)
@@ -192,7 +192,8 @@ def expected_max_workers(gpu_cv: list[float], infra_fraction: list[float], count
             kmax = int(mu + 12.0 * math.sqrt(mu) + 12.0)
             k = np.arange(1, kmax + 1)
             pk = np.exp(k * math.log(mu) - mu - np.array([math.lgamma(v + 1.0) for v in k]))
-            cont = (pk[:, None] * gammaincc(k[:, None], np.clip(y, 0.0, None)[None, :] / scale)).sum(axis=0)
+            q = poisson_cdf_table(kmax, np.clip(y, 0.0, None) / scale)  # Q(k, y): gammaincc
+            cont = (pk[:, None] * q).sum(axis=0)
         if reach:
             off = dx * np.arange(-reach, reach + 1)
             w = np.exp(-0.5 * (off / g) ** 2)

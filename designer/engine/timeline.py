@@ -42,7 +42,6 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Iterable, Iterator, Mapping
 
 import numpy as np
-from scipy import integrate, special
 
 from designer.engine.compare import SCENARIO_SETTINGS
 from designer.errors import UsageError
@@ -297,6 +296,8 @@ def _count(n: float) -> str:
 
 def _max_normal_moments(n: int) -> tuple[float, float]:
     """Mean and variance of the maximum of n standard normals (density n phi(x) Phi(x)^(n-1))."""
+    from scipy import integrate, special  # here: scipy.special/integrate take ~0.4 s to import
+
     def density(x: float) -> float:
         return n * math.exp(-0.5 * x * x) / math.sqrt(2 * math.pi) * special.ndtr(x) ** (n - 1)
 
@@ -346,6 +347,7 @@ class TimelineRun:
         if k <= _EXACT_BLOCK:
             u = rng.random((m, k))
             # M_n = Phi^-1(U^(1/n)) written with expm1 so that U^(1/n) near 1 keeps its precision
+            from scipy import special
             mx = -special.ndtri(-np.expm1(np.log(u) / n))
             return np.maximum(t0 * (1 + inp.jitter_sigma * mx), 0.0).sum(axis=1)
         mean, var = self._moments
