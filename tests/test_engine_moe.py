@@ -120,6 +120,11 @@ def test_preset_ep_shrinks_to_what_the_data_parallel_ranks_split_into():
     largest size dividing both the 8 experts and the 12 ranks (4) is used; an ep that does not
     divide the experts is refused."""
     spec = {**_mixtral(), "dp": 12, "global_batch": 48}
-    assert W.from_dict(spec, 1000).ep == 4
+    w = W.from_dict(spec, 1000)
+    assert w.ep == 4
+    # not silently: the run's warning names what was asked, what is used and how to keep it
+    note = W.shrunk_ep_warning(spec, w)
+    assert "expert parallelism 8" in note and "ep 4 is used" in note and "multiple of 8" in note
+    assert W.shrunk_ep_warning({**spec, "dp": 16, "global_batch": 64}, W.from_dict({**spec, "dp": 16, "global_batch": 64}, 1000)) is None
     with pytest.raises(W.UsageError, match="ep 3 must divide the 8 experts"):
         W.from_dict({**spec, "ep": 3}, 1000)

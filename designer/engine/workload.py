@@ -366,6 +366,21 @@ def from_dict(data: dict[str, Any], total_gpus: int, where: str = "workload",
     return w
 
 
+def shrunk_ep_warning(data: dict[str, Any], w: Workload) -> str | None:
+    """The run's warning when :func:`from_dict` lowered the expert parallelism ``data`` asked for
+    (EP groups are whole chunks of the cp·dp ranks, so an ep that does not divide them cannot be
+    placed), or None: what was asked, what is used, and how to keep the asked size."""
+    try:
+        asked = int(data.get("ep") or 1)
+    except (TypeError, ValueError):
+        return None
+    if asked <= w.ep:
+        return None
+    return (f"expert parallelism {asked} does not split the {w.dp_ranks} data-parallel ranks "
+            f"(cp x dp) into whole groups; ep {w.ep} is used (the largest size dividing the "
+            f"{w.experts} experts and the ranks): give dp a multiple of {asked} to keep ep {asked}")
+
+
 def _check_moe(w: Workload, where: str) -> None:
     """A mixture-of-experts workload names its experts, their width and how many a token uses."""
     if not w.experts:
