@@ -184,6 +184,9 @@ class CableLayer(QGraphicsItem):
         self._refine.setSingleShot(True)
         self._refine.timeout.connect(lambda: layer() is not None and layer().refine())
         self._bundles: list[Bundle] | None | bool = False  # False: to be worked out
+        #: the bundles drawn once per zoom octave: octave -> (image, scene rect it covers)
+        self._bundle_images: dict[int, tuple[QImage, QRectF]] = {}
+        self._label_data: tuple | None = None  # (bundles' id, their ends, counts) for the labels
         self.bundled = False      # whether the last frame drew bundles instead of cables
         self.bundles_drawn = 0    # how many bundle lines were drawn so far (tests watch it)
         self.tiles_rendered = 0  # how many tiles were drawn so far (tests watch it)
@@ -199,6 +202,8 @@ class CableLayer(QGraphicsItem):
         (which finds what changed and drops the tiles and pictures it makes wrong, :meth:`_sync`)."""
         self._dirty = True
         self._bundles = False
+        self._bundle_images.clear()
+        self._label_data = None
         self.update()
 
     def set_extent(self, rect: QRectF) -> None:
@@ -797,9 +802,41 @@ class CableLayer(QGraphicsItem):
             self._bundles = found if found and len(found) <= BUNDLE_SHARE * len(self.cables) else None
         return self._bundles
 
+    #: most pixels of a side of the cached bundle picture (larger views draw the bundles directly)
+    BUNDLE_IMAGE_PX = 4096
+
     def _paint_bundles(self, painter: QPainter, bundles: list[Bundle], exposed: QRectF) -> None:
-        """The bundles crossing ``exposed``, a batch per pen (thin to thick), then the counts of
-        the long ones in screen pixels."""
+        """The bundles from a picture of them at the view's zoom octave (drawn once per octave and
+        change, so a pan only copies pixels), then the counts of the long ones in screen pixels.
+        Where the picture would be too large, the bundles crossing ``exposed`` are drawn directly."""
+        scale = painter.worldTransform().m11()
+        octave = math.ceil(math.log2(scale)) if scale > 0 else 0
+        image = self._bundle_images.get(octave)
+        if image is None:
+            bounds = QRectF(self._bounds)
+            zoom = 2.0 ** octave
+            w, h = math.ceil(bounds.width() * zoom) + 2, math.ceil(bounds.height() * zoom) + 2
+            if 0 < w <= self.BUNDLE_IMAGE_PX and 0 < h <= self.BUNDLE_IMAGE_PX:
+                picture = QImage(w, h, QImage.Format_ARGB32_Premultiplied)
+                picture.fill(Qt.transparent)
+                p = self._image_painter(picture)
+                p.setRenderHint(QPainter.Antialiasing, True)
+                p.scale(zoom, zoom)
+                p.translate(-bounds.left(), -bounds.top())
+                self._draw_bundle_lines(p, bundles, bounds, zoom)
+                p.end()
+                image = self._bundle_images[octave] = (picture, bounds)
+        if image is not None:
+            painter.setRenderHint(QPainter.SmoothPixmapTransform, True)
+            painter.drawImage(image[1], image[0])
+        else:
+            self._draw_bundle_lines(painter, bundles, exposed, scale)
+        self._bundle_labels(painter, bundles)
+
+    def _draw_bundle_lines(self, painter: QPainter, bundles: list[Bundle], exposed: QRectF,
+                           scale: float) -> None:
+        """The bundles crossing ``exposed``, a batch per pen (thin to thick); pen widths are
+        screen pixels at ``scale`` (the painter's zoom)."""
         groups: dict[tuple, list[QLineF]] = {}
         for b in bundles:
             if b.line.p1() == b.line.p2():
@@ -811,22 +848,43 @@ class CableLayer(QGraphicsItem):
             groups.setdefault((round(b.width(), 1), b.style), []).append(b.line)
         for (width, style), lines in sorted(groups.items(), key=lambda kv: kv[0][0]):
             pen = QPen(self.pen(style))
-            pen.setWidthF(width)
+            if pen.isCosmetic():
+                pen.setWidthF(width)
+            else:  # a scene-unit pen: as wide on screen as a cosmetic one of ``width`` px
+                pen.setWidthF(width / max(scale, 1e-9))
             if width <= 1.0 and not isinstance(style, int):  # single cables recede behind bundles
                 pen.setColor(pen.color().lighter(150))
             painter.setPen(pen)
             painter.drawLines(lines)
             self.bundles_drawn += len(lines)
+
+    def _bundle_labels(self, painter: QPainter, bundles: list[Bundle]) -> None:
+        """The counts of the bundles whose line is long on screen, in screen pixels."""
         transform = painter.worldTransform()
+        key = id(bundles)
+        if self._label_data is None or self._label_data[0] != key:  # once per set of bundles
+            many = [b for b in bundles if b.count >= 2]
+            ends = np.array([(b.line.x1(), b.line.y1(), b.line.x2(), b.line.y2()) for b in many],
+                            dtype=float).reshape(-1, 4)
+            self._label_data = (key, ends, np.array([b.count for b in many], dtype=int))
+        _, ends, counts = self._label_data
+        if not len(ends):
+            return
+        if transform.isAffine() and not transform.isRotating() and transform.m11() == transform.m22():
+            z = transform.m11()  # a uniform zoom: lengths scale, no mapping of every end needed
+            pick = np.flatnonzero(np.hypot(ends[:, 2] - ends[:, 0], ends[:, 3] - ends[:, 1]) * abs(z)
+                                  >= LABEL_MIN_PX)
+        else:
+            pick = np.arange(len(ends))
+        if len(pick) > MAX_LABELS:
+            return
         long = []
-        for b in bundles:
-            if b.count < 2:
-                continue
-            p1, p2 = transform.map(b.line.p1()), transform.map(b.line.p2())
+        for i in pick:
+            p1 = transform.map(QPointF(ends[i, 0], ends[i, 1]))
+            p2 = transform.map(QPointF(ends[i, 2], ends[i, 3]))
             if QLineF(p1, p2).length() >= LABEL_MIN_PX:
-                mid = (p1 + p2) / 2
-                long.append((mid, b.count))
-        if not long or len(long) > MAX_LABELS:
+                long.append(((p1 + p2) / 2, int(counts[i])))
+        if not long:
             return
         painter.save()
         painter.resetTransform()
