@@ -135,3 +135,20 @@ def test_run_plots_keep_a_readable_height_at_the_default_window_size(qtbot):
     assert plots.view.minimumHeight() >= 2 * MIN_ROW_PX
     for key, plot in plots.plots.items():
         assert plot.vb.sceneBoundingRect().height() >= 100, key  # the curve area, not 50 px
+
+
+def test_the_canvas_keys_stay_in_their_corner_when_the_view_scrolls(qtbot, rail_design):
+    # the viewport scrolls its child widgets with the picture; the keys must come back
+    w = open_window(qtbot, rail_design.copy())
+    view = w.view
+    view.zoom_reset()
+    for dx, dy in ((300, 0), (-700, 250), (0, -400)):
+        view.horizontalScrollBar().setValue(view.horizontalScrollBar().value() + dx)
+        view.verticalScrollBar().setValue(view.verticalScrollBar().value() + dy)
+        QApplication.processEvents()
+        for key in (view.rail_legend, view.legend):
+            assert key.x() == 8
+            assert key.y() + key.height() + 8 == view.viewport().height()
+    view.zoom_to_fit()
+    QApplication.processEvents()
+    assert view.rail_legend.geometry().left() == 8

@@ -151,11 +151,12 @@ class CanvasView(QGraphicsView):
         self.rail_legend.setVisible(self.dscene.overlay is None and bool(self.dscene.rails))
         self._place_legend()
 
-    def _place_legend(self) -> None:
+    def _place_legend(self, minimap: bool = True) -> None:
         self.legend.adjustSize()
         self.legend.move(8, self.viewport().height() - self.legend.height() - 8)
         self.rail_legend.move(8, self.viewport().height() - self.rail_legend.height() - 8)
-        self.minimap.place()
+        if minimap:
+            self.minimap.place()
 
     def paintEvent(self, event) -> None:  # noqa: N802
         if self.scale_factor() >= DETAIL_LOD:  # the badges of the servers in view, made lazily
@@ -164,8 +165,9 @@ class CanvasView(QGraphicsView):
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:  # noqa: N802
         super().scrollContentsBy(dx, dy)
-        if not self._fitting:
-            self.minimap.place()  # its frame follows the view
+        # the viewport scrolls its child widgets with the picture: the keys go back to their
+        # corner (seen under X: the rail key half out of the canvas after a fit)
+        self._place_legend(minimap=not self._fitting)
 
     def resizeEvent(self, event) -> None:  # noqa: N802
         fitting, self._fitting = self._fitting, True  # the map placed at the end, as it ends up
