@@ -774,8 +774,9 @@ def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
     - the attention core: with ``flash_attention`` a causal kernel skips the masked half of the
       s×s square and runs in BF16 even in an FP8 run (Transformer Engine's FP8 recipe leaves dot-
       product attention in BF16 unless asked), at ``ATTENTION_EFFICIENCY``, its backward
-      recomputing the scores (``FLASH_BACKWARD_EXTRA``); without it, Megatron's unfused batched
-      GEMMs compute the full square at the GEMM rate;
+      recomputing the scores (``FLASH_BACKWARD_EXTRA``); without it, Megatron's unfused core
+      (batched GEMMs, mask, softmax) computes the full square at the measured standard-attention
+      rate ``UNFUSED_ATTENTION_EFFICIENCY`` (its softmax bytes then leave the memory-bound passes);
     - the output layer in BF16 (Megatron keeps it out of the FP8 recipe), on the last stage on top
       of its layers, or balanced as its own chunk when the pipeline has one to spare
       (:func:`logit_share`);
