@@ -109,10 +109,47 @@ def _check_size(name: str, options: dict[str, Any]) -> None:
         raise UsageError(f"{what}: the design would hold about {servers * per_server:,} components, "
                          f"more than a design file takes ({MAX_COMPONENTS:,}); use "
                          + ("a smaller --k" if name == "fat-tree" else "fewer servers"))
+    _check_storage_size(options, servers * per_server if isinstance(servers, int) else 0)
     gpus = options.get("gpus_per_server")
     spec = kinds.field_spec("gpu_server", "gpu_count")
     if gpus and spec is not None and (problem := spec.check(gpus)):
         raise UsageError(f"--gpus-per-server {gpus}: {problem}")
+
+
+def _check_storage_size(options: dict[str, Any], server_components: int) -> None:
+    """``--storage-count`` appliances that the file format cannot hold, refused before building.
+
+    derived: each appliance is one component cabled on every port (``ports`` from the catalog) to a
+    leaf, and that leaf carries those ports on to the next tier with one uplink per
+    ``oversubscription`` downlinks, so the appliances alone need at least
+    ``count x ports x (1 + 1/oversubscription)`` links and ``count`` components (besides the
+    servers' ``server_components``)."""
+    from designer.topology.fileformat import MAX_COMPONENTS, MAX_LINKS
+
+    count = options.get("storage_count")
+    if options.get("storage", "separate") == "none" or not isinstance(count, int) or count <= 0:
+        return
+    catalog = options.get("catalog")
+    if catalog is None:
+        from designer.topology.catalog import load_catalog
+
+        catalog = load_catalog()
+    try:
+        ports = int(catalog.get("storage", options.get("storage_model") or "generic-nvmeof-afa")
+                    .get("ports") or 1)
+    except (KeyError, TypeError, ValueError):
+        return  # an unknown model is named by the template itself
+    over = options.get("oversubscription", 1.0)
+    over = float(over) if isinstance(over, (int, float)) and over >= 1 else 1.0
+    links = int(count * ports * (1.0 + 1.0 / over))
+    if links > MAX_LINKS:
+        raise UsageError(f"--storage-count {count:,}: {count:,} appliances of {ports} ports need about "
+                         f"{links:,} links (their cables and the leaves' uplinks), more than a design "
+                         f"file holds ({MAX_LINKS:,}); use fewer storage appliances")
+    if count + server_components > MAX_COMPONENTS:
+        raise UsageError(f"--storage-count {count:,}: the design would hold about "
+                         f"{count + server_components:,} components, more than a design file takes "
+                         f"({MAX_COMPONENTS:,}); use fewer storage appliances")
 
 
 def _devices_per_server(options: dict[str, Any]) -> int:
