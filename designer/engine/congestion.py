@@ -158,4 +158,8 @@ def capacity_factors(media, routing: str, utilization: float = 1.0) -> np.ndarra
     The network stage routes every flow itself (ECMP collisions included), so only congestion
     control is applied here; multiply the arc capacities by it before sharing them out."""
     table = {m: congestion_control_efficiency(m, routing, utilization) for m in FABRICS}
-    return np.array([table.get(str(m), 1.0) for m in media], dtype=float)
+    media = np.asarray(media, dtype=object)
+    if not media.size:
+        return np.zeros(0)
+    kinds, which = np.unique(media.astype(str), return_inverse=True)  # a few distinct media
+    return np.array([table.get(str(m), 1.0) for m in kinds], dtype=float)[which.ravel()]

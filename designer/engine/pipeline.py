@@ -170,8 +170,8 @@ def usable_capacity_GBps(fab: net.Fabric, topology, scen: dict[str, Any]) -> np.
     if not len(cap):
         return cap
     links = topology.links
-    media = np.array([links[l].medium for l in fab.link_ids], dtype=object)[fab.arc_link]
-    return cap * congestion.capacity_factors(media, scen.get("routing", "ecmp"))
+    media = [links[l].medium for l in fab.link_ids]  # per link, then per arc
+    return cap * congestion.capacity_factors(media, scen.get("routing", "ecmp"))[fab.arc_link]
 
 
 def _line_GBps(topology, endpoint: str) -> float:

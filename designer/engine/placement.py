@@ -50,6 +50,9 @@ class ServerInfo:
     storage_targets: tuple[str, ...] = ()  #: storage systems the storage ports reach
     #: networks each rail is linked into (``network.Fabric.networks``): who can reach whom
     networks: dict[str, frozenset[int]] = field(default_factory=dict, compare=False)
+    #: its NICs and DPUs in slot order (``Topology.attached``) when :func:`servers_of` made it
+    #: (None: ask the topology)
+    adapters: tuple | None = field(default=None, compare=False, repr=False)
 
     @property
     def endpoints(self) -> tuple[str, ...]:
@@ -80,7 +83,8 @@ def servers_of(design, catalog, fab: Fabric | None = None) -> list[ServerInfo]:
         else:
             f = figures.get(srv.model) or figures.setdefault(srv.model, catalog.resolve(srv))
         gpu = gpus.get(f["gpu_model"]) or gpus.setdefault(f["gpu_model"], catalog.get("gpu", f["gpu_model"]))
-        names = [c.id for c in adapters_of.get(srv.id, ())] + [srv.id]
+        kids = tuple(adapters_of.get(srv.id, ()))
+        names = [c.id for c in kids] + [srv.id]
         sets = tuple(map(networks, names))
         plan = plans.get(sets)
         if plan is None:
@@ -91,7 +95,7 @@ def servers_of(design, catalog, fab: Fabric | None = None) -> list[ServerInfo]:
         out.append(ServerInfo(srv.id, int(f["gpu_count"]), gpu, int(f["nvlink_domain"]),
                               bool(f["nvswitch"]), int(f.get("pcie_gen", 5)),
                               tuple(names[k] for k in compute), tuple(names[k] for k in ports),
-                              reached[reach], {names[k]: sets[k] for k in compute}))
+                              reached[reach], {names[k]: sets[k] for k in compute}, kids))
     return out
 
 

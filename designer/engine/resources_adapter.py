@@ -142,9 +142,13 @@ def _smartnic_capacity(entries: list[dict[str, Any]], fraction: float) -> resour
     return resources.DpuCapacity(line, crypto, 0.0)
 
 
-def _server_key(topo, srv, scenario: str) -> tuple:
-    kids = tuple((c.kind, c.model, repr(sorted(c.props.items()))) for c in topo.attached(srv.id))
-    return (srv.model, repr(sorted(srv.props.items())), kids, scenario)
+def _props_key(props: dict) -> str:
+    return repr(sorted(props.items())) if props else "[]"
+
+
+def _server_key(srv, adapters, scenario: str) -> tuple:
+    kids = tuple((c.kind, c.model, _props_key(c.props)) for c in adapters)
+    return (srv.model, _props_key(srv.props), kids, scenario)
 
 
 def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placement,
@@ -174,13 +178,13 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
             continue
         srv = topo.components[info.id]
         mode = scen.get("per_server", {}).get(srv.id, scen.get("offload", "host"))
-        key = _server_key(topo, srv, mode)
+        adapters = info.adapters if info.adapters is not None else topo.attached(srv.id)
+        key = _server_key(srv, adapters, mode)
         if key in groups:
             groups[key]["count"] += 1
             continue
         f = catalog.resolve(srv)
         cpu = catalog.get("cpu", f["cpu_model"])
-        adapters = topo.attached(srv.id)
         drawn = [a for a in adapters if a.kind == "dpu"]
         # the DPU run keeps a drawn layout (ConnectX on the rails, BlueField for storage and
         # north-south, as DGX SuperPOD): only a server without any DPU gets its NICs as DPUs
