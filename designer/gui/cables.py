@@ -51,10 +51,10 @@ class Cable:
 
     __slots__ = ("lid", "link", "line", "problems", "util", "marked", "rail")
 
-    def __init__(self, link: Link) -> None:
+    def __init__(self, link: Link, line: QLineF | None = None) -> None:
         self.lid = link.id
         self.link = link
-        self.line = QLineF()
+        self.line = QLineF() if line is None else line
         self.problems: list = []
         self.util: float | None = None
         self.marked = False

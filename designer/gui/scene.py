@@ -325,34 +325,21 @@ class DesignScene(QGraphicsScene):
         """Cables for every link of a new document at once: the same lines as :meth:`_place_link`
         (``items.anchor``: the middle of the top or bottom edge of each box, toward the other),
         worked out from each box once, and one repaint for all."""
-        geometry: dict[str, tuple | None] = {}
-        badges: dict[str, dict[str, QRectF]] = {}  # badges not made yet, by server
-        items = self.comp_items
+        geometry: dict[str, tuple | None] = {}  # (centre x, centre y, top, bottom) by component
+        for cid, item in self.comp_items.items():
+            r = item.scene_body()
+            geometry[cid] = (r.x() + r.width() / 2, r.y() + r.height() / 2, r.top(), r.bottom())
+        for sid in self._lazy:  # badges not made yet
+            for cid, r in self._badge_rects(sid).items():
+                geometry[cid] = (r.x() + r.width() / 2, r.y() + r.height() / 2, r.top(), r.bottom())
+        get, out = geometry.get, self.link_items
         for link in links:
-            cable = Cable(link)
-            ends = []
-            for cid in (link.a, link.b):
-                g = geometry.get(cid, False)
-                if g is False:
-                    item = items.get(cid)
-                    if item is not None:
-                        r = item.scene_body()
-                    elif cid in self._lazy_server:
-                        sid = self._lazy_server[cid]
-                        rects = badges.get(sid)
-                        if rects is None:
-                            rects = badges[sid] = self._badge_rects(sid)
-                        r = rects.get(cid)
-                    else:
-                        r = None
-                    g = geometry[cid] = None if r is None else (
-                        r.x() + r.width() / 2, r.y() + r.height() / 2, r.top(), r.bottom())
-                ends.append(g)
-            a, b = ends
+            a, b = get(link.a), get(link.b)
             if a is not None and b is not None:
-                cable.line = QLineF(a[0], a[2] if b[1] < a[1] else a[3],
-                                    b[0], b[2] if a[1] < b[1] else b[3])
-            self.link_items[link.id] = cable
+                out[link.id] = Cable(link, QLineF(a[0], a[2] if b[1] < a[1] else a[3],
+                                                  b[0], b[2] if a[1] < b[1] else b[3]))
+            else:
+                out[link.id] = Cable(link)
         self.cables.changed()
 
     # -------------------------------------------------------------- bundles
