@@ -144,13 +144,13 @@ def utilization_charts(data: ReportData) -> dict[str, Chart]:
         cpu.append(Series(f"{LABEL[s]}: host CPU", x, 100 * y, SCENARIO_COLOR[s]))
         if s == "dpu":
             x, y = binned(samples, "dpu_util")
-            cpu.append(Series(f"{LABEL[s]}: DPU (busiest engine)", x, 100 * y, SCENARIO_COLOR[s],
+            cpu.append(Series(f"{LABEL[s]}: adapters (busiest engine)", x, 100 * y, SCENARIO_COLOR[s],
                               dashed=True))
     return {
         "gpu-utilization": line_plot(gpu, title="GPU utilization over the training run",
                                      x_label="simulated time (days)", y_label="utilization (%)",
                                      y_range=(0, 100), height=340),
-        "cpu-dpu-utilization": line_plot(cpu, title="Host CPU and DPU utilization",
+        "cpu-dpu-utilization": line_plot(cpu, title="Host CPU and adapter engine utilization",
                                          x_label="simulated time (days)",
                                          y_label="utilization (%)", y_range=(0, 100), height=340),
     }
