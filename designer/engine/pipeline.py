@@ -244,7 +244,10 @@ def sharp_transport_problem(design, catalog, scen: dict[str, Any], servers: list
     topo = design.topology
     rdma_of: dict[tuple, bool] = {}
     per_server = scen.get("per_server") or {}
-    adapters = attached_all(topo, {s.id for s in servers})
+    if all(getattr(s, "adapters", None) is not None for s in servers):
+        adapters = {s.id: s.adapters for s in servers}  # servers_of found them already
+    else:
+        adapters = attached_all(topo, {s.id for s in servers})
     for s in servers:
         mode = per_server.get(s.id, scen.get("offload", "host"))
         if scen.get("encryption") and mode == "host":

@@ -190,6 +190,13 @@ class Topology:
                 self._counters[prefix] = num
 
     def _note_id(self, ident: str) -> None:
+        if ident.isascii() and "\n" not in ident:  # the regex's split with string methods
+            head = ident.rstrip("0123456789")
+            if len(head) != len(ident):
+                prefix, num = head.rstrip("-"), int(ident[len(head):])
+                if num > self._counters.get(prefix, 0):
+                    self._counters[prefix] = num
+            return
         m = _ID_NUM.match(ident)
         if m:
             prefix = m.group(1).rstrip("-")

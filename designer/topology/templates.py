@@ -186,6 +186,7 @@ class _Builder:
         #: server id -> its north-south DPUs (storage and front-end ports), made on first use
         self.north_south: dict[str, list[str]] = {}
         self._figures: dict[tuple, dict[str, Any]] = {}
+        self._by_id: dict[str, dict[str, Any]] = {}  # component id -> its figures
         self.need("rack", rack_model, "--rack")
 
     def need(self, kind: str, model: str, option: str) -> dict[str, Any]:
@@ -201,10 +202,15 @@ class _Builder:
     def figures(self, comp: Component) -> dict[str, Any]:
         """``self.res(comp)`` (read only), cached per kind, model and props: the builder's thousands
         of components share a handful of these (switches differ only in their tier)."""
+        fig = self._by_id.get(comp.id)  # the builder never changes a component's model or props
+        if fig is not None:
+            return fig
         key = (comp.kind, comp.model, tuple(sorted(comp.props.items())) if comp.props else ())
         fig = self._figures.get(key)
         if fig is None:
             fig = self._figures[key] = self.res(comp)
+        if comp.id:
+            self._by_id[comp.id] = fig
         return fig
 
     def add(self, kind: str, model: str, parent: str | None = None, slot: int | None = None,
