@@ -801,14 +801,26 @@ def dumps(design: Design, source: str = "<design>") -> str:
         for key, value in head.items():
             lines.append(f" {json.dumps(key)}: {encode(value)},")
         for key in ("components", "links"):
-            items = list(map(encode, data[key]))
-            body = ",\n  ".join(items)
-            lines.append(f" {json.dumps(key)}: [\n  {body}\n ]" if items else f" {json.dumps(key)}: []")
+            body = _item_lines(encode, data[key])
+            lines.append(f" {json.dumps(key)}: [\n  {body}\n ]" if body else f" {json.dumps(key)}: []")
             lines[-1] += "," if key == "components" else ""
         lines.append("}")
     except (TypeError, ValueError) as exc:  # a value that is not JSON (a set, a numpy integer...)
         raise DesignFileError(source, [("", f"cannot be saved: {exc}")]) from None
     return "\n".join(lines) + "\n"
+
+
+def _item_lines(encode: Callable[[Any], str], items: list[dict[str, Any]]) -> str:
+    """``",\n  ".join(map(encode, items))`` for a list of dicts, encoded in one call when that is
+    provably the same text: the list encodes as ``[i1, i2, ...]``, so each of the n - 1 joins
+    between items is a ``}, {``; when the text holds exactly n - 1 of them (none inside an item,
+    e.g. in a string or a list of dicts) they are the joins, and each becomes ``},\n  {``."""
+    if not items:
+        return ""
+    text = encode(items)
+    if text.count("}, {") == len(items) - 1:
+        return text[1:-1].replace("}, {", "},\n  {")
+    return ",\n  ".join(map(encode, items))
 
 
 def _item_encoder() -> Callable[[Any], str]:
