@@ -288,6 +288,24 @@ class Topology:
         return self.update_component(comp_id, props=props)
 
     # ------------------------------------------------------------------ links
+    def add_new_link(self, a: str, b: str, medium: str, speed_Gbps: float, lanes: int = 1) -> Link:
+        """``add_link(Link(new_id("link"), a, b, medium, speed_Gbps, lanes=lanes))`` in one step,
+        for builders of big designs: the same checks and event, without the defensive copy (the
+        Link is made here) or noting an id that ``new_id`` has just counted."""
+        if a not in self.components or b not in self.components:
+            raise TopologyError(f"link from '{a}' to '{b}' names no component "
+                                f"'{a if a not in self.components else b}'")
+        if a == b:
+            raise TopologyError(f"a link cannot join '{a}' to itself")
+        if medium not in MEDIA:
+            raise TopologyError(f"unknown medium '{medium}' (one of {', '.join(MEDIA)})")
+        link = Link(self.new_id("link"), a, b, medium, speed_Gbps, lanes=lanes)
+        self.links[link.id] = link
+        self._links_of.setdefault(a, set()).add(link.id)
+        self._links_of.setdefault(b, set()).add(link.id)
+        self._emit(ChangeEvent("link_added", link.id, None, link.copy()) if self._subscribers else None)
+        return link
+
     def add_link(self, link: Link) -> Link:
         if link.id in self.links or link.id in self.components:
             raise TopologyError(f"id '{link.id}' is already used")

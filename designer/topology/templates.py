@@ -187,6 +187,7 @@ class _Builder:
         self.north_south: dict[str, list[str]] = {}
         self._figures: dict[tuple, dict[str, Any]] = {}
         self._by_id: dict[str, dict[str, Any]] = {}  # component id -> its figures
+        self._link_memo: dict[tuple, tuple[float, str]] = {}  # see link()
         self.need("rack", rack_model, "--rack")
 
     def need(self, kind: str, model: str, option: str) -> dict[str, Any]:
@@ -227,11 +228,18 @@ class _Builder:
 
     def link(self, a: str, b: str, lanes: int = 1) -> None:
         ends = [self.topo.components[a], self.topo.components[b]]
-        figs = [self.figures(c) for c in ends if c.kind != "gpu_server"]
-        speed = min((f["port_speed_Gbps"] for f in figs), default=400.0)
-        switch = [self.figures(c)["medium"] for c in ends if c.kind == "switch"]
-        medium = switch[0] if switch else (figs[0]["medium"] if figs else "ethernet")
-        self.topo.add_link(Link(self.topo.new_id("link"), a, b, medium, speed, lanes=lanes))
+        figs = [None if c.kind == "gpu_server" else self.figures(c) for c in ends]
+        # the figures dicts are shared per kind/model/props: the speed and medium are worked out
+        # once per pair of them (and which end is a switch)
+        memo = (id(figs[0]), id(figs[1]), ends[0].kind == "switch", ends[1].kind == "switch")
+        hit = self._link_memo.get(memo)
+        if hit is None:
+            figs = [f for f in figs if f is not None]
+            speed = min((f["port_speed_Gbps"] for f in figs), default=400.0)
+            switch = [self.figures(c)["medium"] for c in ends if c.kind == "switch"]
+            medium = switch[0] if switch else (figs[0]["medium"] if figs else "ethernet")
+            hit = self._link_memo[memo] = (speed, medium)
+        self.topo.add_new_link(a, b, hit[1], hit[0], lanes=lanes)
 
     def rack(self, cid: str, row: str) -> None:
         """Put a component in the current rack of ``row`` (a new one when it is full)."""
