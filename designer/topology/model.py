@@ -458,9 +458,15 @@ class Topology:
         return [self.components[c] for c in sorted(self._children.get(comp_id, ()))]
 
     def attached(self, server_id: str) -> list[Component]:
-        """NICs and DPUs attached to a server, in slot order."""
-        kids = [c for c in self.children(server_id) if c.kind in ATTACHABLE]
-        return sorted(kids, key=lambda c: (c.slot if c.slot is not None else 1 << 30, c.id))
+        """NICs and DPUs attached to a server, in slot order (then by id: ids are unique, so the
+        order is total and the children need no sorting first)."""
+        ids = self._children.get(server_id)
+        if not ids:
+            return []
+        comps = self.components
+        kids = [c for c in map(comps.__getitem__, ids) if c.kind in ATTACHABLE]
+        kids.sort(key=lambda c: (c.slot if c.slot is not None else 1 << 30, c.id))
+        return kids
 
     def members(self, rack_id: str) -> list[Component]:
         """Components in a rack, by U position."""
