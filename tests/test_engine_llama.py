@@ -102,13 +102,7 @@ def table4_results(cat):
 
 
 #: Table 4 rows outside the band after the review of issue 12 (principled GEMM rates), gap by parts
-KNOWN_GAPS = {
-    8192: "+12%: compute 81% of the iteration, TP 9%, bubble 5%, stragglers 5%. The gap is in compute: "
-          "h100-sxm gemm_efficiency 0.616 carries the A100's share of its GEMM ceiling (Megatron Table 1) "
-          "to Hopper, and Meta's 8K-token attention runs at the assumed Hopper fused-attention rate 0.5 "
-          "(FlashAttention-2 reaches 0.33 of H100); the 16,384-GPU row, with twice the bubble, is within "
-          "the band",
-}
+KNOWN_GAPS: dict[int, str] = {}  #: none at present (both rows within the band)
 
 
 @pytest.mark.parametrize("row", [pytest.param(

@@ -50,13 +50,7 @@ CP_READY = _placement_has_cp()
 
 #: rows outside the band after the principled fixes of the review of issue 12, with the gap by parts
 #: (xfail, not strict: they pass again when the model gets closer)
-KNOWN_GAPS = {
-    "llama3-8b-8": "+15%: 8 GPUs, 98% compute, so the gap is the compute model alone. The h100-sxm "
-                   "gemm_efficiency (0.616) carries the share of its GEMM ceiling that A100 training keeps "
-                   "(Megatron Table 1, 0.768) to Hopper; Megatron-LM's 47% MFU on 6,144 H100 suggests "
-                   "Hopper keeps less (~0.58 once communication, bubble and stragglers are divided out), "
-                   "and the 8K-token attention runs at the assumed Hopper fused-attention rate 0.5",
-}
+KNOWN_GAPS: dict[str, str] = {}  #: none at present (all twelve rows within the band)
 
 
 def _row_param(row: dict):
