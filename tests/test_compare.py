@@ -168,12 +168,14 @@ def test_breakdown_names_every_part_and_adds_up():
 
 def test_a_slowed_dp_all_reduce_that_still_hides_behind_the_backward_pass_costs_nothing():
     nic, _ = nic_and_dpu_designs()
-    r = run(nic, "host", encryption=True)  # tp=2 inside servers: only the DP all-reduce crosses
+    # tp=2 inside servers: only the DP all-reduce crosses; micro-batches of 2 sequences, so each
+    # backward pass is long enough to hide the slowed all-reduce with room to spare
+    r = pipeline.run(nic, CAT, scenario={"offload": "host", "encryption": True}, **WORK, micro_batch=2)
     assert r.resources["groups"][0]["network_slowdown"] > 1.2  # software AES-GCM saturates the CPU
     dp = sum(c.time_s for c in r.collectives if c.name.startswith("dp_"))
     slowed = dp * r.resources["groups"][0]["network_slowdown"]
-    # backward = half of a micro-batch's compute with recomputation (compute / m, m = 256 / 64)
-    assert slowed < 0.5 * r.breakdown_s["compute"] / 4
+    # backward >= half of a micro-batch's compute (compute / m, m = 256 / (64 x 2) = 2)
+    assert slowed < 0.5 * r.breakdown_s["compute"] / 2
     assert r.breakdown_s["host_cpu_slowdown"] == 0.0 and r.breakdown_s["dp_exposed"] == 0.0
 
 
