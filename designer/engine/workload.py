@@ -645,7 +645,7 @@ def gpu_peak_tflops(gpu: dict[str, Any], precision: str) -> float:
 #: for most other cases. Where "large" begins, from the same library's FP8 square sweep (Azure
 #: AI-benchmarking-guide, ND H100 v5 results, cuBLASLt FP8, random data, 10,000 warm-ups: 1,011 /
 #: 1,217 / 1,290 / 1,377 TFLOP/s at M = N = K = 2048 / 4096 / 8192 / 16384): 0.73 of its plateau
-#: at 2048, 0.94 and more from 8192. So 1.25 up to K = 2048, 1.75 from K = 8192, linear in log2 K
+#: at 2048, 0.93 and more from 8192. So 1.25 up to K = 2048, 1.75 from K = 8192, linear in log2 K
 #: between (derived); never below 1.25 (no measurement shows FP8 slower than BF16 in cuBLAS; small
 #: sides such as the 512/1536 ranks of multi-head latent attention keep the 1.25 floor). Replaces
 #: a ratio that divided a tilelang FP8 sweep on H800 by another benchmark's BF16 ceiling (1.84 at
