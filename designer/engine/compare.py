@@ -195,6 +195,7 @@ def _nic_notes(design, catalog) -> list[str]:
     counts: dict[tuple[str, str, float], int] = {}
     kept: dict[tuple[str, str], int] = {}
     priced: dict[tuple[str, str], int] = {}
+    alts: dict[tuple[str, str, Any], str] = {}  # (DPU model, its props, server nic_model) -> NIC id
     for srv in topo.servers():
         kids = topo.attached(srv.id)
         f = catalog.resolve(srv)
@@ -204,8 +205,11 @@ def _nic_notes(design, catalog) -> list[str]:
             for c in drawn:
                 key = (c.model, ", ".join(nics))
                 kept[key] = kept.get(key, 0) + 1
-                alt = nic_for_dpu(catalog, catalog.resolve(c), f.get("nic_model"))
-                pk = (c.model, str(alt.get("id", "a NIC of the same line rate")))
+                ak = (c.model, repr(sorted((c.props or {}).items())), f.get("nic_model"))
+                if ak not in alts:  # one catalog scan per kind of DPU, not per drawn DPU
+                    alt = nic_for_dpu(catalog, catalog.resolve(c), f.get("nic_model"))
+                    alts[ak] = str(alt.get("id", "a NIC of the same line rate"))
+                pk = (c.model, alts[ak])
                 priced[pk] = priced.get(pk, 0) + 1
             continue
         for c in (c for c in kids if c.kind == "nic"):
@@ -332,10 +336,12 @@ def _smartnic_notes(design, catalog) -> list[str]:
 
     fraction = cost_figures(catalog)["inline_crypto_fraction_of_line"]
     seen: dict[str, float] = {}
-    for srv in design.topology.servers():
+    done: set[tuple[str, str, Any]] = set()  # (kind, model, server nic_model): a DPU's key in
+    for srv in design.topology.servers():     # ``seen`` is "model (as NIC)", never its model
         f = catalog.resolve(srv)
         for c in design.topology.attached(srv.id):
-            if c.kind in ("nic", "dpu") and c.model not in seen:
+            if c.kind in ("nic", "dpu") and (c.kind, c.model, f.get("nic_model")) not in done:
+                done.add((c.kind, c.model, f.get("nic_model")))
                 e = catalog.resolve(c)
                 if c.kind == "dpu":  # bought as the ConnectX of the same line rate
                     e = nic_for_dpu(catalog, e, f.get("nic_model"))
