@@ -77,3 +77,15 @@ def test_sharded_gradients_are_reduce_scattered_every_micro_batch():
     assert m > 1
     assert rs_calls(1) == 1
     assert rs_calls(2) == m and rs_calls(3) == m
+
+
+def test_later_gpus_keep_the_a100_share_of_their_measured_matmul_ceiling():
+    """h100-sxm and b200 GEMM efficiencies are the A100's (derived from all ten Megatron Table 1
+    rows) times the ratio of their maximum achievable BF16 matmul (MAMF, S. Bekman's
+    ml-engineering table: A100 271.2 of 312, H100 794.5 of 989, B200 1,745 of 2,250), not
+    separate fits; H200 equals H100 (same die), the other Blackwell parts equal B200."""
+    eff = {g: CAT.get("gpu", g)["gemm_efficiency"] for g in ("a100-80gb", "h100-sxm", "h200", "b200", "b300")}
+    share = eff["a100-80gb"] / (271.2 / 312)
+    assert eff["h100-sxm"] == pytest.approx(share * 794.5 / 989, abs=0.001)
+    assert eff["b200"] == pytest.approx(share * 1745 / 2250, abs=0.001)
+    assert eff["h200"] == eff["h100-sxm"] and eff["b300"] == eff["b200"]
