@@ -24,6 +24,8 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import attrgetter
 
 import numpy as np
 import scipy.sparse as sp
@@ -229,10 +231,9 @@ def fabric_of(topology) -> Fabric:
     index = {n: i for i, n in enumerate(nodes)}
     is_switch = np.array([k == "switch" for _, k in kinds], dtype=bool)
     links = list(topology.links.values())
-    a_idx = [index.get(l.a, -1) for l in links]
-    b_idx = [index.get(l.b, -1) for l in links]
-    a = np.array(a_idx, dtype=np.int64)
-    b = np.array(b_idx, dtype=np.int64)
+    nl = len(links)
+    a = np.fromiter(map(index.get, map(attrgetter("a"), links), repeat(-1, nl)), dtype=np.int64, count=nl)
+    b = np.fromiter(map(index.get, map(attrgetter("b"), links), repeat(-1, nl)), dtype=np.int64, count=nl)
     keep = (a >= 0) & (b >= 0)  # a link to a rack (or to nothing) carries no traffic
     if keep.all():
         link_ids = [l.id for l in links]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gc
 import math
+from itertools import repeat
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -106,11 +107,13 @@ class _Phase:
 
 def _solve_phase(fab: net.Fabric, cap: np.ndarray, ph: _Phase, routing: str, seed: int) -> None:
     lookup = fab.index.get
-    src, dst = list(map(lookup, ph.flows.src)), list(map(lookup, ph.flows.dst))
-    if None in src or None in dst:
+    n = len(ph.flows.src)
+    # node index of each end; -1 for an end that is not on the network (None or unlinked)
+    src = np.fromiter(map(lookup, ph.flows.src, repeat(-1, n)), dtype=np.int64, count=n)
+    dst = np.fromiter(map(lookup, ph.flows.dst, repeat(-1, n)), dtype=np.int64, count=n)
+    if n and (src.min() < 0 or dst.min() < 0):
         raise UsageError(f"{ph.name} traffic must leave a server that has no network link; "
                          f"connect its NICs/DPUs to a switch")
-    src, dst = np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64)
     ph.idx_src = src
     ph.routes = net.route(fab, src, dst, routing, seed)
     lost = np.flatnonzero(~ph.routes.routed & (src != dst))
