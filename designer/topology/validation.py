@@ -192,10 +192,11 @@ def _placement_loops(topo: Topology) -> list[Problem]:
 
 
 def _ports(topo: Topology, res: Resolver) -> list[Problem]:
-    used: Counter[str] = Counter()
+    used: dict[str, int] = {}  # a plain dict: Counter's += costs a Python-level call per end
+    get = used.get
     for link in topo.links.values():
-        used[link.a] += link.lanes
-        used[link.b] += link.lanes
+        used[link.a] = get(link.a, 0) + link.lanes
+        used[link.b] = get(link.b, 0) + link.lanes
     out = []
     for cid, n in used.items():
         comp = topo.components[cid]
