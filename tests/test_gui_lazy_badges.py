@@ -120,17 +120,25 @@ def test_a_screenshot_of_a_design_too_large_to_check_says_it_was_not_checked(qap
     import designer.gui.mainwindow as mainwindow_module
     from designer.paths import resources_dir
 
-    checked, shown = [], []
+    checked, shown, windows = [], [], []  # designs checked; notes shown; windows made
     real = mainwindow_module.validate
-    monkeypatch.setattr(mainwindow_module, "validate", lambda *a: checked.append(1) or real(*a))
+    monkeypatch.setattr(mainwindow_module, "validate", lambda d, *a: checked.append(d) or real(d, *a))
     monkeypatch.setattr(MainWindow, "leave_unchecked",
                         lambda self, note, real=MainWindow.leave_unchecked: (shown.append(note),
                                                                              real(self, note)))
+    real_init = MainWindow.__init__
+
+    def init(self, *a, **k):
+        real_init(self, *a, **k)
+        windows.append(self.design)
+
+    monkeypatch.setattr(MainWindow, "__init__", init)
     example = resources_dir() / "examples" / "example.json"
     assert app_module.run_gui(str(example), screenshot=str(tmp_path / "a.png"), size="800x600") == 0
-    assert checked and not shown  # a design this small is checked before the picture
-    checked.clear()
+    assert any(d is windows[0] for d in checked) and not shown  # this small: checked first
     monkeypatch.setattr(app_module, "SCREENSHOT_CHECK_MAX", 10)
     assert app_module.run_gui(str(example), screenshot=str(tmp_path / "b.png"), size="800x600") == 0
-    assert not checked and len(shown) == 1 and "Not checked" in shown[0] and "validate" in shown[0]
+    assert len(windows) == 2 and not any(d is windows[1] for d in checked)
+    assert len(shown) == 1 and "Not checked" in shown[0] and "validate" in shown[0]
     assert (tmp_path / "b.png").stat().st_size > 0
+

@@ -79,13 +79,22 @@ def render_png(window, out: str | os.PathLike, inputs=()) -> None:
     from designer.safeio import atomic_write_bytes, check_output_path
 
     check_output_path(out, inputs=inputs, what="screenshot")
-    window.show()
-    end = time.monotonic() + SETTLE_S  # the design is checked (and the run view docked) once the
-    while window.check_pending and time.monotonic() < end:  # canvas has been painted
+    # the cables drawn whole in each frame (a window draws them a few tiles or batches a frame,
+    # so a grab would show as many as the machine's load allowed): no frame rate to keep here
+    cables = window.scene.cables
+    cables.BUDGET_MS = float("inf")
+    try:
+        window.show()
+        end = time.monotonic() + SETTLE_S  # the design is checked (and the run view docked) once
+        while window.check_pending and time.monotonic() < end:  # the canvas has been painted
+            QApplication.processEvents()
         QApplication.processEvents()
-    QApplication.processEvents()
-    window.view.zoom_to_fit()
-    QApplication.processEvents()
+        window.view.zoom_to_fit()
+        QApplication.processEvents()
+        while cables.refining and time.monotonic() < end:
+            window.view.viewport().repaint()
+    finally:
+        del cables.BUDGET_MS  # the class's again
     data = QByteArray()
     buffer = QBuffer(data)
     buffer.open(QIODevice.WriteOnly)
