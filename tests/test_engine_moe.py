@@ -128,3 +128,13 @@ def test_preset_ep_shrinks_to_what_the_data_parallel_ranks_split_into():
     assert W.shrunk_ep_warning({**spec, "dp": 16, "global_batch": 64}, W.from_dict({**spec, "dp": 16, "global_batch": 64}, 1000)) is None
     with pytest.raises(W.UsageError, match="ep 3 must divide the 8 experts"):
         W.from_dict({**spec, "ep": 3}, 1000)
+
+
+def test_an_expert_parallelism_the_ranks_cannot_hold_is_lowered_and_the_run_says_so():
+    # Mixtral on 2 servers with tp 8: 2 data-parallel ranks, so ep 8 cannot be placed
+    design = rail_optimized(servers=2, storage="none")
+    r = run(design, load_catalog(), workload="mixtral-8x7b", tp=8, pp=1, ep=8, global_batch=16)
+    note = [w for w in r.warnings if "expert parallel" in w.lower()]
+    assert note and "8" in note[0] and "2" in note[0]
+    quiet = run(design, load_catalog(), workload="mixtral-8x7b", tp=8, pp=1, ep=2, global_batch=16)
+    assert not [w for w in quiet.warnings if "expert parallel" in w.lower()]

@@ -36,6 +36,7 @@ from designer.engine.placement import Placement, attached_all, job_servers, plac
 from designer.engine.result import CollectiveResult, LinkResults, Result
 from designer.engine.workload import (DEFAULT_DATASET_SAMPLES, Workload, bubble_s, compute, from_dict,
                                       memory_per_gpu_GB, model_flops_per_iteration, model_state_GB, parameters, short,
+                                      shrunk_ep_warning,
                                       training_time_s)
 from designer.errors import UsageError
 from designer.topology.design import SCENARIO_CHOICES, SCENARIO_SPEC
@@ -46,10 +47,10 @@ OVERRIDES = ("tp", "pp", "dp", "cp", "ep", "micro_batch", "global_batch", "seq_l
              "interleave", "recompute", "optimizer_sharded", "flash_attention", "precision")
 
 
-def resolve_workload(design, catalog, total_gpus: int, gpu: dict[str, Any],
-                     overrides: dict[str, Any], domain: int = 0) -> Workload:
-    """Design workload (``preset`` = catalog id, plus fields) ← ``workload`` override ← fields.
-    ``domain``: GPUs per NVLink domain of the servers (0: not checked)."""
+def workload_data(design, catalog, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The workload's fields as one dict: design workload (``preset`` = catalog id, plus fields)
+    ← ``workload`` override (preset id or dict) ← field overrides (``OVERRIDES``)."""
+    overrides = overrides or {}
     data: dict[str, Any] = {}
     spec = overrides.get("workload")
     base = dict(design.workload or {})
@@ -70,6 +71,14 @@ def resolve_workload(design, catalog, total_gpus: int, gpu: dict[str, Any],
     if any(overrides.get(k) is not None for k in ("tp", "pp")) and overrides.get("dp") is None:
         data.pop("dp", None)
         data.pop("gpus", None)
+    return data
+
+
+def resolve_workload(design, catalog, total_gpus: int, gpu: dict[str, Any],
+                     overrides: dict[str, Any], domain: int = 0) -> Workload:
+    """The workload of :func:`workload_data` checked for ``total_gpus`` GPUs. ``domain``: GPUs
+    per NVLink domain of the servers (0: not checked)."""
+    data = workload_data(design, catalog, overrides)
     try:
         return from_dict(data, total_gpus, gpu=gpu)
     except UsageError as exc:
@@ -391,6 +400,7 @@ def _run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int |
     domain = min(min(s.nvlink_domain, s.gpus) for s in servers)
     try:
         w = resolve_workload(design, catalog, job_gpus, gpu, overrides, domain)
+        ep_note = shrunk_ep_warning(workload_data(design, catalog, overrides), w)
     except UsageError as exc:
         if jobs == 1:
             raise
@@ -399,6 +409,8 @@ def _run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int |
     pl = place_jobs(w, servers, overrides.get("placement") or design.workload.get("placement"), jobs, how)
     pl.groups.update(tr.derived_groups(pl, w))
     warnings = _placement_warnings(w, pl, servers, split, job_gpus, domain)
+    if ep_note:
+        warnings.append(ep_note)
     ct = compute(w, gpu)
     vol = tr.volumes(w)
 

@@ -181,16 +181,9 @@ def _divisors(n: int) -> list[int]:
 
 def workload_data(design, catalog) -> dict[str, Any]:
     """The design's workload as one dict: its catalog preset's fields, then the design's own."""
-    base = dict(design.workload or {})
-    preset = base.pop("preset", None)
-    data: dict[str, Any] = {}
-    if preset:
-        try:
-            data.update(catalog.workload(preset))
-        except KeyError as exc:
-            raise UsageError(f"workload: {exc.args[0]}") from None
-    data.update(base)
-    return data
+    from designer.engine import pipeline
+
+    return pipeline.workload_data(design, catalog)
 
 
 def _job(design, catalog):

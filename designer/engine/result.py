@@ -26,7 +26,7 @@ BREAKDOWN_LABEL = {
     "dp_exposed": "Exposed data-parallel communication",
     "bubble": "Pipeline bubble",
     "host_cpu_slowdown": "Host CPU over capacity (network stacks)",
-    "dpu_slowdown": "DPU engine over capacity",
+    "dpu_slowdown": "Adapter engine over capacity (DPU or SmartNIC)",
     "data_stall": "Data stall (storage reads, host data loading)",
     "straggler": "Stragglers (slowest worker)",
     "checkpoint": "Checkpoints (amortized)",
