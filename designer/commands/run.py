@@ -186,6 +186,7 @@ def prepare(args):
 
 def run(args) -> int:
     from designer.engine.pipeline import run as engine_run
+    from designer.engine.result import dumps_json
 
     inputs = [args.file] + ([args.workload] if args.workload and os.path.lexists(args.workload) else [])
     if args.timeline is not None:  # refuse a bad output path before the engine runs
@@ -203,7 +204,7 @@ def run(args) -> int:
         data["timeline"] = tl.summary.to_json()
         data["timeline"]["csv"], data["timeline"]["rows"] = args.timeline, rows
     if args.json:
-        print(json.dumps(data, indent=1))
+        print(dumps_json(data, indent=1))  # json.dumps' text, its links written from arrays
         return 0
     print(format_table(result, design))
     if args.timeline:
