@@ -118,17 +118,17 @@ def test_v1_sample_stays_a_version_1_file():
 
 
 # ------------------------------------------------------------------------------ size limits
-def test_100_MB_file_refused_by_its_size_before_reading(tmp_path, monkeypatch):
+def test_300_MB_file_refused_by_its_size_before_reading(tmp_path, monkeypatch):
     big = tmp_path / "big.json"
-    with open(big, "wb") as fh:  # sparse: no 100 MB written to disk
-        fh.truncate(100 * 2**20)
+    with open(big, "wb") as fh:  # sparse: no 300 MB written to disk
+        fh.truncate(300 * 2**20)
 
     def no_reading(*args, **kwargs):
         raise AssertionError("the loader opened a file that is too large")
 
     monkeypatch.setattr(fileformat, "open", no_reading, raising=False)
-    with pytest.raises(DesignFileError, match=r"big\.json: the file is 100 MiB; this program reads design "
-                                              r"files up to 64 MiB"):
+    with pytest.raises(DesignFileError, match=r"big\.json: the file is 300 MiB; this program reads design "
+                                              r"files up to 256 MiB"):
         load(big)
 
 

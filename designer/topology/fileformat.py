@@ -15,7 +15,7 @@ fail it), then the meaning (kinds, field values, link ends, duplicate ids, paren
 first few problems with their JSON path. Nothing in a file is ever executed: it is read with
 :mod:`json` only.
 
-Limits (a file beyond them is refused with a message): :data:`MAX_FILE_BYTES` (64 MiB),
+Limits (a file beyond them is refused with a message): :data:`MAX_FILE_BYTES` (256 MiB),
 :data:`MAX_COMPONENTS` components, :data:`MAX_LINKS` links, :data:`MAX_DEPTH` levels of nesting,
 integers up to ±:data:`MAX_INT`. NaN and Infinity are not JSON and are refused, and so are a key given
 twice in one object and strings that are not valid Unicode.
@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from designer.errors import UsageError
+from designer.safeio import _fsync_folder  # the one rename-durability step
 from designer.topology.design import SCENARIO_SPEC, Design, number_text
 from designer.topology.kinds import FIELDS, KINDS, LINK_FIELDS, MEDIA
 from designer.topology.model import Component, Link, Topology, parent_problem
@@ -45,7 +46,8 @@ from designer.topology.workload_spec import json_schema_properties
 FORMAT = "dpu-cluster-design"
 VERSION = 1
 
-MAX_FILE_BYTES = 64 * 1024 * 1024
+#: a 250,000-component rail design with its ~500,000 cables is ~81 MiB; the link limit ~160 MiB
+MAX_FILE_BYTES = 256 * 1024 * 1024
 MAX_COMPONENTS = 250_000
 MAX_LINKS = 1_000_000
 MAX_DEPTH = 32
@@ -938,17 +940,3 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
-
-
-def _fsync_folder(folder: Path) -> None:
-    """Make the rename durable (POSIX); folders cannot be opened for fsync on Windows."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
