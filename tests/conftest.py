@@ -1,6 +1,8 @@
 """Shared test set-up: Qt offscreen before anything imports it; --run-slow for long fuzz/soak modes."""
 
+import faulthandler
 import os
+import sys
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("DPU_DESIGNER_NO_USER_CATALOG", "1")
@@ -20,6 +22,18 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+#: a test still running after this long is stuck: every thread's stack is printed and the run
+#: ends (exit 1), so a hang shows where it is instead of using up CI's time
+HANG_S = 900
+
+
+@pytest.fixture(autouse=True)
+def _hang_watchdog():
+    faulthandler.dump_traceback_later(HANG_S, exit=True, file=sys.__stderr__)
+    yield
+    faulthandler.cancel_dump_traceback_later()
 
 
 @pytest.fixture()
