@@ -299,3 +299,5 @@ def test_engine_results_show_host_smartnic_and_dpu_with_their_power(window, qtbo
     cols = [heads.index(h) for h in ("host-managed", "DPU-offloaded")]
     host_kw, dpu_kw = (float(table.item(row, c).text()) for c in cols)
     assert dpu_kw > host_kw > 0  # a BlueField draws more than the ConnectX a host run buys
+    notes = window.run_view.engine.text.toPlainText()
+    assert "SmartNIC-offloaded vs host-managed" in notes and "DPU-offloaded vs SmartNIC-offloaded" in notes

@@ -275,7 +275,8 @@ def engine_notes_html(cmp: Comparison) -> str:
         if pair == "dpu_vs_host" or not texts:  # that one is cmp.reasons above
             continue
         a, b = pair.split("_vs_")
-        out += [f"<h3>{escape(RUN_LABEL[a].capitalize())} vs {escape(RUN_LABEL[b])}</h3>", items(texts)]
+        first = RUN_LABEL[a][:1].upper() + RUN_LABEL[a][1:]  # "SmartNIC", not "Smartnic"
+        out += [f"<h3>{escape(first)} vs {escape(RUN_LABEL[b])}</h3>", items(texts)]
     out.append(f"<p>{escape(cmp.vendor_claim()['text'])}.</p>")
     out += [f"<p><i>Note: {escape(n)}.</i></p>" for n in cmp.notes]
     for title, field, tag in (("Bottlenecks", "bottlenecks", "ol"), ("Warnings", "warnings", "ul")):
