@@ -173,6 +173,19 @@ class Minimap(QWidget):
         self.update()
 
 
+def key_painter(widget: QWidget, title: str, title_rect: QRectF) -> QPainter:
+    """A painter on a canvas key (``widget``) that has drawn its rounded panel and ``title``; the
+    caller draws the entries and ends it."""
+    p = QPainter(widget)
+    p.setRenderHint(QPainter.Antialiasing)
+    p.setPen(QPen(QColor("#9aa0a6"), 1))
+    p.setBrush(QColor(255, 255, 255, 235))
+    p.drawRoundedRect(QRectF(widget.rect()).adjusted(0.5, 0.5, -0.5, -0.5), 5, 5)
+    p.setPen(QColor("#1f2328"))
+    p.drawText(title_rect, Qt.AlignLeft | Qt.AlignVCenter, title)
+    return p
+
+
 class RailLegend(QWidget):
     """The colour of each rail, in the canvas's bottom-left corner (when rails are coloured)."""
 
@@ -192,14 +205,7 @@ class RailLegend(QWidget):
         self.update()
 
     def paintEvent(self, event) -> None:  # noqa: N802
-        p = QPainter(self)
-        p.setRenderHint(QPainter.Antialiasing)
-        p.setPen(QPen(QColor("#9aa0a6"), 1))
-        p.setBrush(QColor(255, 255, 255, 235))
-        p.drawRoundedRect(QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5), 5, 5)
-        p.setPen(QColor("#1f2328"))
-        p.drawText(QRectF(10, 4, self.width() - 20, 16), Qt.AlignLeft | Qt.AlignVCenter,
-                   "Cables by rail (NIC slot)")
+        p = key_painter(self, "Cables by rail (NIC slot)", QRectF(10, 4, self.width() - 20, 16))
         for n, rail in enumerate(self.rails):
             x = 10 + (n % 10) * (self.SWATCH + 18)
             y = 24 + (n // 10) * (self.SWATCH + self.GAP)

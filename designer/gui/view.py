@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (QApplication, QGraphicsItem, QGraphicsLineItem, Q
 
 from designer.gui.editor import Editor, RefusedEdit
 from designer.gui.items import BOTTLENECK, DETAIL_LOD, GRID, UTIL_COLORS, ComponentItem
-from designer.gui.overview import Minimap, RailLegend
+from designer.gui.overview import Minimap, RailLegend, key_painter
 from designer.gui.scene import LINK_PICK_PX, DesignScene
 
 PALETTE_MIME = "application/x-dpu-designer-component"
@@ -489,13 +489,7 @@ class UtilizationLegend(QWidget):
         self.setFixedSize(self.BAR_W + 24, 74)
 
     def paintEvent(self, event) -> None:  # noqa: N802
-        p = QPainter(self)
-        p.setRenderHint(QPainter.Antialiasing)
-        p.setPen(QPen(QColor("#9aa0a6"), 1))
-        p.setBrush(QColor(255, 255, 255, 235))
-        p.drawRoundedRect(QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5), 5, 5)
-        p.setPen(QColor("#1f2328"))
-        p.drawText(QRectF(12, 4, self.BAR_W, 16), Qt.AlignLeft | Qt.AlignVCenter, "Cable utilization")
+        p = key_painter(self, "Cable utilization", QRectF(12, 4, self.BAR_W, 16))
         step = self.BAR_W / len(UTIL_COLORS)
         for i, color in enumerate(UTIL_COLORS):
             p.fillRect(QRectF(12 + i * step, 22, step + 0.5, self.BAR_H), color)
