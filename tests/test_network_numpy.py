@@ -1,0 +1,161 @@
+"""The network stage's numpy graph routines (no scipy): connected parts, bit-parallel breadth-first
+distances and the max-min fair sharing, checked against their definitions written out in plain
+Python (a queue-based BFS, progressive filling one flow at a time) and small hand-worked cases."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from collections import deque
+
+import numpy as np
+import pytest
+
+from designer.engine import network as net
+
+
+def _graph(n: int, edges: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    row = np.array([a for a, b in edges] + [b for a, b in edges], dtype=np.int64)
+    col = np.array([b for a, b in edges] + [a for a, b in edges], dtype=np.int64)
+    return net._csr(row, col, n)
+
+
+def _bfs(n: int, edges: list[tuple[int, int]], s: int) -> list[int]:
+    adj = [[] for _ in range(n)]
+    for a, b in edges:
+        adj[a].append(b)
+        adj[b].append(a)
+    dist = [net._INF] * n
+    dist[s] = 0
+    q = deque([s])
+    while q:
+        u = q.popleft()
+        for v in adj[u]:
+            if dist[v] == net._INF:
+                dist[v] = dist[u] + 1
+                q.append(v)
+    return dist
+
+
+def _random_graph(rng: random.Random) -> tuple[int, list[tuple[int, int]]]:
+    n = rng.randint(1, 90)
+    return n, [(rng.randrange(n), rng.randrange(n)) for _ in range(rng.randint(0, 2 * n))]
+
+
+def test_csr_counts_a_repeated_edge_once_and_sorts_neighbours():
+    ptr, idx = _graph(3, [(0, 2), (0, 1), (2, 0)])
+    assert ptr.tolist() == [0, 2, 3, 4]
+    assert idx.tolist() == [1, 2, 0, 0]
+
+
+def test_components_of_a_hand_drawn_graph():
+    # 0-3-5 | 1-2 | 4 alone | 6-7-8-6 (a triangle): numbered by lowest vertex
+    ptr, idx = _graph(9, [(3, 5), (0, 3), (2, 1), (6, 7), (7, 8), (8, 6)])
+    assert net._components(ptr, idx).tolist() == [0, 1, 1, 0, 2, 0, 3, 3, 3]
+
+
+def test_components_of_a_long_chain_numbered_from_its_far_end():
+    # the chain's lowest vertex sits at one end: labels must travel its whole length
+    n = 5000
+    perm = list(range(n))
+    random.Random(1).shuffle(perm)
+    ptr, idx = _graph(n, [(perm[i], perm[i + 1]) for i in range(n - 1)])
+    assert set(net._components(ptr, idx).tolist()) == {0}
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_components_and_distances_are_those_of_a_plain_bfs(seed):
+    rng = random.Random(seed)
+    n, edges = _random_graph(rng)
+    ptr, idx = _graph(n, edges)
+    reach = [_bfs(n, edges, s) for s in range(n)]
+    label = net._components(ptr, idx).tolist()
+    for a in range(n):
+        for b in range(n):
+            assert (label[a] == label[b]) == (reach[a][b] < net._INF)
+    # parts numbered in the order of their lowest vertex
+    firsts = [label[v] for v in range(n) if label[v] not in label[:v]]
+    assert firsts == list(range(len(firsts)))
+    sources = rng.sample(range(n), rng.randint(1, n))
+    got = net._bfs_distances(ptr, idx, sources)
+    assert got.dtype == np.int32 and got.shape == (len(sources), n)
+    for row, s in zip(got.tolist(), sources):
+        assert row == reach[s]
+
+
+def test_distances_from_more_sources_than_one_batch(monkeypatch):
+    monkeypatch.setattr(net, "_BFS_SOURCES", 64)
+    n = 150  # a ring: distance min(|i - j|, n - |i - j|)
+    ptr, idx = _graph(n, [(i, (i + 1) % n) for i in range(n)])
+    sources = list(range(n - 1, -1, -1))
+    got = net._bfs_distances(ptr, idx, sources)
+    want = [[min(abs(s - j), n - abs(s - j)) for j in range(n)] for s in sources]
+    assert got.tolist() == want
+
+
+def _progressive_filling(paths: list[list[tuple[int, float]]], cap: list[float],
+                         demand: list[float]) -> list[float]:
+    """Bertsekas & Gallager §6.5.2 written out: raise every unfrozen flow together until a link
+    fills or a flow meets its demand, freeze the flows of full links, repeat."""
+    rate = [0.0] * len(paths)
+    active = [bool(p) and d > 0 for p, d in zip(paths, demand)]
+    left = list(cap)
+    while any(active):
+        load = [0.0] * len(cap)
+        for f, p in enumerate(paths):
+            if active[f]:
+                for a, s in p:
+                    load[a] += s
+        step = min([left[a] / load[a] for a in range(len(cap)) if load[a] > 0]
+                   + [demand[f] - rate[f] for f in range(len(paths)) if active[f]])
+        for f in range(len(paths)):
+            if active[f]:
+                rate[f] += step
+        for a in range(len(cap)):
+            left[a] -= step * load[a]
+        full = {a for a in range(len(cap)) if load[a] > 0 and left[a] <= 1e-9 * max(cap)}
+        for f, p in enumerate(paths):
+            if active[f] and (rate[f] >= demand[f] - 1e-12 or any(a in full for a, _ in p)):
+                active[f] = False
+    return rate
+
+
+def test_max_min_of_the_textbook_line():
+    # a line of two links of capacity 1: one long flow over both, one short flow on each link;
+    # each link is shared by two flows, so every flow gets 1/2 (worked by hand)
+    routes = net.Routes(flow=np.array([0, 0, 1, 2]), arc=np.array([0, 1, 0, 1]),
+                        share=np.ones(4), routed=np.ones(3, dtype=bool), hops=np.array([2, 1, 1]))
+    sol = net.max_min(routes, np.array([1.0, 1.0]), np.full(3, np.inf))
+    assert sol.rate_GBps.tolist() == [0.5, 0.5, 0.5]
+    assert sol.arc_load_GBps.tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_max_min_is_progressive_filling(seed):
+    rng = random.Random(seed)
+    na, nf = rng.randint(1, 12), rng.randint(1, 30)
+    paths = []
+    for _ in range(nf):
+        arcs = rng.sample(range(na), rng.randint(0, min(na, 4)))
+        paths.append([(a, rng.choice([1.0, 0.5, 0.25])) for a in arcs])
+    cap = [rng.choice([12.5, 25.0, 50.0, 100.0]) for _ in range(na)]
+    demand = [rng.choice([np.inf, 0.0, rng.uniform(1, 60)]) for _ in range(nf)]
+    demand = [d if p else 0.0 for d, p in zip(demand, paths)]  # a pathless flow asks nothing
+    flow = np.array([f for f, p in enumerate(paths) for _ in p], dtype=np.int64)
+    arc = np.array([a for p in paths for a, _ in p], dtype=np.int64)
+    share = np.array([s for p in paths for _, s in p])
+    routed = np.array([bool(p) for p in paths])
+    routes = net.Routes(flow, arc, share, routed, np.array([len(p) for p in paths]))
+    want = _progressive_filling(paths, cap, demand)
+    sol = net.max_min(routes, np.array(cap), np.array(demand))
+    assert sol.rate_GBps.tolist() == pytest.approx(want, rel=1e-9, abs=1e-12)
+    load = [sum(s * sol.rate_GBps[f] for f, p in enumerate(paths) for b, s in p if b == a) for a in range(na)]
+    assert sol.arc_load_GBps.tolist() == pytest.approx(load, rel=1e-12, abs=1e-12)
+    assert all(l <= c * (1 + 1e-9) for l, c in zip(load, cap))
+
+
+def test_the_engine_imports_no_scipy():
+    code = "import sys; from designer.engine import pipeline; print(any(m.startswith('scipy') for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
