@@ -175,6 +175,56 @@ def check_models(topology, catalog) -> None:
             seen.add(key)
 
 
+@dataclass(frozen=True)
+class RailTable:
+    """The rails of every server as integer rows, so that the traffic stage builds its flows with
+    array operations instead of a Python loop per flow: row ``first[k] + i`` is rail i of server k
+    (``ServerInfo.rails``) and the last row, ``none``, stands for "no endpoint" (a server without
+    a network link; its name is None). ``net[row]`` indexes ``sets``, the distinct network sets
+    of the rails (``Placement.networks``; the empty set for ``none``), and ``rank[r]`` is the row
+    of rank r's GPU: GPU i of a server with k rails uses rail ⌊i·k/gpus⌋ (module docstring).
+    Rows are a renaming of the endpoint ids (one row per id), so equal rows mean equal ids."""
+
+    names: np.ndarray  #: object array of endpoint ids, None last
+    first: np.ndarray  #: per server: row of its rail 0
+    count: np.ndarray  #: per server: number of rails
+    net: np.ndarray  #: per row: index into ``sets``
+    sets: list[frozenset[int]]
+    rank: np.ndarray  #: per rank: row of its GPU's rail
+
+    @property
+    def none(self) -> int:
+        return len(self.names) - 1
+
+    @classmethod
+    def of(cls, servers: list[ServerInfo], server: np.ndarray, local: np.ndarray,
+           networks) -> "RailTable":
+        """``networks``: endpoint id -> its networks (``Placement.networks``)."""
+        count = np.array([len(s.rails) for s in servers], dtype=np.int64)
+        first = np.cumsum(count) - count
+        names = [e for s in servers for e in s.rails] + [None]
+        sets: list[frozenset[int]] = []
+        seen: dict[int, int] = {}  # id of a set object -> its index (the sets are mostly shared)
+        index: dict[frozenset[int], int] = {}
+        net = np.empty(len(names), dtype=np.int64)
+        for row, e in enumerate(names):
+            n = networks(e)
+            k = seen.get(id(n))
+            if k is None:
+                k = index.get(n)
+                if k is None:
+                    k = index[n] = len(sets)
+                    sets.append(n)
+                seen[id(n)] = k
+            net[row] = k
+        gpus = np.array([s.gpus for s in servers], dtype=np.int64)
+        server = np.asarray(server, dtype=np.int64)
+        c = count[server]
+        rows = first[server] + np.asarray(local, dtype=np.int64) * c // np.maximum(gpus[server], 1)
+        rank = np.where(c > 0, rows, len(names) - 1)
+        return cls(np.array(names, dtype=object), first, count, net, sets, rank)
+
+
 @dataclass
 class Placement:
     """Where every rank runs. Arrays are indexed by rank."""
@@ -188,6 +238,7 @@ class Placement:
     job: np.ndarray | None = None
     _endpoints: np.ndarray | None = field(default=None, init=False, repr=False)
     _networks: dict[str, frozenset[int]] | None = field(default=None, init=False, repr=False)
+    _rails: "RailTable | None" = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.job is None:
@@ -221,11 +272,15 @@ class Placement:
     def endpoint(self, ranks: np.ndarray) -> list[str | None]:
         """Network endpoint id of each rank's GPU (None if its server has no network link)."""
         if self._endpoints is None:
-            per_gpu = [s.rails[i * len(s.rails) // s.gpus] if s.rails else None
-                       for s in self.servers for i in range(s.gpus)]
-            first = np.r_[0, np.cumsum([s.gpus for s in self.servers])[:-1]].astype(np.int64)
-            self._endpoints = np.array(per_gpu, dtype=object)[first[self.server] + self.local]
+            t = self.rail_table()
+            self._endpoints = t.names[t.rank]
         return self._endpoints[np.asarray(ranks, dtype=np.int64).ravel()].tolist()
+
+    def rail_table(self) -> "RailTable":
+        """Every server's rails as integer rows (:class:`RailTable`), made once per placement."""
+        if self._rails is None:
+            self._rails = RailTable.of(self.servers, self.server, self.local, self.networks)
+        return self._rails
 
     def nodes_spanned(self, dim: str) -> int:
         """Servers one group of ``dim`` spans (the most over all groups)."""

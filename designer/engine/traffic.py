@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from designer.engine.placement import Placement
+from designer.engine.placement import Placement, RailTable
 from designer.engine.workload import Workload, expert_parameters, parameters
 
 
@@ -114,73 +114,104 @@ def empty() -> FlowSet:
 
 
 def ring_flows(pl: Placement, dim: str) -> FlowSet:
-    """One ring per rail across the servers of every group of ``dim`` (see module docstring)."""
+    """One ring per rail across the servers of every group of ``dim`` (see module docstring).
+
+    In each group the servers are taken in order of their first rank, each server's ranks in group
+    order; ``width``, the fewest ranks any of the group's servers holds, rings run (ring j: the
+    j-th rank of every server, server k to server k + 1, the last back to the first). Flows come
+    group by group, ring by ring, server by server; two servers exchange once per direction. Built
+    for all groups at once with array operations (a sort of the (group, server) pairs stands in
+    for a ``np.unique`` per group), in the same order a loop over the groups gives."""
     groups = pl.groups[dim]
-    src, dst, grp = [], [], []
-    for gi, ranks in enumerate(groups):
-        srv = pl.server[ranks]
-        servers, first = np.unique(srv, return_index=True)
-        if len(servers) < 2:
-            continue
-        # ranks grouped by server (servers in order of first appearance, ranks in group order)
-        appear = np.argsort(first, kind="stable")
-        slot = np.empty(len(servers), dtype=np.int64)
-        slot[appear] = np.arange(len(servers))
-        k_of = slot[np.searchsorted(servers, srv)]
-        by_server = ranks[np.argsort(k_of, kind="stable")]
-        counts = np.bincount(k_of, minlength=len(servers))
-        width = int(counts.min())
-        starts = np.r_[0, np.cumsum(counts)[:-1]]
-        mat = by_server[starts[:, None] + np.arange(width)[None, :]]  # servers x width
-        eps = np.array(pl.endpoint(mat), dtype=object).reshape(mat.shape)
-        n = len(servers)
-        a = eps.T.ravel()  # rail j, server k: j-major
-        b = np.roll(eps, -1, axis=0).T.ravel()
-        sender = pl.server[mat].T.ravel()
-        if n == 2:  # two servers: one pair per rail, both directions unless it is one endpoint
-            keep = ~((np.tile(np.arange(n), width) == 1) & (a == b))
-            a, b, sender = a[keep], b[keep], sender[keep]
-        src += _pxn(pl, sender, a.tolist(), b.tolist())
-        dst += b.tolist()
-        grp += [gi] * len(a)
-    n = len(src)
-    grp = np.array(grp, dtype=np.int64)
-    return FlowSet(src, dst, np.full(n, np.inf), grp, [dim] * n, pl.group_job(dim)[grp])
+    t = pl.rail_table()
+    G, m = groups.shape
+    if G == 0 or m < 2:
+        return _flows(t, dim, pl, *(np.zeros(0, dtype=np.int64),) * 4)
+    row = np.repeat(np.arange(G, dtype=np.int64), m)
+    ranks = groups.ravel()
+    # one entry per (group, server), in order of the server's first rank in the group
+    _, first, inv, cnt = np.unique(row * len(pl.servers) + pl.server[ranks], return_index=True,
+                                   return_inverse=True, return_counts=True)
+    order = np.argsort(first, kind="stable")  # flat positions: group by group, then first rank
+    slot = np.empty(len(order), dtype=np.int64)
+    slot[order] = np.arange(len(order))
+    e_row, e_cnt = row[first[order]], cnt[order]  # per entry (in slot order): group, ranks held
+    by_server = ranks[np.argsort(slot[inv.ravel()], kind="stable")]  # ranks grouped by entry
+    e_start = np.cumsum(e_cnt) - e_cnt  # entry -> its first rank in by_server
+    n = np.bincount(e_row, minlength=G)  # servers per group
+    g_first = np.cumsum(n) - n  # group -> its first entry
+    width = np.minimum.reduceat(e_cnt, g_first)  # every group has an entry: starts are distinct
+    size = np.where(n >= 2, n * width, 0)  # flows per group (before the two-server rule)
+    gi = np.repeat(np.arange(G, dtype=np.int64), size)
+    pos = np.arange(len(gi), dtype=np.int64) - np.repeat(np.cumsum(size) - size, size)
+    ng = n[gi]
+    j, k = pos // ng, pos % ng  # ring (rail) j, server k
+    here = by_server[e_start[g_first[gi] + k] + j]
+    there = by_server[e_start[g_first[gi] + (k + 1) % ng] + j]
+    a, b = t.rank[here], t.rank[there]
+    # two servers: one pair per rail, both directions unless it is one endpoint
+    keep = ~((ng == 2) & (k == 1) & (a == b))
+    return _flows(t, dim, pl, a[keep], b[keep], pl.server[here[keep]], gi[keep])
 
 
 def pipeline_flows(pl: Placement) -> FlowSet:
-    """Stage i ↔ stage i+1 of every pipeline, where they sit on different servers."""
-    src, dst, grp = [], [], []
-    for gi, ranks in enumerate(pl.groups["pp"]):
-        eps = pl.endpoint(ranks)
-        srv = pl.server[ranks]
-        for i in range(len(ranks) - 1):
-            if srv[i] == srv[i + 1]:
-                continue
-            src += _pxn(pl, srv[i:i + 2], [eps[i], eps[i + 1]], [eps[i + 1], eps[i]])
-            dst += [eps[i + 1], eps[i]]
-            grp += [gi, gi]
+    """Stage i ↔ stage i+1 of every pipeline, where they sit on different servers: for each such
+    pair (pipeline by pipeline, stage by stage; ``np.nonzero`` of a row-major array keeps that
+    order) the flow i → i+1, then i+1 → i."""
+    g = pl.groups["pp"]
+    t = pl.rail_table()
+    if g.shape[0] == 0 or g.shape[1] < 2:
+        return _flows(t, "pp", pl, *(np.zeros(0, dtype=np.int64),) * 4)
+    srv = pl.server[g]
+    gi, i = np.nonzero(srv[:, :-1] != srv[:, 1:])
+    here, there = g[gi, i], g[gi, i + 1]
+    src = np.stack([here, there], axis=1).ravel()  # per pair: (i -> i+1), (i+1 -> i)
+    dst = np.stack([there, here], axis=1).ravel()
+    return _flows(t, "pp", pl, t.rank[src], t.rank[dst], pl.server[src], np.repeat(gi, 2))
+
+
+def _flows(t: RailTable, dim: str, pl: Placement, src: np.ndarray, dst: np.ndarray,
+           sender: np.ndarray, grp: np.ndarray) -> FlowSet:
+    """FlowSet of flows given as rail-table rows (``src`` moved by :func:`_pxn`)."""
+    src = _pxn(t, sender, src, dst)
     n = len(src)
-    grp = np.array(grp, dtype=np.int64)
-    return FlowSet(src, dst, np.full(n, np.inf), grp, ["pp"] * n, pl.group_job("pp")[grp])
+    grp = np.asarray(grp, dtype=np.int64)
+    return FlowSet(t.names[src].tolist(), t.names[dst].tolist(), np.full(n, np.inf), grp,
+                   [dim] * n, pl.group_job(dim)[grp])
 
 
-def _pxn(pl: Placement, sender: np.ndarray, src: list[str], dst: list[str]) -> list[str]:
+def _pxn(t: RailTable, sender: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     """Senders moved onto the receiver's network where their own NIC is not on it.
 
     NCCL's PXN (PCI x NVLink, NCCL 2.12+; ``NCCL_PXN_DISABLE`` turns it off) lets a GPU send
     through the NIC of another GPU of its server, reached over NVLink, so that the data crosses the
     network on the destination's rail. Rail-plane fabrics (``templates.rail_optimized`` beyond one
     spine layer) join their rails only this way. ``sender[i]`` is the server index of ``src[i]``;
-    with no rail on the receiver's network the flow is left as it is (the network stage names it).
-    """
-    out = list(src)
-    for i, (a, b) in enumerate(zip(src, dst)):
-        target = pl.networks(b)
-        if a is None or b is None or pl.networks(a) & target:
-            continue
-        rails = pl.servers[int(sender[i])].rails
-        out[i] = next((e for e in rails if pl.networks(e) & target), a)
+    the sender moves to the first of its server's rails on a network of the receiver; with none
+    the flow is left as it is (the network stage names it). Flows are rows of ``t``; the question
+    "do these two share a network" is asked once per pair of distinct network sets, and "which
+    rail" once per (server, receiver's networks), not once per flow."""
+    src = np.asarray(src, dtype=np.int64)
+    if len(src) == 0:
+        return src
+    dst = np.asarray(dst, dtype=np.int64)
+    ns = len(t.sets)
+    na, nb = t.net[src], t.net[dst]
+    pairs, inv = np.unique(na * ns + nb, return_inverse=True)
+    shared = np.array([bool(t.sets[p // ns] & t.sets[p % ns]) for p in pairs.tolist()])
+    move = ~shared[inv.ravel()] & (src != t.none) & (dst != t.none)
+    if not move.any():
+        return src
+    out = src.copy()
+    idx = np.flatnonzero(move)
+    asks, where = np.unique(np.asarray(sender, dtype=np.int64)[idx] * ns + nb[idx], return_inverse=True)
+    found = []
+    for q in asks.tolist():
+        s, target = divmod(q, ns)
+        rows = range(int(t.first[s]), int(t.first[s] + t.count[s]))
+        found.append(next((r for r in rows if t.sets[t.net[r]] & t.sets[target]), -1))
+    rail = np.array(found, dtype=np.int64)[where.ravel()]
+    out[idx] = np.where(rail >= 0, rail, src[idx])
     return out
 
 
