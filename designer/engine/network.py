@@ -39,6 +39,19 @@ _INF = np.iinfo(np.int32).max // 4
 _EMPTY = np.zeros(0, dtype=np.int64)
 
 
+def sorted_unique(a: np.ndarray) -> np.ndarray:
+    """The sorted distinct values of ``a``, as ``np.unique(a)`` gives them, by sorting: numpy
+    2.4's ``np.unique`` without return flags hashes instead, 30 to 60 times slower on the wide
+    int64 keys the engine builds (0.9 s against 0.015 s for 443k keys on the development machine)."""
+    s = np.sort(np.asarray(a).ravel())
+    if len(s) < 2:
+        return s
+    keep = np.empty(len(s), dtype=bool)
+    keep[0] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    return s[keep]
+
+
 @dataclass
 class Fabric:
     """Arrays describing the drawn network (no racks, no GPUs)."""
@@ -99,7 +112,7 @@ class Fabric:
                          np.where(self.is_switch[src], -1, ns + self.arc_link))
         keep = label >= 0
         width = ns + len(self.link_ids) + 1
-        pairs = np.unique(src[keep] * width + label[keep])
+        pairs = sorted_unique(src[keep] * width + label[keep])
         node = pairs // width
         self._net_cuts = np.searchsorted(node, np.arange(len(self.nodes) + 1)).tolist()
         self._net_labels = (pairs % width).tolist()
@@ -174,7 +187,7 @@ class _SwitchParts:
 def _csr(row: np.ndarray, col: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """CSR arrays (indptr, indices) of the ``n`` x ``n`` 0/1 matrix with ones at (row, col):
     repeated entries count once and each row's columns are sorted."""
-    key = np.unique(row.astype(np.int64) * max(n, 1) + col)
+    key = sorted_unique(row.astype(np.int64) * max(n, 1) + col)
     indptr = np.searchsorted(key, np.arange(n + 1, dtype=np.int64) * max(n, 1)).astype(np.int64)
     return indptr, key % max(n, 1)
 
@@ -271,7 +284,7 @@ class _ColumnDistances:
         for j, r in enumerate(rows):
             table[j, :len(r)] = r
         self.table = table
-        used = np.unique(table[table >= 0])
+        used = sorted_unique(table[table >= 0])
         self.flat, starts = fab.distances_from(used)
         parts = fab.parts()
         self.label, self.local = parts.label, parts.local
@@ -478,7 +491,7 @@ def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: in
             na = hop_arc[np.repeat(lo, n) + np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)]
             nf_ = st_f[seg]
             mass = (st_mass / n)[seg]
-            hops[np.unique(st_f)] += 1
+            hops[sorted_unique(st_f)] += 1
         out_f.append(nf_)
         out_a.append(na)
         out_m.append(mass)

@@ -135,7 +135,7 @@ def _solve_phase(fab: net.Fabric, cap: np.ndarray, ph: _Phase, routing: str, see
 
 def _check_storage_reach(pl: Placement, read_GBps: float) -> None:
     """Samples to read need a storage system on a network of every server that trains."""
-    blind = [pl.servers[int(k)].id for k in np.unique(pl.server) if not pl.servers[int(k)].storage_targets]
+    blind = [pl.servers[int(k)].id for k in net.sorted_unique(pl.server) if not pl.servers[int(k)].storage_targets]
     if not blind:
         return
     if not any(s.storage_targets for s in pl.servers):
@@ -221,8 +221,10 @@ def _group_shape(pl: Placement, dim: str, ph: _Phase | None, topology, catalog,
         fl = np.flatnonzero(mask)[grp == worst]
         nics = len(set(pl.endpoint(groups[worst][pl.server[groups[worst]] == pl.server[groups[worst][0]]])))
         # switches the group's flows cross: SHARP capability, depth, latency
-        on = np.isin(ph.routes.flow, fl)
-        heads = np.unique(fab.arc_dst[ph.routes.arc[on]])
+        on = np.zeros(len(mask), dtype=bool)
+        on[fl] = True
+        on = on[ph.routes.flow]  # the entries of the group's flows
+        heads = net.sorted_unique(fab.arc_dst[ph.routes.arc[on]])
         heads = heads[fab.is_switch[heads]]
         sw = [fab.nodes[h] for h in heads]
         figs = [catalog.resolve(topology.components[s]) for s in sw]
@@ -288,7 +290,7 @@ def _sharp_trees(ph: _Phase, mask: np.ndarray, heads: np.ndarray, names: list[st
     on = mask[ph.routes.flow]
     grp = ph.flows.group[ph.routes.flow[on]]
     width = int(grp.max()) + 1 if len(grp) else 1
-    key = np.unique(fab.arc_dst[ph.routes.arc[on]] * width + grp)  # (switch, group), sorted
+    key = net.sorted_unique(fab.arc_dst[ph.routes.arc[on]] * width + grp)  # (switch, group), sorted
     pairs = (key // width, key % width)
     need = np.bincount(pairs[0], minlength=len(fab.nodes))[heads]
     limit = np.array([int(f.get("sharp_trees") or 0) for f in figs])
@@ -299,7 +301,7 @@ def _sharp_trees(ph: _Phase, mask: np.ndarray, heads: np.ndarray, names: list[st
         there = pairs[1][pairs[0] == heads[i]]
         out.update(sharp_switch=names[i], sharp_switch_model=topology.components[names[i]].model,
                    sharp_switch_trees=int(limit[i]), sharp_switch_groups=int(need[i]),
-                   sharp_switch_jobs=len(np.unique(group_job[there])))
+                   sharp_switch_jobs=len(net.sorted_unique(group_job[there])))
     return out
 
 
@@ -421,9 +423,9 @@ def _run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int |
     compute_only = w.micro_batches * ct.micro_batch_s + bubble_s(w, ct.micro_batch_s)
     if read_GB > 0:
         _check_storage_reach(pl, read_GB / compute_only)
-    job_servers_used = len(np.unique(pl.server[pl.job == 0]))
+    job_servers_used = len(net.sorted_unique(pl.server[pl.job == 0]))
     stor = tr.storage_flows(pl, read_GB / compute_only / job_servers_used)
-    used = [servers[int(i)] for i in np.unique(pl.server)]
+    used = [servers[int(i)] for i in net.sorted_unique(pl.server)]
     r = _Run(design, catalog, scen, seed, fab, usable_capacity_GBps(fab, topo, scen), w, ct, vol, stor, read_GB,
              servers, sharp_transport_problem(design, catalog, scen, used))
 
@@ -613,9 +615,9 @@ def _storage_rates(r: _Run, phases: dict[str, _Phase], job: int, others: bool
             alone[owner[dst]] = alone.get(owner[dst], 0.0) + float(rate)
             write[owner[dst]] = write.get(owner[dst], 0.0) + float(wrate)
         live = sph.flows.demand[sph.routes.flow] > 0
-        st_arcs = np.unique(sph.routes.arc[my_st[sph.routes.flow]])
-        tr_arcs = np.unique(sph.routes.arc[~is_st[sph.routes.flow] & live])
-        converged = bool(np.intersect1d(st_arcs, tr_arcs).size)
+        st_arcs = np.zeros(len(r.cap), dtype=bool)
+        st_arcs[sph.routes.arc[my_st[sph.routes.flow]]] = True
+        converged = bool(st_arcs[sph.routes.arc[~is_st[sph.routes.flow] & live]].any())
     return storage, alone, converged, write
 
 
