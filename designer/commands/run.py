@@ -186,7 +186,6 @@ def prepare(args):
 
 def run(args) -> int:
     from designer.engine.pipeline import run as engine_run
-    from designer.engine.result import dumps_json
 
     inputs = [args.file] + ([args.workload] if args.workload and os.path.lexists(args.workload) else [])
     if args.timeline is not None:  # refuse a bad output path before the engine runs
@@ -195,20 +194,20 @@ def run(args) -> int:
         check_output_path(args.timeline, inputs=inputs, what="--timeline")
     design, catalog, seed, kwargs = prepare(args)
     result = engine_run(design, catalog, seed=seed, **kwargs)
-    data = result.to_json()
+    extra = {}
     if args.timeline:
         from designer.engine.timeline import TimelineRun, inputs_of, write_csv
 
         tl = TimelineRun(inputs_of(result, design), seed=seed)
         rows = write_csv(tl.batches(), args.timeline, inputs=inputs)
-        data["timeline"] = tl.summary.to_json()
-        data["timeline"]["csv"], data["timeline"]["rows"] = args.timeline, rows
+        extra["timeline"] = tl.summary.to_json()
+        extra["timeline"]["csv"], extra["timeline"]["rows"] = args.timeline, rows
     if args.json:
-        print(dumps_json(data, indent=1))  # json.dumps' text, its links written from arrays
+        print(result.json_text(extra, indent=1))  # json.dumps' text, its links written from arrays
         return 0
     print(format_table(result, design))
     if args.timeline:
-        t = data["timeline"]
+        t = extra["timeline"]
         print(f"\ntimeline            {rows} rows written to {args.timeline}: "
               f"{t['training_time_days']:.1f} days wall time, goodput {100 * t['goodput']:.1f}%, "
               f"{t['failures']} failures, {t['checkpoints']} checkpoints")

@@ -9,6 +9,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
+from itertools import chain, repeat
 from typing import Any, Iterator
 
 import numpy as np
@@ -100,6 +101,34 @@ class LinkResults(Sequence):
             util = [u if math.isfinite(u) else None for u in util]
         return [{"id": i, "utilization": u, "phase": p} for i, u, p in zip(self.ids, util, self.phase)]
 
+    def json_text(self, indent: int, level: int = 1) -> str:
+        """``json.dumps(self.to_json(), indent=indent)`` as it stands ``level`` deep in an
+        object (the same text), written from the arrays with no dict per link.
+
+        Each item is ``{"id": ID,`` + the text of its ``"utilization": U, "phase": P}`` part, and
+        that part is written once per distinct (utilization, phase): a rail design has a handful
+        (two in a 16k-GPU GPT-3 run), so ``float.__repr__`` (json.dumps' float text; a non-finite
+        value is ``null``, as :meth:`to_json` makes it) runs a handful of times, not once per
+        link. Utilizations are told apart by their bits (``-0.0`` is not ``0.0``). The ids go
+        through json's C string encoder; the items are joined in one C loop."""
+        if not self.ids:
+            return "[]"
+        enc = json.encoder.encode_basestring_ascii  # json.dumps' default: ensure_ascii
+        close, item, field = ("\n" + " " * (indent * k) for k in (level, level + 1, level + 2))
+        bits, util_of = np.unique(np.ascontiguousarray(self.utilization, dtype=np.float64).view(np.int64),
+                                  return_inverse=True)
+        numbers = [float.__repr__(u) if math.isfinite(u) else "null" for u in bits.view(np.float64).tolist()]
+        phases = sorted(set(self.phase))
+        phase_of = np.fromiter(map(dict(zip(phases, range(len(phases)))).__getitem__, self.phase),
+                               dtype=np.int64, count=len(self.phase))
+        pairs, tail_of = np.unique(util_of.ravel() * len(phases) + phase_of, return_inverse=True)
+        tails = [f',{field}"utilization": {numbers[k // len(phases)]},{field}"phase": '
+                 f'{enc(phases[k % len(phases)])}{item}}},{item}' for k in pairs.tolist()]
+        head = f'{{{field}"id": '
+        body = "".join(chain.from_iterable(zip(repeat(head), map(enc, self.ids),
+                                               map(tails.__getitem__, tail_of.ravel().tolist()))))
+        return f"[{item}{body[:-len(item) - 1]}{close}]"
+
 
 @dataclass
 class Result:
@@ -154,6 +183,25 @@ class Result:
             value = getattr(self, f.name)
             out[f.name] = value.to_json() if isinstance(value, LinkResults) else clean(value)
         return out
+
+    def json_text(self, extra: dict[str, Any] | None = None, indent: int | None = 1) -> str:
+        """``json.dumps({**self.to_json(), **extra}, indent=indent)``, the same text, made without
+        a dict per link: the rest goes through json.dumps with a marker where the links go, and
+        the marker is replaced by :meth:`LinkResults.json_text` (``run --json`` of a 131k-GPU
+        design: ~385k links). Links given as a plain list, or an ``extra`` that hides them, take
+        json.dumps itself."""
+        extra = extra or {}
+        links = self.links
+        if indent is None or "links" in extra or not isinstance(links, LinkResults) \
+                or not set(map(type, links.ids)) <= {str} or not set(map(type, links.phase)) <= {str}:
+            return json.dumps({**self.to_json(), **extra}, indent=indent)
+        data = {f.name: _LINKS_MARK if f.name == "links" else clean(getattr(self, f.name))
+                for f in fields(self)}
+        text = json.dumps({**data, **extra}, indent=indent)
+        mark = json.dumps(_LINKS_MARK)
+        if text.count(mark) != 1:  # the marker's text elsewhere too (a hostile name, say)
+            return json.dumps({**self.to_json(), **extra}, indent=indent)
+        return text.replace(mark, links.json_text(indent), 1)
 
     def top_links(self, n: int = 10) -> list[LinkResult]:
         if isinstance(self.links, LinkResults):
