@@ -88,35 +88,70 @@ def layout_by_tier(topology: Topology, catalog=None) -> dict[str, tuple[float, f
 
     GPU servers in a rack get the centre where the rack draws them; NICs/DPUs on a server get
     their server's position. ``catalog`` (default: the packaged one) gives the heights in U.
+
+    The components are sorted into their blocks in one pass (in design order, as ``switches(tier)``,
+    ``racks()``, ``servers()`` and ``storage()`` list them), and a height in U is looked up once per
+    kind and model (a ``props`` override of it is taken as given, as ``Catalog.resolve`` merges it):
+    a 131k-GPU design has 200k components and a dozen models.
     """
     from designer.topology.catalog import load_catalog
     from designer.topology.validation import Resolver
 
     resolve = Resolver(catalog or load_catalog())
     comps = topology.components
+    looked: dict[tuple[str, str, str], float] = {}
+
+    def units(c: Component, field: str, default: float) -> float:
+        """``_units(resolve(c), field, default)``, once per kind and model."""
+        if c.props and field in c.props:
+            return _units(c.props, field, default)
+        key = (c.kind, c.model, field)
+        if key not in looked:
+            looked[key] = _units(resolve(Component("", c.kind, c.model)), field, default)
+        return looked[key]
+
+    def box(c: Component) -> tuple[float, float]:
+        return MEMBER_W, box_height(units(c, "rack_units_used", 1))
+
+    tiers = ("core", "spine", "leaf")
+    fabric: dict[str, list[Component]] = {t: [] for t in tiers}
+    front: dict[str, list[Component]] = {t: [] for t in tiers}
+    racks: list[Component] = []
+    in_rack: list[Component] = []
+    loose_servers: list[Component] = []
+    on_server: list[Component] = []
+    storage: list[Component] = []
+    loose: list[Component] = []
+    for c in comps.values():
+        kind = c.kind
+        if kind in ATTACHABLE:
+            parent = comps.get(c.parent) if c.parent is not None else None
+            (on_server if parent is not None and parent.kind == "gpu_server" else loose).append(c)
+        elif kind == "gpu_server":
+            parent = comps.get(c.parent) if c.parent is not None else None
+            (in_rack if parent is not None and parent.kind == "rack" else loose_servers).append(c)
+        elif kind == "switch":
+            tier = c.props.get("tier", "leaf")  # a tier of another name has no row
+            if isinstance(tier, str) and tier in fabric:
+                (front if c.props.get("frontend") else fabric)[tier].append(c)
+        elif kind == "rack":
+            racks.append(c)
+        elif kind == "storage":
+            storage.append(c)
+
     blocks: list[_Block] = []
 
     def block(items: list[Component], size) -> None:
         if items:
             blocks.append(_Block([c.id for c in items], [size(c) for c in items]))
 
-    def box(c: Component) -> tuple[float, float]:
-        return MEMBER_W, box_height(_units(resolve(c), "rack_units_used", 1))
-
-    front = {sw.id for sw in topology.switches() if sw.props.get("frontend")}
-    for tier in ("core", "spine", "leaf"):
-        block([sw for sw in topology.switches(tier) if sw.id not in front], box)
-    racks = topology.racks()
-    block(racks, lambda r: rack_size(_units(resolve(r), "rack_units", 42)))
-    in_rack = {s.id for s in topology.servers() if s.parent in comps and comps[s.parent].kind == "rack"}
-    block([s for s in topology.servers() if s.id not in in_rack], box)
-    for tier in ("leaf", "spine", "core"):
-        block([sw for sw in topology.switches(tier) if sw.id in front], box)
-    on_server = {c.id for c in comps.values()
-                 if c.kind in ATTACHABLE and c.parent in comps and comps[c.parent].kind == "gpu_server"}
-    loose = [c for c in comps.values() if c.kind in ATTACHABLE and c.id not in on_server]
-    block(topology.storage() + loose,
-          lambda c: box(c) if c.kind == "storage" else (PORT_BOX_W, MIN_H))
+    for tier in tiers:
+        block(fabric[tier], box)
+    block(racks, lambda r: rack_size(units(r, "rack_units", 42)))
+    block(loose_servers, box)
+    for tier in reversed(tiers):
+        block(front[tier], box)
+    block(storage + loose, lambda c: box(c) if c.kind == "storage" else (PORT_BOX_W, MIN_H))
 
     natural = max((len(b.ids) * b.pitch() - GAP for b in blocks), default=0.0)
     rack_row = RACKS_PER_ROW * (rack_size(42)[0] + GAP) - GAP
@@ -126,11 +161,15 @@ def layout_by_tier(topology: Topology, catalog=None) -> dict[str, tuple[float, f
     for b in blocks:
         top = b.place(width, top, pos) + BLOCK_GAP
 
-    for sid in in_rack:
-        server, rack = comps[sid], comps[comps[sid].parent]
-        dx, dy = member_offset(_units(resolve(rack), "rack_units", 42), server.slot or 1,
-                               _units(resolve(server), "rack_units_used", 1))
-        pos[sid] = (pos[rack.id][0] + dx, pos[rack.id][1] + dy)
-    for cid in on_server:
-        pos[cid] = pos[comps[cid].parent]
+    offsets: dict[tuple[float, int, float], tuple[float, float]] = {}
+    for server in in_rack:
+        rack = comps[server.parent]
+        key = (units(rack, "rack_units", 42), server.slot or 1, units(server, "rack_units_used", 1))
+        off = offsets.get(key)
+        if off is None:
+            off = offsets[key] = member_offset(*key)
+        x, y = pos[rack.id]
+        pos[server.id] = (x + off[0], y + off[1])
+    for c in on_server:
+        pos[c.id] = pos[c.parent]
     return pos

@@ -33,6 +33,8 @@ Rules shared by the generators (all figures come from the catalog through ``Cata
 
 from __future__ import annotations
 
+import functools
+import gc
 import math
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -41,6 +43,7 @@ from designer.errors import UsageError
 from designer.topology import kinds
 from designer.topology.design import Design
 from designer.topology.layout import layout_by_tier
+from designer.topology.kinds import ID_PREFIX
 from designer.topology.model import Component, Link, Topology
 from designer.topology.validation import Resolver, component_power_W
 
@@ -168,8 +171,30 @@ def _devices_per_server(options: dict[str, Any]) -> int:
 
 
 # ---------------------------------------------------------------------------------------- builder
+class _Power:
+    """What :func:`validation.component_power_W` needs of a topology (a server's adapters in
+    ``Topology.attached`` order: by slot, then id) over the builder's components."""
+
+    def __init__(self, comps: dict[str, Component], attached: dict[str, list[str]]) -> None:
+        self.comps, self._attached = comps, attached
+
+    def attached(self, server_id: str) -> list[Component]:
+        kids = [self.comps[d] for d in self._attached.get(server_id, ())]
+        kids.sort(key=lambda c: (c.slot if c.slot is not None else 1 << 30, c.id))
+        return kids
+
+
 class _Builder:
-    """Adds components and links to a topology, with cached catalog figures and rack filling."""
+    """Collects a design's components and links in plain lists and makes the topology in one step
+    (:meth:`finish`, ``Topology.from_items``), with cached catalog figures and rack filling.
+
+    Ids come from one counter per prefix, exactly as ``Topology.new_id`` hands them out in a new
+    topology that only this builder fills (``srv-1``, ``srv-2``, …, ``link-1``, …), and components
+    and links are kept in the order they are made: the design is the one the per-item
+    ``add_component``/``add_new_link`` calls made, without an event, a copy and an id check per item.
+    Components alike share one *class* (kind, model, props: their figures and what a link to them
+    runs at), so a link's speed and medium and a rack member's U and power are worked out once per
+    class, not per item."""
 
     def __init__(self, catalog: Any, rack_model: str, per_rack: int) -> None:
         if catalog is None:
@@ -177,7 +202,15 @@ class _Builder:
 
             catalog = load_catalog()
         self.res = Resolver(catalog)
-        self.topo = Topology()
+        self.comps: dict[str, Component] = {}   # in the order made (the design file's order)
+        self.links: list[Link] = []
+        self._count: dict[str, int] = {}        # id prefix -> last number handed out
+        self._class_of: dict[str, int] = {}     # component id -> its class (index in _classes)
+        self._classes: list[tuple[str, dict[str, Any]]] = []  # class -> (kind, figures)
+        self._class_key: dict[tuple, int] = {}
+        self._attached: dict[str, list[str]] = {}  # server id -> its NICs/DPUs in the order made
+        self._link_memo: dict[tuple[int, int], tuple[float, str]] = {}  # see _link_kind
+        self._load: dict[Any, tuple[int, float]] = {}  # see _rack_load
         self.rack_model = rack_model
         self.per_rack = per_rack
         self._fill: dict[str, tuple[str | None, int, int, float]] = {}  # row -> rack, next U, count, W
@@ -185,9 +218,6 @@ class _Builder:
         self.frontend = False
         #: server id -> its north-south DPUs (storage and front-end ports), made on first use
         self.north_south: dict[str, list[str]] = {}
-        self._figures: dict[tuple, dict[str, Any]] = {}
-        self._by_id: dict[str, dict[str, Any]] = {}  # component id -> its figures
-        self._link_memo: dict[tuple, tuple[float, str]] = {}  # see link()
         self.need("rack", rack_model, "--rack")
 
     def need(self, kind: str, model: str, option: str) -> dict[str, Any]:
@@ -200,25 +230,47 @@ class _Builder:
     def fig(self, kind: str, model: str) -> dict[str, Any]:
         return self.res(Component("", kind, model))
 
-    def figures(self, comp: Component) -> dict[str, Any]:
-        """``self.res(comp)`` (read only), cached per kind, model and props: the builder's thousands
-        of components share a handful of these (switches differ only in their tier)."""
-        fig = self._by_id.get(comp.id)  # the builder never changes a component's model or props
-        if fig is not None:
-            return fig
-        key = (comp.kind, comp.model, tuple(sorted(comp.props.items())) if comp.props else ())
-        fig = self._figures.get(key)
-        if fig is None:
-            fig = self._figures[key] = self.res(comp)
-        if comp.id:
-            self._by_id[comp.id] = fig
-        return fig
+    def figures(self, cid: str) -> dict[str, Any]:
+        """The resolved figures of component ``cid`` (read only: shared by its class)."""
+        return self._classes[self._class_of[cid]][1]
 
-    def add(self, kind: str, model: str, parent: str | None = None, slot: int | None = None,
-            props: dict[str, Any] | None = None) -> str:
-        cid = self.topo.new_component_id(kind)
-        self.topo.add_component(Component(cid, kind, model, parent=parent, slot=slot, props=props or {}))
-        return cid
+    def kind(self, cid: str) -> str:
+        return self._classes[self._class_of[cid]][0]
+
+    def _class(self, kind: str, model: str, props: dict[str, Any]) -> int:
+        key = (kind, model, tuple(sorted(props.items())))
+        c = self._class_key.get(key)
+        if c is None:
+            c = self._class_key[key] = len(self._classes)
+            self._classes.append((kind, self.res(Component("", kind, model, props=dict(props)))))
+        return c
+
+    def _ids(self, kind: str, count: int) -> list[str]:
+        """``count`` fresh ids of ``kind``'s prefix (``Topology.new_id`` in a new topology)."""
+        prefix = ID_PREFIX.get(kind, kind)
+        first = self._count.get(prefix, 0)
+        self._count[prefix] = first + count
+        return [f"{prefix}-{n}" for n in range(first + 1, first + count + 1)]
+
+    def add_many(self, kind: str, model: str, count: int, parent: str | None = None, first_slot: int = 0,
+                 props: dict[str, Any] | None = None) -> list[str]:
+        """``count`` components of one class; with a ``parent`` (a server) they take slots
+        ``first_slot``, ``first_slot + 1``, … (without one, no slot). Each gets its own props dict."""
+        props = props or {}
+        c = self._class(kind, model, props)
+        ids = self._ids(kind, count)
+        comps, class_of = self.comps, self._class_of
+        for i, cid in enumerate(ids):
+            comps[cid] = Component(cid, kind, model, "", parent, None if parent is None else first_slot + i,
+                                   dict(props))
+            class_of[cid] = c
+        if parent is not None:
+            self._attached.setdefault(parent, []).extend(ids)
+        return ids
+
+    def add(self, kind: str, model: str, props: dict[str, Any] | None = None) -> str:
+        """One component placed in nothing (yet): a server, switch, storage or rack."""
+        return self.add_many(kind, model, 1, props=props)[0]
 
     def switch(self, model: str, tier: str) -> str:
         props: dict[str, Any] = {"tier": tier}
@@ -226,35 +278,69 @@ class _Builder:
             props["frontend"] = True
         return self.add("switch", model, props=props)
 
-    def link(self, a: str, b: str, lanes: int = 1) -> None:
-        ends = [self.topo.components[a], self.topo.components[b]]
-        figs = [None if c.kind == "gpu_server" else self.figures(c) for c in ends]
-        # the figures dicts are shared per kind/model/props: the speed and medium are worked out
-        # once per pair of them (and which end is a switch)
-        memo = (id(figs[0]), id(figs[1]), ends[0].kind == "switch", ends[1].kind == "switch")
-        hit = self._link_memo.get(memo)
+    def switches(self, model: str, tier: str, count: int) -> list[str]:
+        """``count`` switches of one tier (``switch`` ``count`` times)."""
+        props: dict[str, Any] = {"tier": tier}
+        if self.frontend:
+            props["frontend"] = True
+        return self.add_many("switch", model, count, props=props)
+
+    def _link_kind(self, ca: int, cb: int) -> tuple[float, str]:
+        """Speed and medium of a link between components of classes ``ca`` and ``cb``: the lower
+        of the two ends' port speeds (a server, its on-board NIC, has no port figure; 400 Gb/s when
+        neither end has one) on the switch's medium (else the first end's with a figure; else
+        Ethernet). Worked out once per pair of classes."""
+        hit = self._link_memo.get((ca, cb))
         if hit is None:
-            figs = [f for f in figs if f is not None]
+            ends = [self._classes[ca], self._classes[cb]]
+            figs = [f for k, f in ends if k != "gpu_server"]
             speed = min((f["port_speed_Gbps"] for f in figs), default=400.0)
-            switch = [self.figures(c)["medium"] for c in ends if c.kind == "switch"]
+            switch = [f["medium"] for k, f in ends if k == "switch"]
             medium = switch[0] if switch else (figs[0]["medium"] if figs else "ethernet")
-            hit = self._link_memo[memo] = (speed, medium)
-        self.topo.add_new_link(a, b, hit[1], hit[0], lanes=lanes)
+            hit = self._link_memo[(ca, cb)] = (speed, medium)
+        return hit
+
+    def link(self, a: str, b: str, lanes: int = 1) -> None:
+        self.link_many([(a, b, lanes)])
+
+    def link_many(self, ends: list[tuple[str, str, int]]) -> None:
+        """Links ``(a, b, lanes)`` in this order, ids ``link-N`` from the counter."""
+        ids = self._ids("link", len(ends))
+        class_of, memo, append = self._class_of, self._link_memo, self.links.append
+        for lid, (a, b, lanes) in zip(ids, ends):
+            pair = (class_of[a], class_of[b])
+            speed, medium = memo.get(pair) or self._link_kind(*pair)
+            append(Link(lid, a, b, medium, speed, 0.0, lanes))
+
+    def _rack_load(self, cid: str) -> tuple[int, float]:
+        """(U, W) a rack member takes: ``rack_units_used``, and its power as
+        :func:`validation.component_power_W` counts it (a server with its adapters), worked out
+        once per class (a server: per class of it and of each adapter, in ``attached`` order)."""
+        c = self._class_of[cid]
+        kind, fig = self._classes[c]
+        key: Any = c
+        if kind == "gpu_server":
+            key = (c, tuple(self._class_of[d] for d in self._attached.get(cid, ())),
+                   tuple(self.comps[d].slot for d in self._attached.get(cid, ())))
+        hit = self._load.get(key)
+        if hit is None:
+            power = (component_power_W(_Power(self.comps, self._attached), self.comps[cid], self.res)
+                     if kind == "gpu_server" else float(fig.get("power_W", 0.0)))
+            hit = self._load[key] = (int(fig["rack_units_used"]), power)
+        return hit
 
     def rack(self, cid: str, row: str) -> None:
         """Put a component in the current rack of ``row`` (a new one when it is full)."""
-        comp = self.topo.components[cid]
         rack_fig = self.fig("rack", self.rack_model)
-        units = int(self.figures(comp)["rack_units_used"])
-        power = (component_power_W(self.topo, comp, self.res) if comp.kind == "gpu_server"
-                 else float(self.figures(comp).get("power_W", 0.0)))  # as component_power_W counts them
+        units, power = self._rack_load(cid)
         rack, next_u, count, used_W = self._fill.get(row, (None, 1, 0, 0.0))
         full = (rack is None or (row == "compute" and count >= self.per_rack)
                 or next_u + units - 1 > rack_fig["rack_units"]
                 or used_W + power > rack_fig["power_budget_kW"] * 1000.0)
         if full:
             rack, next_u, count, used_W = self.add("rack", self.rack_model), 1, 0, 0.0
-        self.topo.update_component(cid, parent=rack, slot=next_u)
+        comp = self.comps[cid]
+        comp.parent, comp.slot = rack, next_u
         self._fill[row] = (rack, next_u + units, count + 1, used_W + power)
 
     def leaf_ports(self, model: str, oversubscription: float,
@@ -278,34 +364,43 @@ class _Builder:
         return down, ports - down
 
     def host_link_Gbps(self, model: str, ends: list[str] | None) -> float:
-        """Speed of the fastest link from ``ends`` to a switch of ``model``."""
+        """Speed of the fastest link from ``ends`` to a switch of ``model`` (one look per class)."""
         up_Gbps = float(self.fig("switch", model)["port_speed_Gbps"])
-        speeds = [min(up_Gbps, float(self.res(self.topo.components[e])["port_speed_Gbps"]))
-                  for e in dict.fromkeys(ends or []) if self.topo.components[e].kind != "gpu_server"]
+        classes = [self._classes[c] for c in dict.fromkeys(self._class_of[e] for e in ends or [])]
+        speeds = [min(up_Gbps, float(f["port_speed_Gbps"])) for k, f in classes if k != "gpu_server"]
         return max(speeds, default=up_Gbps)
 
     def leaves(self, groups: list[list[str]], model: str) -> list[str]:
         """One leaf per group of endpoints (an id repeated n times takes n ports, one link)."""
-        out = []
-        for group in groups:
-            leaf = self.switch(model, "leaf")
-            for end in dict.fromkeys(group):
-                self.link(end, leaf, lanes=group.count(end))
-            out.append(leaf)
+        out = self.switches(model, "leaf", len(groups))
+        ends = []
+        for group, leaf in zip(groups, out):
+            lanes: dict[str, int] = {}
+            for end in group:
+                lanes[end] = lanes.get(end, 0) + 1
+            ends += [(end, leaf, n) for end, n in lanes.items()]
+        self.link_many(ends)
         return out
 
     def connect_up(self, lowers: list[tuple[str, int]], uppers: list[str]) -> None:
         """Give each lower switch its uplinks, uplink ``g`` (numbered over all) to ``uppers[g mod n]``,
-        bundled into one link per pair."""
+        bundled into one link per pair (in the order of ``uppers``).
+
+        derived: a lower switch whose ``n`` uplinks are numbered ``g0 … g0 + n − 1`` gives
+        ``n // m`` of them to each of the ``m`` uppers and one more to the ``n mod m`` uppers
+        ``g0 mod m, g0 + 1 mod m, …`` (cyclically): the count of the loop over its uplinks."""
+        m = len(uppers)
         g = 0
+        ends = []
         for lower, n in lowers:
-            lanes = [0] * len(uppers)
-            for _ in range(n):
-                lanes[g % len(uppers)] += 1
-                g += 1
-            for upper, count in zip(uppers, lanes):
+            whole, rest = divmod(n, m)
+            start = g % m
+            for j, upper in enumerate(uppers):
+                count = whole + ((j - start) % m < rest)
                 if count:
-                    self.link(lower, upper, lanes=count)
+                    ends.append((lower, upper, count))
+            g += n
+        self.link_many(ends)
 
     def spines(self, leaves: list[str], up: int, model: str, core: bool = False) -> None:
         """Switch tiers above ``leaves`` with ``up`` uplinks each (see the module doc); none for one
@@ -317,7 +412,7 @@ class _Builder:
         ports = int(self.fig("switch", model)["ports"])
         count = math.ceil(len(leaves) * up / ports)
         if count <= up:
-            spines = [self.switch(model, "spine") for _ in range(count)]
+            spines = self.switches(model, "spine", count)
             self.connect_up([(leaf, up) for leaf in leaves], spines)
             return
         pod = ports // 2
@@ -328,20 +423,50 @@ class _Builder:
         groups: list[list[tuple[str, int]]] = [[] for _ in range(up)]
         for first in range(0, len(leaves), pod):
             members = leaves[first:first + pod]
-            spines = [self.switch(model, "spine") for _ in range(up)]
+            spines = self.switches(model, "spine", up)
             self.connect_up([(leaf, up) for leaf in members], spines)
             for group, spine in zip(groups, spines):
                 group.append((spine, len(members)))
         for group in groups:
-            cores = [self.switch(model, "core") for _ in range(math.ceil(sum(n for _, n in group) / ports))]
+            cores = self.switches(model, "core", math.ceil(sum(n for _, n in group) / ports))
             self.connect_up(group, cores)
 
+    def link_counts(self, ids: list[str]) -> dict[str, int]:
+        """Links (not lanes) ending on each of ``ids`` so far (``len(topology.links_of(id))``)."""
+        counts = dict.fromkeys(ids, 0)
+        for link in self.links:
+            if link.a in counts:
+                counts[link.a] += 1
+            if link.b in counts:
+                counts[link.b] += 1
+        return counts
+
     def finish(self, name: str, workload: dict[str, Any] | None = None) -> Design:
-        for sw in self.topo.switches():
-            self.rack(sw.id, "network")
-        for cid, xy in layout_by_tier(self.topo, self.res.catalog).items():
-            self.topo.components[cid].pos = xy
-        return Design(self.topo, name, workload or {})
+        for cid, c in list(self._class_of.items()):
+            if self._classes[c][0] == "switch":
+                self.rack(cid, "network")
+        topo = Topology.from_items(list(self.comps.values()), self.links, self._count)
+        for cid, xy in layout_by_tier(topo, self.res.catalog).items():
+            topo.components[cid].pos = xy
+        return Design(topo, name, workload or {})
+
+
+def _gc_paused(build: Callable[..., Design]) -> Callable[..., Design]:
+    """``build`` with Python's cycle collector paused: a design is hundreds of thousands of small
+    objects that hold no reference cycles, and the collector's passes over them were about a
+    fifth of building a 131k-GPU design."""
+
+    @functools.wraps(build)
+    def paused(*args: Any, **kwargs: Any) -> Design:
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return build(*args, **kwargs)
+        finally:
+            if was_enabled:
+                gc.enable()
+
+    return paused
 
 
 def _chunks(items: list[str], size: int) -> list[list[str]]:
@@ -368,7 +493,7 @@ def _servers(b: _Builder, count: int, model: str, gpus: int, dpu: str, nic: str,
     servers, devices = [], []
     for _ in range(count):
         sid = b.add("gpu_server", model, props=props)
-        devices.append([b.add(kind, device, parent=sid, slot=r) for r in range(n)])
+        devices.append(b.add_many(kind, device, n, parent=sid))
         servers.append(sid)
     return servers, devices
 
@@ -377,11 +502,10 @@ def _north_south(b: _Builder, sid: str) -> list[str]:
     """The server's north-south DPUs (``dpu_count`` of ``dpu_model``, made on first use), or the
     server itself (an on-board NIC) when the model has none."""
     if sid not in b.north_south:
-        fig = b.res(b.topo.components[sid])
+        fig = b.figures(sid)
         count = int(fig.get("dpu_count", 0))
-        base = len(b.topo.attached(sid))
-        b.north_south[sid] = ([b.add("dpu", fig["dpu_model"], parent=sid, slot=base + i) for i in range(count)]
-                              or [sid])
+        base = len(b._attached.get(sid, ()))
+        b.north_south[sid] = b.add_many("dpu", fig["dpu_model"], count, parent=sid, first_slot=base) or [sid]
     return b.north_south[sid]
 
 
@@ -394,14 +518,16 @@ def _frontend_devices(b: _Builder, servers: list[str]) -> list[str]:
     """One front-end endpoint per north-south DPU of each server (a DPU whose ports are all linked
     already, e.g. a one-port card on the storage network, gets a sibling of its model), or the
     server itself."""
-    out = []
+    # links are counted once: none are made in this loop, and DPUs made in it have none yet
+    used = b.link_counts([dev for sid in servers for dev in b.north_south.get(sid, ())])
+    ends = []
     for sid in servers:
         for dev in _north_south(b, sid):
-            comp = b.topo.components[dev]
-            if comp.kind == "dpu" and len(b.topo.links_of(dev)) >= int(b.res(comp)["ports"]):
-                dev = b.add("dpu", comp.model, parent=sid, slot=len(b.topo.attached(sid)))
-            out.append(dev)
-    return out
+            if b.kind(dev) == "dpu" and used.get(dev, 0) >= int(b.figures(dev)["ports"]):
+                dev = b.add_many("dpu", b.comps[dev].model, 1, parent=sid,
+                                 first_slot=len(b._attached[sid]))[0]
+            ends.append(dev)
+    return ends
 
 
 def _frontend(b: _Builder, servers: list[str], frontend: str, switch: str) -> None:
@@ -427,11 +553,11 @@ def _frontend(b: _Builder, servers: list[str], frontend: str, switch: str) -> No
 
 def _appliances(b: _Builder, count: int, model: str) -> list[str]:
     b.need("storage", model, "--storage-model")
-    return [b.add("storage", model) for _ in range(count)]
+    return b.add_many("storage", model, count)
 
 
 def _appliance_ports(b: _Builder, appliances: list[str]) -> list[str]:
-    return [a for a in appliances for _ in range(int(b.res(b.topo.components[a])["ports"]))]
+    return [a for a in appliances for _ in range(int(b.figures(a)["ports"]))]
 
 
 def _separate_storage(b: _Builder, servers: list[str], appliances: list[str], switch: str,
@@ -462,6 +588,7 @@ def _storage_count(storage: str, count: int, servers: int, su_size: int = 32) ->
 
 
 # ------------------------------------------------------------------------------------- templates
+@_gc_paused
 def leaf_spine(servers: int = 16, server: str = "dgx-h100", gpus_per_server: int = 0, nic: str = "",
                dpu: str = "", switch: str = "qm9700", oversubscription: float = 1.0,
                storage: str = "separate", storage_model: str = "generic-nvmeof-afa", storage_count: int = 0,
@@ -488,6 +615,7 @@ def leaf_spine(servers: int = 16, server: str = "dgx-h100", gpus_per_server: int
     return b.finish(name or f"Leaf-spine, {servers} x {server}")
 
 
+@_gc_paused
 def fat_tree(k: int = 8, server: str = "dgx-h100", gpus_per_server: int = 0, nic: str = "", dpu: str = "",
              switch: str = "qm9700", storage: str = "none", storage_model: str = "generic-nvmeof-afa",
              storage_count: int = 0, storage_switch: str = "", rack: str = "rack-42u", servers_per_rack: int = 4,
@@ -528,6 +656,7 @@ def fat_tree(k: int = 8, server: str = "dgx-h100", gpus_per_server: int = 0, nic
     return b.finish(name or f"Fat-tree k={k}, {hosts} x {server}")
 
 
+@_gc_paused
 def rail_optimized(servers: int = 256, server: str = "dgx-h100", gpus_per_server: int = 0, nic: str = "",
                    dpu: str = "", switch: str = "qm9700", su_size: int = 32, oversubscription: float = 1.0,
                    storage: str = "separate", storage_model: str = "generic-nvmeof-afa",
@@ -595,6 +724,7 @@ def rail_optimized(servers: int = 256, server: str = "dgx-h100", gpus_per_server
     return b.finish(name or f"Rail-optimized, {servers} x {server}")
 
 
+@_gc_paused
 def nvl72(servers: int = 8, server: str = "gb200-nvl72", nic: str = "", switch: str = "",
           su_size: int = 8, rails_per_leaf: int = 0, oversubscription: float = 1.0,
           storage: str = "separate", storage_model: str = "generic-nvmeof-afa", storage_count: int = 0,
