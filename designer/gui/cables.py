@@ -45,20 +45,43 @@ def rail_color(rail: int) -> QColor:
     return RAIL_COLORS[rail % len(RAIL_COLORS)]
 
 
+#: the end points of a cable that is drawn nowhere yet (a link to a component without an item)
+NO_ENDS = (0.0, 0.0, 0.0, 0.0)
+
+
 class Cable:
     """What the canvas knows of a link: the link, its two end points (scene), its marks, and its
-    rail (None: drawn in the medium's colour)."""
+    rail (None: drawn in the medium's colour).
 
-    __slots__ = ("lid", "link", "line", "problems", "util", "marked", "rail")
+    The end points are ``ends`` (x1, y1, x2, y2), a tuple replaced (never changed in place) when
+    the cable moves, which the layer tells by identity; ``line`` is them as a QLineF, made when
+    first asked for (the layer draws from its own array: a new document's 500k cables need none)."""
 
-    def __init__(self, link: Link, line: QLineF | None = None) -> None:
+    __slots__ = ("lid", "link", "ends", "_line", "problems", "util", "marked", "rail")
+
+    def __init__(self, link: Link, line: QLineF | None = None,
+                 ends: tuple[float, float, float, float] | None = None) -> None:
         self.lid = link.id
         self.link = link
-        self.line = QLineF() if line is None else line
+        self._line = None
+        self.ends = NO_ENDS if ends is None else ends
+        if line is not None:
+            self.line = line
         self.problems: list = []
         self.util: float | None = None
         self.marked = False
         self.rail: int | None = None
+
+    @property
+    def line(self) -> QLineF:
+        if self._line is None:
+            self._line = QLineF(*self.ends)
+        return self._line
+
+    @line.setter
+    def line(self, line: QLineF) -> None:
+        self._line = line
+        self.ends = (line.x1(), line.y1(), line.x2(), line.y2())
 
     def base_style(self) -> str:
         """Pen key without the overlay: the rail ("rail:3") or the medium."""
@@ -150,8 +173,9 @@ class CableLayer(QGraphicsItem):
         self._bounds = QRectF()
         self._dirty = True
         self._ids: list[str] = []
-        self._lines: list[QLineF] = []
+        self._ends: list[tuple] = []  # Cable.ends of each row of ``_xy`` (replaced when one moves)
         self._xy = np.zeros((0, 4))
+        self._known: tuple | None = None  # (ids, ends, xy) a new document's cables were made with
         self._lo = np.zeros((0, 2))
         self._hi = np.zeros((0, 2))
         self._bins = np.zeros(0, dtype=int)             # utilization bin of each row, -1: none
@@ -212,27 +236,34 @@ class CableLayer(QGraphicsItem):
             self.prepareGeometryChange()
             self._extent = QRectF(rect)
 
+    def known(self, ids: list[str], ends: list[tuple], xy: np.ndarray) -> None:
+        """The cables ``ids`` were just made with end points ``ends``, which are the rows of ``xy``:
+        the next :meth:`_sync` takes its array from here instead of from 500k tuples."""
+        self._known = (ids, ends, xy)
+
     def _sync(self) -> None:
         """Rebuild the batches from ``cables``; an edit that set new lines on a few cables costs
-        little (the rows of the others are kept: ``cable.line`` is replaced, never changed in place)."""
+        little (the rows of the others are kept: ``cable.ends`` is replaced, never changed in place)."""
         if not self._dirty:
             return
         self._dirty = False
         old = (self._ids, self._xy, self._bins, self._media)
         cables = list(self.cables.values())
-        ids, lines = list(self.cables), [c.line for c in cables]
-        if ids == self._ids:
-            xy = self._xy.copy()
-            replaced = np.fromiter(map(is_not, lines, self._lines), dtype=bool, count=len(lines))
+        ids, ends = list(self.cables), [c.ends for c in cables]
+        base = (self._ids, self._ends, self._xy)
+        if self._known is not None and ids != self._ids and self._known[0] == ids:
+            base = self._known
+        self._known = None
+        if ids == base[0]:
+            xy = base[2].copy()
+            replaced = np.fromiter(map(is_not, ends, base[1]), dtype=bool, count=len(ends))
             for n in np.nonzero(replaced)[0].tolist():
-                ln = lines[n]
-                xy[n] = ln.x1(), ln.y1(), ln.x2(), ln.y2()
+                xy[n] = ends[n]
         else:
-            xy = np.array([(ln.x1(), ln.y1(), ln.x2(), ln.y2()) for ln in lines],
-                          dtype=float).reshape(-1, 4)
+            xy = np.array(ends, dtype=float).reshape(-1, 4)
         if ids != self._ids:
-            self._row = {lid: n for n, lid in enumerate(ids)}
-        self._ids, self._lines, self._xy = ids, lines, xy
+            self._row = dict(zip(ids, range(len(ids))))
+        self._ids, self._ends, self._xy = ids, ends, xy
         # pen keys (Cable.style): the utilization bin (util_bin) under the overlay, else the medium
         util = np.array([c.util for c in cables], dtype=float)  # None: nan
         bins = np.full(len(cables), -1)
@@ -431,13 +462,12 @@ class CableLayer(QGraphicsItem):
         if rows is not None:
             chosen = np.zeros(len(self._ids), dtype=bool)
             chosen[rows] = True
-        lines = self._lines
         for style, group in self._groups.items():
             if chosen is not None:
                 group = group[chosen[group]]
             if len(group):
                 painter.setPen(self.pen(style))
-                painter.drawLines([lines[i] for i in group.tolist()])
+                draw_segments(painter, self._xy[group])
 
     def _level(self, lod: float) -> int | None:
         """The zoom octave (``2**level`` pixels a scene unit) just above ``lod`` whose picture of
@@ -473,7 +503,7 @@ class CableLayer(QGraphicsItem):
         p = self._image_painter(image)
         p.scale(scale, scale)
         p.translate(-self._picture_bounds.topLeft())
-        lines, batches = self._lines, 0
+        batches = 0
         while group < len(groups):
             if (batches and not self._far_at_once
                     and (time.perf_counter() - start) * 1000 + self._batch_ms > self.BUDGET_MS):
@@ -481,7 +511,7 @@ class CableLayer(QGraphicsItem):
             style, rows = groups[group]
             t = time.perf_counter()
             p.setPen(self.pen(style))
-            p.drawLines([lines[i] for i in rows[done:done + self.BATCH].tolist()])
+            draw_segments(p, self._xy[rows[done:done + self.BATCH]])
             if len(rows) - done >= self.BATCH:  # a running estimate of a full batch's cost
                 self._batch_ms = (self._batch_ms + (time.perf_counter() - t) * 1000) / 2
             self.batches_drawn += 1
@@ -936,6 +966,32 @@ class CableLayer(QGraphicsItem):
             else:
                 painter.setPen(self.pen(cable.style()))
             painter.drawLine(cable.line)
+
+
+def _lines_from_array() -> bool:
+    """Whether a QLineF is four doubles x1, y1, x2, y2 in memory (Qt's qreal is double on every
+    desktop build; a build with another coordinate type gets QLineF objects instead)."""
+    probe = np.array([[1.5, 2.5, 3.5, 4.5]])
+    line = shiboken6.wrapInstance(probe.ctypes.data, QLineF)
+    return (line.x1(), line.y1(), line.x2(), line.y2()) == (1.5, 2.5, 3.5, 4.5)
+
+
+LINES_FROM_ARRAY = _lines_from_array()
+
+
+def draw_segments(painter: QPainter, xy: np.ndarray) -> None:
+    """``painter.drawLines`` of the segments ``xy`` (rows x1, y1, x2, y2) without a QLineF per
+    segment: a C-contiguous float64 array of them is a QLineF array, which Qt's
+    ``drawLines(const QLineF *, int)`` reads directly. A list of QLineFs goes to the same call
+    once the binding has copied it into such an array: the same pixels, without making and
+    reading back hundreds of thousands of objects."""
+    if not len(xy):
+        return
+    if not LINES_FROM_ARRAY:
+        painter.drawLines([QLineF(*row) for row in xy.tolist()])
+        return
+    rows = np.ascontiguousarray(xy, dtype=np.float64)  # kept alive until Qt has drawn them
+    painter.drawLines(shiboken6.wrapInstance(rows.ctypes.data, QLineF), len(rows))
 
 
 def _meeting(xy: np.ndarray, rect: QRectF) -> np.ndarray:

@@ -1,0 +1,102 @@
+"""The fast paths a 250k-component design takes through the canvas (issue #14) give what the
+general ones give: a new document's cables made at once end where one-by-one placement puts them,
+their rails are each cable's own rail, the cable layer draws segments straight from its array with
+the pixels of a list of QLineFs, and the bundles are those of the cables."""
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QLineF, QPointF, Qt
+from PySide6.QtGui import QColor, QImage, QPainter, QPen
+
+from designer.gui.cables import Cable, draw_segments
+from designer.gui.items import anchor
+from designer.gui.scene import DesignScene
+from designer.topology.catalog import load_catalog
+from designer.topology.model import Link
+from designer.topology.templates import rail_optimized
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog()
+
+
+def _scene(design, catalog, lazy: bool) -> DesignScene:
+    scene = DesignScene(catalog, lazy_badges=lazy)
+    scene.set_design(design)
+    return scene
+
+
+def _placed(scene: DesignScene, link) -> tuple[float, float, float, float]:
+    """Where :meth:`DesignScene._place_link` (an edit's path) puts a cable's ends."""
+    ra, rb = scene._body_rect(link.a), scene._body_rect(link.b)
+    p, q = anchor(ra, rb.center()), anchor(rb, ra.center())
+    return (p.x(), p.y(), q.x(), q.y())
+
+
+@pytest.mark.parametrize("lazy", [True, False])
+def test_a_new_documents_cables_end_where_placing_them_one_by_one_puts_them(qapp, catalog, lazy):
+    design = rail_optimized(servers=32, dpu="bluefield-3", storage="none", catalog=catalog)
+    scene = _scene(design, catalog, lazy)
+    assert (scene.lazy_badge_count() > 0) == lazy
+    links = design.topology.links
+    assert set(scene.link_items) == set(links)
+    for lid, cable in scene.link_items.items():
+        assert cable.ends == _placed(scene, links[lid]), lid
+        line = cable.line
+        assert (line.x1(), line.y1(), line.x2(), line.y2()) == cable.ends
+
+
+def test_the_rails_given_at_once_are_each_cables_own_rail(qapp, catalog):
+    design = rail_optimized(servers=64, storage="none", catalog=catalog)
+    scene = _scene(design, catalog, lazy=True)
+    assert len(scene.rails) == 8  # a DGX H100's eight compute NICs, one rail each
+    kinds = {c.rail is None for c in scene.link_items.values()}
+    assert kinds == {False} or kinds == {False, True}
+    for cable in scene.link_items.values():
+        assert cable.rail == scene._rail(cable.link), cable.lid
+
+
+def test_setting_a_line_replaces_the_ends_the_layer_watches():
+    cable = Cable(Link("l1", "a", "b"))
+    assert cable.ends == (0.0, 0.0, 0.0, 0.0)
+    before = cable.ends
+    cable.line = QLineF(1.0, 2.0, 3.0, 4.5)
+    assert cable.ends == (1.0, 2.0, 3.0, 4.5) and cable.ends is not before
+    assert Cable(Link("l2", "a", "b"), ends=(5.0, 6.0, 7.0, 8.0)).line == QLineF(5, 6, 7, 8)
+
+
+@pytest.mark.parametrize("antialiased", [False, True])
+def test_segments_drawn_from_an_array_have_the_pixels_of_a_list_of_lines(qapp, antialiased):
+    rng = np.random.default_rng(7)
+    xy = rng.uniform(-20, 320, size=(3000, 4))
+    rows = np.sort(rng.choice(len(xy), 1200, replace=False))  # a subset, as a pen's group
+
+    def picture(draw) -> QImage:
+        image = QImage(300, 300, QImage.Format_ARGB32_Premultiplied)
+        image.fill(Qt.transparent)
+        painter = QPainter(image)
+        painter.setRenderHint(QPainter.Antialiasing, antialiased)
+        painter.setPen(QPen(QColor("#117733"), 1.5))
+        draw(painter)
+        painter.end()
+        return image
+
+    expected = picture(lambda p: p.drawLines([QLineF(*r) for r in xy[rows].tolist()]))
+    got = picture(lambda p: draw_segments(p, xy[rows]))
+    assert got == expected
+    assert picture(lambda p: draw_segments(p, xy[:0])) == picture(lambda p: None)
+
+
+def test_bundles_count_every_cable_between_two_groups_once(qapp, catalog):
+    design = rail_optimized(servers=64, storage="none", catalog=catalog)
+    scene = _scene(design, catalog, lazy=True)
+    bundles = scene.bundles()
+    assert bundles is not None
+    counted: dict[frozenset, int] = {}
+    for cable in scene.link_items.values():
+        ga, gb = scene.group_of(cable.link.a), scene.group_of(cable.link.b)
+        if ga != gb:
+            key = frozenset((ga, gb))
+            counted[key] = counted.get(key, 0) + 1
+    assert {frozenset((b.a, b.b)): b.count for b in bundles} == counted
