@@ -22,7 +22,8 @@ system (``storage_ports``), from the storage systems they reach (``storage_targe
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from operator import itemgetter
+from typing import Any, Callable
 
 import numpy as np
 
@@ -76,27 +77,57 @@ def servers_of(design, catalog, fab: Fabric | None = None) -> list[ServerInfo]:
     adapters_of = attached_all(topo, {s.id for s in servers})
     networks = fab.networks
     front = _frontend_networks(topo, catalog, fab)
-    plans: dict[tuple, tuple] = {}  # networks of a server's adapters and its own -> which are what
+    plans: dict[tuple, _Plan] = {}  # networks of a server's adapters and its own -> which are what
+    parts: dict[str, tuple] = {}  # server model without overrides -> its figures below
     for srv in servers:
-        if srv.props:
-            f = catalog.resolve(srv)
-        else:
-            f = figures.get(srv.model) or figures.setdefault(srv.model, catalog.resolve(srv))
-        gpu = gpus.get(f["gpu_model"]) or gpus.setdefault(f["gpu_model"], catalog.get("gpu", f["gpu_model"]))
-        kids = tuple(adapters_of.get(srv.id, ()))
-        names = [c.id for c in kids] + [srv.id]
+        fig = None if srv.props else parts.get(srv.model)
+        if fig is None:
+            if srv.props:
+                f = catalog.resolve(srv)
+            else:
+                f = figures.get(srv.model) or figures.setdefault(srv.model, catalog.resolve(srv))
+            gpu = gpus.get(f["gpu_model"]) or gpus.setdefault(f["gpu_model"], catalog.get("gpu", f["gpu_model"]))
+            fig = (int(f["gpu_count"]), gpu, int(f["nvlink_domain"]), bool(f["nvswitch"]),
+                   int(f.get("pcie_gen", 5)))
+            if not srv.props:
+                parts[srv.model] = fig
+        kids = adapters_of.get(srv.id, ())
+        names = [c.id for c in kids]
+        names.append(srv.id)
         sets = tuple(map(networks, names))
         plan = plans.get(sets)
         if plan is None:
-            plan = plans[sets] = _endpoint_plan(sets, storage_nets, front)
-        compute, ports, reach = plan
-        if reach not in reached:
-            reached[reach] = tuple(s for s in storage if networks(s) & reach)
-        out.append(ServerInfo(srv.id, int(f["gpu_count"]), gpu, int(f["nvlink_domain"]),
-                              bool(f["nvswitch"]), int(f.get("pcie_gen", 5)),
-                              tuple(names[k] for k in compute), tuple(names[k] for k in ports),
-                              reached[reach], {names[k]: sets[k] for k in compute}, kids))
+            compute, ports, reach = _endpoint_plan(sets, storage_nets, front)
+            if reach not in reached:
+                reached[reach] = tuple(s for s in storage if networks(s) & reach)
+            plan = plans[sets] = _Plan(_picker(compute), _picker(ports), reached[reach],
+                                       tuple(sets[k] for k in compute))
+        rails = plan.rails(names)
+        out.append(ServerInfo(srv.id, *fig, rails, plan.ports(names), plan.targets,
+                              dict(zip(rails, plan.rail_sets)), tuple(kids)))
     return out
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Which endpoints of a server are what (:func:`_endpoint_plan`), made once for the servers
+    wired alike: pickers of the rails and storage ports from the server's endpoint ids (adapters
+    in slot order, then the server), the storage systems the ports reach and the rails' networks."""
+
+    rails: Callable[[list[str]], tuple[str, ...]]
+    ports: Callable[[list[str]], tuple[str, ...]]
+    targets: tuple[str, ...]
+    rail_sets: tuple[frozenset[int], ...]
+
+
+def _picker(positions: list[int]) -> Callable[[list[str]], tuple[str, ...]]:
+    """``lambda names: tuple(names[k] for k in positions)``, as one ``itemgetter`` call."""
+    if not positions:
+        return lambda names: ()
+    if len(positions) == 1:
+        k = positions[0]
+        return lambda names: (names[k],)
+    return itemgetter(*positions)
 
 
 def _frontend_networks(topo, catalog, fab: Fabric) -> frozenset[int]:
@@ -140,17 +171,31 @@ def _endpoint_plan(sets: tuple[frozenset[int], ...], storage_nets: frozenset[int
 
 def attached_all(topo, servers: set[str]) -> dict[str, list]:
     """The NICs and DPUs of every server of ``servers`` (ids), in slot order: ``Topology.attached``
-    for all of them in one pass over the components."""
+    for all of them in one pass over the components. (A server's adapters arrive in the
+    components' order; they are sorted by (slot, id) only where that order is not already one of
+    strictly increasing slots, which is the same order.)"""
     kids: dict[str, list] = {}
-    far = 1 << 30
     for c in topo.components.values():
-        if c.kind in ATTACHABLE and c.parent in servers:
-            entry = (c.slot if c.slot is not None else far, c.id, c)
-            if c.parent in kids:
-                kids[c.parent].append(entry)
-            else:
-                kids[c.parent] = [entry]
-    return {s: [e[2] for e in sorted(cs)] for s, cs in kids.items()}  # ids are unique: no tie
+        if c.kind in ATTACHABLE:
+            p = c.parent
+            if p in servers:
+                got = kids.get(p)
+                if got is None:
+                    kids[p] = [c]
+                else:
+                    got.append(c)
+    for cs in kids.values():
+        last = -1
+        for c in cs:
+            if c.slot is None or c.slot <= last:
+                cs.sort(key=_slot_order)
+                break
+            last = c.slot
+    return kids
+
+
+def _slot_order(c) -> tuple:
+    return (c.slot if c.slot is not None else 1 << 30, c.id)  # ids are unique: no tie
 
 
 def check_models(topology, catalog) -> None:
@@ -159,20 +204,25 @@ def check_models(topology, catalog) -> None:
     (kind, model) and per distinct server GPU/CPU choice, so a big design costs a handful."""
     seen: set[tuple] = set()
     for c in topology.components.values():
-        refs = [(c.kind, c.model)]
-        if c.kind == "gpu_server":
-            refs.append(("server parts", c.model, c.props.get("gpu_model"), c.props.get("cpu_model")))
-        for key in refs:
-            if key in seen:
-                continue
-            try:
-                f = catalog.resolve(c)
-                if key[0] == "server parts":
-                    catalog.get("gpu", f["gpu_model"])
-                    catalog.get("cpu", f["cpu_model"])
-            except KeyError as exc:
-                raise UsageError(f"{KIND_LABEL[c.kind]} '{c.id}': {exc.args[0]}") from None
+        key = (c.kind, c.model)
+        if key not in seen:
+            _check_model(catalog, c, key)
             seen.add(key)
+        if c.kind == "gpu_server":
+            key = ("server parts", c.model, c.props.get("gpu_model"), c.props.get("cpu_model"))
+            if key not in seen:
+                _check_model(catalog, c, key)
+                seen.add(key)
+
+
+def _check_model(catalog, c, key: tuple) -> None:
+    try:
+        f = catalog.resolve(c)
+        if key[0] == "server parts":
+            catalog.get("gpu", f["gpu_model"])
+            catalog.get("cpu", f["cpu_model"])
+    except KeyError as exc:
+        raise UsageError(f"{KIND_LABEL[c.kind]} '{c.id}': {exc.args[0]}") from None
 
 
 @dataclass(frozen=True)
@@ -181,7 +231,7 @@ class RailTable:
     array operations instead of a Python loop per flow: row ``first[k] + i`` is rail i of server k
     (``ServerInfo.rails``) and the last row, ``none``, stands for "no endpoint" (a server without
     a network link; its name is None). ``net[row]`` indexes ``sets``, the distinct network sets
-    of the rails (``Placement.networks``; the empty set for ``none``), and ``rank[r]`` is the row
+    of the rails (``ServerInfo.networks``; the empty set for ``none``), and ``rank[r]`` is the row
     of rank r's GPU: GPU i of a server with k rails uses rail ⌊i·k/gpus⌋ (module docstring).
     Rows are a renaming of the endpoint ids (one row per id), so equal rows mean equal ids."""
 
@@ -197,32 +247,27 @@ class RailTable:
         return len(self.names) - 1
 
     @classmethod
-    def of(cls, servers: list[ServerInfo], server: np.ndarray, local: np.ndarray,
-           networks) -> "RailTable":
-        """``networks``: endpoint id -> its networks (``Placement.networks``)."""
+    def of(cls, servers: list[ServerInfo], server: np.ndarray, local: np.ndarray) -> "RailTable":
+        """The table of ``servers`` for ranks on GPU ``local`` of server ``server``. A rail's
+        networks are its server's ``networks[rail]`` (empty when missing). Servers wired alike
+        share their set objects (``servers_of``), so the distinct sets are found by object
+        identity first (one ``np.unique`` over the ids), then by value among those few."""
         count = np.array([len(s.rails) for s in servers], dtype=np.int64)
         first = np.cumsum(count) - count
         names = [e for s in servers for e in s.rails] + [None]
-        sets: list[frozenset[int]] = []
-        seen: dict[int, int] = {}  # id of a set object -> its index (the sets are mostly shared)
+        empty: frozenset[int] = frozenset()
+        objs = [s.networks.get(e, empty) for s in servers for e in s.rails] + [empty]
+        ids = np.fromiter(map(id, objs), dtype=np.int64, count=len(objs))
+        _, at, inv = np.unique(ids, return_index=True, return_inverse=True)
         index: dict[frozenset[int], int] = {}
-        net = np.empty(len(names), dtype=np.int64)
-        for row, e in enumerate(names):
-            n = networks(e)
-            k = seen.get(id(n))
-            if k is None:
-                k = index.get(n)
-                if k is None:
-                    k = index[n] = len(sets)
-                    sets.append(n)
-                seen[id(n)] = k
-            net[row] = k
+        which = [index.setdefault(objs[i], len(index)) for i in at.tolist()]
+        net = np.array(which, dtype=np.int64)[inv.ravel()]
         gpus = np.array([s.gpus for s in servers], dtype=np.int64)
         server = np.asarray(server, dtype=np.int64)
         c = count[server]
         rows = first[server] + np.asarray(local, dtype=np.int64) * c // np.maximum(gpus[server], 1)
         rank = np.where(c > 0, rows, len(names) - 1)
-        return cls(np.array(names, dtype=object), first, count, net, sets, rank)
+        return cls(np.array(names, dtype=object), first, count, net, list(index), rank)
 
 
 @dataclass
@@ -279,7 +324,7 @@ class Placement:
     def rail_table(self) -> "RailTable":
         """Every server's rails as integer rows (:class:`RailTable`), made once per placement."""
         if self._rails is None:
-            self._rails = RailTable.of(self.servers, self.server, self.local, self.networks)
+            self._rails = RailTable.of(self.servers, self.server, self.local)
         return self._rails
 
     def nodes_spanned(self, dim: str) -> int:
