@@ -147,7 +147,10 @@ def _props_key(props: dict) -> str:
 
 
 def _server_key(srv, adapters, scenario: str) -> tuple:
-    kids = tuple((c.kind, c.model, _props_key(c.props)) for c in adapters)
+    """Servers with equal keys are alike: model, overrides, adapters (kind, model, overrides, in
+    slot order) and scenario."""
+    kids = tuple([(c.kind, c.model, repr(sorted(c.props.items())) if c.props else "[]")
+                  for c in adapters])
     return (srv.model, _props_key(srv.props), kids, scenario)
 
 
@@ -172,12 +175,13 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
     groups: dict[tuple, dict[str, Any]] = {}
     fraction = float(resources.cost_figures(catalog)["inline_crypto_fraction_of_line"])
     overlay = isolation_overlay(scen)
-    for k, info in enumerate(pl.servers):
-        gpus = int(per_server_gpus[k])
+    per_server, default_mode = scen.get("per_server", {}), scen.get("offload", "host")
+    components = topo.components
+    for info, gpus in zip(pl.servers, per_server_gpus.tolist()):
         if gpus == 0:
             continue
-        srv = topo.components[info.id]
-        mode = scen.get("per_server", {}).get(srv.id, scen.get("offload", "host"))
+        srv = components[info.id]
+        mode = per_server.get(srv.id, default_mode)
         adapters = info.adapters if info.adapters is not None else topo.attached(srv.id)
         key = _server_key(srv, adapters, mode)
         if key in groups:
@@ -246,8 +250,7 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
             gpudirect_storage=bool(scen.get("gpudirect_storage", False)),
             encrypt=bool(scen.get("encryption", False)), isolated=overlay,
             isolation=str(scen.get("isolation", "auto")))
-    stor = [catalog.resolve(s) for s in topo.storage()]
-    switches = [catalog.resolve(s) for s in topo.switches()]
+    stor, switches = _storage_and_switches(topo, resolve)
     interval = float(scen.get("checkpoint_interval_s") or 0.0)
     return resources.ResourceInputs(
         groups=tuple(resources.ServerGroup(**g) for g in groups.values()),
@@ -268,6 +271,19 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
         checkpoint_via_host=bool(scen.get("checkpoint_via_host", False)),
         switch_power_W=sum(float(s.get("power_W", 0)) for s in switches) / jobs,
         storage_power_W=sum(float(s.get("power_W", 0)) for s in stor) / jobs)
+
+
+def _storage_and_switches(topo, resolve: Resolver) -> tuple[list[dict], list[dict]]:
+    """Figures of the storage systems and of the switches, each in the design's order, in one pass
+    over the components (``resolve`` shares one dict among components alike)."""
+    stor: list[dict] = []
+    switches: list[dict] = []
+    for c in topo.components.values():
+        if c.kind == "switch":
+            switches.append(resolve(c))
+        elif c.kind == "storage":
+            stor.append(resolve(c))
+    return stor, switches
 
 
 def isolation_overlay(scen: dict[str, Any]) -> bool:
