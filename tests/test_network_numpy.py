@@ -159,3 +159,40 @@ def test_the_engine_imports_no_scipy():
     code = "import sys; from designer.engine import pipeline; print(any(m.startswith('scipy') for m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def _pair_topology():
+    from designer.topology.model import Component, Link, Topology
+    topo = Topology()
+    for i in range(3):
+        topo.add_component(Component(f"n{i}", "nic", "cx7"))
+    topo.add_link(Link("l0", "n0", "n1"))
+    return topo
+
+
+@pytest.mark.parametrize("routing", net.ROUTING)
+def test_a_fabric_without_switches_routes_only_direct_links(routing):
+    topo = _pair_topology()
+    fab = net.fabric_of(topo)
+    i = fab.index
+    r = net._route(fab, np.array([i["n0"], i["n0"], i["n1"]]), np.array([i["n1"], i["n2"], i["n0"]]),
+                   routing, 0)
+    assert r.routed.tolist() == [True, False, True]
+    assert [fab.link_ids[fab.arc_link[a]] for a in r.arc] == ["l0", "l0"]
+    assert r.hops.tolist()[0] == 1 and r.hops.tolist()[2] == 1
+
+
+def test_structure_key_follows_ends_and_kinds_not_speeds_or_parents():
+    from designer.topology.model import Component
+    topo = _pair_topology()
+    key = net.structure_key(topo)
+    topo.links["l0"].speed_Gbps = 100.0
+    topo.add_component(Component("s0", "gpu_server", "dgx-h100"))
+    before_parent = net.structure_key(topo)
+    topo.components["n2"].parent = "s0"
+    assert net.structure_key(topo) == before_parent != key
+    topo.links["l0"].b = "n2"
+    moved = net.structure_key(topo)
+    assert moved != before_parent
+    topo.components["n1"].kind = "dpu"
+    assert net.structure_key(topo) != moved

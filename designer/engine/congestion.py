@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from itertools import repeat
 
 import numpy as np
 from designer.engine.mathfns import poisson_cdf_table
@@ -158,8 +159,6 @@ def capacity_factors(media, routing: str, utilization: float = 1.0) -> np.ndarra
     The network stage routes every flow itself (ECMP collisions included), so only congestion
     control is applied here; multiply the arc capacities by it before sharing them out."""
     table = {m: congestion_control_efficiency(m, routing, utilization) for m in FABRICS}
-    media = np.asarray(media, dtype=object)
-    if not media.size:
-        return np.zeros(0)
-    kinds, which = np.unique(media.astype(str), return_inverse=True)  # a few distinct media
-    return np.array([table.get(str(m), 1.0) for m in kinds], dtype=float)[which.ravel()]
+    media = list(media)
+    # a dict look-up per item: a few distinct media, and no sort of the strings
+    return np.fromiter(map(table.get, map(str, media), repeat(1.0)), dtype=float, count=len(media))

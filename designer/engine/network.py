@@ -28,7 +28,6 @@ import hashlib
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from itertools import repeat
-from operator import attrgetter
 
 import numpy as np
 
@@ -77,6 +76,8 @@ class Fabric:
     _net_cuts: list[int] | None = None  #: node i's networks: _net_labels[cuts[i]:cuts[i + 1]]
     _net_labels: list[int] | None = None
     _net_sets: dict[int, frozenset[int]] = field(default_factory=dict)  #: node -> its networks
+    _hop_index: "_HopIndex | None" = None
+    _every_link: bool = False  #: link_ids are all the topology's links, in its order
 
     def networks(self, node: str) -> frozenset[int]:
         """The networks ``node`` is linked into: a network is a set of switches joined by links
@@ -117,6 +118,12 @@ class Fabric:
         self._net_cuts = np.searchsorted(node, np.arange(len(self.nodes) + 1)).tolist()
         self._net_labels = (pairs % width).tolist()
 
+    def hop_index(self) -> "_HopIndex":
+        """Lookup arrays of the routing walk (see :class:`_HopIndex`), made once per fabric."""
+        if self._hop_index is None:
+            self._hop_index = _HopIndex(self)
+        return self._hop_index
+
     def parts(self) -> "_SwitchParts":
         """The connected parts of the switch graph (see :class:`_SwitchParts`)."""
         if self._parts is None:
@@ -146,6 +153,24 @@ class Fabric:
         starts = np.cumsum([0] + [len(a) for a in arrays])[:-1].astype(np.int64)
         flat = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int32)
         return flat, starts[[at[k] for k in keys]] if keys else _EMPTY
+
+
+class _HopIndex:
+    """What the routing walk looks arcs up by: ``pair_key`` = source node × node count + head
+    node of every arc in ``out_arc`` order (sorted, so the arcs between two nodes are one run
+    found by ``np.searchsorted``), the out-arcs to switches only as CSR (``sw_ptr`` per node,
+    ``sw_arc`` in ``out_arc`` order: the only arcs a flow may take that does not end at the
+    arc's head), and ``switch_node``: the node of each switch row."""
+
+    def __init__(self, fab: Fabric) -> None:
+        nn = len(fab.nodes)
+        head = fab.arc_dst[fab.out_arc]
+        self.pair_key = fab.arc_src[fab.out_arc] * nn + head
+        to_switch = fab.is_switch[head]
+        self.sw_arc = fab.out_arc[to_switch]
+        counts = np.bincount(fab.arc_src[self.sw_arc], minlength=nn)
+        self.sw_ptr = np.r_[0, np.cumsum(counts)].astype(np.int64)
+        self.switch_node = np.flatnonzero(fab.is_switch)
 
 
 class _SwitchParts:
@@ -291,8 +316,18 @@ class _ColumnDistances:
         self.start_of = np.full(max(len(fab.switch_pos), 1), -1, dtype=np.int64)
         if len(used):
             self.start_of[used] = starts
+        #: node of the column's switch when it has only one (else -1)
+        one = (table[:, 0] >= 0) & (table[:, 1] < 0 if width > 1 else True)
+        sw_node = np.r_[fab.hop_index().switch_node, -1]  # row -1: no switch
+        self.only = np.where(one, sw_node[table[:, 0]], -1) if len(rows) else _EMPTY
 
     def __call__(self, sw: np.ndarray, col: np.ndarray) -> np.ndarray:
+        if self.table.shape[1] == 1:  # at most one switch per column: no minimum to take
+            row = self.table[col, 0]
+            ok = row >= 0
+            ok &= self.label[np.maximum(row, 0)] == self.label[sw]
+            at = np.where(ok, self.start_of[row] + self.local[sw], 0)
+            return np.where(ok, self.flat[at] if len(self.flat) else 0, _INF).astype(np.int64)
         out = np.full(len(sw), _INF, dtype=np.int64)
         for k in range(self.table.shape[1]):
             row = self.table[col, k]
@@ -305,13 +340,30 @@ class _ColumnDistances:
 
 
 def structure_key(topology) -> str:
-    """Hash of which components exist (id, kind) and which links join which ends."""
+    """Hash of which components exist (id, kind) and which links join which ends: all that a
+    :class:`Fabric` is made of (a component's parent is not: it changes no route)."""
+    return _structure(topology)[0]
+
+
+def _structure(topology) -> tuple[str, list[str], list[str], list, list[str], list[str]]:
+    """:func:`structure_key` and the lists it hashes: ids and kinds of the components that are
+    not racks, the links, and each link's two ends. Each field is one list joined into one
+    string (a C-level join per list, not a formatted string per item); ids are the dicts' keys."""
+    comps = topology.components
+    kinds = [c.kind for c in comps.values()]
+    if "rack" in kinds:
+        ids = [i for i, k in zip(comps, kinds) if k != "rack"]
+        kinds = [k for k in kinds if k != "rack"]
+    else:
+        ids = list(comps)
+    links = list(topology.links.values())
+    ends_a = [l.a for l in links]
+    ends_b = [l.b for l in links]
     h = hashlib.blake2b(digest_size=16)
-    h.update("".join([f"{c.id}\x00{c.kind}\x00{c.parent}\x01" for c in topology.components.values()
-                      if c.kind != "rack"]).encode("utf-8", "surrogatepass"))
-    h.update("".join([f"{l.id}\x00{l.a}\x00{l.b}\x02" for l in topology.links.values()])
-             .encode("utf-8", "surrogatepass"))
-    return h.hexdigest()
+    for part in (ids, kinds, list(topology.links), ends_a, ends_b):
+        h.update(f"{len(part)}\x01".encode())
+        h.update("\x00".join(part).encode("utf-8", "surrogatepass"))
+    return h.hexdigest(), ids, kinds, links, ends_a, ends_b
 
 
 _FABRICS: "OrderedDict[str, Fabric]" = OrderedDict()
@@ -320,22 +372,19 @@ _FABRIC_CACHE_SIZE = 4
 
 def fabric_of(topology) -> Fabric:
     """The Fabric of a topology, cached on its structure key."""
-    key = structure_key(topology)
+    key, nodes, kinds, links, ends_a, ends_b = _structure(topology)
     fab = _FABRICS.get(key)
     if fab is not None:
         _FABRICS.move_to_end(key)
         return fab
-    kinds = [(c.id, c.kind) for c in topology.components.values() if c.kind != "rack"]
-    nodes = [n for n, _ in kinds]
-    index = {n: i for i, n in enumerate(nodes)}
-    is_switch = np.array([k == "switch" for _, k in kinds], dtype=bool)
-    links = list(topology.links.values())
+    index = dict(zip(nodes, range(len(nodes))))
+    is_switch = np.array([k == "switch" for k in kinds], dtype=bool)
     nl = len(links)
-    a = np.fromiter(map(index.get, map(attrgetter("a"), links), repeat(-1, nl)), dtype=np.int64, count=nl)
-    b = np.fromiter(map(index.get, map(attrgetter("b"), links), repeat(-1, nl)), dtype=np.int64, count=nl)
+    a = np.fromiter(map(index.get, ends_a, repeat(-1, nl)), dtype=np.int64, count=nl)
+    b = np.fromiter(map(index.get, ends_b, repeat(-1, nl)), dtype=np.int64, count=nl)
     keep = (a >= 0) & (b >= 0)  # a link to a rack (or to nothing) carries no traffic
     if keep.all():
-        link_ids = [l.id for l in links]
+        link_ids = list(topology.links)
     else:
         link_ids = [l.id for l, k in zip(links, keep.tolist()) if k]
         a, b = a[keep], b[keep]
@@ -345,16 +394,14 @@ def fabric_of(topology) -> Fabric:
     arc_link = np.concatenate([np.arange(nl), np.arange(nl)])
     order = np.lexsort((arc_dst, arc_src))
     out_arc = order.astype(np.int64)
-    out_ptr = np.zeros(len(nodes) + 1, dtype=np.int64)
-    np.add.at(out_ptr, arc_src + 1, 1)
-    out_ptr = np.cumsum(out_ptr)
+    out_ptr = np.r_[0, np.cumsum(np.bincount(arc_src, minlength=len(nodes)))].astype(np.int64)
     switch_pos = np.full(len(nodes), -1, dtype=np.int64)
     switch_pos[is_switch] = np.arange(int(is_switch.sum()))
     ns = int(is_switch.sum())
     both = is_switch[arc_src] & is_switch[arc_dst]
     sw_ptr, sw_idx = _csr(switch_pos[arc_src[both]], switch_pos[arc_dst[both]], ns)
     fab = Fabric(key, nodes, index, is_switch, arc_src, arc_dst, arc_link, link_ids, out_ptr,
-                 out_arc, switch_pos, _sw_ptr=sw_ptr, _sw_idx=sw_idx)
+                 out_arc, switch_pos, _sw_ptr=sw_ptr, _sw_idx=sw_idx, _every_link=bool(keep.all()))
     _FABRICS[key] = fab
     while len(_FABRICS) > _FABRIC_CACHE_SIZE:
         _FABRICS.popitem(last=False)
@@ -437,13 +484,23 @@ def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: in
     all of it (adaptive), exactly as a walk over every candidate of every flow would."""
     nf = len(src)
     nn = len(fab.nodes)
-    dst_u, dst_inv = np.unique(dst, return_inverse=True)
+    dst_u, dst_inv = _distinct(dst, nn)
     col_of_dst, col_dist = _destination_columns(fab, dst_u)
     dst_col = col_of_dst[dst_inv]
     ncol = max(col_dist.ncols, 1)
     ns = int(fab.is_switch.sum())
     ordered_arc = fab.out_arc
-    pair_key = fab.arc_src[ordered_arc] * nn + fab.arc_dst[ordered_arc]  # sorted (out_arc order)
+    pair_key = fab.hop_index().pair_key  # sorted (out_arc order)
+    # a destination linked to one node only (a NIC under its leaf) hangs off that node: its
+    # arcs from there are one run of ``out_arc``, looked up once here instead of at every hop
+    deg = fab.out_ptr[dst_u + 1] - fab.out_ptr[dst_u]
+    lone_nb = np.where(deg > 0, fab.arc_dst[fab.out_arc[np.minimum(fab.out_ptr[dst_u], len(ordered_arc) - 1)]], -1) \
+        if len(ordered_arc) else np.full(len(dst_u), -1, dtype=np.int64)
+    last_nb = fab.arc_dst[fab.out_arc[np.maximum(fab.out_ptr[dst_u + 1] - 1, 0)]] if len(ordered_arc) else lone_nb
+    lone_nb[lone_nb != last_nb] = -1  # several neighbours: looked up per hop
+    lone_q = lone_nb * nn + dst_u
+    lone_lo = np.searchsorted(pair_key, lone_q, "left")
+    lone_n = np.where(lone_nb >= 0, np.searchsorted(pair_key, lone_q, "right") - lone_lo, 0)
 
     flow_hash = _mix(np.arange(nf, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
                      + _mix(src * 1_000_003 + dst) + np.uint64(seed))
@@ -459,12 +516,18 @@ def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: in
         if len(st_f) == 0:
             break
         # next-hop set of each flow: [lo, lo + n) in ``hop_arc``
-        q = st_node * nn + dst[st_f]
-        a_lo = np.searchsorted(pair_key, q, "left")
-        a_n = np.searchsorted(pair_key, q, "right") - a_lo
-        near = a_n > 0  # the destination hangs off this node: go straight to it
-        lo = a_lo.copy()
-        n = a_n.copy()
+        j = dst_inv[st_f]
+        nb = lone_nb[j]
+        near = st_node == nb
+        lo = np.where(near, lone_lo[j], 0)
+        n = np.where(near, lone_n[j], 0)
+        many = np.flatnonzero(nb < 0)
+        if len(many):
+            q = st_node[many] * nn + dst[st_f[many]]
+            a_lo = np.searchsorted(pair_key, q, "left")
+            a_n = np.searchsorted(pair_key, q, "right") - a_lo
+            lo[many], n[many] = a_lo, a_n
+            near[many] = a_n > 0  # the destination hangs off this node: go straight to it
         hop_arc = ordered_arc
         far = np.flatnonzero(~near)
         if len(far):
@@ -505,13 +568,28 @@ def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: in
     arc = np.concatenate(out_a) if out_a else _EMPTY
     share = np.concatenate(out_m) if out_m else np.zeros(0)
     if len(flow):
-        # merge repeated (flow, arc) pairs of split flows
+        # in (flow, arc) order; merge repeated pairs of split flows (an ECMP flow takes each arc
+        # of its path once, with its whole rate: sorting is all it needs)
         key = flow * len(fab.arc_src) + arc
-        uk, inv = np.unique(key, return_inverse=True)
-        share = np.bincount(inv, weights=share)
+        if routing == "ecmp":
+            uk = np.sort(key)
+            share = np.ones(len(uk))
+        else:
+            uk, inv = np.unique(key, return_inverse=True)
+            share = np.bincount(inv, weights=share)
         flow, arc = uk // len(fab.arc_src), uk % len(fab.arc_src)
     routed &= src != dst
     return Routes(flow, arc, share, routed, hops)
+
+
+def _distinct(x: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(x, return_inverse=True)`` for values in [0, n), by marking instead of sorting."""
+    if len(x) and (x.min() < 0 or x.max() >= n):
+        return np.unique(x, return_inverse=True)
+    seen = np.zeros(n, dtype=bool)
+    seen[x] = True
+    rank = np.cumsum(seen) - 1
+    return np.flatnonzero(seen), rank[x]
 
 
 def _next_hops(fab: Fabric, node: np.ndarray, col: np.ndarray, col_dist: "_ColumnDistances"
@@ -519,23 +597,49 @@ def _next_hops(fab: Fabric, node: np.ndarray, col: np.ndarray, col_dist: "_Colum
     """Equal-cost next hops from each ``node[k]`` towards destination column ``col[k]`` when the
     destination does not hang off the node: the out-arcs (in ``out_arc`` order) to switches at
     the least distance to the column. Returns, per k, the start and count of its arcs in the
-    returned array (count 0: no switch neighbour leads there)."""
-    ptr = fab.out_ptr
-    deg = ptr[node + 1] - ptr[node]
-    total = int(deg.sum())
-    seg = np.repeat(np.arange(len(node)), deg)
-    starts = np.cumsum(deg) - deg
-    cand = fab.out_arc[np.repeat(ptr[node], deg) + np.arange(total) - np.repeat(starts, deg)]
-    sw = fab.switch_pos[fab.arc_dst[cand]]
-    d = np.full(total, _INF, dtype=np.int64)
-    on = sw >= 0
-    d[on] = 1 + col_dist(sw[on], col[seg[on]])
-    best = np.full(len(node), _INF, dtype=np.int64)
-    if total:
-        np.minimum.at(best, seg, d)
-    ok = (d == best[seg]) & (best[seg] < _INF)
-    count = np.bincount(seg[ok], minlength=len(node))
-    return np.cumsum(count) - count, count, cand[ok]
+    returned array (count 0: no switch neighbour leads there).
+
+    A node next to the only switch of its column goes to that switch: at distance 0 it is
+    nearer than any other neighbour, so the arcs to it (one run in ``out_arc`` order, found by
+    ``np.searchsorted``) are the whole set, as the full comparison gives. The other nodes compare
+    the distances of all their switch neighbours (minimum per node by ``np.minimum.reduceat``)."""
+    hx = fab.hop_index()
+    nn = len(fab.nodes)
+    count = np.zeros(len(node), dtype=np.int64)
+    first = np.zeros(len(node), dtype=np.int64)  # where a node's arcs start (in ``out_arc`` or ``cand``)
+    only = col_dist.only[col]
+    q = node * nn + only
+    lo = np.searchsorted(hx.pair_key, q, "left")
+    n_adj = np.where(only >= 0, np.searchsorted(hx.pair_key, q, "right") - lo, 0)
+    adj = n_adj > 0
+    rest = np.flatnonzero(~adj)
+    ok_arcs = _EMPTY
+    if len(rest):
+        ptr = hx.sw_ptr
+        r_node = node[rest]
+        deg = ptr[r_node + 1] - ptr[r_node]
+        total = int(deg.sum())
+        seg = np.repeat(np.arange(len(rest)), deg)
+        starts = np.cumsum(deg) - deg
+        cand = hx.sw_arc[np.repeat(ptr[r_node] - starts, deg) + np.arange(total)]
+        d = 1 + col_dist(fab.switch_pos[fab.arc_dst[cand]], col[rest][seg])
+        best = np.full(len(rest), _INF, dtype=np.int64)
+        has = deg > 0
+        if total:
+            best[has] = np.minimum.reduceat(d, starts[has])
+        ok = (d == best[seg]) & (best[seg] < _INF)
+        count[rest] = np.bincount(seg[ok], minlength=len(rest))
+        ok_arcs = cand[ok]
+    count[adj] = n_adj[adj]
+    first[adj] = lo[adj]
+    out_start = np.cumsum(count) - count
+    # arcs of each node in order: the adjacent ones' runs of ``out_arc``, the others' chosen arcs
+    pos = np.arange(int(count.sum())) - np.repeat(out_start, count)
+    from_run = np.repeat(adj, count)
+    arcs = np.empty(len(pos), dtype=np.int64)
+    arcs[from_run] = fab.out_arc[np.repeat(first[adj], count[adj]) + pos[from_run]]
+    arcs[~from_run] = ok_arcs
+    return out_start, count, arcs
 
 
 @dataclass
@@ -609,17 +713,30 @@ def max_min(routes: Routes, capacity: np.ndarray, demand: np.ndarray) -> Solutio
     return Solution(rate, arc_load, capacity, bott, it)
 
 
+def _links_in_order(fab: Fabric, topology) -> list:
+    """The Link objects of ``fab.link_ids``, in that order (read fresh from the topology)."""
+    links = topology.links
+    if fab._every_link and len(links) == len(fab.link_ids):
+        return list(links.values())  # same structure key: the same links in the same order
+    return [links[l] for l in fab.link_ids]
+
+
 def arc_capacity_GBps(fab: Fabric, topology) -> np.ndarray:
     """Capacity of each arc: the link's ``speed_Gbps × lanes / 8`` (read fresh: speeds may change
     without changing the routes). A link that carries nothing (speed or lanes 0, or not a finite
     number) is refused by name: flows routed over it would get no rate."""
-    links = topology.links
-    cap = np.array([(x := links[l]).speed_Gbps * x.lanes / 8.0 for l in fab.link_ids], dtype=float)
+    objs = _links_in_order(fab, topology)
+    cap = np.array([x.speed_Gbps * x.lanes / 8.0 for x in objs], dtype=float)
     bad = np.flatnonzero(~(np.isfinite(cap) & (cap > 0)))
     if len(bad):
-        link = topology.links[fab.link_ids[int(bad[0])]]
+        link = objs[int(bad[0])]
         more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
         raise UsageError(f"link '{link.id}' ({link.a} - {link.b}){more} has no capacity: "
                          f"{link.speed_Gbps!r} Gb/s x {link.lanes!r} lanes; give it a positive speed "
                          f"and lane count")
     return cap[fab.arc_link] if len(cap) else np.zeros(0)
+
+
+def link_media(fab: Fabric, topology) -> list[str]:
+    """The medium of each link of ``fab.link_ids`` ("infiniband", "ethernet"...)."""
+    return [x.medium for x in _links_in_order(fab, topology)]

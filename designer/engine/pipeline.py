@@ -181,8 +181,7 @@ def usable_capacity_GBps(fab: net.Fabric, topology, scen: dict[str, Any]) -> np.
     cap = net.arc_capacity_GBps(fab, topology)
     if not len(cap):
         return cap
-    links = topology.links
-    media = [links[l].medium for l in fab.link_ids]  # per link, then per arc
+    media = net.link_media(fab, topology)  # per link, then per arc
     return cap * congestion.capacity_factors(media, scen.get("routing", "ecmp"))[fab.arc_link]
 
 
