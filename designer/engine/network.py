@@ -36,6 +36,7 @@ from designer.errors import UsageError
 ROUTING = ("ecmp", "adaptive")
 _INF = np.iinfo(np.int32).max // 4
 _EMPTY = np.zeros(0, dtype=np.int64)
+_NO_NETWORK: frozenset[int] = frozenset()
 
 
 def sorted_unique(a: np.ndarray) -> np.ndarray:
@@ -73,9 +74,7 @@ class Fabric:
     #: (first part of a shape, local row) -> distances from that switch to every switch of its part
     _dist: dict[tuple[int, int], np.ndarray] = field(default_factory=dict)
     _routes: "OrderedDict[str, Routes]" = field(default_factory=OrderedDict)
-    _net_cuts: list[int] | None = None  #: node i's networks: _net_labels[cuts[i]:cuts[i + 1]]
-    _net_labels: list[int] | None = None
-    _net_sets: dict[int, frozenset[int]] = field(default_factory=dict)  #: node -> its networks
+    _net_of: list[frozenset[int]] | None = None  #: networks of each node (see ``networks``)
     _hop_index: "_HopIndex | None" = None
     _every_link: bool = False  #: link_ids are all the topology's links, in its order
 
@@ -83,28 +82,18 @@ class Fabric:
         """The networks ``node`` is linked into: a network is a set of switches joined by links
         (one label each), or one direct endpoint-to-endpoint link (its own label). Two endpoints
         can exchange traffic iff they share a network, because only switches forward traffic.
-        An unlinked node has none. (Labels of all nodes are found at once with numpy; the sets
-        are made when asked for, and nodes on the same single network share one.)"""
+        An unlinked node has none. (The sets of all nodes are made at once on the first call;
+        nodes on the same single network share one.)"""
         i = self.index.get(node)
         if i is None:
-            return frozenset()
-        hit = self._net_sets.get(i)
-        if hit is not None:
-            return hit
-        if self._net_cuts is None:
-            self._network_labels()
-        a, b = self._net_cuts[i], self._net_cuts[i + 1]
-        if b == a + 1:
-            label = self._net_labels[a]
-            out = self._net_sets.get(-1 - label)  # one set per single network, shared
-            if out is None:
-                out = self._net_sets[-1 - label] = frozenset((label,))
-        else:
-            out = frozenset(self._net_labels[a:b])
-        self._net_sets[i] = out
-        return out
+            return _NO_NETWORK
+        if self._net_of is None:
+            self._network_sets()
+        return self._net_of[i]
 
-    def _network_labels(self) -> None:
+    def _network_sets(self) -> None:
+        """Every node's networks (see :meth:`networks`): the (node, label) pairs of all arcs at
+        once with numpy, then one shared set per label for the nodes on a single network."""
         ns = int(self.is_switch.sum())
         comp = self.parts().label
         src, dst = self.arc_src, self.arc_dst
@@ -114,9 +103,20 @@ class Fabric:
         keep = label >= 0
         width = ns + len(self.link_ids) + 1
         pairs = sorted_unique(src[keep] * width + label[keep])
-        node = pairs // width
-        self._net_cuts = np.searchsorted(node, np.arange(len(self.nodes) + 1)).tolist()
-        self._net_labels = (pairs % width).tolist()
+        node, labels = pairs // width, pairs % width
+        cuts = np.searchsorted(node, np.arange(len(self.nodes) + 1))
+        count = np.diff(cuts)
+        out = np.empty(len(self.nodes), dtype=object)
+        out.fill(_NO_NETWORK)
+        one = np.flatnonzero(count == 1)
+        distinct, which = np.unique(labels[cuts[one]], return_inverse=True)
+        shared = np.empty(len(distinct), dtype=object)
+        for k, l in enumerate(distinct.tolist()):
+            shared[k] = frozenset((l,))
+        out[one] = shared[which]
+        for i in np.flatnonzero(count > 1).tolist():
+            out[i] = frozenset(labels[cuts[i]:cuts[i + 1]].tolist())
+        self._net_of = out.tolist()
 
     def hop_index(self) -> "_HopIndex":
         """Lookup arrays of the routing walk (see :class:`_HopIndex`), made once per fabric."""
