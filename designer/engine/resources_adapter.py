@@ -216,7 +216,7 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
                 for c in crossing}
         net_bytes = 2.0 * sum(sent.values())  # sent + received (symmetric, see node_wire_bytes)
         port = sum(l.capacity_Gbps for e in rail for l in topo.links_of(e))
-        power = server_power_W(topo, srv, resolve, stand_ins)
+        power = server_power_W(_Attached(topo, srv.id, adapters), srv, resolve, stand_ins)
         groups[key] = dict(
             count=1, scenario=mode, gpus=gpus,
             gpu_power_W=power["gpu"] / int(f["gpu_count"]),
@@ -271,6 +271,18 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
         checkpoint_via_host=bool(scen.get("checkpoint_via_host", False)),
         switch_power_W=sum(float(s.get("power_W", 0)) for s in switches) / jobs,
         storage_power_W=sum(float(s.get("power_W", 0)) for s in stor) / jobs)
+
+
+class _Attached:
+    """The topology as ``server_power_W`` asks it (``attached``), with the adapters
+    ``placement.servers_of`` found for one server already (the same list, in slot order), so that
+    a loaded design's parent index is not built just for this."""
+
+    def __init__(self, topo, server_id: str, adapters) -> None:
+        self.topo, self.server_id, self.adapters = topo, server_id, adapters
+
+    def attached(self, server_id: str) -> list:
+        return list(self.adapters) if server_id == self.server_id else self.topo.attached(server_id)
 
 
 def _storage_and_switches(topo, resolve: Resolver) -> tuple[list[dict], list[dict]]:
