@@ -196,3 +196,21 @@ def test_structure_key_follows_ends_and_kinds_not_speeds_or_parents():
     assert moved != before_parent
     topo.components["n1"].kind = "dpu"
     assert net.structure_key(topo) != moved
+
+
+def test_links_of_through_the_fabric_are_the_topologys():
+    from designer.topology.model import Component, Link
+    from designer.topology.templates import rail_optimized
+    topo = rail_optimized(servers=8).topology
+    fab = net.fabric_of(topo)
+    assert fab._every_link
+    for node in list(topo.components)[::3]:
+        assert net.links_of(fab, topo, node) == topo.links_of(node)
+    # a link to a rack is not in the fabric: the topology answers
+    rack = next(c.id for c in topo.components.values() if c.kind == "rack")
+    nic = next(c.id for c in topo.components.values() if c.kind == "nic")
+    topo.add_link(Link("odd", nic, rack))
+    fab = net.fabric_of(topo)
+    assert not fab._every_link
+    assert [l.id for l in net.links_of(fab, topo, nic)] == [l.id for l in topo.links_of(nic)]
+    assert "odd" in [l.id for l in net.links_of(fab, topo, nic)]

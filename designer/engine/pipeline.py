@@ -185,8 +185,8 @@ def usable_capacity_GBps(fab: net.Fabric, topology, scen: dict[str, Any]) -> np.
     return cap * congestion.capacity_factors(media, scen.get("routing", "ecmp"))[fab.arc_link]
 
 
-def _line_GBps(topology, endpoint: str) -> float:
-    return sum(l.capacity_Gbps for l in topology.links_of(endpoint)) / 8.0
+def _line_GBps(topology, endpoint: str, fab: net.Fabric) -> float:
+    return sum(l.capacity_Gbps for l in net.links_of(fab, topology, endpoint)) / 8.0
 
 
 def _group_shape(pl: Placement, dim: str, ph: _Phase | None, topology, catalog,
@@ -216,7 +216,7 @@ def _group_shape(pl: Placement, dim: str, ph: _Phase | None, topology, catalog,
         np.minimum.at(per_group, grp, rate)
         worst = int(np.argmin(per_group))
         eps0 = [e for e in pl.endpoint(groups[worst]) if e]
-        line = min(_line_GBps(topology, e) for e in eps0) if eps0 else 0.0
+        line = min(_line_GBps(topology, e, fab) for e in eps0) if eps0 else 0.0
         fl = np.flatnonzero(mask)[grp == worst]
         nics = len(set(pl.endpoint(groups[worst][pl.server[groups[worst]] == pl.server[groups[worst][0]]])))
         # switches the group's flows cross: SHARP capability, depth, latency
