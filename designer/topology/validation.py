@@ -11,20 +11,28 @@
 * ``server-isolated``: a server with no network path to the other servers; ``no-storage-path``: a server
   with no path to any storage; ``storage-unreachable``: storage no server can reach. Paths run over
   links and NIC/DPU attachments (so through a server's PCIe/NVLink too), found with connected
-  components over links and attachments (union-find, linear in the design size).
+  components over links and attachments (hook and compress over the edge list, see ``_labels``).
 * ``rack-units``: members' ``rack_units_used`` add up to more than the rack's ``rack_units``;
   ``rack-slot``: a member placed outside the rack or overlapping another member's U slots.
 * ``rack-power``: the rack's load above ``power_budget_kW``. Counted per member: a server draws its
   ``base_power_W`` + ``gpu_count`` x the GPU's ``tdp_W`` + ``power_W`` of each attached NIC/DPU;
   switches and storage their ``power_W``. These are maximum (nameplate) figures.
 * ``duplicate-id`` (file dicts only; a :class:`Topology` cannot hold two equal ids).
+
+The rules see the design through :class:`_View`: components and links as arrays, components alike
+(same kind, model and overrides) resolved once. Each rule is a few whole-array steps (numpy) and
+then a Python loop over the problems found only, so a clean 250k-component design is checked in
+about a second; the problems, their messages and their order are those of the rules written
+item by item.
 """
 
 from __future__ import annotations
 
 import difflib
+import gc
 from collections import Counter
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 from designer.topology import kinds
@@ -61,6 +69,7 @@ class Resolver:
         self.catalog = catalog
         self._cache: dict[tuple[str, str], dict[str, Any]] = {}
         self._ids: dict[str, set[str]] = {}
+        self._gpu_W: dict[str, float] = {}
 
     def ids(self, kind: str) -> set[str]:
         """Model ids of a component kind (or of a catalog section such as "gpu")."""
@@ -94,9 +103,12 @@ class Resolver:
         return {**kinds.defaults(comp.kind), **(comp.props or {})}
 
     def gpu_power_W(self, gpu_model: str) -> float:
-        if not self.known("gpu", gpu_model):
-            return 0.0
-        return float(self.catalog.get("gpu", gpu_model).get("tdp_W", 0.0))
+        """``tdp_W`` of a GPU model (0 for an unknown one), looked up once per model."""
+        hit = self._gpu_W.get(gpu_model)
+        if hit is None:
+            hit = self._gpu_W[gpu_model] = (float(self.catalog.get("gpu", gpu_model).get("tdp_W", 0.0))
+                                            if self.known("gpu", gpu_model) else 0.0)
+        return hit
 
 
 def validate(design: Any, catalog: Any = None) -> list[Problem]:
@@ -109,9 +121,90 @@ def validate(design: Any, catalog: Any = None) -> list[Problem]:
         return _validate_file_dict(design, catalog)
     topo: Topology = getattr(design, "topology", design)
     res = Resolver(catalog)
-    problems = (_models(topo, res) + _parents(topo) + _ports(topo, res) + _speeds(topo, res)
-                + _reachability(topo) + _racks(topo, res))
+    was_enabled = gc.isenabled()
+    gc.disable()  # the view's lists and arrays hold no cycles; collections would walk the design
+    try:
+        view = _View(topo, res)
+        problems = (_models(view, res) + _parents(view) + _ports(view) + _speeds(view)
+                    + _reachability(view) + _racks(view, res))
+    finally:
+        if was_enabled:
+            gc.enable()
     return sorted(problems, key=lambda p: p.severity != "error")
+
+
+class _View:
+    """A topology as arrays for the rules that look at every component and link: component ``i``
+    is the ``i``-th in design order (``ids``, ``index``), each of a *class* (kind, model, props:
+    ``cls``; ``kinds``/``figs`` per class: components alike are resolved once), link ``j``'s ends
+    (``a``, ``b``: indices, a name that is no component gets one of its own from ``n`` on, in
+    order of appearance), ``lanes`` and ``speed``, and each component's ``parent`` (-1 none,
+    -2 a name that is no component). Built with one pass over the components and one over the
+    links; the rules are then whole-array operations, linear in the design's size."""
+
+    def __init__(self, topo: Topology, res: Resolver | None = None) -> None:
+        import numpy as np
+
+        comps = topo.components
+        self.topo = topo
+        self.ids = list(comps)
+        self.index = index = {cid: i for i, cid in enumerate(self.ids)}
+        self.n = n = len(self.ids)
+        keys: dict[Any, int] = {}
+        #: per class: its kind, its resolved figures (None without a resolver) and its first component
+        self.kinds: list[str] = []
+        self.figs: list[dict[str, Any] | None] = []
+        self.first: list[str] = []  # a component of each class
+        cls = []
+        for c in comps.values():
+            # the Resolver's key: 1, 1.0 and True are different overrides
+            key = ((c.kind, c.model, *((k, type(v), v) for k, v in sorted(c.props.items())))
+                   if c.props else (c.kind, c.model))
+            try:
+                k = keys.get(key)
+            except TypeError:  # an unhashable override: a class of its own
+                k, key = None, None
+            if k is None:
+                k = len(self.kinds)
+                if key is not None:
+                    keys[key] = k
+                self.kinds.append(c.kind)
+                self.figs.append(res(c) if res is not None else None)
+                self.first.append(c.id)
+            cls.append(k)
+        self.cls = np.array(cls, dtype=np.int64)
+        #: each component's kind as a number (index in ``kind_names``)
+        self.kind_names = list(dict.fromkeys(self.kinds))
+        self.kind_code = self.per_class([self.kind_names.index(k) for k in self.kinds], np.int64)
+        links = list(topo.links.values())
+        self.links = links
+        extra: dict[str, int] = {}
+
+        def ends(names: list[str]) -> np.ndarray:
+            out = np.fromiter(map(index.get, names, repeat(-1)), dtype=np.int64, count=len(names))
+            for j in np.flatnonzero(out < 0).tolist():  # a dangling end: a node of its own
+                out[j] = n + extra.setdefault(names[j], len(extra))
+            return out
+
+        a_names, b_names = [l.a for l in links], [l.b for l in links]
+        # interleaved, as the rules meet the ends (a then b of each link)
+        both = ends([x for pair in zip(a_names, b_names) for x in pair])
+        self.a, self.b = both[0::2], both[1::2]
+        self.extra = list(extra)
+        self.lanes = np.fromiter((l.lanes for l in links), dtype=np.int64, count=len(links))
+        self.speed = np.fromiter((l.speed_Gbps for l in links), dtype=np.float64, count=len(links))
+        self.parent = np.array([-1 if c.parent is None else index.get(c.parent, -2) for c in comps.values()],
+                               dtype=np.int64)
+
+    def per_class(self, values: list, dtype: Any):
+        """Each component's value of a per-class list (an array in design order)."""
+        import numpy as np
+
+        return np.array(values or [0], dtype=dtype)[self.cls]
+
+    def of_kind(self, *kinds_: str):
+        """Mask of the components of these kinds."""
+        return self.per_class([k in kinds_ for k in self.kinds], bool)
 
 
 def _validate_file_dict(data: dict[str, Any], catalog: Any) -> list[Problem]:
@@ -131,156 +224,223 @@ def _validate_file_dict(data: dict[str, Any], catalog: Any) -> list[Problem]:
     return problems + validate(design, catalog)
 
 
-def _models(topo: Topology, res: Resolver) -> list[Problem]:
+def _models(view: _View, res: Resolver) -> list[Problem]:
+    """``unknown-model``, in design order; the close matches are looked for once per model."""
+    import numpy as np
+
+    unknown = view.per_class([not res.known(kind, view.topo.components[first].model)
+                              for kind, first in zip(view.kinds, view.first)], bool)
     out = []
-    for c in topo.components.values():
-        if not res.known(c.kind, c.model):
-            section = kinds.CATALOG_KIND[c.kind]
+    hints: dict[tuple[str, str], str] = {}
+    for i in np.flatnonzero(unknown).tolist():
+        c = view.topo.components[view.ids[i]]
+        section = kinds.CATALOG_KIND[c.kind]
+        if (c.kind, c.model) not in hints:
             close = difflib.get_close_matches(c.model, sorted(res.ids(c.kind)), n=3, cutoff=0.5)
-            hint = f"did you mean {', '.join(close)}? " if close else ""
-            out.append(Problem("error", "unknown-model", f"no {section} model '{c.model}' in the catalog",
-                               f"{hint}pick a model listed by 'dpu-designer catalog {section}' or add it "
-                               "to a user catalog", component=c.id))
+            hints[(c.kind, c.model)] = f"did you mean {', '.join(close)}? " if close else ""
+        out.append(Problem("error", "unknown-model", f"no {section} model '{c.model}' in the catalog",
+                           f"{hints[(c.kind, c.model)]}pick a model listed by 'dpu-designer catalog "
+                           f"{section}' or add it to a user catalog", component=c.id))
     return out
 
 
-def _parents(topo: Topology) -> list[Problem]:
+def _parents(view: _View) -> list[Problem]:
+    """``bad-parent`` (a missing parent, a parent of the wrong kind) and ``unattached``, one per
+    component at most, in design order; then the placement loops. The kind rule
+    (:func:`model.parent_problem`) is asked once per pair of kinds present."""
+    import numpy as np
+
+    par = view.parent
+    has = np.flatnonzero(par >= 0)
+    names, k = view.kind_names, len(view.kind_names)
+    pair = view.kind_code[has] * k + view.kind_code[par[has]]  # (kind, parent's kind) as a number
+    codes = np.unique(pair)
+    pairs = {(names[c // k], names[c % k]): parent_problem(names[c // k], names[c % k]) for c in codes.tolist()}
+    wrong = np.zeros(view.n, dtype=bool)
+    wrong[has] = np.isin(pair, [c for c in codes.tolist() if pairs[(names[c // k], names[c % k])]])
+    missing = par == -2
+    loose = (par == -1) & view.of_kind(*ATTACHABLE)
     out = []
-    for c in topo.components.values():
-        parent = topo.components.get(c.parent) if c.parent is not None else None
-        if c.parent is not None and parent is None:
+    comps = view.topo.components
+    for i in np.flatnonzero(missing | wrong | loose).tolist():
+        c = comps[view.ids[i]]
+        if missing[i]:
             out.append(Problem("error", "bad-parent", f"placed in '{c.parent}', which does not exist",
                                "place it in an existing rack/server or clear its parent", component=c.id))
-        elif parent is not None and (msg := parent_problem(c.kind, parent.kind)):
-            out.append(Problem("error", "bad-parent", msg, "move it", component=c.id))
-        elif parent is None and c.kind in ATTACHABLE:
+        elif wrong[i]:
+            out.append(Problem("error", "bad-parent", pairs[(c.kind, comps[c.parent].kind)], "move it",
+                               component=c.id))
+        else:
             out.append(Problem("error", "unattached",
                                f"this {kinds.KIND_LABEL[c.kind]} is not attached to a GPU server",
                                "attach it to a server (drop it on the server) or delete it", component=c.id))
-    out += _placement_loops(topo)
+    out += _loops(view)
     return out
 
 
 def _placement_loops(topo: Topology) -> list[Problem]:
     """One ``bad-parent`` problem per loop of parents (a -> b -> ... -> a), named from the member
-    that comes first in the design and reported in that order. Linear in the number of
-    components: each is walked once (state 1 while on the walk in progress, 2 when done), so a
-    chain of 250k parents costs 250k steps, not 250k squared."""
-    comps = topo.components
-    order = {cid: i for i, cid in enumerate(comps)}
-    state: dict[str, int] = {}
-    loops: list[tuple[int, list[str]]] = []
-    for start in comps:
-        if start in state:
-            continue
-        path: list[str] = []
-        node = start
-        while node in comps and node not in state:
-            state[node] = 1
-            path.append(node)
-            node = comps[node].parent
-        if node in comps and state[node] == 1:  # the walk met itself: path from node on is a loop
-            cycle = path[path.index(node):]
-            first = min(range(len(cycle)), key=lambda k: order[cycle[k]])
-            cycle = cycle[first:] + cycle[:first]
-            loops.append((order[cycle[0]], cycle))
-        for n in path:
-            state[n] = 2
-    return [Problem("error", "bad-parent", "placement loops: " + " -> ".join(cycle + [cycle[0]]),
-                    "clear the parent of one of them", component=cycle[0])
-            for _, cycle in sorted(loops, key=lambda x: x[0])]
+    that comes first in the design and reported in that order (see :func:`_loops`)."""
+    return _loops(_View(topo))
 
 
-def _ports(topo: Topology, res: Resolver) -> list[Problem]:
-    used: dict[str, int] = {}  # a plain dict: Counter's += costs a Python-level call per end
-    get = used.get
-    for link in topo.links.values():
-        used[link.a] = get(link.a, 0) + link.lanes
-        used[link.b] = get(link.b, 0) + link.lanes
+def _loops(view: _View) -> list[Problem]:
+    """The placement loops of :func:`_placement_loops`, linear in the number of components.
+
+    Every component has at most one parent, so following parents from any component ends at no
+    parent or runs into a loop. Pointer doubling (``up = up[up]``, ``ceil(log2 n)`` times: whole
+    array steps) takes every component ``2^k >= n`` parents up, which from a component on a loop
+    or on a chain into one lands on a loop member, and from a loop member, whose loop ``up``
+    permutes, on every member of its loop in turn: so the landing places are exactly the loop
+    members. Each loop is then walked once from its first member in design order."""
+    import numpy as np
+
+    n = view.n
+    up = np.append(view.parent, n)  # n: "no parent", which stays where it is
+    up[up < 0] = n
+    steps = 1
+    while steps < n + 1:
+        up = up[up]
+        steps *= 2
+    on_loop = np.zeros(n + 1, dtype=bool)
+    on_loop[up] = True
     out = []
-    for cid, n in used.items():
-        comp = topo.components[cid]
-        if comp.kind not in PORTED:
+    parent = view.parent
+    done: set[int] = set()
+    for first in np.flatnonzero(on_loop[:n]).tolist():
+        if first in done:
             continue
-        ports = int(res(comp)["ports"])
-        if n > ports:
-            out.append(Problem("error", "ports-exceeded",
-                               f"{n} cables on a {ports}-port {kinds.KIND_LABEL[comp.kind]}",
-                               f"remove {n - ports} link(s), spread them over more "
-                               f"{kinds.KIND_LABEL[comp.kind]}s or pick a model with more ports",
-                               component=cid))
+        cycle = [first]
+        node = int(parent[first])
+        while node != first:
+            cycle.append(node)
+            node = int(parent[node])
+        done.update(cycle)
+        names = [view.ids[i] for i in cycle]
+        out.append(Problem("error", "bad-parent", "placement loops: " + " -> ".join(names + [names[0]]),
+                           "clear the parent of one of them", component=names[0]))
     return out
 
 
-def _speeds(topo: Topology, res: Resolver) -> list[Problem]:
+def _ports(view: _View) -> list[Problem]:
+    """``ports-exceeded``: cables (``lanes``) per component summed over all links at once
+    (``bincount``; whole numbers, so exact), reported in the order the components first appear
+    as a link end."""
+    import numpy as np
+
+    ends = np.empty(2 * len(view.a), dtype=np.int64)
+    ends[0::2], ends[1::2] = view.a, view.b
+    lanes = np.repeat(view.lanes, 2)
+    used = np.bincount(ends, weights=lanes, minlength=view.n)[:view.n] if len(ends) else np.zeros(view.n)
+    counted = np.bincount(ends, minlength=view.n)[:view.n] > 0 if len(ends) else np.zeros(view.n, bool)
+    ports = view.per_class([int(f["ports"]) if k in PORTED else 0 for k, f in zip(view.kinds, view.figs)],
+                           np.float64)
+    over = counted & view.of_kind(*PORTED) & (used > ports)
+    flagged = np.flatnonzero(over)
+    if not len(flagged):
+        return []
+    first = np.full(view.n, len(ends), dtype=np.int64)
+    np.minimum.at(first, ends[ends < view.n], np.flatnonzero(ends < view.n))
     out = []
-    port_of = {c.id: float(res(c)["port_speed_Gbps"]) for c in topo.components.values() if c.kind in PORTED}
-    for link in topo.links.values():
-        for end in (link.a, link.b):
-            port = port_of.get(end)
-            if port is None:
-                continue
-            if link.speed_Gbps > port:
+    for i in flagged[np.argsort(first[flagged], kind="stable")].tolist():
+        cid, kind = view.ids[i], view.kinds[view.cls[i]]
+        n, have = int(used[i]), int(view.figs[view.cls[i]]["ports"])
+        out.append(Problem("error", "ports-exceeded", f"{n} cables on a {have}-port {kinds.KIND_LABEL[kind]}",
+                           f"remove {n - have} link(s), spread them over more "
+                           f"{kinds.KIND_LABEL[kind]}s or pick a model with more ports", component=cid))
+    return out
+
+
+def _speeds(view: _View) -> list[Problem]:
+    """``link-too-fast``: every link's speed against both ends' port speeds at once (NaN, never
+    exceeded, for an end without a port figure), reported by link, its ``a`` end first."""
+    import numpy as np
+
+    port = view.per_class([float(f["port_speed_Gbps"]) if k in PORTED else np.nan
+                           for k, f in zip(view.kinds, view.figs)], np.float64)
+    # a dangling end (index n and on) has no port figure
+    of = np.append(port, np.full(len(view.extra), np.nan))
+    with np.errstate(invalid="ignore"):
+        fast_a = view.speed > of[view.a]
+        fast_b = view.speed > of[view.b]
+    out = []
+    for j in np.flatnonzero(fast_a | fast_b).tolist():
+        link = view.links[j]
+        for end, fast in ((link.a, fast_a[j]), (link.b, fast_b[j])):
+            if fast:
+                p = float(of[view.index[end]])
                 out.append(Problem("error", "link-too-fast",
-                                   f"{link.speed_Gbps:g} Gb/s link on a {port:g} Gb/s port of '{end}'",
-                                   f"set the link speed to {port:g} Gb/s or less", component=end,
-                                   link=link.id))
+                                   f"{link.speed_Gbps:g} Gb/s link on a {p:g} Gb/s port of '{end}'",
+                                   f"set the link speed to {p:g} Gb/s or less", component=end, link=link.id))
     return out
 
 
-def _reachability(topo: Topology) -> list[Problem]:
-    part = _parts(topo)
-    servers = [s.id for s in topo.servers()]
-    storage = [s.id for s in topo.storage()]
+def _reachability(view: _View) -> list[Problem]:
+    import numpy as np
+
+    label = _labels(view)
+    servers = np.flatnonzero(view.of_kind("gpu_server"))
+    storage = np.flatnonzero(view.of_kind("storage"))
     out = []
     if len(servers) > 1:
-        sizes = Counter(part[s] for s in servers)
-        main = max(sizes, key=lambda k: (sizes[k], -k))
-        for s in servers:
-            if part[s] != main:
-                out.append(Problem("error", "server-isolated",
-                                   "no network path to the other servers",
-                                   "link one of its NICs/DPUs to a switch of the cluster fabric", component=s))
-    if storage:
-        with_storage = {part[s] for s in storage}
-        with_servers = {part[s] for s in servers}
-        for s in servers:
-            if part[s] not in with_storage:
-                out.append(Problem("error", "no-storage-path", "no network path to any storage",
-                                   "connect the server (or its fabric) to the storage network", component=s))
-        for s in storage:
-            if part[s] not in with_servers:
-                out.append(Problem("error", "storage-unreachable", "no server can reach this storage",
-                                   "link it to a switch of the storage or compute fabric", component=s))
+        parts, sizes = np.unique(label[servers], return_counts=True)
+        main = parts[np.argmax(sizes)]  # the biggest; of equal ones, the first in design order
+        for i in servers[label[servers] != main].tolist():
+            out.append(Problem("error", "server-isolated", "no network path to the other servers",
+                               "link one of its NICs/DPUs to a switch of the cluster fabric",
+                               component=view.ids[i]))
+    if len(storage):
+        for i in servers[~np.isin(label[servers], label[storage])].tolist():
+            out.append(Problem("error", "no-storage-path", "no network path to any storage",
+                               "connect the server (or its fabric) to the storage network",
+                               component=view.ids[i]))
+        for i in storage[~np.isin(label[storage], label[servers])].tolist():
+            out.append(Problem("error", "storage-unreachable", "no server can reach this storage",
+                               "link it to a switch of the storage or compute fabric", component=view.ids[i]))
     return out
+
+
+def _labels(view: _View):
+    """Connected part of every node (components, then dangling link ends) over links and NIC/DPU
+    attachments, as the lowest node index in it (so parts compare in design order).
+
+    Hook and compress (Shiloach and Vishkin, J. Algorithms 3(1), 1982) over the edge list: each
+    round every edge hooks the root of its higher label onto its lower one (``minimum.at``), then
+    labels follow their roots until each is a root. Labels only move to lower nodes of the same
+    part, so a part's lowest node stays its root and the rounds end, when no edge joins two
+    labels, with one label per part: the lowest node in it."""
+    import numpy as np
+
+    size = view.n + len(view.extra)
+    attach = np.flatnonzero(view.of_kind(*ATTACHABLE) & (view.parent >= 0))
+    u = np.concatenate([view.a, attach])
+    v = np.concatenate([view.b, view.parent[attach]])
+    label = np.arange(size, dtype=np.int64)
+    while True:
+        lu, lv = label[u], label[v]
+        differ = lu != lv
+        if not differ.any():
+            return label
+        lu, lv = lu[differ], lv[differ]
+        low, high = np.minimum(lu, lv), np.maximum(lu, lv)
+        np.minimum.at(label, high, low)
+        while True:
+            up = label[label]
+            if np.array_equal(up, label):
+                break
+            label = up
 
 
 def _parts(topo: Topology) -> dict[str, int]:
     """Connected part of every component over links and NIC/DPU attachments (the same parts as
     ``networkx.connected_components(topo.graph())``, numbered by their first component in design
-    order), by union-find with path halving: linear, without building a graph."""
-    up: dict[str, str] = {c: c for c in topo.components}
+    order; a link end that names no component is a part of its own, after the components)."""
+    import numpy as np
 
-    def find(x: str) -> str:
-        while up[x] != x:
-            up[x] = up[up[x]]
-            x = up[x]
-        return x
-
-    def join(a: str, b: str) -> None:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            up[rb] = ra
-
-    for l in topo.links.values():
-        for end in (l.a, l.b):
-            up.setdefault(end, end)  # a dangling end is a node of its own, as in the graph
-        join(l.a, l.b)
-    for c in topo.components.values():
-        if c.kind in ATTACHABLE and c.parent in topo.components:
-            join(c.id, c.parent)
-    number: dict[str, int] = {}
-    return {c: number.setdefault(find(c), len(number)) for c in up}
+    view = _View(topo)
+    label = _labels(view)
+    number = np.unique(label, return_inverse=True)[1]
+    return dict(zip(view.ids + view.extra, number.tolist()))
 
 
 def server_power_W(topo: Topology, comp: Component, resolve: Any,
@@ -305,16 +465,71 @@ def component_power_W(topo: Topology, comp: Component, resolve: Any) -> float:
     return float(resolve(comp).get("power_W", 0.0))
 
 
-def _racks(topo: Topology, res: Resolver) -> list[Problem]:
+class _Attached:
+    """What :func:`server_power_W` asks of a topology (``attached``), from lists made beforehand."""
+
+    def __init__(self, attached: dict[str, list[Component]]) -> None:
+        self._attached = attached
+
+    def attached(self, server_id: str) -> list[Component]:
+        return self._attached.get(server_id, [])
+
+
+def _by_slot(c: Component) -> tuple[int, str]:
+    """The order of ``Topology.members`` and ``Topology.attached``: by slot (none last), then id."""
+    return (c.slot if c.slot is not None else 1 << 30, c.id)
+
+
+def _racks(view: _View, res: Resolver) -> list[Problem]:
+    """``rack-slot``, ``rack-units`` and ``rack-power``, rack by rack in design order.
+
+    Every rack's members and every server's adapters are gathered in one pass (in the order of
+    ``Topology.members`` and ``Topology.attached``), a member's U once per class and a server's
+    power (:func:`component_power_W`) once per class of server and of its adapters in that order:
+    the same sums in the same order as member by member."""
+    import numpy as np
+
+    topo, comps, ids = view.topo, view.topo.components, view.ids
+    is_rack = view.of_kind("rack")
+    if not is_rack.any():
+        return []
+    par, cls = view.parent, view.cls
+    members: dict[int, list[Component]] = {}
+    inside = np.flatnonzero(view.of_kind(*RACKABLE) & (par >= 0))
+    inside = inside[is_rack[par[inside]]]
+    for i, p in zip(inside.tolist(), par[inside].tolist()):
+        members.setdefault(p, []).append(comps[ids[i]])
+    adapters: dict[str, list[Component]] = {}
+    on = np.flatnonzero(view.of_kind(*ATTACHABLE) & (par >= 0))
+    on = on[view.of_kind("gpu_server")[par[on]]]
+    for i, p in zip(on.tolist(), par[on].tolist()):
+        adapters.setdefault(ids[p], []).append(comps[ids[i]])
+    for kids in adapters.values():
+        kids.sort(key=_by_slot)
+    shim = _Attached(adapters)
+    units_of = [int(f["rack_units_used"]) if k in RACKABLE else 0 for k, f in zip(view.kinds, view.figs)]
+    power_of: dict[Any, float] = {}
+
+    def power(m: Component) -> float:
+        c = int(cls[view.index[m.id]])
+        key: Any = c
+        if view.kinds[c] == "gpu_server":
+            key = (c, *(int(cls[view.index[d.id]]) for d in adapters.get(m.id, ())))
+        hit = power_of.get(key)
+        if hit is None:
+            hit = power_of[key] = component_power_W(shim, m, res)
+        return hit
+
     out = []
-    for rack in topo.racks():
-        fig = res(rack)
+    for r in np.flatnonzero(is_rack).tolist():
+        rack = comps[ids[r]]
+        fig = view.figs[cls[r]]
         height = int(fig["rack_units"])
-        members = topo.members(rack.id)
+        kids = sorted(members.get(r, ()), key=_by_slot)
         total_u = 0
         taken: dict[int, str] = {}
-        for m in members:
-            units = int(res(m)["rack_units_used"])
+        for m in kids:
+            units = units_of[cls[view.index[m.id]]]
             total_u += units
             if m.slot is None:
                 continue
@@ -333,11 +548,11 @@ def _racks(topo: Topology, res: Resolver) -> list[Problem]:
         if total_u > height:
             out.append(Problem("error", "rack-units", f"members need {total_u}U; the rack has {height}U",
                                "move some of them to another rack", component=rack.id))
-        power = sum(component_power_W(topo, m, res) for m in members)
+        watts = sum(power(m) for m in kids)
         budget = float(fig["power_budget_kW"]) * 1000.0
-        if power > budget:
+        if watts > budget:
             out.append(Problem("error", "rack-power",
-                               f"members draw up to {power / 1000:.1f} kW; the budget is {budget / 1000:.1f} kW",
+                               f"members draw up to {watts / 1000:.1f} kW; the budget is {budget / 1000:.1f} kW",
                                "move servers to another rack or raise the rack's power budget",
                                component=rack.id))
     return out
