@@ -214,3 +214,28 @@ def test_links_of_through_the_fabric_are_the_topologys():
     assert not fab._every_link
     assert [l.id for l in net.links_of(fab, topo, nic)] == [l.id for l in topo.links_of(nic)]
     assert "odd" in [l.id for l in net.links_of(fab, topo, nic)]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_bottleneck_is_the_first_most_utilized_arc_of_each_flow(seed):
+    rng = np.random.default_rng(seed)
+    nf, na = 30, 12
+    pairs = sorted({(int(f), int(a)) for f, a in zip(rng.integers(0, nf, 90), rng.integers(0, na, 90))})
+    flow = np.array([f for f, _ in pairs])
+    arc = np.array([a for _, a in pairs])
+    util = rng.choice([0.0, 0.25, 0.5, 1.0], na)  # ties on purpose
+    want = [-1] * nf
+    for f in range(nf):
+        mine = [a for g, a in pairs if g == f]
+        if mine:
+            want[f] = max(mine, key=lambda a: (util[a], -mine.index(a)))
+    routes = net.Routes(flow, arc, np.ones(len(flow)), np.ones(nf, dtype=bool), np.ones(nf))
+    assert net._bottlenecks(routes, util, nf).tolist() == want
+    shuffled = rng.permutation(len(flow))  # entries in any order: the first in that order
+    routes = net.Routes(flow[shuffled], arc[shuffled], np.ones(len(flow)), np.ones(nf, dtype=bool), np.ones(nf))
+    want = [-1] * nf
+    for f in range(nf):
+        mine = [int(a) for g, a in zip(flow[shuffled], arc[shuffled]) if g == f]
+        if mine:
+            want[f] = max(mine, key=lambda a: (util[a], -mine.index(a)))
+    assert net._bottlenecks(routes, util, nf).tolist() == want

@@ -704,13 +704,31 @@ def max_min(routes: Routes, capacity: np.ndarray, demand: np.ndarray) -> Solutio
             break
     arc_load = np.bincount(routes.arc, weights=routes.share * rate[routes.flow], minlength=na)
     util = np.divide(arc_load, capacity, out=np.zeros(na), where=capacity > 0)
+    return Solution(rate, arc_load, capacity, _bottlenecks(routes, util, nf), it)
+
+
+def _bottlenecks(routes: Routes, util: np.ndarray, nf: int) -> np.ndarray:
+    """Each flow's most utilized arc (the first of its entries on a tie; -1 without entries).
+    Routes from :func:`route` are in flow order: the maximum per flow is ``np.maximum.reduceat``
+    over its run of entries, and its first entry at that maximum is the answer (a sort of the
+    entries by flow, then utilization, as for entries in any order, gives the same)."""
     bott = np.full(nf, -1, dtype=np.int64)
-    if len(routes.flow):
-        order = np.lexsort((-util[routes.arc], routes.flow))
-        f_sorted = routes.flow[order]
-        first = np.r_[True, f_sorted[1:] != f_sorted[:-1]]
-        bott[f_sorted[first]] = routes.arc[order][first]
-    return Solution(rate, arc_load, capacity, bott, it)
+    f = routes.flow
+    if not len(f):
+        return bott
+    if np.all(f[1:] >= f[:-1]):
+        u = util[routes.arc]
+        starts = np.flatnonzero(np.r_[True, f[1:] != f[:-1]])
+        top = np.maximum.reduceat(u, starts)
+        at = np.flatnonzero(u == np.repeat(top, np.diff(np.r_[starts, len(f)])))
+        first = at[np.r_[True, f[at][1:] != f[at][:-1]]]
+        bott[f[first]] = routes.arc[first]
+        return bott
+    order = np.lexsort((-util[routes.arc], f))
+    f_sorted = f[order]
+    first = np.r_[True, f_sorted[1:] != f_sorted[:-1]]
+    bott[f_sorted[first]] = routes.arc[order][first]
+    return bott
 
 
 def _links_in_order(fab: Fabric, topology) -> list:
