@@ -152,3 +152,32 @@ def test_servers_without_a_network_link_have_no_endpoint_and_no_ring():
                    {"dp": np.array([[0, 2], [1, 3]])})
     f = tr.ring_flows(pl, "dp")
     assert f.src == [None, None] and f.dst == [None, None] and f.group.tolist() == [0, 1]
+
+
+def test_unknown_models_name_the_first_component_in_design_order():
+    """check_models (run by servers_of) refuses a design whose component model, or server GPU
+    model, is not in the catalog, naming the first such component in the design's order (here
+    srv-1, nic-1 … nic-8, srv-2, …): the same with the components grouped by kind beforehand."""
+    from designer.engine.placement import check_models, components_by_kind
+    from designer.errors import UsageError
+    from designer.topology.templates import leaf_spine
+
+    topo = leaf_spine(servers=4, catalog=CAT).topology
+    nics = [c for c in topo.components.values() if c.kind == "nic"]
+    srv2 = topo.components["srv-2"]
+    assert list(topo.components).index(nics[0].id) < list(topo.components).index("srv-2") \
+        < list(topo.components).index(nics[-1].id)
+
+    def refused(match):
+        for kinds in (None, components_by_kind(topo)):
+            with pytest.raises(UsageError, match=match):
+                check_models(topo, CAT, kinds)
+
+    srv2.props["gpu_model"] = "no-such-gpu"
+    nics[-1].model = "no-such-nic"
+    refused("GPU server 'srv-2': no gpu 'no-such-gpu'")  # srv-2 comes before the last NIC
+    nics[0].model = "no-such-nic"
+    refused(f"'{nics[0].id}': no nic 'no-such-nic'")  # the first NIC comes before srv-2
+    del srv2.props["gpu_model"]
+    nics[0].model = nics[-1].model = "connectx-7"
+    check_models(topo, CAT, components_by_kind(topo))  # all known: no error

@@ -22,7 +22,7 @@ system (``storage_ports``), from the storage systems they reach (``storage_targe
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any, Callable
 
 import numpy as np
@@ -65,18 +65,20 @@ def servers_of(design, catalog, fab: Fabric | None = None) -> list[ServerInfo]:
     """Effective figures of every GPU server of a design (catalog ← props) and its endpoints
     (``fab``: the design's ``network.fabric_of``, when the caller has it already)."""
     topo = design.topology
-    check_models(topo, catalog)
+    kinds = components_by_kind(topo)
+    check_models(topo, catalog, kinds)
     fab = fab or fabric_of(topo)
-    storage = [s.id for s in topo.storage() if fab.networks(s.id)]
+    storage = [s.id for s in kinds.get("storage", ()) if fab.networks(s.id)]
     storage_nets = frozenset().union(*(fab.networks(s) for s in storage))
     reached: dict[frozenset[int], tuple[str, ...]] = {}  # storage networks -> systems on them
     out = []
     gpus: dict[str, dict[str, Any]] = {}  # one entry per GPU model, shared by its servers
     figures: dict[str, dict[str, Any]] = {}  # one resolve per server model without overrides
-    servers = topo.servers()
-    adapters_of = attached_all(topo, {s.id for s in servers})
+    servers = kinds.get("gpu_server", [])
+    adapters_of = attached_all(topo, {s.id for s in servers},
+                               [c for k in ATTACHABLE for c in kinds.get(k, ())])
     networks = fab.networks
-    front = _frontend_networks(topo, catalog, fab)
+    front = _frontend_networks(kinds.get("switch", ()), catalog, fab)
     plans: dict[tuple, _Plan] = {}  # networks of a server's adapters and its own -> which are what
     parts: dict[str, tuple] = {}  # server model without overrides -> its figures below
     for srv in servers:
@@ -130,14 +132,25 @@ def _picker(positions: list[int]) -> Callable[[list[str]], tuple[str, ...]]:
     return itemgetter(*positions)
 
 
-def _frontend_networks(topo, catalog, fab: Fabric) -> frozenset[int]:
+def components_by_kind(topo) -> dict[str, list]:
+    """The design's components by kind, each list in the design's order (one pass, where asking
+    ``Topology.of_kind`` for each kind would walk every component each time)."""
+    out: dict[str, list] = {}
+    for c in topo.components.values():
+        got = out.get(c.kind)
+        if got is None:
+            out[c.kind] = [c]
+        else:
+            got.append(c)
+    return out
+
+
+def _frontend_networks(switches, catalog, fab: Fabric) -> frozenset[int]:
     """Networks that hold a front-end (north-south) switch (the switch field ``frontend``, set by
     the templates' ``--frontend``): they carry no training traffic."""
     default: dict[str, bool] = {}
     found: set[int] = set()
-    for c in topo.components.values():
-        if c.kind != "switch":
-            continue
+    for c in switches:
         flag = c.props.get("frontend")
         if flag is None:
             if c.model not in default:
@@ -169,21 +182,22 @@ def _endpoint_plan(sets: tuple[frozenset[int], ...], storage_nets: frozenset[int
     return compute, ports, frozenset().union(*(sets[k] & storage_nets for k in ports))
 
 
-def attached_all(topo, servers: set[str]) -> dict[str, list]:
+def attached_all(topo, servers: set[str], adapters: list | None = None) -> dict[str, list]:
     """The NICs and DPUs of every server of ``servers`` (ids), in slot order: ``Topology.attached``
-    for all of them in one pass over the components. (A server's adapters arrive in the
-    components' order; they are sorted by (slot, id) only where that order is not already one of
-    strictly increasing slots, which is the same order.)"""
+    for all of them in one pass over the components (``adapters``: the design's NICs and DPUs in
+    its order, when the caller has them). Each server's list is sorted by (slot, id) unless its
+    slots already increase strictly in the order the adapters came (then it is that order)."""
+    if adapters is None:
+        adapters = [c for c in topo.components.values() if c.kind in ATTACHABLE]
     kids: dict[str, list] = {}
-    for c in topo.components.values():
-        if c.kind in ATTACHABLE:
-            p = c.parent
-            if p in servers:
-                got = kids.get(p)
-                if got is None:
-                    kids[p] = [c]
-                else:
-                    got.append(c)
+    for c in adapters:
+        p = c.parent
+        if p in servers:
+            got = kids.get(p)
+            if got is None:
+                kids[p] = [c]
+            else:
+                got.append(c)
     for cs in kids.values():
         last = -1
         for c in cs:
@@ -198,10 +212,46 @@ def _slot_order(c) -> tuple:
     return (c.slot if c.slot is not None else 1 << 30, c.id)  # ids are unique: no tie
 
 
-def check_models(topology, catalog) -> None:
+def check_models(topology, catalog, kinds: dict[str, list] | None = None) -> None:
     """Every component's model, and every server's GPU and CPU model, is in the catalog; else a
     UsageError naming the component and the model, with close ids. Checked once per distinct
-    (kind, model) and per distinct server GPU/CPU choice, so a big design costs a handful."""
+    (kind, model) and per distinct server GPU/CPU choice, so a big design costs a handful.
+    ``kinds``: :func:`components_by_kind`, when the caller has it; then the distinct models are
+    found per kind with set operations, and only if one of them fails are the components walked
+    in order (:func:`_first_unknown_model`) to name the first one, as without it."""
+    if kinds is None:
+        _first_unknown_model(topology, catalog)
+        return
+    try:
+        for kind, comps in kinds.items():
+            for model in set(map(_model, comps)):
+                catalog.resolve(_Ref(kind, model))
+        parts = {(c.model, c.props.get("gpu_model"), c.props.get("cpu_model")): c
+                 for c in kinds.get("gpu_server", ())}
+        for c in parts.values():
+            f = catalog.resolve(c)
+            catalog.get("gpu", f["gpu_model"])
+            catalog.get("cpu", f["cpu_model"])
+    except KeyError:
+        _first_unknown_model(topology, catalog)
+        raise  # not reached: the walk finds what failed
+
+
+_model = attrgetter("model")
+
+
+@dataclass(frozen=True)
+class _Ref:
+    """A component as ``Catalog.resolve`` reads it, without overrides."""
+
+    kind: str
+    model: str
+    props: dict = field(default_factory=dict)
+
+
+def _first_unknown_model(topology, catalog) -> None:
+    """:func:`check_models` by walking the components in order: the first one whose model (or
+    server GPU/CPU model) is not in the catalog is named."""
     seen: set[tuple] = set()
     for c in topology.components.values():
         key = (c.kind, c.model)
