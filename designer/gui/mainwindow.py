@@ -153,6 +153,13 @@ class MainWindow(QMainWindow):
 
     _unchecked = False
 
+    def first_paint_work_now(self) -> None:
+        """Do now what the canvas's first paint would start (check the design, dock the run
+        view): a window rendered offscreen without being put on screen (``--screenshot``) is
+        painted only by the grab, which must already show both."""
+        self.view.viewport().removeEventFilter(self)
+        self._after_first_paint()
+
     def _after_first_paint(self) -> None:
         if self._unchecked:
             return
