@@ -269,15 +269,19 @@ class CableLayer(QGraphicsItem):
         bins = np.full(len(cables), -1)
         busy = ~np.isnan(util)
         bins[busy] = np.clip(util[busy] * len(UTIL_COLORS), 0, len(UTIL_COLORS) - 1).astype(int)
-        media = np.array([c.base_style() for c in cables], dtype=object)
+        styles = [c.base_style() for c in cables]
+        media = np.array(styles, dtype=object)
         self._lo = np.minimum(self._xy[:, :2], self._xy[:, 2:])
         self._hi = np.maximum(self._xy[:, :2], self._xy[:, 2:])
         if not (ids == old[0] and np.array_equal(bins, self._bins)
                 and np.array_equal(media, self._media)):  # else (cables moved) the pens' rows stay
             groups: dict[str | int, np.ndarray] = {}  # thin to thick: the media, then the bins
             idle = bins < 0
+            # each medium/rail style numbered, so that its rows are found comparing integers
+            number = {style: n for n, style in enumerate(dict.fromkeys(styles))}
+            code = np.fromiter(map(number.__getitem__, styles), dtype=np.int64, count=len(styles))
             for medium in sorted(set(media[idle].tolist()), key=lambda m: str(m).zfill(3)):
-                groups[medium] = np.nonzero(idle & (media == medium))[0]
+                groups[medium] = np.nonzero(idle & (code == number[medium]))[0]
             for b in sorted(set(bins[~idle].tolist())):
                 groups[b] = np.nonzero(bins == b)[0]
             self._groups = groups
