@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Callable
 
 from designer.topology.kinds import ID_PREFIX, KIND_LABEL, KINDS, MEDIA
@@ -130,9 +131,13 @@ class Topology:
     def __init__(self) -> None:
         self.components: dict[str, Component] = {}
         self.links: dict[str, Link] = {}
-        self._links_of: dict[str, set[str]] = {}
-        self._children: dict[str, set[str]] = {}
-        self._counters: dict[str, int] = {}
+        #: the indexes behind ``_links_of`` and ``_children`` (None: made from the items when first
+        #: needed, see :meth:`from_items`)
+        self._links_index: dict[str, set[str]] | None = {}
+        self._children_index: dict[str, set[str]] | None = {}
+        #: highest id number per prefix, less the ids of ``_unnoted`` (see ``_counters``)
+        self._counts: dict[str, int] = {}
+        self._unnoted: list[list[str]] = []
         self._subscribers: list[Callable[[ChangeEvent], None]] = []
         self._graph: nx.MultiGraph | None = None
         self.version = 0
@@ -154,6 +159,48 @@ class Topology:
             return
         for cb in list(self._subscribers):
             cb(event)
+
+    # ---------------------------------------------------------------- indexes
+    @property
+    def _links_of(self) -> dict[str, set[str]]:
+        """The link ids of each component. A topology built by :meth:`from_items` (a loaded file)
+        makes it when first asked, from the links as they are then: every method that changes
+        links or components asks for it before its change, so it is always the one that adding
+        the items one by one would have kept (the ``run`` command of a 131k-GPU design never
+        edits, and a loaded design that is only solved or saved may never need it)."""
+        if self._links_index is None:
+            index: dict[str, set[str]] = {cid: set() for cid in self.components}
+            for link in self.links.values():
+                index[link.a].add(link.id)
+                index[link.b].add(link.id)
+            self._links_index = index
+        return self._links_index
+
+    @property
+    def _children(self) -> dict[str, set[str]]:
+        """The ids of the components placed in each component (made when first asked, as
+        :attr:`_links_of`)."""
+        if self._children_index is None:
+            index: dict[str, set[str]] = {}
+            for c in self.components.values():
+                if c.parent is not None:
+                    if c.parent in index:
+                        index[c.parent].add(c.id)
+                    else:
+                        index[c.parent] = {c.id}
+            self._children_index = index
+        return self._children_index
+
+    @property
+    def _counters(self) -> dict[str, int]:
+        """Highest id number handed out per prefix, with the numbers of the ids a loaded file
+        brought (:meth:`from_items` leaves them to be read here, when an id is first made or the
+        counters are first asked for: ``max`` does not depend on when a number is taken in)."""
+        if self._unnoted:
+            unnoted, self._unnoted = self._unnoted, []
+            for idents in unnoted:
+                self._note_ids(idents)
+        return self._counts
 
     # -------------------------------------------------------------------- ids
     def new_id(self, prefix: str) -> str:
@@ -185,24 +232,25 @@ class Topology:
             num = int(ident[len(head):])
             if num > best.get(prefix, 0):
                 best[prefix] = num
+        counts = self._counts
         for prefix, num in best.items():
-            if num > self._counters.get(prefix, 0):
-                self._counters[prefix] = num
+            if num > counts.get(prefix, 0):
+                counts[prefix] = num
 
     def _note_id(self, ident: str) -> None:
         if ident.isascii() and "\n" not in ident:  # the regex's split with string methods
             head = ident.rstrip("0123456789")
             if len(head) != len(ident):
                 prefix, num = head.rstrip("-"), int(ident[len(head):])
-                if num > self._counters.get(prefix, 0):
-                    self._counters[prefix] = num
+                if num > self._counts.get(prefix, 0):
+                    self._counts[prefix] = num
             return
         m = _ID_NUM.match(ident)
         if m:
             prefix = m.group(1).rstrip("-")
             num = int(m.group(2))
-            if num > self._counters.get(prefix, 0):
-                self._counters[prefix] = num
+            if num > self._counts.get(prefix, 0):
+                self._counts[prefix] = num
 
     @property
     def counters(self) -> dict[str, int]:
@@ -211,8 +259,8 @@ class Topology:
 
     def restore_counters(self, counters: dict[str, int]) -> None:
         for prefix, n in counters.items():
-            if n > self._counters.get(prefix, 0):
-                self._counters[prefix] = int(n)
+            if n > self._counts.get(prefix, 0):
+                self._counts[prefix] = int(n)
 
     # ------------------------------------------------------------- components
     def add_component(self, comp: Component) -> Component:
@@ -359,36 +407,33 @@ class Topology:
     # ------------------------------------------------------------------ whole
     @classmethod
     def from_items(cls, components: list[Component], links: list[Link],
-                   counters: dict[str, int] | None = None) -> "Topology":
+                   counters: dict[str, int] | None = None,
+                   ids: tuple[list[str], list[str]] | None = None) -> "Topology":
         """Build a topology in one go from checked items (the file loader's fast path): no events,
         no copies. The caller guarantees unique ids, known kinds and media, and link ends that
-        exist; :func:`designer.topology.fileformat.from_dict` checks all of these first."""
+        exist; :func:`designer.topology.fileformat.from_dict` checks all of these first. ``ids``:
+        the components' and the links' ids in item order, when the caller holds them already
+        (the loader's columns; each item's id is then not read again).
+
+        The two dicts are made here; the link and placement indexes and the id counters of the
+        items are made when first needed (``_links_of``, ``_children``, ``_counters``): the same
+        contents, later, and not at all by a run that never asks."""
+        if ids is None:
+            ids = (list(map(attrgetter("id"), components)), list(map(attrgetter("id"), links)))
         topo = cls()
-        topo.components = {c.id: c for c in components}
-        topo.links = {l.id: l for l in links}
+        topo.components = dict(zip(ids[0], components))
+        topo.links = dict(zip(ids[1], links))
         if len(topo.components) != len(components) or len(topo.links) != len(links):
             raise TopologyError("duplicate ids in the items given")
-        links_of: dict[str, set[str]] = {cid: set() for cid in topo.components}
-        for l in links:
-            links_of[l.a].add(l.id)
-            links_of[l.b].add(l.id)
-        topo._links_of = links_of
-        children = topo._children
-        for c in components:
-            if c.parent is not None:
-                if c.parent in children:
-                    children[c.parent].add(c.id)
-                else:
-                    children[c.parent] = {c.id}
-        topo._note_ids((*topo.components, *topo.links))
+        topo._links_index = topo._children_index = None
+        topo._unnoted = [ids[0], ids[1]]
         topo.restore_counters(counters or {})
         return topo
 
     def clear(self) -> None:
         self.components.clear()
         self.links.clear()
-        self._links_of.clear()
-        self._children.clear()
+        self._links_index, self._children_index = {}, {}
         self._emit(ChangeEvent("reset"))
 
     def copy(self) -> "Topology":
@@ -396,9 +441,9 @@ class Topology:
         other = Topology()
         other.components = {k: c.copy() for k, c in self.components.items()}
         other.links = {k: l.copy() for k, l in self.links.items()}
-        other._links_of = {k: set(v) for k, v in self._links_of.items()}
-        other._children = {k: set(v) for k, v in self._children.items()}
-        other._counters = dict(self._counters)
+        other._links_index = {k: set(v) for k, v in self._links_of.items()}
+        other._children_index = {k: set(v) for k, v in self._children.items()}
+        other._counts = dict(self._counters)
         return other
 
     def snapshot(self) -> tuple[tuple, tuple]:
