@@ -32,7 +32,6 @@ import difflib
 import gc
 from collections import Counter
 from dataclasses import dataclass
-from itertools import repeat
 from typing import Any
 
 from designer.topology import kinds
@@ -148,52 +147,58 @@ class _View:
         comps = topo.components
         self.topo = topo
         self.ids = list(comps)
-        self.index = index = {cid: i for i, cid in enumerate(self.ids)}
+        self.index = index = dict(zip(self.ids, range(len(self.ids))))
         self.n = n = len(self.ids)
-        keys: dict[Any, int] = {}
         #: per class: its kind, its resolved figures (None without a resolver) and its first component
         self.kinds: list[str] = []
         self.figs: list[dict[str, Any] | None] = []
-        self.first: list[str] = []  # a component of each class
-        cls = []
-        for c in comps.values():
-            # the Resolver's key: 1, 1.0 and True are different overrides
-            key = ((c.kind, c.model, *((k, type(v), v) for k, v in sorted(c.props.items())))
-                   if c.props else (c.kind, c.model))
-            try:
-                k = keys.get(key)
-            except TypeError:  # an unhashable override: a class of its own
-                k, key = None, None
-            if k is None:
-                k = len(self.kinds)
-                if key is not None:
-                    keys[key] = k
+        self.first: list[str] = []
+        self.items = items = list(comps.values())
+        keys: dict[Any, int] = {}
+        try:  # the Resolver's key: 1, 1.0 and True are different overrides
+            cls = [keys.setdefault((c.kind, c.model, *((k, type(v), v) for k, v in sorted(c.props.items())))
+                                   if c.props else (c.kind, c.model), len(keys)) for c in items]
+        except TypeError:  # an unhashable override: the component is a class of its own
+            keys, cls = {}, []
+            for c in items:
+                key = ((c.kind, c.model, *((k, type(v), v) for k, v in sorted(c.props.items())))
+                       if c.props else (c.kind, c.model))
+                try:
+                    cls.append(keys.setdefault(key, len(keys)))
+                except TypeError:
+                    keys[object()] = len(keys)  # a number of its own
+                    cls.append(len(keys) - 1)
+        seen = set()
+        for i, k in enumerate(cls):  # the first component of each class, in class order
+            if k not in seen:
+                seen.add(k)
+                c = items[i]
                 self.kinds.append(c.kind)
                 self.figs.append(res(c) if res is not None else None)
                 self.first.append(c.id)
-            cls.append(k)
+                if len(seen) == len(keys):
+                    break
         self.cls = np.array(cls, dtype=np.int64)
         #: each component's kind as a number (index in ``kind_names``)
         self.kind_names = list(dict.fromkeys(self.kinds))
         self.kind_code = self.per_class([self.kind_names.index(k) for k in self.kinds], np.int64)
         links = list(topo.links.values())
         self.links = links
-        extra: dict[str, int] = {}
-
-        def ends(names: list[str]) -> np.ndarray:
-            out = np.fromiter(map(index.get, names, repeat(-1)), dtype=np.int64, count=len(names))
-            for j in np.flatnonzero(out < 0).tolist():  # a dangling end: a node of its own
-                out[j] = n + extra.setdefault(names[j], len(extra))
-            return out
-
         a_names, b_names = [l.a for l in links], [l.b for l in links]
-        # interleaved, as the rules meet the ends (a then b of each link)
-        both = ends([x for pair in zip(a_names, b_names) for x in pair])
-        self.a, self.b = both[0::2], both[1::2]
-        self.extra = list(extra)
+        try:
+            self.a = np.fromiter(map(index.__getitem__, a_names), dtype=np.int64, count=len(links))
+            self.b = np.fromiter(map(index.__getitem__, b_names), dtype=np.int64, count=len(links))
+            self.extra: list[str] = []
+        except KeyError:  # a link end that names no component is a node of its own (n and on),
+            extra: dict[str, int] = {}  # numbered as the ends come (a then b of each link)
+            ends = [index[x] if x in index else n + extra.setdefault(x, len(extra))
+                    for pair in zip(a_names, b_names) for x in pair]
+            both = np.array(ends, dtype=np.int64)
+            self.a, self.b = both[0::2], both[1::2]
+            self.extra = list(extra)
         self.lanes = np.fromiter((l.lanes for l in links), dtype=np.int64, count=len(links))
         self.speed = np.fromiter((l.speed_Gbps for l in links), dtype=np.float64, count=len(links))
-        self.parent = np.array([-1 if c.parent is None else index.get(c.parent, -2) for c in comps.values()],
+        self.parent = np.array([-1 if c.parent is None else index.get(c.parent, -2) for c in items],
                                dtype=np.int64)
 
     def per_class(self, values: list, dtype: Any):
@@ -480,79 +485,105 @@ def _by_slot(c: Component) -> tuple[int, str]:
     return (c.slot if c.slot is not None else 1 << 30, c.id)
 
 
+def _server_powers(view: _View, res: Resolver, servers):
+    """:func:`component_power_W` of each of ``servers`` (component indices), asked once per
+    class of server and sequence of adapter classes (in ``Topology.attached`` order: by slot,
+    then id): servers alike add the same figures in the same order, so they draw the same.
+
+    The adapters are put in that order with one sort over all of them (by server, then slot;
+    their ids only where two adapters of a server share a slot), and the servers with ``k``
+    adapters are told apart by the rows (server class, adapter classes) of one ``k + 1``-column
+    table (``numpy.unique`` of rows)."""
+    import numpy as np
+
+    items, cls, par, ids = view.items, view.cls, view.parent, view.ids
+    is_server = view.of_kind("gpu_server")
+    on = np.flatnonzero(view.of_kind(*ATTACHABLE) & (par >= 0))
+    on = on[is_server[par[on]]]
+    owner = par[on]
+    slot = np.array([items[i].slot if items[i].slot is not None else 1 << 30 for i in on.tolist()],
+                    dtype=np.int64)
+    order = np.lexsort((slot, owner))
+    if ((owner[order][1:] == owner[order][:-1]) & (slot[order][1:] == slot[order][:-1])).any():
+        order = np.array(sorted(range(len(on)), key=lambda j: (owner[j], slot[j], ids[on[j]])), dtype=np.int64)
+    on = on[order]
+    count = np.bincount(par[on], minlength=view.n) if len(on) else np.zeros(view.n, dtype=np.int64)
+    start = np.cumsum(count) - count
+    adapter_cls = cls[on]
+    power = np.zeros(len(servers))
+    has = count[servers]
+    for k in np.unique(has).tolist():
+        where = np.flatnonzero(has == k)
+        group = servers[where]
+        rows = np.column_stack([cls[group]] + [adapter_cls[start[group] + j] for j in range(k)])
+        _, first, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+        watts = []
+        for s in group[first].tolist():
+            kids = [items[i] for i in on[start[s]:start[s] + k].tolist()]
+            watts.append(component_power_W(_Attached({ids[s]: kids}), items[s], res))
+        power[where] = np.array(watts)[inverse.reshape(-1)]
+    return power
+
+
 def _racks(view: _View, res: Resolver) -> list[Problem]:
     """``rack-slot``, ``rack-units`` and ``rack-power``, rack by rack in design order.
 
-    Every rack's members and every server's adapters are gathered in one pass (in the order of
-    ``Topology.members`` and ``Topology.attached``), a member's U once per class and a server's
-    power (:func:`component_power_W`) once per class of server and of its adapters in that order:
-    the same sums in the same order as member by member."""
+    Every rack's members are gathered in one pass (in ``Topology.members`` order: by slot, then
+    id), a member's U and a switch's or storage's power once per class, a server's power by
+    :func:`_server_powers`: the same figures added in the same order as member by member."""
     import numpy as np
 
-    topo, comps, ids = view.topo, view.topo.components, view.ids
     is_rack = view.of_kind("rack")
     if not is_rack.any():
         return []
-    par, cls = view.parent, view.cls
-    members: dict[int, list[Component]] = {}
+    items, par, cls = view.items, view.parent, view.cls
     inside = np.flatnonzero(view.of_kind(*RACKABLE) & (par >= 0))
     inside = inside[is_rack[par[inside]]]
-    for i, p in zip(inside.tolist(), par[inside].tolist()):
-        members.setdefault(p, []).append(comps[ids[i]])
-    adapters: dict[str, list[Component]] = {}
-    on = np.flatnonzero(view.of_kind(*ATTACHABLE) & (par >= 0))
-    on = on[view.of_kind("gpu_server")[par[on]]]
-    for i, p in zip(on.tolist(), par[on].tolist()):
-        adapters.setdefault(ids[p], []).append(comps[ids[i]])
-    for kids in adapters.values():
-        kids.sort(key=_by_slot)
-    shim = _Attached(adapters)
-    units_of = [int(f["rack_units_used"]) if k in RACKABLE else 0 for k, f in zip(view.kinds, view.figs)]
-    power_of: dict[Any, float] = {}
-
-    def power(m: Component) -> float:
-        c = int(cls[view.index[m.id]])
-        key: Any = c
-        if view.kinds[c] == "gpu_server":
-            key = (c, *(int(cls[view.index[d.id]]) for d in adapters.get(m.id, ())))
-        hit = power_of.get(key)
-        if hit is None:
-            hit = power_of[key] = component_power_W(shim, m, res)
-        return hit
-
+    units_of = view.per_class([int(f["rack_units_used"]) if k in RACKABLE else 0
+                               for k, f in zip(view.kinds, view.figs)], np.int64)
+    watts = view.per_class([float(f.get("power_W", 0.0)) if k in RACKABLE else 0.0
+                            for k, f in zip(view.kinds, view.figs)], np.float64)
+    power = watts[inside]
+    servers = view.of_kind("gpu_server")[inside]
+    power[servers] = _server_powers(view, res, inside[servers])
+    units, power = units_of[inside].tolist(), power.tolist()
+    members: dict[int, list[int]] = {}  # rack -> positions in ``inside``
+    for j, r in enumerate(par[inside].tolist()):
+        members.setdefault(r, []).append(j)
+    inside = inside.tolist()
     out = []
     for r in np.flatnonzero(is_rack).tolist():
-        rack = comps[ids[r]]
+        rack = items[r]
         fig = view.figs[cls[r]]
         height = int(fig["rack_units"])
-        kids = sorted(members.get(r, ()), key=_by_slot)
+        kids = sorted(members.get(r, ()), key=lambda j: _by_slot(items[inside[j]]))
         total_u = 0
         taken: dict[int, str] = {}
-        for m in kids:
-            units = units_of[cls[view.index[m.id]]]
-            total_u += units
+        for j in kids:
+            m, u = items[inside[j]], units[j]
+            total_u += u
             if m.slot is None:
                 continue
-            top = m.slot + units - 1
+            top = m.slot + u - 1
             if m.slot < 1 or top > height:
                 out.append(Problem("error", "rack-slot",
                                    f"occupies U{m.slot}-U{top} of a {height}U rack '{rack.id}'",
-                                   f"place it between U1 and U{height - units + 1}", component=m.id))
+                                   f"place it between U1 and U{height - u + 1}", component=m.id))
                 continue
-            clash = sorted({taken[u] for u in range(m.slot, top + 1) if u in taken})
+            clash = sorted({taken[x] for x in range(m.slot, top + 1) if x in taken})
             if clash:
                 out.append(Problem("error", "rack-slot",
                                    f"U{m.slot}-U{top} overlap {', '.join(clash)} in '{rack.id}'",
                                    "move it to free U slots", component=m.id))
-            taken.update((u, m.id) for u in range(m.slot, top + 1))
+            taken.update((x, m.id) for x in range(m.slot, top + 1))
         if total_u > height:
             out.append(Problem("error", "rack-units", f"members need {total_u}U; the rack has {height}U",
                                "move some of them to another rack", component=rack.id))
-        watts = sum(power(m) for m in kids)
+        drawn = sum(power[j] for j in kids)
         budget = float(fig["power_budget_kW"]) * 1000.0
-        if watts > budget:
+        if drawn > budget:
             out.append(Problem("error", "rack-power",
-                               f"members draw up to {watts / 1000:.1f} kW; the budget is {budget / 1000:.1f} kW",
+                               f"members draw up to {drawn / 1000:.1f} kW; the budget is {budget / 1000:.1f} kW",
                                "move servers to another rack or raise the rack's power budget",
                                component=rack.id))
     return out
