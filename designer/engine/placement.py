@@ -413,8 +413,9 @@ def place(w: Workload, servers: list[ServerInfo], order: str | None = None) -> P
     n = w.gpus
     if n > total:
         raise UsageError(f"the job needs {n} GPUs but the design has {total}")
-    srv = np.repeat(np.arange(len(servers)), [s.gpus for s in servers])[:n]
-    local = np.concatenate([np.arange(s.gpus) for s in servers])[:n] if servers else np.zeros(0, int)
+    per = np.array([s.gpus for s in servers], dtype=np.int64)
+    srv = np.repeat(np.arange(len(servers)), per)[:n]
+    local = (np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(per) - per, per))[:n]  # GPU in server
     size = {"tp": w.tp, "pp": w.pp, "dp": w.dp * w.cp}  # cp ranks are inner chunks of the DP dimension
     ranks = np.arange(n)
     coord, stride = {}, 1
