@@ -239,3 +239,25 @@ def test_bottleneck_is_the_first_most_utilized_arc_of_each_flow(seed):
         if mine:
             want[f] = max(mine, key=lambda a: (util[a], -mine.index(a)))
     assert net._bottlenecks(routes, util, nf).tolist() == want
+
+
+def test_sharp_is_ruled_out_by_the_first_rail_without_rdma_or_by_host_encryption():
+    from designer.engine import pipeline
+    from designer.engine.placement import servers_of
+    from designer.topology.catalog import load_catalog
+    from designer.topology.templates import rail_optimized
+    cat = load_catalog()
+    design = rail_optimized(servers=4)
+    servers = servers_of(design, cat)
+    assert pipeline.sharp_transport_problem(design, cat, {}, servers) is None
+    third = servers[2]
+    nic = third.rails[1]
+    design.topology.components[nic].props["rdma"] = False
+    servers = servers_of(design, cat)
+    why = pipeline.sharp_transport_problem(design, cat, {}, servers)
+    assert why.startswith(f"'{nic}' (") and f"of '{third.id}' has no RDMA" in why
+    # encryption on the host of an earlier server is named first (servers in order)
+    why = pipeline.sharp_transport_problem(design, cat, {"encryption": True}, servers)
+    assert why.startswith(f"host-managed encryption on '{servers[0].id}'")
+    scen = {"encryption": True, "offload": "dpu", "per_server": {servers[3].id: "host"}}
+    assert pipeline.sharp_transport_problem(design, cat, scen, servers).startswith(f"'{nic}' (")

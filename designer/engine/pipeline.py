@@ -261,6 +261,14 @@ def sharp_transport_problem(design, catalog, scen: dict[str, Any], servers: list
         adapters = {s.id: s.adapters for s in servers}  # servers_of found them already
     else:
         adapters = attached_all(topo, {s.id for s in servers})
+    if not scen.get("encryption") or not any(per_server.get(s.id, scen.get("offload", "host")) == "host"
+                                             for s in servers):
+        # no server on the kernel path: only an adapter without RDMA can rule SHARP out; ask
+        # the catalog once per distinct adapter, and walk the servers only if one lacks it
+        kinds = {(a.kind, a.model, repr(sorted(a.props.items())) if a.props else ""): a
+                 for s in servers for a in adapters.get(s.id, ())}
+        if all(catalog.resolve(a).get("rdma", True) for a in kinds.values()):
+            return None
     for s in servers:
         mode = per_server.get(s.id, scen.get("offload", "host"))
         if scen.get("encryption") and mode == "host":
