@@ -171,6 +171,15 @@ class _HopIndex:
         counts = np.bincount(fab.arc_src[self.sw_arc], minlength=nn)
         self.sw_ptr = np.r_[0, np.cumsum(counts)].astype(np.int64)
         self.switch_node = np.flatnonzero(fab.is_switch)
+        #: ``out_arc`` then ``sw_arc``: the arcs a next-hop set is a run of
+        self.base = np.concatenate([fab.out_arc, self.sw_arc])
+        #: the one switch an endpoint's switch arcs all lead to (-1: none, several, or a switch)
+        sw_heads = fab.arc_dst[self.sw_arc]
+        has = (counts > 0) & ~fab.is_switch
+        first = sw_heads[np.minimum(self.sw_ptr[:-1], max(len(sw_heads) - 1, 0))] if len(sw_heads) else None
+        last = sw_heads[np.maximum(self.sw_ptr[1:] - 1, 0)] if len(sw_heads) else None
+        self.lone_switch = np.where(has & (first == last), first, -1) if len(sw_heads) \
+            else np.full(nn, -1, dtype=np.int64)
 
 
 class _SwitchParts:
@@ -490,7 +499,8 @@ def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: in
     ncol = max(col_dist.ncols, 1)
     ns = int(fab.is_switch.sum())
     ordered_arc = fab.out_arc
-    pair_key = fab.hop_index().pair_key  # sorted (out_arc order)
+    hx = fab.hop_index()
+    pair_key = hx.pair_key  # sorted (out_arc order)
     # a destination linked to one node only (a NIC under its leaf) hangs off that node: its
     # arcs from there are one run of ``out_arc``, looked up once here instead of at every hop
     deg = fab.out_ptr[dst_u + 1] - fab.out_ptr[dst_u]
@@ -528,14 +538,27 @@ def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: in
             a_n = np.searchsorted(pair_key, q, "right") - a_lo
             lo[many], n[many] = a_lo, a_n
             near[many] = a_n > 0  # the destination hangs off this node: go straight to it
-        hop_arc = ordered_arc
         far = np.flatnonzero(~near)
+        if len(far):
+            # an endpoint whose switch arcs all lead to one switch takes them all, if that
+            # switch reaches the destination (the comparison of :func:`_next_hops` has one
+            # candidate distance): no per-(node, column) work for a phase's first hop
+            x = st_node[far]
+            sw = hx.lone_switch[x]
+            ep = sw >= 0
+            if ep.any():
+                fe, xe = far[ep], x[ep]
+                reach = col_dist(fab.switch_pos[sw[ep]], dst_col[st_f[fe]]) < _INF
+                lo[fe] = np.where(reach, len(ordered_arc) + hx.sw_ptr[xe], 0)
+                n[fe] = np.where(reach, hx.sw_ptr[xe + 1] - hx.sw_ptr[xe], 0)
+                far = far[~ep]
+        hop_arc = hx.base
         if len(far):
             keys, inv = np.unique(st_node[far] * ncol + dst_col[st_f[far]], return_inverse=True)
             k_lo, k_n, k_arcs = _next_hops(fab, keys // ncol, keys % ncol, col_dist)
-            lo[far] = k_lo[inv] + len(ordered_arc)
+            lo[far] = k_lo[inv] + len(hx.base)
             n[far] = k_n[inv]
-            hop_arc = np.concatenate([ordered_arc, k_arcs])
+            hop_arc = np.concatenate([hx.base, k_arcs])
         lost = n == 0
         if lost.any():  # no neighbour at all, or none that leads to the destination
             routed[st_f[lost]] = False
