@@ -100,3 +100,30 @@ def test_bundles_count_every_cable_between_two_groups_once(qapp, catalog):
             key = frozenset((ga, gb))
             counted[key] = counted.get(key, 0) + 1
     assert {frozenset((b.a, b.b)): b.count for b in bundles} == counted
+
+
+def test_the_cable_summary_counted_with_arrays_is_the_summary_of_every_cable(catalog):
+    """Racks and free-standing boxes (placed by tier), multi-lane links, NVLink (not cabled),
+    several speeds: the same counts as summarising each cable (``cabling.cables``)."""
+    from dataclasses import replace
+
+    from designer.report import cabling
+    from designer.topology.templates import fat_tree, leaf_spine, nvl72
+
+    designs = [leaf_spine(servers=8, catalog=catalog), fat_tree(k=4, catalog=catalog),
+               nvl72(servers=2, catalog=catalog),
+               rail_optimized(servers=32, dpu="bluefield-3", catalog=catalog)]
+    multi = rail_optimized(servers=32, storage="none", catalog=catalog)
+    topo = multi.topology
+    for n, lid in enumerate(list(topo.links)[::7]):  # every 7th link a bundle of 2 to 4 lanes
+        topo.links[lid] = replace(topo.links[lid], lanes=2 + n % 3)
+    for c in list(topo.components.values())[::5]:  # some boxes without a canvas position
+        if c.parent is None:
+            topo.components[c.id] = replace(c, pos=None)
+    designs.append(multi)
+    for design in designs:
+        want = cabling.summarize(cabling.cables(design, catalog))
+        got = cabling.summary_of(design, catalog)
+        assert got == want
+        assert list(got.cables) == list(want.cables)  # the tables' order too
+    assert any(k[0] != "DAC" for k in got.cables)  # lengths that reach past copper were counted

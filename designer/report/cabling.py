@@ -42,6 +42,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import repeat
+from operator import attrgetter
+
+import numpy as np
 
 from designer.topology import layout
 from designer.topology.model import ATTACHABLE
@@ -288,25 +292,79 @@ def summarize(items) -> CableSummary:
     return tally.summary()
 
 
+def _numbered(values: list) -> tuple[list, np.ndarray]:
+    """(the distinct values in order of first use, each value's number in that list)."""
+    distinct = list(dict.fromkeys(values))
+    number = dict(zip(distinct, range(len(distinct))))
+    return distinct, np.fromiter(map(number.__getitem__, values), dtype=np.int64, count=len(values))
+
+
 def summary_of(design, catalog) -> CableSummary:
     """:func:`summarize` of :func:`cables` without making each cable (the lanes of a link share
-    its type and length): a 500,000-link design in about a second instead of eight."""
+    its type and length), the lengths worked out with numpy: a 500,000-link design in under a
+    second. Each link's estimate is :func:`run_length_m` times ``1 + SLACK`` with the same
+    double operations in the same order (so the same bits); :func:`cable_type` and
+    :func:`length_class` then run once per distinct (estimate, speed), and every link adds its
+    lanes to its (type, length class, speed, medium, end kinds) group, which is all the
+    summary counts."""
     comps = design.topology.components
     where = places(design, catalog)
     tally = Tally()
-    memo: dict[tuple, tuple[str, float]] = {}  # ``where`` keeps every place alive, so ids stay unique
-    groups: Counter = Counter()
-    for link in design.topology.links.values():
-        if link.medium in UNCABLED or link.a not in where or link.b not in where:
-            continue
-        a, b = where[link.a], where[link.b]
-        key = (id(a), id(b), link.speed_Gbps)  # places are shared objects; hashing them is slow
-        found = memo.get(key)
-        if found is None:
-            est = run_length_m(a, b) * (1 + SLACK)
-            found = memo[key] = (cable_type(link.speed_Gbps, est), length_class(est))
-        groups[(found, link.speed_Gbps, link.medium, comps[link.a].kind, comps[link.b].kind)] += \
-            link.lanes if link.lanes > 1 else 1
-    for ((kind, cls), speed, medium, a_kind, b_kind), n in groups.items():
-        tally.add(kind, speed, medium, cls, a_kind, b_kind, int(n))
+    links = [link for link in design.topology.links.values() if link.medium not in UNCABLED]
+    row = dict(zip(where, range(len(where))))
+    a = np.fromiter(map(row.get, [link.a for link in links], repeat(-1)), dtype=np.int64,
+                    count=len(links))
+    b = np.fromiter(map(row.get, [link.b for link in links], repeat(-1)), dtype=np.int64,
+                    count=len(links))
+    keep = (a >= 0) & (b >= 0)
+    if not keep.any():
+        return tally.summary()
+    if not keep.all():
+        a, b = a[keep], b[keep]
+        links = [link for link, k in zip(links, keep.tolist()) if k]
+    at = list(where.values())
+    rack_names, rack = _numbered(list(map(attrgetter("rack"), at)))
+    rack[np.array([name == "" for name in rack_names])[rack]] = -1  # not in a rack
+    x = np.fromiter(map(attrgetter("x_m"), at), dtype=float, count=len(at))
+    y = np.fromiter(map(attrgetter("y_m"), at), dtype=float, count=len(at))
+    u = np.fromiter(map(attrgetter("u"), at), dtype=np.int64, count=len(at))
+    units = np.fromiter(map(attrgetter("rack_units"), at), dtype=np.int64, count=len(at))
+    kind_names, kind = _numbered(list(map(attrgetter("kind"), map(comps.__getitem__, where))))
+    media, medium = _numbered(list(map(attrgetter("medium"), links)))
+    speed = np.fromiter(map(attrgetter("speed_Gbps"), links), dtype=float, count=len(links))
+    lanes = np.fromiter(map(attrgetter("lanes"), links), dtype=np.int64, count=len(links))
+    lanes = np.where(lanes > 1, lanes, 1)
+    # run_length_m, elementwise: inside one rack, else along the tray with a climb at each end
+    climb = np.where(rack >= 0, np.maximum(units - u, 0) * U_M, 0.0) + TRAY_M
+    in_rack = np.abs(u[a] - u[b]) * U_M + IN_RACK_M
+    between = np.abs(x[a] - x[b]) + np.abs(y[a] - y[b]) + climb[a] + climb[b]
+    est = np.where((rack[a] >= 0) & (rack[a] == rack[b]), in_rack, between) * (1 + SLACK)
+    # type and length class once per distinct (estimate, speed)
+    lengths, length = np.unique(est, return_inverse=True)
+    rates, rate = np.unique(speed, return_inverse=True)
+    pairs, pair = _rows([length.ravel(), rate.ravel()])
+    found_names, found_of_pair = _numbered([
+        (cable_type(float(rates[r]), float(lengths[n])), length_class(float(lengths[n])))
+        for n, r in pairs.tolist()])
+    groups, group = _rows([found_of_pair[pair], rate.ravel(), medium, kind[a], kind[b]])
+    counts = np.bincount(group, weights=lanes, minlength=len(groups))
+    for (f, r, m, ka, kb), n in zip(groups.tolist(), counts.tolist()):
+        type_, cls = found_names[f]
+        tally.add(type_, float(rates[r]), media[m], cls, kind_names[ka], kind_names[kb], int(n))
     return tally.summary()
+
+
+def _rows(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of non-negative integer ``columns`` (an array, one row each) and each
+    row's number among them: the rows as one mixed-radix integer each, so one 1-D sort finds
+    them (``np.unique(axis=0)`` sorts whole rows, seconds for 500k)."""
+    key = np.zeros(len(columns[0]), dtype=np.int64)
+    for col in columns:
+        key = key * (int(col.max(initial=0)) + 1) + col
+    keys, number = np.unique(key, return_inverse=True)
+    rows = np.empty((len(keys), len(columns)), dtype=np.int64)
+    rest = keys.copy()
+    for k in range(len(columns) - 1, -1, -1):
+        radix = int(columns[k].max(initial=0)) + 1
+        rows[:, k], rest = rest % radix, rest // radix
+    return rows, number.ravel()
