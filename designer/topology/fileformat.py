@@ -30,13 +30,14 @@ import functools
 import gc
 import json
 import math
+import operator
 import os
 import stat
 import tempfile
 from itertools import chain, repeat
-from operator import is_not, itemgetter
+from operator import attrgetter, is_not, itemgetter
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from designer.errors import UsageError
 from designer.safeio import _fsync_folder  # the one rename-durability step
@@ -286,16 +287,27 @@ def _link_dict(l: Link) -> dict[str, Any]:
 def to_dict(design: Design) -> dict[str, Any]:
     """The JSON-ready dict of a design (current format version)."""
     topo = design.topology
+    head = _head_dict(design)
+    return {
+        "format": head["format"],
+        "version": head["version"],
+        "name": head["name"],
+        "components": [_component_dict(c) for c in topo.components.values()],
+        "links": [_link_dict(l) for l in topo.links.values()],
+        **{k: head[k] for k in ("workload", "scenario", "meta", "id_counters")},
+    }
+
+
+def _head_dict(design: Design) -> dict[str, Any]:
+    """Everything of :func:`to_dict` but the two item lists, in the file's order."""
     return {
         "format": FORMAT,
         "version": VERSION,
         "name": design.name,
-        "components": [_component_dict(c) for c in topo.components.values()],
-        "links": [_link_dict(l) for l in topo.links.values()],
         "workload": json.loads(json.dumps(design.workload)),
         "scenario": json.loads(json.dumps(design.scenario)),
         "meta": json.loads(json.dumps(design.meta)),
-        "id_counters": dict(sorted(topo.counters.items())),  # sorted: a file saved again is unchanged
+        "id_counters": dict(sorted(design.topology.counters.items())),  # sorted: a file saved again is unchanged
     }
 
 
@@ -944,7 +956,15 @@ def dumps(design: Design, source: str = "<design>") -> str:
     """The file text: one component or link per line, so files diff well and stay compact.
 
     A value that the loader would refuse (NaN, a huge integer, a broken string, deep nesting) or
-    that is not JSON at all is refused here, with its path, so that no saved file fails to load."""
+    that is not JSON at all is refused here, with its path, so that no saved file fails to load.
+    A design whose every item is plainly sound is written from its columns
+    (:func:`_column_text`, the same text); any other goes through :func:`to_dict`."""
+    try:
+        text = _column_text(design)
+    except (TypeError, ValueError, AttributeError, IndexError, KeyError):
+        text = None  # the dict path below writes it, or words what is wrong
+    if text is not None:
+        return text
     try:
         data = to_dict(design)
         for key, limit in (("components", MAX_COMPONENTS), ("links", MAX_LINKS)):
@@ -969,6 +989,120 @@ def dumps(design: Design, source: str = "<design>") -> str:
     except (TypeError, ValueError) as exc:  # a value that is not JSON (a set, a numpy integer...)
         raise DesignFileError(source, [("", f"cannot be saved: {exc}")]) from None
     return "\n".join(lines) + "\n"
+
+
+def _column_text(design: Design) -> str | None:
+    """:func:`dumps`' text written from the items' columns, with no dict per item, or None when
+    any written value is not plainly sound (then the dict path writes it or refuses it).
+
+    What the dict path proves by :func:`_check_tree` is proved here column by column: every
+    written string is a ``str`` that UTF-8 can hold (one join, one check), every written number
+    an ``int`` or ``float`` (not bool, not numpy) that is finite and within ±MAX_INT, every props
+    object sound to the depth limit. The text is the dict path's: strings through json's C
+    encoder (``ensure_ascii=False``), numbers by ``repr`` (json's own text for int and float),
+    a props object by the same C encoder, each field left out exactly when :func:`to_dict`
+    leaves it out, fields in the same order, one item a line."""
+    topo = design.topology
+    comps, links = list(topo.components.values()), list(topo.links.values())
+    if len(comps) > MAX_COMPONENTS or len(links) > MAX_LINKS or not set(map(type, comps)) <= {Component} \
+            or not set(map(type, links)) <= {Link}:
+        return None
+    head = _head_dict(design)
+    if not _tree_is_sound(head):
+        return None
+    enc = json.encoder.encode_basestring
+    encode = _item_encoder()
+    # --- components: id, kind, model, name?, parent?, slot?, props?, pos?
+    ids, kinds, models, names, parents, slots, props, poss = (
+        list(map(attrgetter(f), comps)) for f in ("id", "kind", "model", "name", "parent", "slot", "props", "pos"))
+    given_props = [p for p in props if p]
+    given_pos = _given(poss)
+    pairs = set(map(type, given_pos)) <= {tuple} and set(map(len, given_pos)) <= {2}
+    coords = list(chain.from_iterable(given_pos)) if pairs else [p[0] for p in given_pos] + [p[1] for p in given_pos]
+    if not (_saved_strings(ids) and _saved_strings(kinds) and _saved_strings(models) and _saved_strings(names)
+            and _saved_strings(_given(parents)) and _saved_numbers(_given(slots)) and _saved_numbers(coords)
+            and set(map(type, given_props)) <= {dict} and _props_sound(given_props)):
+        return None
+    name_text = {n: f', "name": {enc(n)}' if n else "" for n in set(names)}
+    parent_text = {p: f', "parent": {enc(p)}' if p is not None else "" for p in set(parents)}
+    tails = [map(name_text.__getitem__, names) if any(names) else None,
+             map(parent_text.__getitem__, parents) if parents.count(None) != len(parents) else None,
+             [f', "slot": {v!r}' if v is not None else "" for v in slots] if slots.count(None) != len(slots) else None,
+             [f', "props": {encode(p)}' if p else "" for p in props] if given_props else None,
+             (map(operator.mod, repeat(', "pos": [%r, %r]'), poss) if pairs and not len(given_pos) < len(poss)
+              else [f', "pos": [{p[0]!r}, {p[1]!r}]' if p is not None else "" for p in poss]) if given_pos else None]
+    comp_lines = _joined_items('{"id": %s, "kind": %s, "model": %s', [
+        map(enc, ids), _coded(enc, kinds), _coded(enc, models)], tails)
+    # --- links: id, a, b, medium, speed_Gbps, latency_us?, lanes?, a_port?, b_port?
+    lids, a_end, b_end, media, speeds, latency, lanes, a_port, b_port = (
+        list(map(attrgetter(f), links))
+        for f in ("id", "a", "b", "medium", "speed_Gbps", "latency_us", "lanes", "a_port", "b_port"))
+    written_latency = [v for v in latency if v]
+    written_lanes = [v for v in lanes if v != 1]
+    if not (_saved_strings(lids) and _saved_strings(a_end) and _saved_strings(b_end) and _saved_strings(media)
+            and _saved_numbers(speeds) and _saved_numbers(written_latency) and _saved_numbers(written_lanes)
+            and _saved_numbers(_given(a_port)) and _saved_numbers(_given(b_port))):
+        return None
+    tails = [[f', "latency_us": {v!r}' if v else "" for v in latency] if written_latency else None,
+             [f', "lanes": {v!r}' if v != 1 else "" for v in lanes] if written_lanes else None,
+             [f', "a_port": {v!r}' if v is not None else "" for v in a_port] if a_port.count(None) != len(a_port) else None,
+             [f', "b_port": {v!r}' if v is not None else "" for v in b_port] if b_port.count(None) != len(b_port) else None]
+    link_lines = _joined_items('{"id": %s, "a": %s, "b": %s, "medium": %s, "speed_Gbps": %s', [
+        map(enc, lids), map(enc, a_end), map(enc, b_end), _coded(enc, media), map(repr, speeds)], tails)
+    lines = ["{"] + [f" {json.dumps(key)}: {encode(value)}," for key, value in head.items()]
+    lines.append(f' "components": [\n  {comp_lines}\n ],' if comps else ' "components": [],')
+    lines.append(f' "links": [\n  {link_lines}\n ]' if links else ' "links": []')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _props_sound(given: list[dict[str, Any]]) -> bool:
+    """What :func:`_tree_is_sound` proves of the props objects (at their depth in the file),
+    proved by columns when every value is a scalar: string keys and values that UTF-8 can hold,
+    numbers finite and integers within ±MAX_INT."""
+    values = list(chain.from_iterable(map(dict.values, given)))
+    types = set(map(type, values))
+    if not types <= {str, int, float, bool, type(None)}:
+        return _tree_is_sound([[given]])  # nested values: walked (props sit 3 levels deep)
+    keys = list(chain.from_iterable(given))
+    return (_saved_strings(keys) and _saved_strings([v for v in values if type(v) is str])
+            and _numbers_ok([v for v in values if type(v) is int or type(v) is float]))
+
+
+def _saved_strings(col: list[Any]) -> bool:
+    """Every value a ``str`` that UTF-8 can hold (no unpaired surrogate): what _check_tree asks
+    of a written string."""
+    if not col:
+        return True
+    if set(map(type, col)) != {str}:
+        return False
+    text = "".join(col)
+    return text.isascii() or _leaf_problem(text) is None
+
+
+def _saved_numbers(col: list[Any]) -> bool:
+    """Every value an ``int`` or ``float`` (exactly: not bool, not a numpy number, whose text
+    ``repr`` would not give as json does), finite, integers within ±MAX_INT."""
+    return not col or (set(map(type, col)) <= {int, float} and _numbers_ok(col))
+
+
+def _coded(enc: Callable[[str], str], col: list[str]) -> Iterator[str]:
+    """``enc(value)`` of each value, each distinct value encoded once (kinds, models and media:
+    a handful of distinct strings)."""
+    text = {v: enc(v) for v in set(col)}
+    return map(text.__getitem__, col)
+
+
+def _joined_items(template: str, fields: list[Any], tails: list[Any]) -> str:
+    """Items ``template % fields`` followed by their optional fields' text and ``}``, joined by
+    ``,\n  `` (the file's one item a line). ``fields``: columns of text; ``tails``: columns of
+    optional text ("" where an item leaves the field out), None for a field no item writes. All
+    in C loops: ``%`` per item, ``"".join`` per item of the tails, one join."""
+    tails = [t for t in tails if t is not None]
+    if tails:
+        fields = [*fields, map("".join, zip(*tails))]
+        template += "%s"
+    return ",\n  ".join(map(operator.mod, repeat(template + "}"), zip(*fields)))
 
 
 def _item_lines(encode: Callable[[Any], str], items: list[dict[str, Any]]) -> str:
