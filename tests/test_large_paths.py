@@ -127,3 +127,29 @@ def test_the_cable_summary_counted_with_arrays_is_the_summary_of_every_cable(cat
         assert got == want
         assert list(got.cables) == list(want.cables)  # the tables' order too
     assert any(k[0] != "DAC" for k in got.cables)  # lengths that reach past copper were counted
+
+
+def test_the_reports_results_keep_every_figure_and_the_busiest_links_in_order(catalog):
+    """``build.result_json``: ``Result.to_json()`` but for the links, which are the busiest
+    BUSIEST_LINKS of a stable sort of all of them (none and non-finite as idle)."""
+    from dataclasses import replace
+
+    from designer.engine import pipeline
+    from designer.engine.result import LinkResults
+    from designer.report import build
+    from designer.topology.fileformat import load
+
+    from designer.paths import resources_dir
+
+    run = pipeline.run(load(resources_dir() / "examples" / "example.json"), catalog)
+    util = np.array([0.5, np.nan, 0.9, -0.0, 0.9, np.inf, 0.0, 0.2, 0.5, 0.9, 0.1, 0.3, 0.5, 0.05])
+    ids = [f"l{n}" for n in range(len(util))]
+    run = replace(run, links=LinkResults(ids, util, ["fwd" if n % 2 else "bwd" for n in range(len(util))]))
+    full = run.to_json()
+    got = build.result_json(run)
+    assert {k: v for k, v in got.items() if k != "links"} == {k: v for k, v in full.items() if k != "links"}
+    want = sorted(full["links"], key=lambda l: -(l["utilization"] or 0))[:build.BUSIEST_LINKS]
+    assert got["links"] == want
+    assert [l["id"] for l in got["links"][:4]] == ["l2", "l4", "l9", "l0"]  # ties in link order
+    as_list = replace(run, links=list(run.links))  # links given as objects: the same
+    assert build.result_json(as_list)["links"] == want

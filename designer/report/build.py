@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from html import escape as _esc
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,7 @@ from PySide6.QtCore import QSize
 
 from designer.engine.compare import MIN_DIFFERENCE, Comparison, compare, loading
 from designer.engine.compare import MODES as COMPARE_MODES
-from designer.engine.result import BREAKDOWN_LABEL
+from designer.engine.result import BREAKDOWN_LABEL, LinkResults, Result
 from designer import __version__
 from designer.engine import pipeline
 from designer.engine.timeline import Samples, TimelineSummary, inputs_of, simulate
@@ -58,6 +58,8 @@ KIND_TITLE = {"workload": "Workload", "server": "GPU server", "gpu": "GPU", "cpu
 SECTIONS = ("Summary", "Topology", "Bill of materials", "Workload and parallelism", "Results",
             "Utilization over time", "Host vs SmartNIC vs DPU", "Bottlenecks",
             "Assumptions and sources")
+#: the busiest links of the host-managed run listed under the bottlenecks
+BUSIEST_LINKS = 10
 #: timeline samples plotted per scenario (time-weighted bins of the whole run)
 PLOT_BINS = 300
 DEFAULT_PNG_SIZE = QSize(1600, 1000)
@@ -69,7 +71,7 @@ class ReportData:
     catalog: Any
     date: str
     seed: int
-    results: dict[str, dict]                          #: mode (MODES) -> Result.to_json()
+    results: dict[str, dict]                 #: mode (MODES) -> Result.to_json() (:func:`result_json`)
     timelines: dict[str, tuple[Samples, TimelineSummary]]  #: SCENARIOS (host, dpu) only
     bom: Bom
     #: the engine's comparison of the two runs (reasons, data loading); None: not gathered
@@ -99,12 +101,34 @@ def gather(design: Design, catalog, *, seed: int | None = None, date: str | None
                          "fix them first (see 'dpu-designer validate FILE')")
     seed = pipeline.design_seed(design, seed)  # None: the design's scenario seed
     cmp = compare(design, catalog, seed=seed)
-    results = {s: cmp.runs[s].to_json() for s in MODES}
+    results = {s: result_json(cmp.runs[s]) for s in MODES}
     # the same timeline as the app and `run --timeline` play (same inputs, seed and blocks), so
     # the report's wall time and goodput are theirs; the plots bin it
     timelines = {s: simulate(inputs_of(cmp.runs[s], design, s), seed=seed) for s in SCENARIOS}
     return ReportData(design, catalog, date or _dt.date.today().isoformat(), seed, results,
                       timelines, bill_of_materials(design, catalog), cmp)
+
+
+def _busy(utilization) -> float:
+    """How busy a link is for the busiest-links table: its utilization, none (not finite) as 0."""
+    return utilization if utilization is not None and math.isfinite(utilization) else 0.0
+
+
+def result_json(r: Result) -> dict[str, Any]:
+    """``r.to_json()`` with ``links`` only the :data:`BUSIEST_LINKS` busiest, busiest first (ties
+    in link order, as a stable sort of them all gives): all the report shows of the links. Each
+    run of a 250k-component design has 500k links, whose dicts cost ~0.4 s a run to make."""
+    links = r.links
+    if isinstance(links, LinkResults):
+        util = links.utilization
+        busy = np.where(np.isfinite(util), util, 0.0)
+        top = np.argsort(-busy, kind="stable")[:BUSIEST_LINKS].tolist()
+        r = replace(r, links=LinkResults([links.ids[i] for i in top], util[top],
+                                         [links.phase[i] for i in top]))
+        return r.to_json()
+    out = r.to_json()
+    out["links"] = sorted(out["links"], key=lambda l: -_busy(l["utilization"]))[:BUSIEST_LINKS]
+    return out
 
 
 def binned(samples: Samples, column: str, bins: int = PLOT_BINS) -> tuple[np.ndarray, np.ndarray]:
@@ -606,7 +630,7 @@ def _bottlenecks(data: ReportData) -> str:
                              [(b, remedy(b) or "–") for b in found], [55, 45], small=True))
         elif not parts:
             out.append(para("The iteration is all compute: nothing in the cluster holds the GPUs back."))
-    links = sorted(data.results["host"].get("links") or [], key=lambda l: -(l["utilization"] or 0))
+    links = sorted(data.results["host"].get("links") or [], key=lambda l: -_busy(l["utilization"]))
     if links:
         cables = data.design.topology.links
 
@@ -617,7 +641,7 @@ def _bottlenecks(data: ReportData) -> str:
         out += ["<h2>Busiest links (host-managed)</h2>",
                 table(["Link", "Between", "Peak utilization", "Phase"],
                       [(l["id"], ends(l["id"]), percent(l["utilization"]), l["phase"])
-                       for l in links[:10]],
+                       for l in links[:BUSIEST_LINKS]],
                       [20, 40, 20, 20], "llrl", small=True)]
     return "".join(out)
 
