@@ -153,3 +153,31 @@ def test_the_reports_results_keep_every_figure_and_the_busiest_links_in_order(ca
     assert [l["id"] for l in got["links"][:4]] == ["l2", "l4", "l9", "l0"]  # ties in link order
     as_list = replace(run, links=list(run.links))  # links given as objects: the same
     assert build.result_json(as_list)["links"] == want
+
+
+def test_compare_notes_of_alike_servers_grouped_are_those_of_every_server(catalog):
+    """``compare.server_layouts``: notes worked out per group of alike servers, counts times the
+    group's size, say what looking at every server says (servers with and without DPUs, a NIC
+    and a server with figures of their own, counts that differ per layout)."""
+    from dataclasses import replace
+
+    from designer.engine import compare
+
+    design = rail_optimized(servers=24, dpu="bluefield-3", storage="none", catalog=catalog)
+    topo = design.topology
+    servers = topo.servers()
+    for srv in servers[:5]:  # five servers with NICs instead: priced as DPUs in the DPU run
+        for c in topo.attached(srv.id):
+            topo.remove_component(c.id)
+            topo.add_component(replace(c, kind="nic", model="connectx-7"))
+    nic = next(c for c in topo.attached(servers[3].id) if c.kind == "nic")
+    topo.set_prop(nic.id, "max_bandwidth_Gbps", 200.0)
+    topo.set_prop(servers[9].id, "power_W", 9000.0)
+    layouts = compare.server_layouts(design)
+    assert sum(n for _, _, n in layouts) == len(servers) and 3 <= len(layouts) < len(servers)
+    each = [(s, topo.attached(s.id), 1) for s in topo.servers()]
+    for notes in (compare._nic_notes, compare._smartnic_notes, compare._assumption_notes):
+        assert notes(design, catalog, layouts) == notes(design, catalog, each)
+    notes = compare._nic_notes(design, catalog)
+    assert any("of the 39 connectx-7 NICs" in n for n in notes), notes  # 5 servers x 8, one apart
+    assert any("each of the 152 bluefield-3" in n for n in notes), notes  # 19 servers x 8

@@ -184,39 +184,62 @@ def _energy_reason(host: Result, dpu: Result) -> str | None:
             f"{dpu.power_W.get('adapters', 0) / 1e3:.1f} kW)")
 
 
-def _nic_notes(design, catalog) -> list[str]:
+def _props_key(props: dict | None) -> str:
+    return repr(sorted(props.items())) if props else ""
+
+
+def server_layouts(design) -> list[tuple[Any, list, int]]:
+    """The servers grouped by all the notes read of them: (the first server of a group, its
+    NICs/DPUs in slot order, how many servers are alike), in the order the groups first come.
+    Alike: the same model and figures, with NICs/DPUs of the same kinds, models and figures in
+    the same order. A 20,448-server design is one group: the notes look at one server, not at
+    every server three times (~2 s of its report)."""
+    topo = design.topology
+    groups: dict[tuple, list] = {}
+    for srv in topo.servers():
+        kids = topo.attached(srv.id)
+        key = (srv.kind, srv.model, _props_key(srv.props),
+               tuple((c.kind, c.model, _props_key(c.props)) for c in kids))
+        found = groups.get(key)
+        if found is None:
+            groups[key] = [srv, kids, 1]
+        else:
+            found[2] += 1
+    return [(srv, kids, n) for srv, kids, n in groups.values()]
+
+
+def _nic_notes(design, catalog, layouts=None) -> list[str]:
     """Which adapter layout each run assumes: servers without a DPU get each NIC as the catalog
     DPU of the same line rate in the DPU run; servers with drawn DPUs keep their layout (NICs on
     the rails as SmartNICs, the DPUs run the Arm services), and the host-managed and SmartNIC runs
-    price each drawn DPU as the ConnectX of the same line rate."""
+    price each drawn DPU as the ConnectX of the same line rate. Counted per group of alike
+    servers (:func:`server_layouts`) times its size."""
     from designer.engine.resources_adapter import nic_for_dpu
 
-    topo = design.topology
     counts: dict[tuple[str, str, float], int] = {}
     kept: dict[tuple[str, str], int] = {}
     priced: dict[tuple[str, str], int] = {}
     alts: dict[tuple[str, str, Any], str] = {}  # (DPU model, its props, server nic_model) -> NIC id
-    for srv in topo.servers():
-        kids = topo.attached(srv.id)
+    for srv, kids, alike in layouts if layouts is not None else server_layouts(design):
         f = catalog.resolve(srv)
         drawn = [c for c in kids if c.kind == "dpu"]
         if drawn:
             nics = sorted({c.model for c in kids if c.kind == "nic"})
             for c in drawn:
                 key = (c.model, ", ".join(nics))
-                kept[key] = kept.get(key, 0) + 1
+                kept[key] = kept.get(key, 0) + alike
                 ak = (c.model, repr(sorted((c.props or {}).items())), f.get("nic_model"))
                 if ak not in alts:  # one catalog scan per kind of DPU, not per drawn DPU
                     alt = nic_for_dpu(catalog, catalog.resolve(c), f.get("nic_model"))
                     alts[ak] = str(alt.get("id", "a NIC of the same line rate"))
                 pk = (c.model, alts[ak])
-                priced[pk] = priced.get(pk, 0) + 1
+                priced[pk] = priced.get(pk, 0) + alike
             continue
         for c in (c for c in kids if c.kind == "nic"):
             nic = catalog.resolve(c)
             d = dpu_for_nic(catalog, nic, f.get("dpu_model"))
             key = (c.model, str(d.get("id", "DPU")), float(nic.get("max_bandwidth_Gbps") or 0))
-            counts[key] = counts.get(key, 0) + 1
+            counts[key] = counts.get(key, 0) + alike
     out = [f"the DPU-offloaded run models each of the {n} {nic} NICs as a {dpu} DPU of the same "
            f"line rate ({rate:g} Gb/s): the design draws no DPU on those servers" for (nic, dpu, rate), n in counts.items()]
     out += [f"the DPU-offloaded run keeps the drawn layout: {n} {dpu} DPUs run the Arm services"
@@ -228,14 +251,13 @@ def _nic_notes(design, catalog) -> list[str]:
     return out
 
 
-def _assumption_notes(design, catalog) -> list[str]:
+def _assumption_notes(design, catalog, layouts=None) -> list[str]:
     """Arm kernel-path rates of the DPUs the DPU run uses, each marked as its source marks it:
     assumed figures drive the DPU headlines and are said so (models/hardware/dpu.toml)."""
     from designer.engine.resources_adapter import dpu_for_nic, dpu_model_figures
 
     seen: dict[str, str] = {}
-    for srv in design.topology.servers():
-        kids = design.topology.attached(srv.id)
+    for srv, kids, _ in layouts if layouts is not None else server_layouts(design):
         f = catalog.resolve(srv)
         drawn = [catalog.resolve(c) | {"id": c.model} for c in kids if c.kind == "dpu"]
         used = drawn or [dpu_for_nic(catalog, catalog.resolve(c), f.get("dpu_model"))
@@ -322,11 +344,13 @@ def compare(design, catalog, *, scenario: dict[str, Any] | None = None, seed: in
     modes = {m: mode_figures(runs[m]) for m in MODES}
     mode_reasons = {name: _mode_reasons(runs[a], runs[b], (a, b)) for name, a, b in MODE_PAIRS
                     if name != "dpu_vs_host"}
-    notes = _nic_notes(design, catalog) + _smartnic_notes(design, catalog) + _assumption_notes(design, catalog)
+    layouts = server_layouts(design)
+    notes = (_nic_notes(design, catalog, layouts) + _smartnic_notes(design, catalog, layouts)
+             + _assumption_notes(design, catalog, layouts))
     return Comparison(runs, deltas, reasons, notes, mode_deltas, modes, mode_reasons)
 
 
-def _smartnic_notes(design, catalog) -> list[str]:
+def _smartnic_notes(design, catalog, layouts=None) -> list[str]:
     """How the SmartNIC run models the adapters: their own crypto rate, or their crypto-enabled
     OPN's at the measured fraction of line rate."""
     from designer.engine.resources import cost_figures
@@ -337,9 +361,9 @@ def _smartnic_notes(design, catalog) -> list[str]:
     fraction = cost_figures(catalog)["inline_crypto_fraction_of_line"]
     seen: dict[str, float] = {}
     done: set[tuple[str, str, Any]] = set()  # (kind, model, server nic_model): a DPU's key in
-    for srv in design.topology.servers():     # ``seen`` is "model (as NIC)", never its model
-        f = catalog.resolve(srv)
-        for c in design.topology.attached(srv.id):
+    for srv, kids, _ in layouts if layouts is not None else server_layouts(design):
+        f = catalog.resolve(srv)  # ``seen`` is "model (as NIC)" for a DPU, never its model
+        for c in kids:
             if c.kind in ("nic", "dpu") and (c.kind, c.model, f.get("nic_model")) not in done:
                 done.add((c.kind, c.model, f.get("nic_model")))
                 e = catalog.resolve(c)
