@@ -181,3 +181,29 @@ def test_unknown_models_name_the_first_component_in_design_order():
     del srv2.props["gpu_model"]
     nics[0].model = nics[-1].model = "connectx-7"
     check_models(topo, CAT, components_by_kind(topo))  # all known: no error
+
+
+def test_servers_are_alike_only_with_the_same_adapters_and_overrides():
+    """The resources stage groups servers whose model, overrides, adapters (kind, model and
+    overrides, in slot order) and scenario are equal; any one difference makes another group."""
+    from designer.engine.resources_adapter import _server_key
+    from designer.topology.model import Component
+
+    def server(props=None):
+        return Component(id="s", kind="gpu_server", model="dgx-h100", props=props or {})
+
+    def nic(model="connectx-7", props=None, kind="nic"):
+        return Component(id="n", kind=kind, model=model, props=props or {})
+
+    base = _server_key(server(), [nic(), nic()], "host")
+    assert _server_key(server(), [nic(), nic()], "host") == base
+    different = [_server_key(server(), [nic(), nic()], "dpu"),
+                 _server_key(server({"gpu_model": "h200"}), [nic(), nic()], "host"),
+                 _server_key(server(), [nic()], "host"),
+                 _server_key(server(), [nic(), nic("connectx-8")], "host"),
+                 _server_key(server(), [nic(), nic(kind="dpu")], "host"),
+                 _server_key(server(), [nic(), nic(props={"max_bandwidth_Gbps": 200})], "host"),
+                 _server_key(server(), [nic(props={"max_bandwidth_Gbps": 200}), nic()], "host")]
+    assert base not in different and len(set(different)) == len(different)
+    assert _server_key(server(), [nic(props={"a": 1, "b": 2})], "host") == \
+        _server_key(server(), [nic(props={"b": 2, "a": 1})], "host")  # overrides compared as sets

@@ -31,6 +31,7 @@ WITHOUT any drawn DPU each NIC is then modelled as the catalog DPU of the same l
 from __future__ import annotations
 
 import math
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -146,12 +147,16 @@ def _props_key(props: dict) -> str:
     return repr(sorted(props.items())) if props else "[]"
 
 
+_kind, _model, _props = attrgetter("kind"), attrgetter("model"), attrgetter("props")
+
+
 def _server_key(srv, adapters, scenario: str) -> tuple:
-    """Servers with equal keys are alike: model, overrides, adapters (kind, model, overrides, in
-    slot order) and scenario."""
-    kids = tuple([(c.kind, c.model, repr(sorted(c.props.items())) if c.props else "[]")
-                  for c in adapters])
-    return (srv.model, _props_key(srv.props), kids, scenario)
+    """Servers with equal keys are alike: model, overrides, adapters (kinds, models and
+    overrides, in slot order) and scenario. The adapters' kinds and models are gathered with
+    C-level ``map``; their overrides only when one of them has any (None when none has)."""
+    props = tuple(_props_key(p) for p in map(_props, adapters)) if any(map(_props, adapters)) else None
+    return (srv.model, _props_key(srv.props), tuple(map(_kind, adapters)),
+            tuple(map(_model, adapters)), props, scenario)
 
 
 def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placement,
