@@ -181,3 +181,33 @@ def test_compare_notes_of_alike_servers_grouped_are_those_of_every_server(catalo
     notes = compare._nic_notes(design, catalog)
     assert any("of the 39 connectx-7 NICs" in n for n in notes), notes  # 5 servers x 8, one apart
     assert any("each of the 152 bluefield-3" in n for n in notes), notes  # 19 servers x 8
+
+
+def test_the_overviews_merged_cables_are_the_lanes_counted_link_by_link(catalog):
+    """``topology_picture.merged_cables``: per pair of boxes (ids in order), the lanes of the
+    links between them, in the order the pairs first come; links inside one box left out."""
+    from collections import Counter
+    from dataclasses import replace
+
+    from designer.report.topology_picture import Overview
+
+    design = rail_optimized(servers=64, dpu="bluefield-3", catalog=catalog)
+    topo = design.topology
+    for n, lid in enumerate(list(topo.links)[::9]):
+        topo.links[lid] = replace(topo.links[lid], lanes=1 + n % 4)
+    picture = Overview(design, catalog)
+    comps = topo.components
+
+    def box(cid: str) -> str:
+        c = comps[cid]
+        if c.kind in ("nic", "dpu") and c.parent in comps:
+            c = comps[c.parent]
+        return c.parent if c.parent in comps and comps[c.parent].kind == "rack" else c.id
+
+    want: Counter = Counter()
+    for link in topo.links.values():
+        a, b = box(link.a), box(link.b)
+        if a != b and a in picture.boxes and b in picture.boxes:
+            want[(a, b) if a < b else (b, a)] += max(1, int(link.lanes))
+    assert picture.pairs == want and list(picture.pairs) == list(want)
+    assert len(want) > 10 and max(want.values()) > 1

@@ -15,7 +15,10 @@ full canvas scene costs ~1 ms per component (24,498 components: ~20 s of the rep
 from __future__ import annotations
 
 from collections import Counter
+from itertools import repeat
+from operator import attrgetter
 
+import numpy as np
 from PySide6.QtCore import QLineF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QImage, QPainter, QPen
 
@@ -42,23 +45,23 @@ class Overview:
         if len(pos) < len(comps):
             pos = {**layout.layout_by_tier(design.topology, catalog), **pos}
 
-        owners: dict[str, str] = {}  # component -> its box; each asked about once per link end
-
-        def owner(cid: str) -> str:
-            found = owners.get(cid)
-            if found is None:
-                c = comps[cid]
-                if c.kind in ATTACHABLE and c.parent in comps:
-                    c = comps[c.parent]
-                found = owners[cid] = (c.parent if c.parent in comps and comps[c.parent].kind == "rack"
-                                       else c.id)
-            return found
+        owners: dict[str, str] = {}  # component -> its box: its rack's, its server's, or its own
+        for cid, c in comps.items():
+            if c.kind in ATTACHABLE and c.parent in comps:
+                c = comps[c.parent]
+            owners[cid] = c.parent if c.parent in comps and comps[c.parent].kind == "rack" else c.id
 
         self.boxes: dict[str, tuple[QRectF, str]] = {}
+        figures: dict[tuple[str, str], dict] = {}  # catalog figures of a model without overrides
         for cid, c in comps.items():
-            if owner(cid) != cid or c.kind in ATTACHABLE or cid not in pos:
+            if owners[cid] != cid or c.kind in ATTACHABLE or cid not in pos:
                 continue
-            fig = catalog.resolve(c)
+            if c.props:
+                fig = catalog.resolve(c)
+            else:
+                fig = figures.get((c.kind, c.model))
+                if fig is None:
+                    fig = figures[(c.kind, c.model)] = catalog.resolve(c)
             if c.kind == "rack":
                 w, h = layout.rack_size(float(fig.get("rack_units") or 42))
             else:
@@ -73,13 +76,7 @@ class Overview:
         for rid, kinds_held in holds.items():
             kind = next((k for k in ("switch", "storage", "gpu_server") if k in kinds_held), "rack")
             self.boxes[rid] = (self.boxes[rid][0], kind)
-        pairs: Counter = Counter()
-        for link in design.topology.links.values():
-            if link.a in comps and link.b in comps:
-                a, b = owner(link.a), owner(link.b)
-                if a != b and a in self.boxes and b in self.boxes:
-                    pairs[(a, b) if a < b else (b, a)] += max(1, int(link.lanes))
-        self.pairs = pairs
+        self.pairs = merged_cables(design, owners, list(self.boxes))
         rect = QRectF()
         for box, _ in self.boxes.values():
             rect = rect.united(box)
@@ -110,6 +107,31 @@ class Overview:
         centres = {cid: r.center() for cid, (r, _) in self.boxes.items()}
         painter.drawLines([QLineF(centres[a], centres[b]) for a, b in self.pairs])
         painter.restore()
+
+
+def merged_cables(design: Design, owners: dict[str, str], boxes: list[str]) -> Counter:
+    """Lanes between each two boxes: ``(a, b)`` (ids, ``a < b``) -> cables, in the order the
+    pairs first come among the links (as counting link by link gives). Counted with numpy: the
+    ends looked up once each, a pair is one integer (the ranks of its ids in sorted order)."""
+    links = list(design.topology.links.values())  # an end without a box is -1 below
+    if not links or not boxes:
+        return Counter()
+    ranked = sorted(boxes)
+    rank = dict(zip(ranked, range(len(ranked))))
+    box_of = {cid: rank[box] for cid, box in owners.items() if box in rank}
+    a = np.fromiter(map(box_of.get, [link.a for link in links], repeat(-1)), dtype=np.int64,
+                    count=len(links))
+    b = np.fromiter(map(box_of.get, [link.b for link in links], repeat(-1)), dtype=np.int64,
+                    count=len(links))
+    lanes = np.maximum(np.fromiter(map(int, map(attrgetter("lanes"), links)), dtype=np.int64,
+                                   count=len(links)), 1)
+    keep = (a >= 0) & (b >= 0) & (a != b)
+    lo, hi = np.minimum(a, b)[keep], np.maximum(a, b)[keep]
+    pair, first, inverse = np.unique(lo * len(ranked) + hi, return_index=True, return_inverse=True)
+    counts = np.bincount(inverse.ravel(), weights=lanes[keep], minlength=len(pair))
+    order = np.argsort(first, kind="stable")
+    return Counter({(ranked[int(k) // len(ranked)], ranked[int(k) % len(ranked)]): int(n)
+                    for k, n in zip(pair[order].tolist(), counts[order].tolist())})
 
 
 def topology_scene(design: Design, catalog):
