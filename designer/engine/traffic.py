@@ -117,11 +117,11 @@ def ring_flows(pl: Placement, dim: str) -> FlowSet:
     """One ring per rail across the servers of every group of ``dim`` (see module docstring).
 
     In each group the servers are taken in order of their first rank, each server's ranks in group
-    order; ``width``, the fewest ranks any of the group's servers holds, rings run (ring j: the
+    order, and as many rings run as the fewest ranks any of the group's servers holds (ring j: the
     j-th rank of every server, server k to server k + 1, the last back to the first). Flows come
     group by group, ring by ring, server by server; two servers exchange once per direction. Built
-    for all groups at once with array operations (a sort of the (group, server) pairs stands in
-    for a ``np.unique`` per group), in the same order a loop over the groups gives."""
+    for all groups at once with array operations (one ``np.unique`` of the (group, server) pairs
+    instead of one per group), in the order a loop over the groups gives."""
     groups = pl.groups[dim]
     t = pl.rail_table()
     G, m = groups.shape
