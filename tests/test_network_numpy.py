@@ -261,3 +261,13 @@ def test_sharp_is_ruled_out_by_the_first_rail_without_rdma_or_by_host_encryption
     assert why.startswith(f"host-managed encryption on '{servers[0].id}'")
     scen = {"encryption": True, "offload": "dpu", "per_server": {servers[3].id: "host"}}
     assert pipeline.sharp_transport_problem(design, cat, scen, servers).startswith(f"'{nic}' (")
+
+
+def test_median_of_the_group_rates():
+    import math
+
+    from designer.engine.pipeline import _median
+    assert _median(np.array([3.0, 1.0, 2.0])) == 2.0
+    assert _median(np.array([4.0, 1.0, 3.0, 2.0])) == 2.5
+    assert _median(np.array([0.1, 0.2])) == (0.1 + 0.2) / 2
+    assert math.isnan(_median(np.zeros(0)))
