@@ -138,7 +138,8 @@ class Fabric:
         searches: the distances between the k-th and the l-th switch of two parts whose
         adjacency is the same are the same. Results are cached on the fabric."""
         parts = self.parts()
-        keys = [(int(parts.shape_of[parts.label[r]]), int(parts.local[r])) for r in switch_rows.tolist()]
+        switch_rows = np.asarray(switch_rows, dtype=np.int64)
+        keys = list(zip(parts.shape_of[parts.label[switch_rows]].tolist(), parts.local[switch_rows].tolist()))
         need: dict[int, list[int]] = {}
         for shape, row in dict.fromkeys(keys):
             if (shape, row) not in self._dist:
