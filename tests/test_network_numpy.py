@@ -271,3 +271,17 @@ def test_median_of_the_group_rates():
     assert _median(np.array([4.0, 1.0, 3.0, 2.0])) == 2.5
     assert _median(np.array([0.1, 0.2])) == (0.1 + 0.2) / 2
     assert math.isnan(_median(np.zeros(0)))
+
+
+def test_node_indices_match_by_object_or_by_value():
+    from designer.topology.templates import rail_optimized
+    topo = rail_optimized(servers=4).topology
+    fab = net.fabric_of(topo)
+    same = [fab.nodes[i] for i in (5, 0, 5, len(fab.nodes) - 1)]  # the fabric's own strings
+    copies = ["".join(list(x)) for x in same]  # equal strings, other objects
+    assert all(a is not b for a, b in zip(same, copies))
+    names = same + copies + [None, "no-such-node"]
+    want = [fab.index.get(x, -1) for x in names]
+    assert want[:4] == [5, 0, 5, len(fab.nodes) - 1] and want[-2:] == [-1, -1]
+    assert fab.node_indices(names).tolist() == want
+    assert fab.node_indices([]).tolist() == []

@@ -77,6 +77,7 @@ class Fabric:
     _net_of: list[frozenset[int]] | None = None  #: networks of each node (see ``networks``)
     _hop_index: "_HopIndex | None" = None
     _every_link: bool = False  #: link_ids are all the topology's links, in its order
+    _by_address: tuple[np.ndarray, np.ndarray] | None = None  #: see ``node_indices``
 
     def networks(self, node: str) -> frozenset[int]:
         """The networks ``node`` is linked into: a network is a set of switches joined by links
@@ -90,6 +91,31 @@ class Fabric:
         if self._net_of is None:
             self._network_sets()
         return self._net_of[i]
+
+    def node_indices(self, names: list) -> np.ndarray:
+        """Node index of each of ``names`` (-1 for a name that is not a node).
+
+        The names a stage passes are nearly always the very string objects of :attr:`nodes` (a
+        placement takes its endpoints from the components), so they are matched by object
+        identity first: ``id()`` of every name against the sorted ``id()`` of the nodes, with
+        ``np.searchsorted`` (the fabric holds its node strings, so their addresses belong to no
+        other live object). Names not found that way (an equal string made elsewhere) are looked
+        up by value. The same answer as a dict look-up per name, without one per name."""
+        n = len(names)
+        if self._by_address is None:
+            addr = np.fromiter(map(id, self.nodes), dtype=np.uint64, count=len(self.nodes))
+            order = np.argsort(addr)
+            self._by_address = (addr[order], order.astype(np.int64))
+        addr, order = self._by_address
+        mine = np.fromiter(map(id, names), dtype=np.uint64, count=n)
+        at = np.minimum(np.searchsorted(addr, mine), max(len(addr) - 1, 0))
+        hit = addr[at] == mine if len(addr) else np.zeros(n, dtype=bool)
+        out = np.where(hit, order[at] if len(addr) else -1, -1)
+        miss = np.flatnonzero(~hit)
+        if len(miss):
+            get = self.index.get
+            out[miss] = [get(names[i], -1) for i in miss.tolist()]
+        return out
 
     def _network_sets(self) -> None:
         """Every node's networks (see :meth:`networks`): the (node, label) pairs of all arcs at

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import gc
 import math
-from itertools import repeat
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -115,11 +114,10 @@ class _Phase:
 
 
 def _solve_phase(fab: net.Fabric, cap: np.ndarray, ph: _Phase, routing: str, seed: int) -> None:
-    lookup = fab.index.get
     n = len(ph.flows.src)
     # node index of each end; -1 for an end that is not on the network (None or unlinked)
-    src = np.fromiter(map(lookup, ph.flows.src, repeat(-1, n)), dtype=np.int64, count=n)
-    dst = np.fromiter(map(lookup, ph.flows.dst, repeat(-1, n)), dtype=np.int64, count=n)
+    src = fab.node_indices(ph.flows.src)
+    dst = fab.node_indices(ph.flows.dst)
     if n and (src.min() < 0 or dst.min() < 0):
         raise UsageError(f"{ph.name} traffic must leave a server that has no network link; "
                          f"connect its NICs/DPUs to a switch")
