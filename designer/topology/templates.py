@@ -272,6 +272,48 @@ class _Builder:
             self._runs[parent] = self._runs.get(parent, ()) + ((c, first_slot, count),)
         return ids
 
+    def add_servers(self, model: str, count: int, props: dict[str, Any], kind: str, device: str,
+                    per_server: int) -> tuple[list[str], list[list[str]]]:
+        """``count`` servers, each followed by its ``per_server`` devices of ``kind``/``device`` in
+        slots 0, 1, …: the ids, components and order of ``add`` and ``add_many`` server by server,
+        in one loop."""
+        cs, cd = self._class("gpu_server", model, props), self._class(kind, device, {})
+        sids, dids = self._ids("gpu_server", count), self._ids(kind, count * per_server)
+        comps, class_of, attached, runs = self.comps, self._class_of, self._attached, self._runs
+        run = ((cd, 0, per_server),)
+        devices = []
+        for s, sid in enumerate(sids):
+            comps[sid] = Component(sid, "gpu_server", model, "", None, None, dict(props))
+            class_of[sid] = cs
+            mine = dids[s * per_server:(s + 1) * per_server]
+            for r, did in enumerate(mine):
+                comps[did] = Component(did, kind, device, "", sid, r, {})
+            attached[sid] = list(mine)
+            runs[sid] = run
+            devices.append(mine)
+        class_of.update(zip(dids, repeat(cd)))
+        return sids, devices
+
+    def attach_each(self, servers: list[str], kind: str, model: str, count: int) -> list[list[str]]:
+        """``count`` devices of ``kind``/``model`` on each of ``servers`` in turn, in the slots after
+        the server's devices so far: ``add_many(kind, model, count, parent=s, first_slot=…)``
+        server by server, in one loop."""
+        c = self._class(kind, model, {})
+        ids = self._ids(kind, count * len(servers))
+        comps, attached, runs = self.comps, self._attached, self._runs
+        out = []
+        for p, sid in enumerate(servers):
+            mine = ids[p * count:(p + 1) * count]
+            have = attached.setdefault(sid, [])
+            base = len(have)
+            for i, did in enumerate(mine):
+                comps[did] = Component(did, kind, model, "", sid, base + i, {})
+            have += mine
+            runs[sid] = runs.get(sid, ()) + ((c, base, count),)
+            out.append(mine)
+        self._class_of.update(zip(ids, repeat(c)))
+        return out
+
     def add(self, kind: str, model: str, props: dict[str, Any] | None = None) -> str:
         """One component placed in nothing (yet): a server, switch, storage or rack."""
         return self.add_many(kind, model, 1, props=props)[0]
@@ -505,28 +547,38 @@ def _servers(b: _Builder, count: int, model: str, gpus: int, dpu: str, nic: str,
     b.need(kind, device, "--dpu" if dpu else "--nic")
     n = int(fig.get("nic_count", 1)) if rails is None else rails
     props = {"gpu_count": gpus} if gpus else {}
-    servers, devices = [], []
-    for _ in range(count):
-        sid = b.add("gpu_server", model, props=props)
-        devices.append(b.add_many(kind, device, n, parent=sid))
-        servers.append(sid)
-    return servers, devices
+    return b.add_servers(model, count, props, kind, device, n)
 
 
 def _north_south(b: _Builder, sid: str) -> list[str]:
     """The server's north-south DPUs (``dpu_count`` of ``dpu_model``, made on first use), or the
     server itself (an on-board NIC) when the model has none."""
     if sid not in b.north_south:
-        fig = b.figures(sid)
-        count = int(fig.get("dpu_count", 0))
-        base = len(b._attached.get(sid, ()))
-        b.north_south[sid] = b.add_many("dpu", fig["dpu_model"], count, parent=sid, first_slot=base) or [sid]
+        _make_north_south(b, [sid])
     return b.north_south[sid]
+
+
+def _make_north_south(b: _Builder, servers: list[str]) -> None:
+    """:func:`_north_south` of each of ``servers`` that has none yet, in that order: servers of one
+    class in a row get theirs in one :meth:`_Builder.attach_each`."""
+    todo = [sid for sid in dict.fromkeys(servers) if sid not in b.north_south]
+    start = 0
+    while start < len(todo):
+        c = b._class_of[todo[start]]
+        end = start + 1
+        while end < len(todo) and b._class_of[todo[end]] == c:
+            end += 1
+        fig = b.figures(todo[start])
+        run = todo[start:end]
+        for sid, devs in zip(run, b.attach_each(run, "dpu", fig["dpu_model"], int(fig.get("dpu_count", 0)))):
+            b.north_south[sid] = devs or [sid]
+        start = end
 
 
 def _storage_devices(b: _Builder, servers: list[str]) -> list[str]:
     """Each server's storage-network endpoints: its ``dpu_count`` DPUs, else the server itself."""
-    return [d for sid in servers for d in _north_south(b, sid)]
+    _make_north_south(b, servers)
+    return [d for sid in servers for d in b.north_south[sid]]
 
 
 def _frontend_devices(b: _Builder, servers: list[str]) -> list[str]:
