@@ -21,6 +21,16 @@ from designer.topology.model import Component, Link, Topology
 from designer.topology.templates import TEMPLATES
 
 
+@pytest.fixture(autouse=True, params=["json", "orjson"])
+def parser(request, monkeypatch):
+    """Every test twice: the plain path parsing with json.loads, and with orjson (when installed)."""
+    if request.param == "json":
+        monkeypatch.setattr(fileformat, "orjson", None)
+    else:
+        monkeypatch.setattr(fileformat, "orjson", pytest.importorskip("orjson"))
+    return request.param
+
+
 def _rail_text() -> str:
     return dumps(TEMPLATES["rail-optimized"](servers=8, su_size=4, dpu="bluefield-3"))
 
@@ -125,9 +135,10 @@ def duplicated_texts(draw):
     target = draw(st.sampled_from([o for o in objects if o]))
     key = draw(st.sampled_from(sorted(target)))
     value = draw(st.sampled_from(['"a:b"', '":"', "1", "null", '{"c": ":"}', json.dumps(target[key])]))
-    marker = "\x00DUP\x00"
+    marker = "DUP-MARKER-7f3a"
     target[marker] = None
     text = json.dumps(doc, ensure_ascii=False)
+    assert text.count(f'"{marker}": null') == 1
     return text.replace(f'"{marker}": null', f'"{key}": {value}', 1)
 
 
@@ -236,3 +247,35 @@ def test_random_ids_count_as_one_by_one():
         comps.append(Component(ident, "rack", "r"))
     lazy = Topology.from_items(copy.deepcopy(comps), [], {})
     assert lazy.counters == _one_by_one(comps, [], {}).counters
+
+
+@pytest.mark.parametrize("where,big", [
+    ("speed", "123456789012345678901234567890"), ("speed", "-18446744073709551617"),
+    ("meta", "123456789012345678901234567890"), ("meta", "1e30"), ("props", "123456789012345678901234567890"),
+    ("counter", "123456789012345678901234567890")])
+def test_integers_beyond_64_bits_are_kept_exact(where, big):
+    # orjson reads such an integer as a float: the plain path must leave it to the careful one,
+    # which keeps it an integer (and refuses it as too large); a float literal that big loads
+    doc = json.loads(RAIL)
+    marker = "BIG-MARKER-7f3a"
+    if where == "speed":
+        doc["links"][0]["speed_Gbps"] = marker
+    elif where == "meta":
+        doc["meta"]["big"] = marker
+    elif where == "props":
+        next(c for c in doc["components"] if c.get("props"))["props"]["ports"] = marker
+    else:
+        doc["id_counters"]["srv"] = marker
+    text = json.dumps(doc).replace(json.dumps(marker), big, 1)
+    got = loaded(text)
+    assert got == careful(text)
+    if "e" not in big:
+        assert got[0] == "refused" and ("too large" in got[1] or "must be" in got[1])
+    for data in (text, text.encode("utf-8")):
+        assert fileformat._plain_design(data) is None or "e" in big
+
+
+def test_load_reads_a_file_with_a_byte_order_mark(tmp_path):
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + RAIL.encode("utf-8"))
+    assert to_dict(fileformat.load(path)) == json.loads(RAIL)
