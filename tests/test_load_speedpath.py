@@ -108,6 +108,24 @@ def test_colons_inside_strings_are_told_from_pairs():
     assert loaded(text) == careful(text) and loaded(text)[0] == "loaded"
 
 
+def test_ids_holding_colons_are_counted_where_they_are_named():
+    # a parent and link ends name component ids; their ':' count in the text too
+    text = RAIL.replace('"sw-1"', '"sw:1"').replace('"rack-4"', '"rack::4"').replace('"srv-1"', '"s:r:v"')
+    assert text.count('"sw:1"') > 2 and text.count('"rack::4"') > 2
+    assert fileformat._plain_design(text) is not None
+    assert loaded(text) == careful(text) and loaded(text)[0] == "loaded"
+    twice = _with_duplicate(text, '{"id": "link-1", ', "a", '"sw:1"')
+    assert fileformat._plain_design(twice) is None and loaded(twice) == careful(twice)
+
+
+def test_a_nan_literal_is_no_component_name():
+    # json.loads reads NaN as a marker string "NaN": a link end NaN must not name a component "NaN"
+    text = RAIL.replace('"sw-1"', '"NaN"').replace('"a": "NaN"', '"a": NaN', 1)
+    assert '"a": NaN' in text
+    got = loaded(text)
+    assert got[0] == "refused" and got == careful(text)
+
+
 @pytest.mark.parametrize("big", ["1" + "0" * 400, "-" + "9" * 30, "1e400"])
 @pytest.mark.parametrize("where", ["speed_Gbps", "latency_us", "lanes"])
 def test_huge_numbers_in_links_are_refused_with_a_message(big, where):

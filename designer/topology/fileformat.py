@@ -703,6 +703,12 @@ def _distinct_ok(col: list[Any], spec: Any) -> bool:
     return all(spec.check(v) is None for _, v in set(zip(map(type, col), col)))
 
 
+def _refs_ok(col: list[Any], kind_of: dict[str, str]) -> bool:
+    """Every value is a ``str`` naming a component (the type first: a NaN literal parses to a
+    str subclass that would match a component named "NaN")."""
+    return not col or (set(map(type, col)) == {str} and all(map(kind_of.__contains__, col)))
+
+
 def _given(col: list[Any]) -> list[Any]:
     """The values of an optional column that are not None (the keys an item gives)."""
     return list(filter(_IS_NOT_NONE, col)) if None in col else col
@@ -820,11 +826,19 @@ def _fast_columns(data: dict[str, Any]) -> dict[str, Any] | None:
     # --- components
     ids, kinds, parents, slots, poss = c["id"], c["kind"], c["parent"], c["slot"], c["pos"]
     given_parents, given_slots = _given(parents), _given(slots)
-    texts = [_id_text(ids), _string_text(kinds), _string_text(c["model"]), _string_text(c["name"]),
-             _id_text(given_parents)]
+    texts = [_id_text(ids), _string_text(kinds), _string_text(c["model"]), _string_text(c["name"])]
     if None in texts or not set(kinds) <= set(KINDS) or len(given_parents) != c_given["parent"] \
             or not _ints_ok(given_slots, 0) or len(given_slots) != c_given["slot"]:
         return None
+    kind_of = dict(zip(ids, kinds))
+    if len(kind_of) != len(ids):
+        return None  # a duplicate id
+    # a parent or a link end must be a component's id, so it is a sound id text already; its
+    # ':' are counted only when some id holds one
+    id_colons = ":" in texts[0]
+    if not _refs_ok(given_parents, kind_of):
+        return None
+    texts.append("".join(given_parents) if id_colons else "")
     given_pos = _given(poss)
     if len(given_pos) != c_given["pos"] or not set(map(type, given_pos)) <= {list} \
             or not set(map(len, given_pos)) <= {2}:
@@ -836,13 +850,8 @@ def _fast_columns(data: dict[str, Any]) -> dict[str, Any] | None:
     if props is None:
         return None
     props, prop_pairs, prop_colons = props
-    kind_of = dict(zip(ids, kinds))
-    if len(kind_of) != len(ids):
-        return None  # a duplicate id
     # a parent of the right kind also rules out placement loops: NICs/DPUs sit in servers,
     # servers/switches/storage in racks, racks in nothing
-    if not all(map(kind_of.__contains__, given_parents)):
-        return None
     for kind, parent_kind in set(zip(kinds, map(kind_of.get, parents))):
         if parent_kind is not None and parent_problem(kind, parent_kind):
             return None
@@ -853,8 +862,8 @@ def _fast_columns(data: dict[str, Any]) -> dict[str, Any] | None:
     l, l_given = got
     lids, a_end, b_end, media = l["id"], l["a"], l["b"], l["medium"]
     speeds, latency, lanes = l["speed_Gbps"], l["latency_us"], l["lanes"]
-    texts += [_id_text(lids), _id_text(a_end), _id_text(b_end), _string_text(media)]
-    if None in texts[-4:] or not all(map(kind_of.__contains__, a_end)) or not all(map(kind_of.__contains__, b_end)) \
+    texts += [_id_text(lids), _string_text(media)]
+    if None in texts[-2:] or not _refs_ok(a_end, kind_of) or not _refs_ok(b_end, kind_of) \
             or not set(media) <= set(MEDIA) or not _numbers_ok(speeds) or not _numbers_ok(latency) \
             or not _ints_ok(lanes) or not _ints_ok(_given(l["a_port"])) or not _ints_ok(_given(l["b_port"])) \
             or not _distinct_ok(speeds, _LINK_SPECS["speed_Gbps"]) \
@@ -864,6 +873,8 @@ def _fast_columns(data: dict[str, Any]) -> dict[str, Any] | None:
     every_id.update(lids)
     if any(map(str.__eq__, a_end, b_end)) or len(every_id) != len(kind_of) + len(lids):
         return None  # a link joining a component to itself, or an id given twice
+    if id_colons:
+        texts += ["".join(a_end), "".join(b_end)]
     head_pairs, head_colons = _head_count(head)
     return {"components": c, "links": l, "props": props,
             "pairs": head_pairs + len(_ITEM_LISTS) + sum(map(len, comps)) + sum(map(len, links)) + prop_pairs,
