@@ -52,11 +52,24 @@ def overlay_calls(window, monkeypatch):
 
 
 def run_in_window(window, qtbot):
+    """F5 and its (host, DPU) results, once the run has ended. The wait is armed before the
+    trigger and ends on the run's one ``run_ended`` signal, however it ends: a failed run fails
+    here with its own message (not a silent wait for a result that never comes)."""
     view = window.run_view
-    with qtbot.waitSignal(view.result_ready, timeout=15_000) as ready:
-        window.actions_by_name["run"].trigger()
-    qtbot.waitUntil(lambda: not view.is_running(), timeout=60_000)
-    return ready.args
+    results = []
+
+    def got(host, dpu):
+        results.append((host, dpu))
+
+    view.result_ready.connect(got)
+    try:
+        with qtbot.waitSignal(view.run_ended, timeout=60_000) as ended:
+            window.actions_by_name["run"].trigger()
+    finally:
+        view.result_ready.disconnect(got)
+    assert ended.args == ["Done"], ended.args
+    assert len(results) == 1 and not view.is_running()
+    return results[0]
 
 
 def test_the_engine_is_not_imported_until_the_window_is_shown():

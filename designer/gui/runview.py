@@ -315,6 +315,13 @@ class EngineResults(QWidget):
         self.table.verticalHeader().hide()
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
         self.table.horizontalHeader().sectionResized.connect(self._label_width_changed)
+        #: one rewrap after a burst of label-column resizes (owned here: it dies with the view)
+        self._rewrap = QTimer(self)
+        self._rewrap.setSingleShot(True)
+        self._rewrap.setInterval(0)
+        self._rewrap.timeout.connect(self._rewrap_rows)
+        self._fitted_widths: set[int] = set()  # label widths the rows were fitted to (these rows)
+        self.rewraps = 0  # rewraps done (tests watch it)
         self.text = QTextBrowser()
         self.text.setOpenLinks(False)
         self.text.setMinimumWidth(20 * self.fontMetrics().averageCharWidth())
@@ -378,6 +385,7 @@ class EngineResults(QWidget):
             header.setSectionResizeMode(col, QHeaderView.ResizeToContents)
         self.text.setHtml(engine_notes_html(cmp))
         self._fit_split()
+        self._fitted_widths = {self.table.columnWidth(0)}
         self.table.resizeRowsToContents()
 
     def table_width(self) -> int:
@@ -403,13 +411,27 @@ class EngineResults(QWidget):
 
     def _split_moved(self, *_args: Any) -> None:
         self._user_split = True
+        self._fitted_widths.clear()
 
     def _label_width_changed(self, column: int, _old: int, _new: int) -> None:
         if column == 0:  # labels wrap onto more or fewer lines, once the widths have settled
-            QTimer.singleShot(0, self.table.resizeRowsToContents)
+            self._rewrap.start()
+
+    def _rewrap_rows(self) -> None:
+        """Fit the rows to their wrapped labels, once per label width until the view is resized
+        or its divider moved: the rows' new heights can show or hide the scroll bar, which
+        resizes the label column again; a width already fitted since (the other side of that
+        toggle) is not fitted again, so that cannot loop."""
+        width = self.table.columnWidth(0)
+        if width in self._fitted_widths:
+            return
+        self._fitted_widths.add(width)
+        self.rewraps += 1
+        self.table.resizeRowsToContents()
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt name
         super().resizeEvent(event)
+        self._fitted_widths.clear()
         self._fit_split()
 
     def row_of(self, label: str) -> int:
@@ -424,6 +446,9 @@ class RunView(QWidget):
 
     result_ready = Signal(object, object)  #: (host Result, DPU Result) of the steady-state engine
     run_finished = Signal(object)  #: {scenario: TimelineSummary} when both timelines are done
+    #: the status line a run ended with, once per run whichever way it ends ("Done…", "Error: …",
+    #: "Cancelled"): what a caller waits for instead of polling the worker's thread
+    run_ended = Signal(str)
     #: (link id -> utilization 0..1, or None to clear; ids of bottleneck links and components)
     overlay_changed = Signal(object, object)
 
@@ -574,7 +599,8 @@ class RunView(QWidget):
         cannot be interrupted, so its worker is kept (``_retired``) until it ends, and with
         ``wait`` it is waited for (the window does that when it closes)."""
         worker, self.worker = self.worker, None
-        if worker is not None and worker.is_running():
+        cancelled = worker is not None and worker.is_running()
+        if cancelled:
             self._retired.retire(worker)
             self.plots.stop()
             self.set_status("Cancelled")
@@ -582,6 +608,8 @@ class RunView(QWidget):
             self._retired.wait()
         self.run_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
+        if cancelled:
+            self.run_ended.emit("Cancelled")
 
     def busy(self) -> bool:
         """A run or a cancelled run's last step is still going."""
@@ -642,6 +670,7 @@ class RunView(QWidget):
         self._ended("Done. " + " ".join(stopped) if stopped else "Done")
         self.progress.setValue(1000)
         self.run_finished.emit(dict(self.summaries))
+        self.run_ended.emit(self.status.text())
 
     def _on_aborted(self) -> None:
         if self._from_current():
@@ -653,6 +682,7 @@ class RunView(QWidget):
             self._ended(f"Error: {text}")
             self.error_box.setText(f"<b>The run stopped.</b> {escape(text)}")
             self.error_box.show()
+            self.run_ended.emit(self.status.text())
 
     def _ended(self, status: str) -> None:
         self.worker.stop()  # the generator has ended: this only joins the thread
