@@ -211,3 +211,17 @@ def test_the_overviews_merged_cables_are_the_lanes_counted_link_by_link(catalog)
             want[(a, b) if a < b else (b, a)] += max(1, int(link.lanes))
     assert picture.pairs == want and list(picture.pairs) == list(want)
     assert len(want) > 10 and max(want.values()) > 1
+
+
+def test_the_status_counts_every_servers_gpus_overrides_too(qtbot, catalog, tmp_path, monkeypatch):
+    """The status bar's GPU count: each server's catalog figure, looked up once per model, and a
+    server's own ``gpu_count`` where it sets one."""
+    from designer.gui.mainwindow import MainWindow
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    design = rail_optimized(servers=16, storage="none", catalog=catalog)  # DGX H100: 8 GPUs each
+    design.topology.set_prop(design.topology.servers()[3].id, "gpu_count", 4)
+    window = MainWindow(design)
+    qtbot.addWidget(window)
+    assert "16 servers · 124 GPUs" in window._counts.text()  # 15 x 8 + 4
+    window.autosaver.discard()

@@ -363,11 +363,18 @@ class MainWindow(QMainWindow):
     def _update_counts(self) -> None:
         topo = self.design.topology
         gpus = 0
+        per_model: dict[tuple[str, str], int] = {}  # servers without overrides: once per model
         for s in topo.servers():
-            try:
-                gpus += int(self.catalog.resolve(s).get("gpu_count", 0))
-            except KeyError:
-                pass
+            key = (s.kind, s.model)
+            count = None if s.props else per_model.get(key)
+            if count is None:
+                try:
+                    count = int(self.catalog.resolve(s).get("gpu_count", 0))
+                except KeyError:
+                    count = 0
+                if not s.props:
+                    per_model[key] = count
+            gpus += count
         self._counts.setText(f"{len(topo.servers())} servers · {gpus} GPUs · "
                              f"{len(topo.switches())} switches · {len(topo.links)} cables")
 
