@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QImage, QPainter, QTransform
-from PySide6.QtWidgets import QMessageBox, QStyleOptionGraphicsItem, QWidget
+from PySide6.QtWidgets import QApplication, QMessageBox, QStyleOptionGraphicsItem, QWidget
 
 from designer.gui.cables import Cable, CableLayer
 from designer.gui.items import MEDIUM_COLOR, SELECT, SEVERITY_COLOR, UTIL_COLORS
@@ -229,6 +229,24 @@ def _at_zoom(w, zoom: float, center: QPointF, sharp: bool = False) -> None:
             break
 
 
+def _fire(timer, interval_ms: int) -> None:
+    """What Qt does when the single-shot ``timer`` (armed for ``interval_ms``) runs out, done now:
+    the tests drive the layer's timers themselves instead of waiting real time for them."""
+    assert timer.isActive() and timer.interval() == interval_ms
+    timer.stop()
+    timer.timeout.emit()
+
+
+def _frames_until_sharp(view, cables, limit: int = 100) -> int:
+    """Repaint until the layer has no tile left to draw; the number of frames it took (each
+    draws at least one tile, so the limit is never the reason to stop)."""
+    for n in range(1, limit + 1):
+        view.viewport().repaint()
+        if not cables.refining:
+            return n
+    raise AssertionError(f"still refining after {limit} frames")
+
+
 @pytest.fixture
 def window(qtbot):
     w = open_window(qtbot, _design())
@@ -292,7 +310,7 @@ def test_panning_keeps_the_tiles_and_each_cable_in_place(window, monkeypatch):
 def test_an_edit_redraws_the_cables_it_moved(window):
     w = window
     old = _on(w, "link-3", 0.5)           # the vertical cable, x = 0
-    _at_zoom(w, 0.5, old)
+    _at_zoom(w, 0.5, old, sharp=True)     # not the old zoom's tiles scaled (a busy machine's frame)
     assert _shown(w.view, old, MEDIUM_COLOR["infiniband"])
     w.editor.move({"sw-1": (300.0, 0.0), "sw-3": (300.0, 900.0)})
     new = _on(w, "link-3", 0.5)
@@ -302,10 +320,11 @@ def test_an_edit_redraws_the_cables_it_moved(window):
     assert _shown(w.view, new, MEDIUM_COLOR["infiniband"])
 
 
-def test_a_run_of_zoom_steps_scales_the_tiles_then_draws_them_anew(qtbot, window, monkeypatch):
+def test_a_run_of_zoom_steps_scales_the_tiles_then_draws_them_anew(window, monkeypatch):
     monkeypatch.setattr(CableLayer, "SETTLE_MS", 600)
     # the layer's clock stands still during the steps: they are a run however long a frame takes
-    # on a busy machine (the timer that settles the zoom afterwards runs on Qt's real clock)
+    # on a busy machine; the timer that settles the zoom afterwards is fired by the test (no
+    # event loop runs meanwhile, so Qt does not fire it either)
     import designer.gui.cables as cables_module
 
     clock = types.SimpleNamespace(monotonic=lambda: 1000.0, perf_counter=time.perf_counter)
@@ -314,7 +333,7 @@ def test_a_run_of_zoom_steps_scales_the_tiles_then_draws_them_anew(qtbot, window
     cables = w.scene.cables
     w.scene.show_utilization({lid: 1.0 for lid in w.scene.link_items}, marked=set())  # 4 px lines
     at = _on(w, "link-2", 0.4)
-    _at_zoom(w, 1.0, at)
+    _at_zoom(w, 1.0, at, sharp=True)  # every tile in view drawn (a busy frame leaves some to draw)
     w.view.viewport().repaint()
     before = cables.tiles_rendered
     for _ in range(2):                     # zoom steps right after a frame: a wheel turning
@@ -322,8 +341,12 @@ def test_a_run_of_zoom_steps_scales_the_tiles_then_draws_them_anew(qtbot, window
         w.view.viewport().repaint()
         assert cables.tiles_rendered == before  # scaled, not drawn anew
         assert _shown(w.view, at, UTIL_COLORS[-1])
-    # the zoom rested: drawn anew (over a few frames on a busy machine)
-    qtbot.waitUntil(lambda: cables.tiles_rendered > before and not cables.refining, timeout=3000)
+    # the zoom rests: SETTLE_MS after the last step the layer draws the tiles anew (a tile or
+    # more a frame: however many frames a busy machine needs)
+    _fire(cables._settle, 600)
+    assert cables.tiles_rendered == before
+    _frames_until_sharp(w.view, cables)
+    assert cables.tiles_rendered > before
     for t in (0.3, 0.4, 0.5):
         point = _on(w, "link-2", t)
         if w.view.viewport().rect().adjusted(2, 2, -2, -2).contains(w.view.mapFromScene(point)):
@@ -348,7 +371,13 @@ def test_one_zoom_step_after_a_pause_shows_the_old_tiles_then_refines_by_itself(
     w.view.viewport().repaint()
     assert cables.refining  # tiles left to draw, the old ones stand in
     assert _shown(w.view, at, UTIL_COLORS[-1])
-    qtbot.waitUntil(lambda: not cables.refining, timeout=5000)  # no repaint asked for here
+    # no repaint asked for here: the layer asks Qt for its next frames itself (a 0 ms timer,
+    # then an update of the area still to draw); each pass of the event loop is a frame
+    for passes in range(1, 200):
+        QApplication.processEvents()
+        if not cables.refining:
+            break
+    assert not cables.refining and passes > 1
     for t in (0.3, 0.4, 0.5):
         point = _on(w, "link-2", t)
         if w.view.viewport().rect().adjusted(2, 2, -2, -2).contains(w.view.mapFromScene(point)):
@@ -478,7 +507,7 @@ def _near(lines: dict[str, QLineF], lids: set[str], util: dict, transform: QTran
     return _dilate(_ink(_paint(alone, transform, True, None)), 3)
 
 
-def test_a_drag_far_out_redraws_no_picture_per_move_and_ends_as_drawn_at_once(qtbot, monkeypatch):
+def test_a_drag_far_out_redraws_no_picture_per_move_and_ends_as_drawn_at_once(qapp, monkeypatch):
     lines = _lines(150, 19)
     hub = QPointF(300, 200)  # a switch and its cables to six boxes
     for k in range(6):
@@ -517,7 +546,8 @@ def test_a_drag_far_out_redraws_no_picture_per_move_and_ends_as_drawn_at_once(qt
             assert layer.batches_drawn == batches
         ready = True
     assert 0 < pictures < 40  # the picture without them took a few frames, then the drag was free
-    qtbot.wait(CableLayer.FOLD_MS + 100)  # the edits stopped: the layer takes them back by itself
+    # the edits stopped: FOLD_MS after the last one the layer takes them back by itself
+    _fire(layer._fold, 200)
     frames, _ = _until_done(layer, far, screen)
     monkeypatch.setattr(CableLayer, "BUDGET_MS", 1000.0)
     now = {lid: c.line for lid, c in layer.cables.items()}
