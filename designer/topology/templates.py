@@ -426,6 +426,11 @@ class _Builder:
         b: list[str] = []
         lanes: list[int] = []
         for group, leaf in zip(groups, out):
+            if len(dict.fromkeys(group)) == len(group):  # no end repeated (NICs, DPUs): one lane each
+                a += group
+                b += [leaf] * len(group)
+                lanes += [1] * len(group)
+                continue
             count: dict[str, int] = {}
             for end in group:
                 count[end] = count.get(end, 0) + 1
