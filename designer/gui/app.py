@@ -119,16 +119,29 @@ def render_png(window, out: str | os.PathLike, inputs=()) -> None:
 
 def run_gui(file: str | None = None, screenshot: str | None = None, size: str = "1600x1000") -> int:
     """Open the window on ``file`` (or the example design). With ``screenshot``, render the window
-    offscreen to that PNG and return 0 instead of running the event loop."""
+    offscreen to that PNG and return 0 instead of running the event loop.
+
+    A screenshot pauses the cycle collector (its passes over a large design's millions of
+    objects cost seconds, during the first paint too, and all of them live till the end) and
+    turns it back on as it found it (a caller in the same process, e.g. a test, keeps its own)."""
+    if not screenshot:
+        return _run_gui(file, None, size)
+    import gc
+
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _run_gui(file, screenshot, size)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _run_gui(file: str | None, screenshot: str | None, size: str) -> int:
     width, height = _size(size)
     path = Path(file) if file else resources_dir() / "examples" / "example.json"
     if screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-        import gc
-
-        # a one-shot process: the cycle collector's passes over a large design's millions of
-        # objects cost seconds (during the first paint, too), and all of them live till the end
-        gc.disable()
         from designer.safeio import check_output_path
 
         check_output_path(screenshot, inputs=[path], what="screenshot")  # before a long load
@@ -158,7 +171,10 @@ def run_gui(file: str | None = None, screenshot: str | None = None, size: str = 
         window.autosaver.discard()
         # the interpreter's exit runs one full collection even with the collector off: over a
         # 250k-component design's objects it cost ~1.7 s CPU after the PNG was written (measured
-        # with /proc schedstat, issue 14). Frozen objects are left out of it; none is garbage.
+        # with /proc schedstat, issue 14). Frozen objects are left out of it (and out of any
+        # later collection: the screenshot is the process's last work).
+        import gc
+
         gc.freeze()
         return 0
     window.show()
