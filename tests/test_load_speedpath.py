@@ -297,3 +297,15 @@ def test_load_reads_a_file_with_a_byte_order_mark(tmp_path):
     path = tmp_path / "bom.json"
     path.write_bytes(b"\xef\xbb\xbf" + RAIL.encode("utf-8"))
     assert to_dict(fileformat.load(path)) == json.loads(RAIL)
+
+
+def test_noted_counters_skip_reading_the_ids_and_give_the_same_counters():
+    # a builder that numbered its ids from its counters says so; the counters are the same as
+    # those read from the ids
+    comps, links = _items()
+    counters = {"rack": 3, "srv": 7, "nic": 10, "sw": 1, "link": 9, "cable-2": 5}
+    noted = Topology.from_items([c.copy() for c in comps], [l.copy() for l in links], counters, noted=True)
+    assert not noted._unnoted
+    read = Topology.from_items([c.copy() for c in comps], [l.copy() for l in links], counters)
+    assert noted.counters == read.counters == counters
+    assert noted.new_id("nic") == read.new_id("nic") == "nic-11"

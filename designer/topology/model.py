@@ -408,12 +408,15 @@ class Topology:
     @classmethod
     def from_items(cls, components: list[Component], links: list[Link],
                    counters: dict[str, int] | None = None,
-                   ids: tuple[list[str], list[str]] | None = None) -> "Topology":
+                   ids: tuple[list[str], list[str]] | None = None, *, noted: bool = False) -> "Topology":
         """Build a topology in one go from checked items (the file loader's fast path): no events,
         no copies. The caller guarantees unique ids, known kinds and media, and link ends that
         exist; :func:`designer.topology.fileformat.from_dict` checks all of these first. ``ids``:
         the components' and the links' ids in item order, when the caller holds them already
-        (the loader's columns; each item's id is then not read again).
+        (the loader's columns; each item's id is then not read again). ``noted``: ``counters``
+        already hold the highest number of every prefix the ids use (a builder that numbered
+        the ids from them), so the ids are not read for their numbers at all (~0.4 s of saving
+        a 131k-GPU design).
 
         The two dicts are made here; the link and placement indexes and the id counters of the
         items are made when first needed (``_links_of``, ``_children``, ``_counters``): the same
@@ -426,7 +429,7 @@ class Topology:
         if len(topo.components) != len(components) or len(topo.links) != len(links):
             raise TopologyError("duplicate ids in the items given")
         topo._links_index = topo._children_index = None
-        topo._unnoted = [ids[0], ids[1]]
+        topo._unnoted = [] if noted else [ids[0], ids[1]]
         topo.restore_counters(counters or {})
         return topo
 
