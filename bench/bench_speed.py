@@ -13,7 +13,7 @@ Figures per size:
   new_cpu_s, new_rss_MB, file_MB   ``dpu-designer new --template rail-optimized --servers N``
   run_cpu_s, run_rss_MB            ``dpu-designer run FILE --workload gpt3-175b --tp 8 --pp 8 --json``
   load_s, solve_s, json_s          inside one process: ``fileformat.load``, the first
-                                   ``pipeline.run`` (nothing cached) and ``json.dumps(to_json())``
+                                   ``pipeline.run`` (nothing cached) and ``Result.json_text()`` (what ``run --json`` prints)
   cli_help_cpu_s                   ``dpu-designer --help`` (once, not per size)
 ``bench/baseline.json`` holds the same figures measured on the release before (commit 62d138d)
 on this machine; each figure is printed with its ratio new / old (below 1: faster or smaller).
@@ -55,7 +55,7 @@ from designer.engine import pipeline
 cat = load_catalog()
 t0 = t(); d = fileformat.load(sys.argv[1]); t1 = t()
 r = pipeline.run(d, cat, workload="gpt3-175b", tp=8, pp=8, global_batch=int(sys.argv[2])); t2 = t()
-text = json.dumps(r.to_json()); t3 = t()
+text = r.json_text(); t3 = t()
 print(json.dumps({"load_s": t1 - t0, "solve_s": t2 - t1, "json_s": t3 - t2,
                   "iteration_time_s": r.iteration_time_s}))
 """

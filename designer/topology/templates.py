@@ -507,7 +507,7 @@ class _Builder:
         for cid, c in list(self._class_of.items()):
             if self._classes[c][0] == "switch":
                 self.rack(cid, "network")
-        topo = Topology.from_items(list(self.comps.values()), self.links, self._count)
+        topo = Topology.from_items(list(self.comps.values()), self.links, self._count, noted=True)
         for cid, xy in layout_by_tier(topo, self.res.catalog).items():
             topo.components[cid].pos = xy
         return Design(topo, name, workload or {})
