@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QDialog, QHBoxLayout, QHeaderV
                                QLabel, QPlainTextEdit, QProgressBar, QPushButton, QSpinBox,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from designer.gui.worker import GeneratorWorker, RetiredWorkers, sent_by
+from designer.gui.worker import GeneratorWorker, RetiredWorkers, WorkerOwner, sent_by
 
 COLUMNS = ("#", "Layout", "Iteration s", "MFU", "GB/GPU", "Tokens/s")
 _STAGES = {"estimate": "Estimating layouts", "engine": "Running the engine on the best"}
@@ -55,7 +55,7 @@ def dropped_lines(result) -> list[str]:
     return lines
 
 
-class PlanDialog(QDialog):
+class PlanDialog(WorkerOwner, QDialog):
     """Top N / engine runs, Search/Cancel with progress, the ranked layouts, Apply."""
 
     def __init__(self, window: QWidget) -> None:
@@ -156,16 +156,6 @@ class PlanDialog(QDialog):
             self._retired.wait()
         self.search_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
-
-    def is_running(self) -> bool:
-        return self.worker is not None and self.worker.is_running()
-
-    def busy(self) -> bool:
-        return self.is_running() or self._retired.pending()
-
-    def closeEvent(self, event) -> None:  # noqa: N802 - Qt name
-        self.cancel(wait=True)
-        super().closeEvent(event)
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt name
         if obj is self.window_ and event.type() == QEvent.Close:

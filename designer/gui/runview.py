@@ -34,7 +34,7 @@ from designer.engine.result import BREAKDOWN_LABEL
 from designer.engine.timeline import TimelineInputs, TimelineRun, TimelineSummary, inputs_of
 from designer.gui.messages import gui_words
 from designer.gui.plots import SCENARIO_COLOR, SCENARIO_LABEL, LivePlots
-from designer.gui.worker import GeneratorWorker, RetiredWorkers, sent_by
+from designer.gui.worker import GeneratorWorker, RetiredWorkers, WorkerOwner
 from designer.topology.kinds import KIND_LABEL
 
 SCENARIOS = ("host", "dpu")
@@ -439,7 +439,7 @@ class EngineResults(QWidget):
         return next((i for i, r in enumerate(self.rows) if r.label == label), -1)
 
 
-class RunView(QWidget):
+class RunView(WorkerOwner, QWidget):
     """Run / Cancel, a progress bar, the canvas colouring choice; tab "Timelines": a summary table
     of both scenarios' training runs and the live plots; tab "Engine results": the engine's
     figures (:class:`EngineResults`); and the run's figures of the canvas selection."""
@@ -611,21 +611,7 @@ class RunView(QWidget):
         if cancelled:
             self.run_ended.emit("Cancelled")
 
-    def busy(self) -> bool:
-        """A run or a cancelled run's last step is still going."""
-        return self.is_running() or self._retired.pending()
-
-    def is_running(self) -> bool:
-        return self.worker is not None and self.worker.is_running()
-
-    def closeEvent(self, event) -> None:  # noqa: N802 - Qt name
-        self.cancel(wait=True)
-        super().closeEvent(event)
-
     # --- worker items (GUI thread)
-    def _from_current(self) -> bool:
-        return sent_by(self, self.worker)
-
     def _on_item(self, item: tuple) -> None:
         if not self._from_current():
             return  # a cancelled run's last items

@@ -21,7 +21,7 @@ from designer.errors import UsageError
 from designer.gui.messages import gui_words
 from designer.gui.plots import SweepPlot
 from designer.gui.scenario import workload_entry
-from designer.gui.worker import GeneratorWorker, RetiredWorkers, sent_by
+from designer.gui.worker import GeneratorWorker, RetiredWorkers, WorkerOwner
 from designer.topology.design import SCENARIO_DEFAULTS
 from designer.topology.kinds import FIELDS, KINDS
 
@@ -86,7 +86,7 @@ def sweep_stream(design: Any, param: str, values: Sequence[float], *, seed: int 
     yield ("result", SweepResult(param, tuple(values), tuple(rows)))
 
 
-class SweepDialog(QDialog):
+class SweepDialog(WorkerOwner, QDialog):
     """Parameter, values, Run/Cancel with progress, then the sweep's plot and table."""
 
     def __init__(self, catalog: Any, parent: QWidget | None = None) -> None:
@@ -195,21 +195,7 @@ class SweepDialog(QDialog):
         self.run_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
 
-    def is_running(self) -> bool:
-        return self.worker is not None and self.worker.is_running()
-
-    def busy(self) -> bool:
-        """A sweep or a cancelled sweep's last point is still running."""
-        return self.is_running() or self._retired.pending()
-
-    def closeEvent(self, event) -> None:  # noqa: N802 - Qt name
-        self.cancel(wait=True)
-        super().closeEvent(event)
-
     # --- worker items (GUI thread)
-    def _from_current(self) -> bool:
-        return sent_by(self, self.worker)
-
     def _on_item(self, item: tuple) -> None:
         if not self._from_current():
             return

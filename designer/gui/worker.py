@@ -272,3 +272,28 @@ class RetiredWorkers(QObject):
         for old in [w for w in self._workers if w is worker]:
             old.stop()  # the thread is quitting: returns at once
             self._workers.remove(old)
+
+
+class WorkerOwner:
+    """What a widget that runs one :class:`GeneratorWorker` at a time (the run view, the sweep and
+    plan dialogs) shares: ``self.worker`` is the current worker (None when idle),
+    ``self._retired`` the :class:`RetiredWorkers` that finish cancelled ones, and ``cancel(wait)``
+    the owner's own way to stop. Mixed in before the Qt class (``class X(WorkerOwner, QDialog)``)."""
+
+    worker: GeneratorWorker | None
+    _retired: RetiredWorkers
+
+    def is_running(self) -> bool:
+        return self.worker is not None and self.worker.is_running()
+
+    def busy(self) -> bool:
+        """A run, or a cancelled run's last step, is still going."""
+        return self.is_running() or self._retired.pending()
+
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt name
+        self.cancel(wait=True)
+        super().closeEvent(event)
+
+    def _from_current(self) -> bool:
+        """The signal being handled comes from the current worker (not a cancelled one's last items)."""
+        return sent_by(self, self.worker)
