@@ -46,9 +46,25 @@ def test_a_run_that_fails_ends_once_with_its_error(run_view, qtbot):
 
 
 def test_a_cancelled_run_ends_once_and_its_late_items_do_not_end_it_again(run_view, qtbot):
+    import time
+
+    from designer.gui.runview import timeline_stream
+
+    def endless(inputs, **kw):
+        """The timeline's first items, then steps that never finish the run by themselves (a real
+        run of the machine's speed may end before the test cancels it: then it must end Done)."""
+        for item in timeline_stream(inputs, **kw):
+            yield item
+            if item[0] == "samples":
+                break
+        while True:
+            time.sleep(0.005)
+            yield ("engine", "host")
+
     ended = _ends(run_view)
-    run_view.run_inputs(_inputs(5_000_000), target_samples=400_000, batch_rows=64)
+    run_view._start(endless, _inputs(5_000_000), target_samples=400_000, batch_rows=64)
     qtbot.waitUntil(lambda: run_view.plots.points("host") > 0, timeout=10_000)
+    assert run_view.is_running() and ended == []
     run_view.cancel(wait=True)
     assert ended == ["Cancelled"]
     qtbot.wait(100)  # the cancelled worker's last queued signals arrive: ignored
