@@ -32,6 +32,7 @@ from itertools import repeat
 import numpy as np
 
 from designer.errors import UsageError
+from designer.topology.parts import lowest_labels
 
 ROUTING = ("ecmp", "adaptive")
 _INF = np.iinfo(np.int32).max // 4
@@ -257,34 +258,14 @@ def _components(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
     """Connected-component label of each vertex of the undirected graph in CSR form, numbered
     0, 1, ... in the order of each component's lowest vertex.
 
-    Min-label propagation with pointer jumping (hook-and-compress, as Shiloach and Vishkin's
-    parallel algorithm, J. Algorithms 3(1), 1982): every vertex points at a vertex of its own
-    component; each round a vertex hooks the target of its pointer onto the smallest pointer
-    among its neighbours, then pointers are followed until each is a root. A round never joins
-    two components (pointers only move along edges), and the rounds stop when every vertex and
-    all its neighbours point at one root, i.e. each component has a single root: its lowest
-    vertex, which no hook ever moves. The rounds are whole-array numpy operations; their number
-    grows with the logarithm of the diameter, not with the vertex count."""
+    The lowest vertex of each component by hook and compress over the edge list
+    (``topology.parts.lowest_labels``, shared with the validator), then numbered."""
     n = len(indptr) - 1
     if n == 0:
         return _EMPTY
-    parent = np.arange(n, dtype=np.int64)
-    has = np.flatnonzero(np.diff(indptr) > 0)
-    starts = indptr[has]
-    while True:
-        low = parent.copy()
-        if len(indices):
-            low[has] = np.minimum(low[has], np.minimum.reduceat(parent[indices], starts))
-        if np.array_equal(low, parent):
-            break
-        np.minimum.at(parent, parent, low)  # hook each root onto the lowest label next to its tree
-        np.minimum(parent, low, out=parent)
-        while True:  # compress: point at the root
-            up = parent[parent]
-            if np.array_equal(up, parent):
-                break
-            parent = up
-    return np.unique(parent, return_inverse=True)[1].astype(np.int64)
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+    lowest = lowest_labels(n, rows, indices)
+    return np.unique(lowest, return_inverse=True)[1].astype(np.int64)
 
 
 #: sources searched together by :func:`_bfs_distances` (bits of 64-bit words per vertex)

@@ -409,31 +409,14 @@ def _labels(view: _View):
     """Connected part of every node (components, then dangling link ends) over links and NIC/DPU
     attachments, as the lowest node index in it (so parts compare in design order).
 
-    Hook and compress (Shiloach and Vishkin, J. Algorithms 3(1), 1982) over the edge list: each
-    round every edge hooks the root of its higher label onto its lower one (``minimum.at``), then
-    labels follow their roots until each is a root. Labels only move to lower nodes of the same
-    part, so a part's lowest node stays its root and the rounds end, when no edge joins two
-    labels, with one label per part: the lowest node in it."""
+    Hook and compress over the edge list (``parts.lowest_labels``)."""
     import numpy as np
 
-    size = view.n + len(view.extra)
+    from designer.topology.parts import lowest_labels
+
     attach = np.flatnonzero(view.of_kind(*ATTACHABLE) & (view.parent >= 0))
-    u = np.concatenate([view.a, attach])
-    v = np.concatenate([view.b, view.parent[attach]])
-    label = np.arange(size, dtype=np.int64)
-    while True:
-        lu, lv = label[u], label[v]
-        differ = lu != lv
-        if not differ.any():
-            return label
-        lu, lv = lu[differ], lv[differ]
-        low, high = np.minimum(lu, lv), np.maximum(lu, lv)
-        np.minimum.at(label, high, low)
-        while True:
-            up = label[label]
-            if np.array_equal(up, label):
-                break
-            label = up
+    return lowest_labels(view.n + len(view.extra), np.concatenate([view.a, attach]),
+                         np.concatenate([view.b, view.parent[attach]]))
 
 
 def _parts(topo: Topology) -> dict[str, int]:
