@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from designer.engine.network import sorted_unique
 from designer.engine.placement import Placement, RailTable
 from designer.engine.workload import Workload, expert_parameters, parameters
 
@@ -283,7 +284,7 @@ def alltoall_flows(pl: Placement, dim: str = "ep") -> FlowSet:
     # one flow per (group, sender server, receiver server, rail): a single int64 key to dedupe
     width = int(nrails.max(initial=1)) or 1
     ns = len(pl.servers)
-    key = np.unique(((g * ns + a) * ns + b) * width + rail)
+    key = sorted_unique(((g * ns + a) * ns + b) * width + rail)
     rail, rest = key % width, key // width
     b, rest = rest % ns, rest // ns
     a, g = rest % ns, rest // ns
