@@ -79,6 +79,8 @@ class Fabric:
     _hop_index: "_HopIndex | None" = None
     _every_link: bool = False  #: link_ids are all the topology's links, in its order
     _by_address: tuple[np.ndarray, np.ndarray] | None = None  #: see ``node_indices``
+    #: id(table) -> (table, its node indices): see ``_table_indices``
+    _tables: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
     def networks(self, node: str) -> frozenset[int]:
         """The networks ``node`` is linked into: a network is a set of switches joined by links
@@ -101,7 +103,15 @@ class Fabric:
         identity first: ``id()`` of every name against the sorted ``id()`` of the nodes, with
         ``np.searchsorted`` (the fabric holds its node strings, so their addresses belong to no
         other live object). Names not found that way (an equal string made elsewhere) are looked
-        up by value. The same answer as a dict look-up per name, without one per name."""
+        up by value. The same answer as a dict look-up per name, without one per name.
+
+        ``names`` may also be a sequence of rows of name tables (``traffic.Endpoints``: its
+        ``segments()`` give ``(table, rows)`` pairs): each table is looked up once (and kept for
+        the next phase's flows over the same table), then indexed by the rows."""
+        segments = getattr(names, "segments", None)
+        if segments is not None:
+            parts = [self._table_indices(table)[rows] for table, rows in segments()]
+            return np.concatenate(parts) if len(parts) != 1 else parts[0]
         n = len(names)
         if self._by_address is None:
             addr = np.fromiter(map(id, self.nodes), dtype=np.uint64, count=len(self.nodes))
@@ -117,6 +127,17 @@ class Fabric:
             get = self.index.get
             out[miss] = [get(names[i], -1) for i in miss.tolist()]
         return out
+
+    def _table_indices(self, table: np.ndarray) -> np.ndarray:
+        """:meth:`node_indices` of the names of ``table`` (an object array), remembered for the
+        few tables last asked (held here, so that their ``id`` names them while remembered)."""
+        hit = self._tables.get(id(table))
+        if hit is None:
+            hit = (table, self.node_indices(table.tolist()))
+            self._tables[id(table)] = hit
+            while len(self._tables) > 4:
+                del self._tables[next(iter(self._tables))]
+        return hit[1]
 
     def _network_sets(self) -> None:
         """Every node's networks (see :meth:`networks`): the (node, label) pairs of all arcs at

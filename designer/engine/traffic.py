@@ -22,7 +22,10 @@ its job (``Placement.job``), so one job's flows can be solved without the others
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -91,13 +94,83 @@ def volumes(w: Workload) -> Volumes:
                    cp_bytes, cp_sends, ep_bytes, ep_calls, w.ep_overlap, zero3)
 
 
+class Endpoints(Sequence):
+    """The ends of a phase's flows, as a sequence of endpoint ids held as rows of name tables:
+    item i is ``table[rows[i]]`` of its segment (a :class:`~designer.engine.placement.RailTable`'s
+    ``names`` and the rows the traffic rules computed). A 131k-GPU run has ~260k flows a phase:
+    the ids are not written out as a list per phase, and the network stage maps each table to its
+    node indices once (``network.Fabric.node_indices`` reads :meth:`segments`) instead of looking
+    up every flow's id. It reads as the list of ids it stands for (indexing, iterating, ``len``,
+    ``==`` with a list, ``+`` with a list or another Endpoints)."""
+
+    __slots__ = ("_parts", "_n")
+
+    def __init__(self, table: Any, rows: Any = None) -> None:
+        """``Endpoints(names)``: the ids of a list; ``Endpoints(table, rows)``: ``table[rows]``."""
+        if rows is None:
+            names = list(table)
+            table = np.empty(len(names), dtype=object)
+            table[:] = names
+            rows = np.arange(len(names), dtype=np.int64)
+        self._parts: list[tuple[np.ndarray, np.ndarray]] = [(table, np.asarray(rows, dtype=np.int64))]
+        self._n = len(self._parts[0][1])
+
+    @classmethod
+    def _joined(cls, parts: list[tuple[np.ndarray, np.ndarray]]) -> "Endpoints":
+        out = cls.__new__(cls)
+        out._parts = [p for p in parts if len(p[1])] or parts[:1]
+        out._n = sum(len(r) for _, r in parts)
+        return out
+
+    def segments(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``(table, rows)`` pairs: the ids are ``table[rows]`` of each, in order."""
+        return self._parts
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return self.tolist()[i]
+        i = range(self._n)[i]  # IndexError out of range; a negative i counts from the end
+        for table, rows in self._parts:
+            if i < len(rows):
+                return table[rows[i]]
+            i -= len(rows)
+        raise IndexError(i)  # not reached
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.tolist())
+
+    def tolist(self) -> list:
+        return list(chain.from_iterable(table[rows].tolist() for table, rows in self._parts))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (Endpoints, list, tuple)):
+            return len(self) == len(other) and self.tolist() == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __add__(self, other: Any) -> "Endpoints":
+        if not isinstance(other, Endpoints):
+            other = Endpoints(other)
+        return Endpoints._joined(self._parts + other._parts)
+
+    def __radd__(self, other: Any) -> "Endpoints":
+        return Endpoints(other) + self
+
+    def __repr__(self) -> str:
+        return f"Endpoints({self.tolist()!r})" if self._n <= 8 else f"Endpoints({self._n} ids)"
+
+
 @dataclass
 class FlowSet:
-    """Flows of one phase: endpoint node ids, a demand (GB/s, inf = elastic), the group each
-    flow belongs to (-1 for storage) and its job."""
+    """Flows of one phase: endpoint node ids (a list, or :class:`Endpoints`), a demand (GB/s,
+    inf = elastic), the group each flow belongs to (-1 for storage) and its job."""
 
-    src: list[str]
-    dst: list[str]
+    src: "list[str] | Endpoints"
+    dst: "list[str] | Endpoints"
     demand: np.ndarray
     group: np.ndarray
     kind: list[str]
@@ -177,7 +250,7 @@ def _flows(t: RailTable, dim: str, pl: Placement, src: np.ndarray, dst: np.ndarr
     src = _pxn(t, sender, src, dst)
     n = len(src)
     grp = np.asarray(grp, dtype=np.int64)
-    return FlowSet(t.names[src].tolist(), t.names[dst].tolist(), np.full(n, np.inf), grp,
+    return FlowSet(Endpoints(t.names, src), Endpoints(t.names, dst), np.full(n, np.inf), grp,
                    [dim] * n, pl.group_job(dim)[grp])
 
 
@@ -294,6 +367,6 @@ def alltoall_flows(pl: Placement, dim: str = "ep") -> FlowSet:
     none = len(table) - 1
     src_i = np.where(nrails[a] > 0, first[a] + np.minimum(rail, nrails[a] - 1), none)
     dst_i = np.where(nrails[b] > 0, first[b] + np.minimum(rail, nrails[b] - 1), none)
-    src, dst = table[src_i].tolist(), table[dst_i].tolist()
+    src, dst = Endpoints(table, src_i), Endpoints(table, dst_i)
     k = len(src)
     return FlowSet(src, dst, np.full(k, np.inf), g.astype(np.int64), [dim] * k, pl.job[groups[g, 0]])
