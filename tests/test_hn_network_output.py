@@ -71,3 +71,47 @@ def test_phase_flows_name_the_same_ends_as_the_rail_table():
     assert list(both.dst) == list(f.dst) + [t.names[0], t.names[1]]
     fab = net.fabric_of(design.topology)
     assert fab.node_indices(both.dst).tolist() == [fab.index.get(x, -1) for x in both.dst]
+
+
+# -- the run --json links text -------------------------------------------------------------------
+
+def _link_results(ids, seed):
+    import json  # noqa: F401
+    import math
+    rng = np.random.default_rng(seed)
+    util = rng.choice([0.0, -0.0, 0.5, 1.0, 1 / 3, math.nan, 1e-320], len(ids))
+    codes = rng.integers(0, 3, len(ids))
+    names = ["", "dp", "p\u00e9"]
+    return util, names, codes
+
+
+@pytest.mark.parametrize("odd", [None, 'q"', "b\\s", "t\tab", "\u00e9", "del\x7f", "~ok~"])
+@pytest.mark.parametrize("indent,level", [(1, 0), (1, 1), (2, 3), (0, 1)])
+def test_links_text_is_json_dumps_with_plain_ids_or_one_odd_one(odd, indent, level):
+    """Plain ids (printable ASCII, no quote or backslash) go into the text as they are; one id
+    json escapes anywhere among them sends all through the encoder: the text is json.dumps' in
+    both cases, from a list of phases or from phase codes."""
+    import json
+    from designer.engine.result import LinkResults
+    ids = [f"link-{i}" for i in range(50)]
+    if odd is not None:
+        ids[17] = odd + "17"
+    util, names, codes = _link_results(ids, len(ids) + indent)
+    phase = [names[c] for c in codes]
+    want = json.dumps([{"id": i, "utilization": None if u != u else float(u), "phase": p}
+                       for i, u, p in zip(ids, util, phase)], indent=indent)
+    want = want.replace("\n", "\n" + " " * (indent * level))  # as it stands level deep
+    listed = LinkResults(ids, util, phase)
+    coded = LinkResults.from_codes(ids, util, names, codes)
+    assert listed.json_text(indent, level) == want == coded.json_text(indent, level)
+    assert coded.phase == phase and coded.to_json() == listed.to_json()  # (NaN is not equal to itself)
+    one = LinkResults.from_codes(ids[:1], util[:1], names, codes[:1])
+    assert one.json_text(indent, level) == LinkResults(ids[:1], util[:1], phase[:1]).json_text(indent, level)
+
+
+def test_coded_phases_are_checked():
+    from designer.engine.result import LinkResults
+    with pytest.raises(ValueError):
+        LinkResults.from_codes(["a", "b"], np.zeros(2), ["x"], np.array([0, 1]))
+    with pytest.raises(ValueError):
+        LinkResults.from_codes(["a", "b"], np.zeros(2), ["x"], np.array([0]))

@@ -68,7 +68,47 @@ class LinkResults(Sequence):
             raise ValueError("link ids, utilizations and phases must have the same length")
         self.ids = list(ids)
         self.utilization = np.asarray(utilization, dtype=float)
-        self.phase = list(phase)
+        self._phase: list[str] | None = list(phase)
+        self._phase_names: list[str] | None = None
+        self._phase_codes: np.ndarray | None = None
+
+    @classmethod
+    def from_codes(cls, ids: list[str], utilization: np.ndarray, names: list[str],
+                   codes: np.ndarray) -> "LinkResults":
+        """Link ``i``'s phase is ``names[codes[i]]`` (the network stage's form: a phase number
+        per link); the list of phases is written out only when asked for."""
+        codes = np.asarray(codes, dtype=np.int64)
+        if not len(ids) == len(utilization) == len(codes):
+            raise ValueError("link ids, utilizations and phases must have the same length")
+        if len(codes) and (codes.min() < 0 or codes.max() >= len(names)):
+            raise ValueError("a phase code names no phase")
+        out = cls.__new__(cls)
+        out.ids = list(ids)
+        out.utilization = np.asarray(utilization, dtype=float)
+        out._phase, out._phase_names, out._phase_codes = None, list(names), codes
+        return out
+
+    @property
+    def phase(self) -> list[str]:
+        """Each link's phase name."""
+        if self._phase is None:
+            table = np.empty(len(self._phase_names), dtype=object)
+            table[:] = self._phase_names
+            self._phase = table[self._phase_codes].tolist()
+        return self._phase
+
+    def _phases_are_strings(self) -> bool:
+        names = self._phase_names if self._phase_codes is not None else self._phase
+        return set(map(type, names)) <= {str}
+
+    def _phases_coded(self) -> tuple[list[str], np.ndarray]:
+        """Distinct phase names and each link's position among them (a dict look-up per link
+        when the phases were given as a list)."""
+        if self._phase_codes is not None:
+            return self._phase_names, self._phase_codes
+        names = sorted(set(self._phase))
+        at = dict(zip(names, range(len(names))))
+        return names, np.fromiter(map(at.__getitem__, self._phase), dtype=np.int64, count=len(self._phase))
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -109,25 +149,51 @@ class LinkResults(Sequence):
         that part is written once per distinct (utilization, phase): a rail design has a handful
         (two in a 16k-GPU GPT-3 run), so ``float.__repr__`` (json.dumps' float text; a non-finite
         value is ``null``, as :meth:`to_json` makes it) runs a handful of times, not once per
-        link. Utilizations are told apart by their bits (``-0.0`` is not ``0.0``). The ids go
-        through json's C string encoder; the items are joined in one C loop."""
+        link. Utilizations are told apart by their bits (``-0.0`` is not ``0.0``).
+        When no id holds a character json escapes (only printable ASCII, no quote or backslash:
+        json.dumps writes such an id as itself in quotes), the ids go into the text as they are,
+        the quotes written in the parts between them; otherwise through json's C string encoder.
+        The ids and the parts between them are joined in one C loop."""
+        return "".join(self._json_parts(indent, level))
+
+    def _json_parts(self, indent: int, level: int = 1, before: str = "", after: str = "") -> list[str]:
+        """:meth:`json_text` between ``before`` and ``after``, as strings to join: the ids and
+        the parts between them, the first holding ``before`` and the last ``after`` (so the
+        whole output is written by one join, not copied again to trim or place it)."""
         if not self.ids:
-            return "[]"
+            return [before, "[]", after]
         enc = json.encoder.encode_basestring_ascii  # json.dumps' default: ensure_ascii
         close, item, field = ("\n" + " " * (indent * k) for k in (level, level + 1, level + 2))
         bits, util_of = np.unique(np.ascontiguousarray(self.utilization, dtype=np.float64).view(np.int64),
                                   return_inverse=True)
         numbers = [float.__repr__(u) if math.isfinite(u) else "null" for u in bits.view(np.float64).tolist()]
-        phases = sorted(set(self.phase))
-        phase_of = np.fromiter(map(dict(zip(phases, range(len(phases)))).__getitem__, self.phase),
-                               dtype=np.int64, count=len(self.phase))
-        pairs, tail_of = np.unique(util_of.ravel() * len(phases) + phase_of, return_inverse=True)
-        tails = [f',{field}"utilization": {numbers[k // len(phases)]},{field}"phase": '
-                 f'{enc(phases[k % len(phases)])}{item}}},{item}' for k in pairs.tolist()]
-        head = f'{{{field}"id": '
-        body = "".join(chain.from_iterable(zip(repeat(head), map(enc, self.ids),
-                                               map(tails.__getitem__, tail_of.ravel().tolist()))))
-        return f"[{item}{body[:-len(item) - 1]}{close}]"
+        phases, phase_of = self._phases_coded()
+        # distinct (utilization, phase) pairs by marking (the keys are below their count)
+        key = util_of.ravel() * len(phases) + phase_of
+        seen = np.zeros(len(bits) * len(phases), dtype=bool)
+        seen[key] = True
+        pairs = np.flatnonzero(seen)
+        tail_of = (np.cumsum(seen) - 1)[key]
+        plain = _written_as_is(self.ids)
+        quote = '"' if plain else ""
+        head = f'{{{field}"id": {quote}'
+        ends = [f'{quote},{field}"utilization": {numbers[k // len(phases)]},{field}"phase": '
+                f'{enc(phases[k % len(phases)])}{item}}}' for k in pairs.tolist()]
+        tails = np.empty(len(pairs), dtype=object)
+        tails[:] = [f"{e},{item}{head}" for e in ends]
+        parts = [""] * (2 * len(self.ids))
+        parts[0::2] = self.ids if plain else map(enc, self.ids)
+        parts[1::2] = tails[tail_of].tolist()
+        parts[0] = f"{before}[{item}{head}{parts[0]}"
+        parts[-1] = f"{ends[tail_of[-1]]}{close}]{after}"
+        return parts
+
+
+def _written_as_is(ids: list[str]) -> bool:
+    """Whether json.dumps (ensure_ascii) writes every id as itself in quotes: only printable
+    ASCII (space to ``~``), no quote, no backslash (its escapes are exactly the other characters)."""
+    text = "".join(ids)
+    return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
 
 
 @dataclass
@@ -193,7 +259,7 @@ class Result:
         extra = extra or {}
         links = self.links
         if indent is None or "links" in extra or not isinstance(links, LinkResults) \
-                or not set(map(type, links.ids)) <= {str} or not set(map(type, links.phase)) <= {str}:
+                or not set(map(type, links.ids)) <= {str} or not links._phases_are_strings():
             return json.dumps({**self.to_json(), **extra}, indent=indent)
         data = {f.name: _LINKS_MARK if f.name == "links" else clean(getattr(self, f.name))
                 for f in fields(self)}
@@ -201,7 +267,8 @@ class Result:
         mark = json.dumps(_LINKS_MARK)
         if text.count(mark) != 1:  # the marker's text elsewhere too (a hostile name, say)
             return json.dumps({**self.to_json(), **extra}, indent=indent)
-        return text.replace(mark, links.json_text(indent), 1)
+        before, _, after = text.partition(mark)
+        return "".join(links._json_parts(indent, 1, before, after))
 
     def top_links(self, n: int = 10) -> list[LinkResult]:
         if isinstance(self.links, LinkResults):
