@@ -71,8 +71,10 @@ def _static_help(name: str) -> str | None:
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The CLI's parser. ``only``: the sub-command about to run: only its module is imported and
-    registered; every other command gets a stand-in sub-parser with its help line (read from its
-    module's source), so ``--help`` lists them all without importing the engine, numpy or Qt."""
+    its sub-parser registered (its own usage, help and errors are all that parsing its line can
+    print). ``only`` None (``dpu-designer --help``): every command gets a stand-in sub-parser with
+    its help line (read from its module's source), so the list shows them all without importing
+    the engine, numpy or Qt; ``"*"``: every command registered for real."""
     parser = _Parser(
         prog="dpu-designer",
         description="Design GPU training clusters with DPUs and see what the design gives.",
@@ -81,6 +83,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS:
+        if only not in (None, "*", name):
+            continue
         if name == only or only == "*":
             module = _command_module(name)
             if module is not None:
