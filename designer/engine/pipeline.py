@@ -20,6 +20,7 @@ from __future__ import annotations
 import gc
 import math
 from dataclasses import dataclass, replace
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -171,16 +172,40 @@ def check_scenario(scen: dict[str, Any]) -> None:
                          f"(0: no checkpoints), got {short(interval)}")
 
 
+_speed, _lanes, _medium = attrgetter("speed_Gbps"), attrgetter("lanes"), attrgetter("medium")
+_adapters = attrgetter("adapters")
+
+
 def usable_capacity_GBps(fab: net.Fabric, topology, scen: dict[str, Any]) -> np.ndarray:
     """Each arc's line rate times the share its flow and congestion control leave usable
     (``congestion.capacity_factors``: credit-based InfiniBand keeps the line rate, RoCE under
     DCQCN/PFC loses a sourced share unless adaptive routing spreads it). The network stage routes
     every flow itself, so ECMP collisions are already in the max-min sharing, not in this factor."""
-    cap = net.arc_capacity_GBps(fab, topology)
-    if not len(cap):
-        return cap
-    media = net.link_media(fab, topology)  # per link, then per arc
-    return cap * congestion.capacity_factors(media, scen.get("routing", "ecmp"))[fab.arc_link]
+    routing = scen.get("routing", "ecmp")
+    links = net._links_in_order(fab, topology)
+    n = len(links)
+    speed = np.array(list(map(_speed, links)))
+    lanes = np.array(list(map(_lanes, links)))
+    if speed.dtype.kind not in "if" or lanes.dtype.kind not in "if" or not n:
+        # not all plain numbers (or no links): the network stage's own reading, which names a bad link
+        cap = net.arc_capacity_GBps(fab, topology)
+        if not len(cap):
+            return cap
+        return cap * congestion.capacity_factors(net.link_media(fab, topology), routing)[fab.arc_link]
+    # the same figures as ``network.arc_capacity_GBps`` (speed x lanes / 8 per link) and
+    # ``congestion.capacity_factors`` per link, read with one C-level map per field; the factor is
+    # asked once per distinct medium (a design has one or two)
+    cap = speed.astype(float) * lanes.astype(float) / 8.0
+    if not np.isfinite(cap).all() or not (cap > 0).all():
+        net.arc_capacity_GBps(fab, topology)  # names the link that carries nothing
+    media = list(map(_medium, links))
+    if media.count(media[0]) == n:
+        cap = cap * congestion.capacity_factors(media[:1], routing)[0]
+    else:
+        distinct = list(dict.fromkeys(media))
+        factor = dict(zip(distinct, congestion.capacity_factors(distinct, routing).tolist()))
+        cap = cap * np.fromiter(map(factor.__getitem__, media), dtype=float, count=n)
+    return cap[fab.arc_link]
 
 
 def _line_GBps(topology, endpoint: str, fab: net.Fabric) -> float:
@@ -267,15 +292,20 @@ def sharp_transport_problem(design, catalog, scen: dict[str, Any], servers: list
     rdma_of: dict[tuple, bool] = {}
     per_server = scen.get("per_server") or {}
     if all(getattr(s, "adapters", None) is not None for s in servers):
-        adapters = {s.id: s.adapters for s in servers}  # servers_of found them already
+        adapters_of = _adapters  # servers_of found them already
     else:
-        adapters = attached_all(topo, {s.id for s in servers})
+        found = attached_all(topo, {s.id for s in servers})
+        adapters_of = lambda s: found.get(s.id, ())  # noqa: E731
     if not scen.get("encryption") or not any(per_server.get(s.id, scen.get("offload", "host")) == "host"
                                              for s in servers):
         # no server on the kernel path: only an adapter without RDMA can rule SHARP out; ask
-        # the catalog once per distinct adapter, and walk the servers only if one lacks it
+        # the catalog once per distinct adapter, and walk the servers only if one lacks it.
+        # Servers alike (``ServerInfo.alike``, numbered by servers_of) have alike adapters: one
+        # server of each stands for them
+        numbers = [getattr(s, "alike", -1) for s in servers]
+        some = dict(zip(numbers, servers)).values() if min(numbers, default=0) >= 0 else servers
         kinds = {(a.kind, a.model, repr(sorted(a.props.items())) if a.props else ""): a
-                 for s in servers for a in adapters.get(s.id, ())}
+                 for s in some for a in adapters_of(s)}
         if all(catalog.resolve(a).get("rdma", True) for a in kinds.values()):
             return None
     for s in servers:
@@ -284,7 +314,7 @@ def sharp_transport_problem(design, catalog, scen: dict[str, Any], servers: list
             return (f"host-managed encryption on '{s.id}' sends the collectives through the kernel "
                     f"TCP stack, and SHARP runs over RDMA only; encrypting on DPUs (offload) "
                     f"keeps RDMA and SHARP")
-        for a in adapters.get(s.id, ()):
+        for a in adapters_of(s):
             key = (a.kind, a.model, repr(sorted(a.props.items())) if a.props else "")
             if key not in rdma_of:
                 rdma_of[key] = bool(catalog.resolve(a).get("rdma", True))

@@ -21,7 +21,8 @@ system (``storage_ports``), from the storage systems they reach (``storage_targe
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from itertools import filterfalse
 from operator import attrgetter, itemgetter
 from typing import Any, Callable
 
@@ -54,6 +55,9 @@ class ServerInfo:
     #: its NICs and DPUs in slot order (``Topology.attached``) when :func:`servers_of` made it
     #: (None: ask the topology)
     adapters: tuple | None = field(default=None, compare=False, repr=False)
+    #: servers alike share it (:func:`alike_key`: model, overrides, and adapters' kinds, models and
+    #: overrides in slot order) when :func:`servers_of` made them (-1: not known)
+    alike: int = field(default=-1, compare=False, repr=False)
 
     @property
     def endpoints(self) -> tuple[str, ...]:
@@ -61,11 +65,19 @@ class ServerInfo:
         return self.rails + tuple(e for e in self.storage_ports if e not in self.rails)
 
 
-def servers_of(design, catalog, fab: Fabric | None = None) -> list[ServerInfo]:
+def servers_of(design, catalog, fab: Fabric | None = None,
+               kinds: dict[str, list] | None = None) -> list[ServerInfo]:
     """Effective figures of every GPU server of a design (catalog ← props) and its endpoints
-    (``fab``: the design's ``network.fabric_of``, when the caller has it already)."""
+    (``fab``: the design's ``network.fabric_of``, ``kinds``: :func:`components_by_kind`, when the
+    caller has them already).
+
+    Per server only what is its own is made: its endpoint ids, the networks of each (one list
+    look-up per id, from the fabric's table of every node), and its ServerInfo; the figures of its
+    model and the plan of its endpoints (which are rails, which storage ports) are shared by the
+    servers alike."""
     topo = design.topology
-    kinds = components_by_kind(topo)
+    if kinds is None:
+        kinds = components_by_kind(topo)
     check_models(topo, catalog, kinds)
     fab = fab or fabric_of(topo)
     storage = [s.id for s in kinds.get("storage", ()) if fab.networks(s.id)]
@@ -75,12 +87,15 @@ def servers_of(design, catalog, fab: Fabric | None = None) -> list[ServerInfo]:
     gpus: dict[str, dict[str, Any]] = {}  # one entry per GPU model, shared by its servers
     figures: dict[str, dict[str, Any]] = {}  # one resolve per server model without overrides
     servers = kinds.get("gpu_server", [])
-    adapters_of = attached_all(topo, {s.id for s in servers},
+    adapters_of = attached_all(topo, set(map(_id, servers)),
                                [c for k in ATTACHABLE for c in kinds.get(k, ())])
     networks = fab.networks
+    net_of, index = _node_networks(fab), fab.index
     front = _frontend_networks(kinds.get("switch", ()), catalog, fab)
     plans: dict[tuple, _Plan] = {}  # networks of a server's adapters and its own -> which are what
     parts: dict[str, tuple] = {}  # server model without overrides -> its figures below
+    alike: dict[tuple, int] = {}  # alike_key -> its number
+    new, append, no_kids = object.__new__, out.append, ()
     for srv in servers:
         fig = None if srv.props else parts.get(srv.model)
         if fig is None:
@@ -93,10 +108,13 @@ def servers_of(design, catalog, fab: Fabric | None = None) -> list[ServerInfo]:
                    int(f.get("pcie_gen", 5)))
             if not srv.props:
                 parts[srv.model] = fig
-        kids = adapters_of.get(srv.id, ())
-        names = [c.id for c in kids]
-        names.append(srv.id)
-        sets = tuple(map(networks, names))
+        sid = srv.id
+        kids = adapters_of.get(sid, no_kids)
+        names = [*map(_id, kids), sid]
+        try:
+            sets = tuple(map(net_of.__getitem__, map(index.__getitem__, names)))
+        except (KeyError, IndexError):  # not a node of the fabric: no network
+            sets = tuple(map(networks, names))
         plan = plans.get(sets)
         if plan is None:
             compute, ports, reach = _endpoint_plan(sets, storage_nets, front)
@@ -105,9 +123,40 @@ def servers_of(design, catalog, fab: Fabric | None = None) -> list[ServerInfo]:
             plan = plans[sets] = _Plan(_picker(compute), _picker(ports), reached[reach],
                                        tuple(sets[k] for k in compute))
         rails = plan.rails(names)
-        out.append(ServerInfo(srv.id, *fig, rails, plan.ports(names), plan.targets,
-                              dict(zip(rails, plan.rail_sets)), tuple(kids)))
+        key = alike_key(srv, kids)
+        number = alike.get(key)
+        if number is None:
+            number = alike[key] = len(alike)
+        info = new(ServerInfo)  # ServerInfo(...) without the frozen class's setattr per field
+        info.__dict__.update(zip(_INFO_FIELDS, (sid, *fig, rails, plan.ports(names), plan.targets,
+                                                dict(zip(rails, plan.rail_sets)), tuple(kids), number)))
+        append(info)
     return out
+
+
+_INFO_FIELDS = tuple(f.name for f in fields(ServerInfo))
+_id, _kind = attrgetter("id"), attrgetter("kind")
+
+
+def alike_key(srv, adapters) -> tuple:
+    """Servers with equal keys are alike: model, overrides, and adapters (kinds, models and
+    overrides, in slot order). The adapters' kinds and models are gathered with C-level ``map``;
+    their overrides only when one of them has any (None when none has)."""
+    props = tuple(_props_key(p) for p in map(_props, adapters)) if any(map(_props, adapters)) else None
+    return (srv.model, _props_key(srv.props), tuple(map(_kind, adapters)), tuple(map(_model, adapters)),
+            props)
+
+
+def _props_key(props: dict) -> str:
+    return repr(sorted(props.items())) if props else "[]"
+
+
+def _node_networks(fab: Fabric) -> list[frozenset[int]]:
+    """``fab.networks`` of every node, by node index: the fabric's own table (made on its first
+    call; nodes on the same networks share one set object)."""
+    if fab.nodes:
+        fab.networks(fab.nodes[0])
+    return fab._net_of or []
 
 
 @dataclass(frozen=True)
@@ -226,8 +275,11 @@ def check_models(topology, catalog, kinds: dict[str, list] | None = None) -> Non
         for kind, comps in kinds.items():
             for model in set(map(_model, comps)):
                 catalog.resolve(_Ref(kind, model))
-        parts = {(c.model, c.props.get("gpu_model"), c.props.get("cpu_model")): c
-                 for c in kinds.get("gpu_server", ())}
+        servers = kinds.get("gpu_server", ())
+        # a server without overrides reads its model's parts: one check per model
+        parts = {(m, None, None): _Ref("gpu_server", m) for m in set(map(_model, filterfalse(_props, servers)))}
+        parts.update(((c.model, c.props.get("gpu_model"), c.props.get("cpu_model")), c)
+                     for c in filter(_props, servers))
         for c in parts.values():
             f = catalog.resolve(c)
             catalog.get("gpu", f["gpu_model"])
@@ -237,7 +289,7 @@ def check_models(topology, catalog, kinds: dict[str, list] | None = None) -> Non
         raise  # not reached: the walk finds what failed
 
 
-_model = attrgetter("model")
+_model, _props = attrgetter("model"), attrgetter("props")
 
 
 @dataclass(frozen=True)

@@ -31,14 +31,13 @@ WITHOUT any drawn DPU each NIC is then modelled as the catalog DPU of the same l
 from __future__ import annotations
 
 import math
-from operator import attrgetter
 from typing import Any
 
 import numpy as np
 
 from designer.engine import dpu as dpu_mod
 from designer.engine import hostcpu, resources
-from designer.engine.placement import Placement
+from designer.engine.placement import Placement, alike_key
 from designer.engine.result import CollectiveResult
 from designer.engine.workload import Workload, parameters
 from designer.topology.validation import Resolver, server_power_W
@@ -143,20 +142,10 @@ def _smartnic_capacity(entries: list[dict[str, Any]], fraction: float) -> resour
     return resources.DpuCapacity(line, crypto, 0.0)
 
 
-def _props_key(props: dict) -> str:
-    return repr(sorted(props.items())) if props else "[]"
-
-
-_kind, _model, _props = attrgetter("kind"), attrgetter("model"), attrgetter("props")
-
-
 def _server_key(srv, adapters, scenario: str) -> tuple:
     """Servers with equal keys are alike: model, overrides, adapters (kinds, models and
-    overrides, in slot order) and scenario. The adapters' kinds and models are gathered with
-    C-level ``map``; their overrides only when one of them has any (None when none has)."""
-    props = tuple(_props_key(p) for p in map(_props, adapters)) if any(map(_props, adapters)) else None
-    return (srv.model, _props_key(srv.props), tuple(map(_kind, adapters)),
-            tuple(map(_model, adapters)), props, scenario)
+    overrides, in slot order; ``placement.alike_key``) and scenario."""
+    return (*alike_key(srv, adapters), scenario)
 
 
 def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placement,
@@ -182,16 +171,24 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
     overlay = isolation_overlay(scen)
     per_server, default_mode = scen.get("per_server", {}), scen.get("offload", "host")
     components = topo.components
+    known: dict[tuple[int, str], tuple] = {}  # (ServerInfo.alike, scenario) -> its _server_key
     for info, gpus in zip(pl.servers, per_server_gpus.tolist()):
         if gpus == 0:
             continue
-        srv = components[info.id]
-        mode = per_server.get(srv.id, default_mode)
-        adapters = info.adapters if info.adapters is not None else topo.attached(srv.id)
-        key = _server_key(srv, adapters, mode)
+        mode = per_server.get(info.id, default_mode)
+        # servers_of numbered the servers alike: their key is made once per number and scenario
+        key = known.get((info.alike, mode)) if info.alike >= 0 else None
+        if key is None:
+            srv = components[info.id]
+            adapters = info.adapters if info.adapters is not None else topo.attached(srv.id)
+            key = _server_key(srv, adapters, mode)
+            if info.alike >= 0:
+                known[(info.alike, mode)] = key
         if key in groups:
             groups[key]["count"] += 1
             continue
+        srv = components[info.id]
+        adapters = info.adapters if info.adapters is not None else topo.attached(srv.id)
         f = catalog.resolve(srv)
         cpu = catalog.get("cpu", f["cpu_model"])
         drawn = [a for a in adapters if a.kind == "dpu"]

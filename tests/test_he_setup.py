@@ -1,0 +1,113 @@
+"""The engine's setup stages done once per kind of server or link: ``ServerInfo.alike`` numbers
+the servers alike (the resources stage and the SHARP check work per number), and the arc
+capacities are read with one map per link field (``pipeline.usable_capacity_GBps``)."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from designer.engine import congestion
+from designer.engine import network as net
+from designer.engine import pipeline
+from designer.engine.placement import servers_of
+from designer.engine.resources_adapter import _server_key
+from designer.errors import UsageError
+from designer.topology.catalog import load_catalog
+from designer.topology.templates import rail_optimized
+
+CAT = load_catalog()
+
+
+def _mixed():
+    """Four rail-optimized servers; server 1 has a ConnectX-8 on its rail 2 and server 3 an
+    override on its rail 5: three kinds of server."""
+    d = rail_optimized(servers=4, catalog=CAT)
+    servers = servers_of(d, CAT)
+    comps = d.topology.components
+    comps[servers[1].rails[2]].model = "connectx-8"
+    comps[servers[3].rails[5]].props["power_W"] = 30.0
+    return d
+
+
+def test_servers_alike_share_a_number_exactly_when_their_resource_keys_are_equal():
+    d = _mixed()
+    servers = servers_of(d, CAT)
+    comps = d.topology.components
+    numbers = [s.alike for s in servers]
+    assert numbers[0] == numbers[2] and len({numbers[0], numbers[1], numbers[3]}) == 3
+    keys = [_server_key(comps[s.id], s.adapters, "host") for s in servers]
+    for a in range(4):
+        for b in range(4):
+            assert (numbers[a] == numbers[b]) == (keys[a] == keys[b])
+
+
+def _without_numbers(monkeypatch):
+    """``pipeline.servers_of`` as a caller that does not number its servers (alike -1)."""
+    real = pipeline.servers_of
+    monkeypatch.setattr(pipeline, "servers_of",
+                        lambda *a, **k: [replace(s, alike=-1) for s in real(*a, **k)])
+
+
+@pytest.mark.parametrize("scenario", [{}, {"offload": "dpu"}, {"offload": "smartnic", "encryption": True},
+                                      {"per_server": {"srv-2": "dpu"}}])
+def test_the_resources_stage_is_the_same_with_the_numbers_or_without(monkeypatch, scenario):
+    """Grouping by number gives the groups (counts, figures) that grouping by key gives."""
+    d = _mixed()
+    kw = dict(workload="gpt3-175b", tp=8, pp=1, scenario=scenario)
+    numbered = pipeline.run(d, CAT, **kw)
+    _without_numbers(monkeypatch)
+    plain = pipeline.run(d, CAT, **kw)
+    assert numbered.resources == plain.resources
+    assert numbered.iteration_time_s == plain.iteration_time_s
+
+
+def test_sharp_check_finds_a_rail_without_rdma_on_a_server_of_its_own_kind():
+    d = rail_optimized(servers=4, catalog=CAT)
+    servers = servers_of(d, CAT)
+    assert len({s.alike for s in servers}) == 1
+    nic = servers[3].rails[6]
+    d.topology.components[nic].props["rdma"] = False
+    servers = servers_of(d, CAT)
+    assert len({s.alike for s in servers}) == 2
+    why = pipeline.sharp_transport_problem(d, CAT, {"offload": "dpu"}, servers)
+    assert why.startswith(f"'{nic}' (") and f"of '{servers[3].id}'" in why
+    # the same answer without the numbers (servers made elsewhere)
+    assert pipeline.sharp_transport_problem(d, CAT, {"offload": "dpu"},
+                                            [replace(s, alike=-1) for s in servers]) == why
+
+
+def _reference_capacity(fab, topo, routing):
+    """The arc capacities as the network stage and congestion module compute them."""
+    return net.arc_capacity_GBps(fab, topo) * \
+        congestion.capacity_factors(net.link_media(fab, topo), routing)[fab.arc_link]
+
+
+@pytest.mark.parametrize("routing", ["ecmp", "adaptive"])
+def test_usable_capacity_is_the_line_rate_times_the_medium_factor(routing):
+    d = rail_optimized(servers=4, catalog=CAT)
+    topo = d.topology
+    links = list(topo.links.values())
+    links[0].medium = "ethernet"
+    links[1].lanes = 2
+    links[2].speed_Gbps = 199.7
+    fab = net.fabric_of(topo)
+    cap = pipeline.usable_capacity_GBps(fab, topo, {"routing": routing})
+    assert np.array_equal(cap, _reference_capacity(fab, topo, routing))
+    i = fab.link_ids.index(links[0].id)
+    ib = fab.link_ids.index(links[3].id)
+    if routing == "ecmp":  # RoCE under DCQCN keeps less of its line rate than InfiniBand
+        assert cap[i] / (links[0].speed_Gbps / 8) < cap[ib] / (links[3].speed_Gbps / 8)
+    assert cap[fab.link_ids.index(links[1].id)] == 2 * cap[ib]
+    for link in links:  # all ethernet: one factor for every link
+        link.medium = "ethernet"
+    assert np.array_equal(pipeline.usable_capacity_GBps(fab, topo, {"routing": routing}),
+                          _reference_capacity(fab, topo, routing))
+
+
+def test_a_link_that_carries_nothing_is_named():
+    d = rail_optimized(servers=2, catalog=CAT)
+    link = list(d.topology.links.values())[3]
+    link.lanes = 0
+    with pytest.raises(UsageError, match=f"link '{link.id}'"):
+        pipeline.usable_capacity_GBps(net.fabric_of(d.topology), d.topology, {})
