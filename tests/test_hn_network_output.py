@@ -115,3 +115,71 @@ def test_coded_phases_are_checked():
         LinkResults.from_codes(["a", "b"], np.zeros(2), ["x"], np.array([0, 1]))
     with pytest.raises(ValueError):
         LinkResults.from_codes(["a", "b"], np.zeros(2), ["x"], np.array([0]))
+
+
+# -- the fabric cache: an edited topology never gets a stale Fabric --------------------------------
+
+def _arrays(fab):
+    return (fab.nodes, fab.is_switch.tolist(), fab.link_ids, fab.arc_src.tolist(), fab.arc_dst.tolist(),
+            fab.out_arc.tolist(), fab._sw_idx.tolist())
+
+
+def _fresh(topo):
+    """The Fabric made from scratch (no cache)."""
+    lists, links = net._structure(topo)
+    return net._new_fabric(topo, lists, links)
+
+
+def test_fabric_follows_every_edit_and_undo():
+    from designer.gui.commands import apply_event, record
+    from designer.topology.model import Component
+    design = rail_optimized(servers=4)
+    topo = design.topology
+    fab0 = net.fabric_of(topo)
+    assert net.fabric_of(topo) is fab0 and _arrays(fab0) == _arrays(_fresh(topo))
+    # a speed edit or a scenario change keeps the structure: same Fabric, fresh capacities
+    lid = fab0.link_ids[0]
+    cap0 = net.arc_capacity_GBps(fab0, topo)
+    events = record(design, lambda d: d.topology.update_link(lid, speed_Gbps=100.0))
+    design.set("scenario", {**design.scenario, "routing": "adaptive"})
+    assert net.fabric_of(topo) is fab0
+    cap1 = net.arc_capacity_GBps(fab0, topo)
+    assert cap1[fab0.arc_link == 0].tolist() == [12.5, 12.5] != cap0[fab0.arc_link == 0].tolist()
+    # move a link's end, then undo it
+    link = topo.links[lid]
+    other = next(c.id for c in topo.components.values() if c.kind == "switch" and c.id not in (link.a, link.b))
+    moved = record(design, lambda d: d.topology.update_link(lid, b=other))
+    fab1 = net.fabric_of(topo)
+    assert fab1 is not fab0 and _arrays(fab1) == _arrays(_fresh(topo)) != _arrays(fab0)
+    for ev in reversed(moved):
+        apply_event(design, ev, forward=False)
+    assert _arrays(net.fabric_of(topo)) == _arrays(fab0) == _arrays(_fresh(topo))
+    for ev in reversed(events):
+        apply_event(design, ev, forward=False)
+    assert net.fabric_of(topo) is fab0  # a speed undo changes no structure: the cached one
+    # add a switch and a link to it; remove a component; each time the fabric is the new topology's
+    record(design, lambda d: (d.topology.add_component(Component("sw-new", "switch", "qm9700")),
+                              d.topology.add_new_link("sw-new", other, "infiniband", 400.0)))
+    fab2 = net.fabric_of(topo)
+    assert "sw-new" in fab2.index and fab2.is_switch[fab2.index["sw-new"]]
+    assert _arrays(fab2) == _arrays(_fresh(topo))
+    gone = next(c.id for c in topo.components.values() if c.kind == "nic")
+    record(design, lambda d: d.topology.remove_component(gone))
+    fab3 = net.fabric_of(topo)
+    assert gone not in fab3.index and _arrays(fab3) == _arrays(_fresh(topo))
+
+
+def test_equal_structures_share_a_fabric_and_a_cleared_one_is_rebuilt():
+    """A copy of the topology (other objects, equal lists) finds the cached Fabric by comparing
+    its structure lists; a cleared topology, or one refilled differently, does not."""
+    from designer.topology.fileformat import loads
+    from designer.topology.fileformat import dumps
+    design = rail_optimized(servers=4)
+    fab = net.fabric_of(design.topology)
+    assert net.fabric_of(design.topology.copy()) is fab
+    again = loads(dumps(design))  # equal strings, made anew
+    assert again.topology.components.keys() == design.topology.components.keys()
+    assert net.fabric_of(again.topology) is fab
+    design.topology.clear()
+    empty = net.fabric_of(design.topology)
+    assert empty is not fab and empty.nodes == [] and len(empty.arc_src) == 0

@@ -19,15 +19,18 @@ breadth-first search of 64 sources per machine word, routes are walked hop by ho
 at once, and the fairness loop sums flow rates per arc with ``np.bincount``.
 The routing tables and the routes of a flow set are cached on the topology's *structure* (which
 components are joined by which links), so re-solving after a speed edit or a scenario change
-skips routing entirely.
+skips routing entirely; an unchanged topology (same object, same ``Topology.version``) gets its
+Fabric without even reading its structure again.
 """
 
 from __future__ import annotations
 
 import hashlib
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import compress, repeat
+from operator import eq, ne
 
 import numpy as np
 
@@ -57,7 +60,8 @@ def sorted_unique(a: np.ndarray) -> np.ndarray:
 class Fabric:
     """Arrays describing the drawn network (no racks, no GPUs)."""
 
-    key: str  #: structural signature (what is joined to what)
+    #: what it is made of (see :func:`_structure`): a topology with equal lists has this fabric
+    structure: tuple[list, ...]
     nodes: list[str]
     index: dict[str, int]
     is_switch: np.ndarray  #: bool per node
@@ -382,50 +386,83 @@ class _ColumnDistances:
 def structure_key(topology) -> str:
     """Hash of which components exist (id, kind) and which links join which ends: all that a
     :class:`Fabric` is made of (a component's parent is not: it changes no route)."""
-    return _structure(topology)[0]
+    h = hashlib.blake2b(digest_size=16)
+    for part in _structure(topology)[0]:
+        h.update(f"{len(part)}\x01".encode())
+        h.update("\x00".join(part).encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
 
 
-def _structure(topology) -> tuple[str, list[str], list[str], list, list[str], list[str]]:
-    """:func:`structure_key` and the lists it hashes: ids and kinds of the components that are
-    not racks, the links, and each link's two ends. Each field is one list joined into one
-    string (a C-level join per list, not a formatted string per item); ids are the dicts' keys."""
+def _structure(topology) -> tuple[tuple[list[str], list[str], list[str], list[str], list[str]], list]:
+    """What a :class:`Fabric` is made of, as lists: ids and kinds of the components that are not
+    racks, the link ids, each link's two ends; and the Link objects. Ids are the dicts' keys;
+    racks are left out by ``itertools.compress`` over a mask made by ``map`` (C loops)."""
     comps = topology.components
     kinds = [c.kind for c in comps.values()]
     if "rack" in kinds:
-        ids = [i for i, k in zip(comps, kinds) if k != "rack"]
-        kinds = [k for k in kinds if k != "rack"]
+        keep = list(map(ne, kinds, repeat("rack")))
+        ids = list(compress(comps, keep))
+        kinds = list(compress(kinds, keep))
     else:
         ids = list(comps)
     links = list(topology.links.values())
     ends_a = [l.a for l in links]
     ends_b = [l.b for l in links]
-    h = hashlib.blake2b(digest_size=16)
-    for part in (ids, kinds, list(topology.links), ends_a, ends_b):
-        h.update(f"{len(part)}\x01".encode())
-        h.update("\x00".join(part).encode("utf-8", "surrogatepass"))
-    return h.hexdigest(), ids, kinds, links, ends_a, ends_b
+    return (ids, kinds, list(topology.links), ends_a, ends_b), links
 
 
-_FABRICS: "OrderedDict[str, Fabric]" = OrderedDict()
+#: the fabrics last made, most recent last
+_FABRICS: list[Fabric] = []
 _FABRIC_CACHE_SIZE = 4
+#: id(topology) -> (weak reference to it, its ``version`` then, its Fabric): see :func:`fabric_of`
+_BY_TOPOLOGY: dict[int, tuple[weakref.ref, int, Fabric]] = {}
+_BY_TOPOLOGY_SIZE = 8
 
 
 def fabric_of(topology) -> Fabric:
-    """The Fabric of a topology, cached on its structure key."""
-    key, nodes, kinds, links, ends_a, ends_b = _structure(topology)
-    fab = _FABRICS.get(key)
-    if fab is not None:
-        _FABRICS.move_to_end(key)
-        return fab
+    """The Fabric of a topology: the one last given for the same topology object at the same
+    ``version`` (every edit through the Topology's methods, and a design setting, bumps it), else
+    a cached one made of equal structure lists (list ``==`` compares the same string objects by
+    address: a few ms at 131k GPUs, where hashing them as text took ~0.1 s), else a new one."""
+    seen = _BY_TOPOLOGY.get(id(topology))
+    if seen is not None and seen[0]() is topology and seen[1] == topology.version:
+        return seen[2]
+    lists, links = _structure(topology)
+    fab = next((f for f in reversed(_FABRICS) if f.structure == lists), None)
+    if fab is None:
+        fab = _new_fabric(topology, lists, links)
+        _FABRICS.append(fab)
+        del _FABRICS[:-_FABRIC_CACHE_SIZE]
+    else:
+        _FABRICS.remove(fab)
+        _FABRICS.append(fab)
+    _remember(topology, fab)
+    return fab
+
+
+def _remember(topology, fab: Fabric) -> None:
+    key = id(topology)
+    _BY_TOPOLOGY.pop(key, None)
+    _BY_TOPOLOGY[key] = (weakref.ref(topology, lambda _, key=key: _forget(key)), topology.version, fab)
+    while len(_BY_TOPOLOGY) > _BY_TOPOLOGY_SIZE:
+        del _BY_TOPOLOGY[next(iter(_BY_TOPOLOGY))]
+
+
+def _forget(key: int) -> None:
+    seen = _BY_TOPOLOGY.get(key)
+    if seen is not None and seen[0]() is None:
+        del _BY_TOPOLOGY[key]
+
+
+def _new_fabric(topology, lists: tuple[list[str], ...], links: list) -> Fabric:
+    nodes, kinds, link_ids, ends_a, ends_b = lists
     index = dict(zip(nodes, range(len(nodes))))
-    is_switch = np.array([k == "switch" for k in kinds], dtype=bool)
+    is_switch = np.fromiter(map(eq, kinds, repeat("switch")), dtype=bool, count=len(kinds))
     nl = len(links)
     a = np.fromiter(map(index.get, ends_a, repeat(-1, nl)), dtype=np.int64, count=nl)
     b = np.fromiter(map(index.get, ends_b, repeat(-1, nl)), dtype=np.int64, count=nl)
     keep = (a >= 0) & (b >= 0)  # a link to a rack (or to nothing) carries no traffic
-    if keep.all():
-        link_ids = list(topology.links)
-    else:
+    if not keep.all():
         link_ids = [l.id for l, k in zip(links, keep.tolist()) if k]
         a, b = a[keep], b[keep]
     nl = len(link_ids)
@@ -440,12 +477,8 @@ def fabric_of(topology) -> Fabric:
     ns = int(is_switch.sum())
     both = is_switch[arc_src] & is_switch[arc_dst]
     sw_ptr, sw_idx = _csr(switch_pos[arc_src[both]], switch_pos[arc_dst[both]], ns)
-    fab = Fabric(key, nodes, index, is_switch, arc_src, arc_dst, arc_link, link_ids, out_ptr,
-                 out_arc, switch_pos, _sw_ptr=sw_ptr, _sw_idx=sw_idx, _every_link=bool(keep.all()))
-    _FABRICS[key] = fab
-    while len(_FABRICS) > _FABRIC_CACHE_SIZE:
-        _FABRICS.popitem(last=False)
-    return fab
+    return Fabric(lists, nodes, index, is_switch, arc_src, arc_dst, arc_link, link_ids, out_ptr,
+                  out_arc, switch_pos, _sw_ptr=sw_ptr, _sw_idx=sw_idx, _every_link=bool(keep.all()))
 
 
 @dataclass
