@@ -111,3 +111,23 @@ def test_a_link_that_carries_nothing_is_named():
     link.lanes = 0
     with pytest.raises(UsageError, match=f"link '{link.id}'"):
         pipeline.usable_capacity_GBps(net.fabric_of(d.topology), d.topology, {})
+
+
+def test_storage_and_switch_figures_are_each_components_own():
+    """Resolved once per model and overrides, the figures are still each component's: an
+    override (even one that cannot be a dict key) changes only its component's figures."""
+    from designer.engine.placement import components_by_kind
+    from designer.engine.resources_adapter import _storage_and_switches
+    from designer.topology.validation import Resolver
+    d = rail_optimized(servers=4, catalog=CAT)
+    topo = d.topology
+    switches = [c for c in topo.components.values() if c.kind == "switch"]
+    switches[1].props["power_W"] = 1234.0
+    switches[2].props["power_W"] = 1234  # the same value as an int: figures as written
+    switches[3].props["ports"] = [1, 2]  # not hashable
+    want = [CAT.resolve(c) for c in switches]
+    for kinds in (None, components_by_kind(topo)):
+        stor, got = _storage_and_switches(topo, Resolver(CAT), kinds)
+        assert got == want and [type(g["power_W"]) for g in got] == [type(w["power_W"]) for w in want]
+        assert stor == [CAT.resolve(c) for c in topo.components.values() if c.kind == "storage"]
+    assert got[1]["power_W"] == 1234.0 and got[0]["power_W"] != 1234.0

@@ -32,7 +32,8 @@ from designer.engine import network as net
 from designer.engine import resources_adapter
 from designer.engine import timing
 from designer.engine import traffic as tr
-from designer.engine.placement import Placement, attached_all, job_servers, place, place_jobs, servers_of
+from designer.engine.placement import (Placement, attached_all, components_by_kind, job_servers, place, place_jobs,
+                                      servers_of)
 from designer.engine.result import CollectiveResult, LinkResults, Result
 from designer.engine.workload import (DEFAULT_DATASET_SAMPLES, Workload, bubble_s, compute, from_dict,
                                       memory_per_gpu_GB, model_flops_per_iteration, model_state_GB, parameters, short,
@@ -385,6 +386,7 @@ class _Run:
     read_GB: float  #: one job's samples per iteration
     servers: list  #: ``placement.ServerInfo`` of every GPU server
     no_sharp: str | None = None  #: why the servers' transport rules SHARP out (None: it does not)
+    kinds: dict[str, list] | None = None  #: the design's components by kind (``components_by_kind``)
 
 
 @dataclass
@@ -436,7 +438,8 @@ def _run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int |
     seed = design_seed(design, seed, scenario)
     topo = design.topology
     fab = net.fabric_of(topo)
-    servers = servers_of(design, catalog, fab)
+    kinds = components_by_kind(topo)
+    servers = servers_of(design, catalog, fab, kinds)
     if not servers:
         raise UsageError("the design has no GPU server; add one before running the engine")
 
@@ -473,7 +476,7 @@ def _run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int |
     stor = tr.storage_flows(pl, read_GB / compute_only / job_servers_used)
     used = [servers[int(i)] for i in net.sorted_unique(pl.server)]
     r = _Run(design, catalog, scen, seed, fab, usable_capacity_GBps(fab, topo, scen), w, ct, vol, stor, read_GB,
-             servers, sharp_transport_problem(design, catalog, scen, used))
+             servers, sharp_transport_problem(design, catalog, scen, used), kinds)
 
     # --- every job together, then the slowest one alone on the same routes
     shared = _evaluate(r, pl, _network(r, pl))
@@ -678,7 +681,7 @@ def _resources(r: _Run, pl: Placement, jobs: int, iteration: float, colls: list[
         inputs = resources_adapter.build_inputs(r.design, r.catalog, r.scen, r.w, pl, iteration, colls,
                                                 alone, converged, overlap, jobs=jobs,
                                                 storage_sharers=jobs if others else 1,
-                                                storage_write_GBps=write)
+                                                storage_write_GBps=write, kinds=r.kinds, fab=r.fab)
         return resources_adapter.assess(inputs)
     except ValueError as exc:
         raise UsageError(str(exc)) from None

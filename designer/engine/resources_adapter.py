@@ -37,6 +37,7 @@ import numpy as np
 
 from designer.engine import dpu as dpu_mod
 from designer.engine import hostcpu, resources
+from designer.engine import network as net
 from designer.engine.placement import Placement, alike_key
 from designer.engine.result import CollectiveResult
 from designer.engine.workload import Workload, parameters
@@ -152,13 +153,17 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
                  iteration_s: float, collectives: list[CollectiveResult],
                  storage_alone_GBps: dict[str, float], converged: bool,
                  dp_overlap_s: float, jobs: int = 1, storage_sharers: int = 1,
-                 storage_write_GBps: dict[str, float] | None = None) -> resources.ResourceInputs:
+                 storage_write_GBps: dict[str, float] | None = None,
+                 kinds: dict[str, list] | None = None, fab=None) -> resources.ResourceInputs:
     """Resource inputs of one scenario run; ``dp_overlap_s`` is the compute time the DP
     collectives hide behind (see ``designer.engine.pipeline``). ``pl`` holds one job of ``jobs``
     on the fabric: it draws 1/jobs of the switches' and storage systems' power, and
     1/``storage_sharers`` of the storage systems' read and write rates (the jobs reading and
     writing at the same time). ``storage_write_GBps``: per server, the rate the fabric gives its
-    checkpoint writes (elastic demand); when None the read rate stands in for it."""
+    checkpoint writes (elastic demand); when None the read rate stands in for it. ``kinds``: the
+    design's components by kind (``placement.components_by_kind``) and ``fab`` its
+    ``network.fabric_of``, when the caller has them (a rail's links are then read from the fabric,
+    without the topology's index of every component's links)."""
     topo = design.topology
     per_server_gpus = np.bincount(pl.server, minlength=len(pl.servers))
     crossing = [c for c in collectives if c.servers > 1]
@@ -166,27 +171,12 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
     dp_comm_s = sum(c.time_s * c.calls_per_iteration for c in crossing if c.name.startswith("dp_"))
     dp_time_s = sum(c.time_s * c.calls_per_iteration for c in collectives if c.name.startswith("dp_"))
     resolve = Resolver(catalog)
-    groups: dict[tuple, dict[str, Any]] = {}
+    groups: dict[str, dict[str, Any]] = {}  # first server of each group -> the group
     fraction = float(resources.cost_figures(catalog)["inline_crypto_fraction_of_line"])
     overlay = isolation_overlay(scen)
     per_server, default_mode = scen.get("per_server", {}), scen.get("offload", "host")
     components = topo.components
-    known: dict[tuple[int, str], tuple] = {}  # (ServerInfo.alike, scenario) -> its _server_key
-    for info, gpus in zip(pl.servers, per_server_gpus.tolist()):
-        if gpus == 0:
-            continue
-        mode = per_server.get(info.id, default_mode)
-        # servers_of numbered the servers alike: their key is made once per number and scenario
-        key = known.get((info.alike, mode)) if info.alike >= 0 else None
-        if key is None:
-            srv = components[info.id]
-            adapters = info.adapters if info.adapters is not None else topo.attached(srv.id)
-            key = _server_key(srv, adapters, mode)
-            if info.alike >= 0:
-                known[(info.alike, mode)] = key
-        if key in groups:
-            groups[key]["count"] += 1
-            continue
+    for (info, gpus, mode, count) in _alike_servers(pl, per_server_gpus, per_server, default_mode, topo):
         srv = components[info.id]
         adapters = info.adapters if info.adapters is not None else topo.attached(srv.id)
         f = catalog.resolve(srv)
@@ -217,10 +207,11 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
         sent = {c.name: node_wire_bytes(c) * c.calls_per_iteration * gpus / max(1, c.ranks // c.servers)
                 for c in crossing}
         net_bytes = 2.0 * sum(sent.values())  # sent + received (symmetric, see node_wire_bytes)
-        port = sum(l.capacity_Gbps for e in rail for l in topo.links_of(e))
+        port = sum(l.capacity_Gbps for e in rail for l in
+                   (net.links_of(fab, topo, e) if fab is not None else topo.links_of(e)))
         power = server_power_W(_Attached(topo, srv.id, adapters), srv, resolve, stand_ins)
-        groups[key] = dict(
-            count=1, scenario=mode, gpus=gpus,
+        groups[info.id] = dict(
+            count=count, scenario=mode, gpus=gpus,
             gpu_power_W=power["gpu"] / int(f["gpu_count"]),
             cpu_cores=int(cpu.get("cores", 1)) * int(f.get("cpu_sockets", 1)),
             cpu_GHz=float(cpu.get("all_core_GHz") or cpu.get("base_GHz") or 2.0),
@@ -252,7 +243,7 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
             gpudirect_storage=bool(scen.get("gpudirect_storage", False)),
             encrypt=bool(scen.get("encryption", False)), isolated=overlay,
             isolation=str(scen.get("isolation", "auto")))
-    stor, switches = _storage_and_switches(topo, resolve)
+    stor, switches = _storage_and_switches(topo, resolve, kinds)
     interval = float(scen.get("checkpoint_interval_s") or 0.0)
     return resources.ResourceInputs(
         groups=tuple(resources.ServerGroup(**g) for g in groups.values()),
@@ -275,6 +266,43 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
         storage_power_W=sum(float(s.get("power_W", 0)) for s in stor) / jobs)
 
 
+def _alike_servers(pl: Placement, per_server_gpus: np.ndarray, per_server: dict[str, str], default_mode: str,
+                   topo) -> list[tuple[Any, int, str, int]]:
+    """The first server of each group of servers alike (:func:`_server_key`) that hold ranks, in
+    the servers' order: ``(ServerInfo, its ranks, scenario, servers in the group)``.
+
+    Servers numbered by ``placement.servers_of`` (``ServerInfo.alike``) all in one scenario are
+    grouped by number with numpy (the same groups: equal numbers, equal keys); otherwise each
+    server's key is made (once per number and scenario when numbered)."""
+    servers = pl.servers
+    alike = np.fromiter((s.alike for s in servers), dtype=np.int64, count=len(servers))
+    used = np.flatnonzero(per_server_gpus > 0)
+    if not per_server and (alike[used] >= 0).all():
+        _, first, count = np.unique(alike[used], return_index=True, return_counts=True)
+        order = np.argsort(first)
+        gpus = per_server_gpus[used[first[order]]].tolist()
+        return [(servers[k], g, default_mode, n) for k, g, n in
+                zip(used[first[order]].tolist(), gpus, count[order].tolist())]
+    firsts: dict[tuple, list] = {}
+    known: dict[tuple[int, str], tuple] = {}  # (ServerInfo.alike, scenario) -> its _server_key
+    components = topo.components
+    for k in used.tolist():
+        info = servers[k]
+        mode = per_server.get(info.id, default_mode)
+        key = known.get((info.alike, mode)) if info.alike >= 0 else None
+        if key is None:
+            srv = components[info.id]
+            key = _server_key(srv, info.adapters if info.adapters is not None else topo.attached(srv.id), mode)
+            if info.alike >= 0:
+                known[(info.alike, mode)] = key
+        got = firsts.get(key)
+        if got is None:
+            firsts[key] = [info, int(per_server_gpus[k]), mode, 1]
+        else:
+            got[3] += 1
+    return [tuple(v) for v in firsts.values()]
+
+
 class _Attached:
     """The topology as ``server_power_W`` asks it (``attached``), with the adapters
     ``placement.servers_of`` found for one server already (the same list, in slot order), so that
@@ -287,17 +315,37 @@ class _Attached:
         return list(self.adapters) if server_id == self.server_id else self.topo.attached(server_id)
 
 
-def _storage_and_switches(topo, resolve: Resolver) -> tuple[list[dict], list[dict]]:
-    """Figures of the storage systems and of the switches, each in the design's order, in one pass
-    over the components (``resolve`` shares one dict among components alike)."""
-    stor: list[dict] = []
-    switches: list[dict] = []
-    for c in topo.components.values():
-        if c.kind == "switch":
-            switches.append(resolve(c))
-        elif c.kind == "storage":
-            stor.append(resolve(c))
-    return stor, switches
+def _storage_and_switches(topo, resolve: Resolver, kinds: dict[str, list] | None = None
+                          ) -> tuple[list[dict], list[dict]]:
+    """Figures of the storage systems and of the switches, each in the design's order (``kinds``:
+    the components by kind, else one pass over the components). Components alike share one dict;
+    those of one model with the same overrides (in the same order) are resolved once."""
+    if kinds is None:
+        kinds = {"storage": [], "switch": []}
+        for c in topo.components.values():
+            if c.kind in kinds:
+                kinds[c.kind].append(c)
+    return _figures(kinds.get("storage", ()), resolve), _figures(kinds.get("switch", ()), resolve)
+
+
+def _figures(comps, resolve: Resolver) -> list[dict]:
+    """``[resolve(c) for c in comps]``, asking ``resolve`` once per model and overrides (values
+    and their types, as ``Resolver`` keys them; the same overrides in another order are asked
+    again, and give the same figures)."""
+    out: list[dict] = []
+    seen: dict[Any, dict] = {}
+    for c in comps:
+        props = c.props
+        try:
+            key = (c.model, *props.items(), *map(type, props.values())) if props else c.model
+            got = seen.get(key)
+        except TypeError:  # an override that cannot be a key
+            out.append(resolve(c))
+            continue
+        if got is None:
+            got = seen[key] = resolve(c)
+        out.append(got)
+    return out
 
 
 def isolation_overlay(scen: dict[str, Any]) -> bool:
