@@ -183,3 +183,15 @@ def test_equal_structures_share_a_fabric_and_a_cleared_one_is_rebuilt():
     design.topology.clear()
     empty = net.fabric_of(design.topology)
     assert empty is not fab and empty.nodes == [] and len(empty.arc_src) == 0
+
+
+@pytest.mark.parametrize("odd", [7, None, type("Name", (str,), {"__str__": lambda self: "other"})("sub")])
+def test_result_text_with_an_id_that_is_not_a_plain_string_is_json_dumps(odd):
+    import json
+    from designer.engine.result import LinkResults, Result
+    ids = ["l0", odd, "l2"]
+    links = LinkResults(ids, np.array([0.5, 1.0, 0.0]), ["dp", "pp", ""])
+    r = Result(iteration_time_s=1.0, breakdown_s={"compute": 1.0}, tflops_per_gpu=1.0, mfu=0.1,
+               percent_of_peak=10.0, tokens_per_s=1.0, training_time_days=1.0, gpus=8, parameters=1.0,
+               workload={}, placement={}, collectives=[], links=links, bottlenecks=[])
+    assert r.json_text() == json.dumps(r.to_json(), indent=1)

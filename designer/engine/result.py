@@ -97,6 +97,16 @@ class LinkResults(Sequence):
             self._phase = table[self._phase_codes].tolist()
         return self._phase
 
+    def _ids_written_as_is(self) -> bool | None:
+        """Whether json.dumps (ensure_ascii) writes every id as itself in quotes: only printable
+        ASCII (space to ``~``), no quote, no backslash (its escapes are exactly the other
+        characters); None when an id is not a string. One join of the ids answers both."""
+        try:
+            text = "".join(self.ids)
+        except TypeError:
+            return None
+        return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
+
     def _phases_are_strings(self) -> bool:
         names = self._phase_names if self._phase_codes is not None else self._phase
         return set(map(type, names)) <= {str}
@@ -174,7 +184,7 @@ class LinkResults(Sequence):
         seen[key] = True
         pairs = np.flatnonzero(seen)
         tail_of = (np.cumsum(seen) - 1)[key]
-        plain = _written_as_is(self.ids)
+        plain = self._ids_written_as_is()
         quote = '"' if plain else ""
         head = f'{{{field}"id": {quote}'
         ends = [f'{quote},{field}"utilization": {numbers[k // len(phases)]},{field}"phase": '
@@ -187,13 +197,6 @@ class LinkResults(Sequence):
         parts[0] = f"{before}[{item}{head}{parts[0]}"
         parts[-1] = f"{ends[tail_of[-1]]}{close}]{after}"
         return parts
-
-
-def _written_as_is(ids: list[str]) -> bool:
-    """Whether json.dumps (ensure_ascii) writes every id as itself in quotes: only printable
-    ASCII (space to ``~``), no quote, no backslash (its escapes are exactly the other characters)."""
-    text = "".join(ids)
-    return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
 
 
 @dataclass
@@ -259,7 +262,7 @@ class Result:
         extra = extra or {}
         links = self.links
         if indent is None or "links" in extra or not isinstance(links, LinkResults) \
-                or not set(map(type, links.ids)) <= {str} or not links._phases_are_strings():
+                or links._ids_written_as_is() is None or not links._phases_are_strings():
             return json.dumps({**self.to_json(), **extra}, indent=indent)
         data = {f.name: _LINKS_MARK if f.name == "links" else clean(getattr(self, f.name))
                 for f in fields(self)}
