@@ -40,9 +40,11 @@ def parent_problem(kind: str, parent_kind: str) -> str | None:
 _PLAIN = (str, int, float, bool, type(None))
 
 
-@dataclass
+@dataclass(slots=True)
 class Component:
-    """One box on the canvas. ``model`` names a catalog entry; ``props`` override its figures."""
+    """One box on the canvas. ``model`` names a catalog entry; ``props`` override its figures.
+    (Slots: no ``__dict__`` per item, so a 131k-GPU design's 199k components take less memory
+    and are made faster; an item holds only its fields.)"""
 
     id: str
     kind: str
@@ -66,9 +68,10 @@ class Component:
         return self.name or self.id
 
 
-@dataclass
+@dataclass(slots=True)
 class Link:
-    """A cable (or bundle of ``lanes`` cables) between two components."""
+    """A cable (or bundle of ``lanes`` cables) between two components (slots, as
+    :class:`Component`)."""
 
     id: str
     a: str
