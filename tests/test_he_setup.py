@@ -131,3 +131,33 @@ def test_storage_and_switch_figures_are_each_components_own():
         assert got == want and [type(g["power_W"]) for g in got] == [type(w["power_W"]) for w in want]
         assert stor == [CAT.resolve(c) for c in topo.components.values() if c.kind == "storage"]
     assert got[1]["power_W"] == 1234.0 and got[0]["power_W"] != 1234.0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_attached_all_is_topology_attached_for_every_server(seed):
+    """Adapters listed in runs or scattered, slots in order, out of order, repeated or missing:
+    each server's adapters come out as ``Topology.attached`` gives them (by slot, then id)."""
+    import random
+
+    from designer.engine.placement import attached_all
+    from designer.topology.model import Component, Topology
+    rng = random.Random(seed)
+    comps = [Component(f"srv-{k}", "gpu_server", "dgx-h100") for k in range(6)]
+    adapters = []
+    for k in range(6):
+        for j in range(rng.randint(0, 5)):
+            slot = [j, 10 - j, rng.randint(0, 3), None][k % 4] if seed % 2 else j
+            adapters.append(Component(f"a{k}-{j}", rng.choice(["nic", "dpu"]), "connectx-7",
+                                      parent=f"srv-{k}", slot=slot))
+    adapters.append(Component("stray", "nic", "connectx-7", parent="nowhere", slot=0))
+    if seed >= 2:
+        rng.shuffle(adapters)  # runs broken up
+    if seed >= 4:  # runs of one parent that join out of order
+        adapters.sort(key=lambda c: (c.kind, c.parent))
+    topo = Topology.from_items(comps + adapters, [])
+    servers = {c.id for c in comps}
+    got = attached_all(topo, servers, [c for c in adapters if c.kind == "nic"] +
+                       [c for c in adapters if c.kind == "dpu"])
+    want = {s: topo.attached(s) for s in servers if topo.attached(s)}
+    assert got == want
+    assert attached_all(topo, servers) == want

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gc
 import math
+from array import array
 from dataclasses import dataclass, replace
 from operator import attrgetter
 from typing import Any
@@ -173,7 +174,6 @@ def check_scenario(scen: dict[str, Any]) -> None:
                          f"(0: no checkpoints), got {short(interval)}")
 
 
-_speed, _lanes, _medium = attrgetter("speed_Gbps"), attrgetter("lanes"), attrgetter("medium")
 _adapters = attrgetter("adapters")
 
 
@@ -185,21 +185,25 @@ def usable_capacity_GBps(fab: net.Fabric, topology, scen: dict[str, Any]) -> np.
     routing = scen.get("routing", "ecmp")
     links = net._links_in_order(fab, topology)
     n = len(links)
-    speed = np.array(list(map(_speed, links)))
-    lanes = np.array(list(map(_lanes, links)))
-    if speed.dtype.kind not in "if" or lanes.dtype.kind not in "if" or not n:
+    lanes = [x.lanes for x in links]
+    try:  # every speed and lane count a plain number (array's C conversion, faster than numpy's)
+        speed = np.frombuffer(array("d", [x.speed_Gbps for x in links]), dtype=float)
+        many = None if lanes.count(1) == n else np.frombuffer(array("d", lanes), dtype=float)
+    except (TypeError, OverflowError):
+        speed = None
+    if speed is None or not n:
         # not all plain numbers (or no links): the network stage's own reading, which names a bad link
         cap = net.arc_capacity_GBps(fab, topology)
         if not len(cap):
             return cap
         return cap * congestion.capacity_factors(net.link_media(fab, topology), routing)[fab.arc_link]
-    # the same figures as ``network.arc_capacity_GBps`` (speed x lanes / 8 per link) and
-    # ``congestion.capacity_factors`` per link, read with one C-level map per field; the factor is
-    # asked once per distinct medium (a design has one or two)
-    cap = speed.astype(float) * lanes.astype(float) / 8.0
+    # the same figures as ``network.arc_capacity_GBps`` (speed x lanes / 8 per link; x 1 changes
+    # nothing) and ``congestion.capacity_factors`` per link, each field read in one comprehension;
+    # the factor is asked once per distinct medium (a design has one or two)
+    cap = (speed if many is None else speed * many) / 8.0
     if not np.isfinite(cap).all() or not (cap > 0).all():
         net.arc_capacity_GBps(fab, topology)  # names the link that carries nothing
-    media = list(map(_medium, links))
+    media = [x.medium for x in links]
     if media.count(media[0]) == n:
         cap = cap * congestion.capacity_factors(media[:1], routing)[0]
     else:

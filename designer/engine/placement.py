@@ -22,8 +22,7 @@ system (``storage_ports``), from the storage systems they reach (``storage_targe
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from itertools import filterfalse
-from operator import attrgetter, itemgetter
+from operator import itemgetter
 from typing import Any, Callable
 
 import numpy as np
@@ -87,7 +86,7 @@ def servers_of(design, catalog, fab: Fabric | None = None,
     gpus: dict[str, dict[str, Any]] = {}  # one entry per GPU model, shared by its servers
     figures: dict[str, dict[str, Any]] = {}  # one resolve per server model without overrides
     servers = kinds.get("gpu_server", [])
-    adapters_of = attached_all(topo, set(map(_id, servers)),
+    adapters_of = attached_all(topo, {s.id for s in servers},
                                [c for k in ATTACHABLE for c in kinds.get(k, ())])
     networks = fab.networks
     net_of, index = _node_networks(fab), fab.index
@@ -110,7 +109,8 @@ def servers_of(design, catalog, fab: Fabric | None = None,
                 parts[srv.model] = fig
         sid = srv.id
         kids = adapters_of.get(sid, no_kids)
-        names = [*map(_id, kids), sid]
+        names = [c.id for c in kids]
+        names.append(sid)
         try:
             sets = tuple(map(net_of.__getitem__, map(index.__getitem__, names)))
         except (KeyError, IndexError):  # not a node of the fabric: no network
@@ -135,16 +135,15 @@ def servers_of(design, catalog, fab: Fabric | None = None,
 
 
 _INFO_FIELDS = tuple(f.name for f in fields(ServerInfo))
-_id, _kind = attrgetter("id"), attrgetter("kind")
 
 
 def alike_key(srv, adapters) -> tuple:
     """Servers with equal keys are alike: model, overrides, and adapters (kinds, models and
-    overrides, in slot order). The adapters' kinds and models are gathered with C-level ``map``;
-    their overrides only when one of them has any (None when none has)."""
-    props = tuple(_props_key(p) for p in map(_props, adapters)) if any(map(_props, adapters)) else None
-    return (srv.model, _props_key(srv.props), tuple(map(_kind, adapters)), tuple(map(_model, adapters)),
-            props)
+    overrides, in slot order); the adapters' overrides only when one of them has any (None when
+    none has)."""
+    props = tuple([_props_key(a.props) for a in adapters]) if any([a.props for a in adapters]) else None
+    return (srv.model, _props_key(srv.props), tuple([a.kind for a in adapters]),
+            tuple([a.model for a in adapters]), props)
 
 
 def _props_key(props: dict) -> str:
@@ -273,13 +272,13 @@ def check_models(topology, catalog, kinds: dict[str, list] | None = None) -> Non
         return
     try:
         for kind, comps in kinds.items():
-            for model in set(map(_model, comps)):
+            for model in {c.model for c in comps}:
                 catalog.resolve(_Ref(kind, model))
         servers = kinds.get("gpu_server", ())
         # a server without overrides reads its model's parts: one check per model
-        parts = {(m, None, None): _Ref("gpu_server", m) for m in set(map(_model, filterfalse(_props, servers)))}
+        parts = {(m, None, None): _Ref("gpu_server", m) for m in {c.model for c in servers if not c.props}}
         parts.update(((c.model, c.props.get("gpu_model"), c.props.get("cpu_model")), c)
-                     for c in filter(_props, servers))
+                     for c in servers if c.props)
         for c in parts.values():
             f = catalog.resolve(c)
             catalog.get("gpu", f["gpu_model"])
@@ -289,7 +288,6 @@ def check_models(topology, catalog, kinds: dict[str, list] | None = None) -> Non
         raise  # not reached: the walk finds what failed
 
 
-_model, _props = attrgetter("model"), attrgetter("props")
 
 
 @dataclass(frozen=True)
