@@ -161,3 +161,37 @@ def test_attached_all_is_topology_attached_for_every_server(seed):
     want = {s: topo.attached(s) for s in servers if topo.attached(s)}
     assert got == want
     assert attached_all(topo, servers) == want
+
+
+def _info(name, rails, nets, gpus=2, domain=2):
+    from designer.engine.placement import ServerInfo
+    return ServerInfo(name, gpus, {}, domain, True, 5, rails, networks=nets)
+
+
+def test_rail_table_reads_each_rails_own_networks_however_the_dicts_are_keyed():
+    """A rail's networks are its server's ``networks[rail]``, empty when missing, even when the
+    servers' dicts, joined, happen to list the rails in order (server a lacks y, b holds it)."""
+    from designer.engine.placement import RailTable
+    one, two, three = frozenset({1}), frozenset({2}), frozenset({3})
+    cases = [
+        [_info("a", ("x", "y"), {"x": one, "y": two}), _info("b", ("z",), {"z": three})],  # as servers_of
+        [_info("a", ("x", "y"), {"x": one}), _info("b", ("z",), {"y": two, "z": three})],
+        [_info("a", ("x", "y"), {"y": two, "x": one}), _info("b", ("z",), {})],
+    ]
+    for servers in cases:
+        table = RailTable.of(servers, np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1]))
+        want = [s.networks.get(e, frozenset()) for s in servers for e in s.rails] + [frozenset()]
+        assert [table.sets[k] for k in table.net.tolist()] == want
+        assert table.names.tolist() == ["x", "y", "z", None]
+
+
+def test_tp_inside_the_nvlink_domain_of_every_used_server():
+    from designer.engine.placement import place
+    from designer.engine.workload import Workload
+    servers = [_info("a", ("a0",), {}, gpus=4, domain=4), _info("b", ("b0",), {}, gpus=4, domain=2),
+               _info("c", ("c0",), {}, gpus=4, domain=2)]
+    # tp 4 on the first server only (one rank group): inside a's domain of 4
+    assert place(Workload(tp=4, pp=1, dp=1, global_batch=1), servers).summary()["tp_inside_nvlink_domain"]
+    # two groups: the second on b, whose domain holds 2
+    assert not place(Workload(tp=4, pp=1, dp=2, global_batch=2), servers).summary()["tp_inside_nvlink_domain"]
+    assert place(Workload(tp=2, pp=1, dp=6, global_batch=6), servers).summary()["tp_inside_nvlink_domain"]

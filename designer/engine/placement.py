@@ -22,12 +22,13 @@ system (``storage_ports``), from the storage systems they reach (``storage_targe
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from operator import itemgetter
+from itertools import chain
+from operator import attrgetter, itemgetter
 from typing import Any, Callable
 
 import numpy as np
 
-from designer.engine.network import Fabric, fabric_of
+from designer.engine.network import Fabric, fabric_of, sorted_unique
 from designer.engine.workload import Workload
 from designer.errors import UsageError
 from designer.topology.kinds import KIND_LABEL
@@ -325,6 +326,10 @@ def _check_model(catalog, c, key: tuple) -> None:
         raise UsageError(f"{KIND_LABEL[c.kind]} '{c.id}': {exc.args[0]}") from None
 
 
+_rails, _networks, _gpus, _nvlink_domain = (attrgetter("rails"), attrgetter("networks"), attrgetter("gpus"),
+                                            attrgetter("nvlink_domain"))
+
+
 @dataclass(frozen=True)
 class RailTable:
     """The rails of every server as integer rows, so that the traffic stage builds its flows with
@@ -351,18 +356,29 @@ class RailTable:
         """The table of ``servers`` for ranks on GPU ``local`` of server ``server``. A rail's
         networks are its server's ``networks[rail]`` (empty when missing). Servers wired alike
         share their set objects (``servers_of``), so the distinct sets are found by object
-        identity first (one ``np.unique`` over the ids), then by value among those few."""
-        count = np.array([len(s.rails) for s in servers], dtype=np.int64)
+        identity first (one ``np.unique`` over the ids), then by value among those few. The
+        lists are joined with C-level ``chain``; a server's ``networks`` values are its rails' sets
+        when its keys are its rails in order (as ``servers_of`` makes them: checked for all at
+        once), else each rail is looked up."""
+        rails = list(map(_rails, servers))
+        count = np.fromiter(map(len, rails), dtype=np.int64, count=len(servers))
         first = np.cumsum(count) - count
-        names = [e for s in servers for e in s.rails] + [None]
+        names = list(chain.from_iterable(rails))
         empty: frozenset[int] = frozenset()
-        objs = [s.networks.get(e, empty) for s in servers for e in s.rails] + [empty]
+        nets = list(map(_networks, servers))
+        if np.array_equal(np.fromiter(map(len, nets), dtype=np.int64, count=len(nets)), count) and \
+                list(chain.from_iterable(nets)) == names:
+            objs = list(chain.from_iterable(map(dict.values, nets)))
+        else:
+            objs = [s.networks.get(e, empty) for s in servers for e in s.rails]
+        names.append(None)
+        objs.append(empty)
         ids = np.fromiter(map(id, objs), dtype=np.int64, count=len(objs))
         _, at, inv = np.unique(ids, return_index=True, return_inverse=True)
         index: dict[frozenset[int], int] = {}
         which = [index.setdefault(objs[i], len(index)) for i in at.tolist()]
         net = np.array(which, dtype=np.int64)[inv.ravel()]
-        gpus = np.array([s.gpus for s in servers], dtype=np.int64)
+        gpus = np.fromiter(map(_gpus, servers), dtype=np.int64, count=len(servers))
         server = np.asarray(server, dtype=np.int64)
         c = count[server]
         rows = first[server] + np.asarray(local, dtype=np.int64) * c // np.maximum(gpus[server], 1)
@@ -436,9 +452,10 @@ class Placement:
         return int(((srv[:, 1:] != srv[:, :-1]).sum(axis=1) + 1).max())
 
     def summary(self) -> dict[str, Any]:
-        used = np.unique(self.server)
+        used = sorted_unique(self.server)
         within = {d: self.nodes_spanned(d) == 1 for d in DIMENSIONS}
-        nv_ok = all(self.groups["tp"].shape[1] <= self.servers[int(s)].nvlink_domain for s in used)
+        domain = np.fromiter(map(_nvlink_domain, self.servers), dtype=float, count=len(self.servers))
+        nv_ok = not len(used) or bool(self.groups["tp"].shape[1] <= domain[used].min())
         return {"order": ",".join(self.order), "ranks": int(len(self.server)),
                 "servers_used": int(len(used)),
                 "tp_inside_server": within["tp"], "tp_inside_nvlink_domain": within["tp"] and nv_ok,
