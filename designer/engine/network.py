@@ -757,20 +757,26 @@ def max_min(routes: Routes, capacity: np.ndarray, demand: np.ndarray) -> Solutio
     The flow–arc incidence stays in its (flow, arc, share) triples: an arc's load is
     ``np.bincount`` of the shares of the flows still growing (adding them in flow order, as a
     sparse matrix–vector product over the same entries does), and a saturated arc freezes the
-    flows of the entries on it. Each round keeps only the entries of the flows still growing."""
+    flows of the entries on it. Each round keeps only the entries of the flows still growing.
+    The rounds work on the arcs the growing flows cross, numbered in arc order (the other arcs
+    carry nothing of theirs: no load, never saturated by them), so a round's passes over arcs
+    are as long as those, not as the whole fabric."""
     nf, na = len(demand), len(capacity)
     rate = np.zeros(nf)
-    remaining = np.array(capacity, dtype=float)
     active = routes.routed & (demand > 0)
     tol = 1e-9 * max(1.0, float(capacity.max()) if na else 1.0)
-    full = tol + 1e-9 * capacity  # an arc with at most this much left is saturated
     met = demand - 1e-12  # a flow with at least this rate has its demand
     live = np.flatnonzero(active[routes.flow])  # entries of the growing flows
-    e_flow, e_arc, e_share = routes.flow[live], routes.arc[live], routes.share[live]
+    e_flow, e_share = routes.flow[live], routes.share[live]
+    arcs, e_arc = _distinct(routes.arc[live], na)  # the arcs crossed, and each entry's among them
+    nu = len(arcs)
+    cap = capacity[arcs]
+    remaining = np.array(cap, dtype=float)
+    full = tol + 1e-9 * cap  # an arc with at most this much left is saturated
     it = 0
     while active.any():
         it += 1
-        load = np.bincount(e_arc, weights=e_share, minlength=na)
+        load = np.bincount(e_arc, weights=e_share, minlength=nu)
         used = load > 1e-12
         step = np.inf
         if used.any():
