@@ -195,3 +195,85 @@ def test_tp_inside_the_nvlink_domain_of_every_used_server():
     # two groups: the second on b, whose domain holds 2
     assert not place(Workload(tp=4, pp=1, dp=2, global_batch=2), servers).summary()["tp_inside_nvlink_domain"]
     assert place(Workload(tp=2, pp=1, dp=6, global_batch=6), servers).summary()["tp_inside_nvlink_domain"]
+
+
+@pytest.mark.parametrize("order", ["tp,pp,dp", "tp,dp,pp", "pp,tp,dp", "pp,dp,tp", "dp,tp,pp", "dp,pp,tp"])
+def test_groups_are_the_ranks_sorted_by_the_other_coordinates(order):
+    """Each group of d holds the ranks with the same other coordinates, by d's coordinate; the
+    groups ordered by the other coordinates, the outer one of the nesting first."""
+    from designer.engine.placement import place
+    from designer.engine.workload import Workload
+    servers = [_info(f"s{k}", (f"s{k}r",), {}, gpus=4, domain=4) for k in range(12)]
+    w = Workload(tp=2, pp=3, dp=8, global_batch=8)
+    pl = place(w, servers, order)
+    dims = order.split(",")
+    size = {"tp": 2, "pp": 3, "dp": 8}
+    coord, stride = {}, 1
+    for d in dims:
+        coord[d] = [(r // stride) % size[d] for r in range(48)]
+        stride *= size[d]
+    for d in ("tp", "pp", "dp"):
+        others = [o for o in dims if o != d]
+        want = sorted(range(48), key=lambda r: (coord[others[0]][r], coord[others[1]][r], coord[d][r]))
+        assert pl.groups[d].shape == (48 // size[d], size[d])
+        assert pl.groups[d].ravel().tolist() == want
+
+
+def test_the_lowest_line_rate_of_endpoints_with_one_link_or_several():
+    from designer.engine.pipeline import _line_GBps, _min_line_GBps
+    d = rail_optimized(servers=4, catalog=CAT)
+    topo = d.topology
+    servers = servers_of(d, CAT)
+    eps = [e for s in servers for e in s.rails]
+    fab = net.fabric_of(topo)
+    assert _min_line_GBps(topo, eps, fab) == min(_line_GBps(topo, e, fab) for e in eps) == 50.0
+    slow = topo.links_of(eps[5])[0]
+    slow.speed_Gbps = 100
+    assert _min_line_GBps(topo, eps, fab) == 12.5
+    # a NIC with two links: its rate is their sum (200 + 400 Gb/s), above the slow one's
+    sw = next(c.id for c in topo.components.values() if c.kind == "switch")
+    topo.add_new_link(eps[5], sw, "infiniband", 200)
+    fab = net.fabric_of(topo)
+    assert _line_GBps(topo, eps[5], fab) == 37.5
+    assert _min_line_GBps(topo, eps, fab) == 37.5
+    assert _min_line_GBps(topo, [eps[5]], fab) == 37.5 and _min_line_GBps(topo, eps[6:9], fab) == 50.0
+
+
+def _sharp_trees_counting_every_switch(ph, mask, heads, names, figs, fab, topology, group_job):
+    """``pipeline._sharp_trees`` as it was: the (switch, group) pairs of every switch counted."""
+    on = mask[ph.routes.flow]
+    grp = ph.flows.group[ph.routes.flow[on]]
+    width = int(grp.max()) + 1 if len(grp) else 1
+    key = net.sorted_unique(fab.arc_dst[ph.routes.arc[on]] * width + grp)
+    pairs = (key // width, key % width)
+    need = np.bincount(pairs[0], minlength=len(fab.nodes))[heads]
+    limit = np.array([int(f.get("sharp_trees") or 0) for f in figs])
+    out = {"sharp_groups_per_switch": int(need.max()), "sharp_trees": int(limit.min())}
+    over = need - limit
+    if over.max() > 0:
+        i = int(np.argmax(over))
+        there = pairs[1][pairs[0] == heads[i]]
+        out.update(sharp_switch=names[i], sharp_switch_model=topology.components[names[i]].model,
+                   sharp_switch_trees=int(limit[i]), sharp_switch_groups=int(need[i]),
+                   sharp_switch_jobs=len(net.sorted_unique(group_job[there])))
+    return out
+
+
+@pytest.mark.parametrize("switch, tenants", [("qm8700", 2), ("qm9700", 2), ("qm8700", 1)])
+def test_sharp_trees_count_only_the_switches_asked_about_with_the_same_answer(monkeypatch, switch, tenants):
+    """Counting the groups at the slowest group's switches only gives what counting at every
+    switch gave, over limit (Quantum, two jobs) or not."""
+    seen = []
+    real = pipeline._sharp_trees
+
+    def both(*args):
+        got = real(*args)
+        seen.append((got, _sharp_trees_counting_every_switch(*args)))
+        return got
+
+    monkeypatch.setattr(pipeline, "_sharp_trees", both)
+    d = rail_optimized(servers=8, switch=switch, storage="none", catalog=CAT)
+    pipeline.run(d, CAT, workload="gpt3-175b", tp=8, pp=1, global_batch=8 // tenants * tenants,
+                 optimizer_sharded=False, scenario={"tenants": tenants})
+    assert seen and all(a == b for a, b in seen)
+    assert any("sharp_switch" in a for a, _ in seen) == (switch == "qm8700" and tenants == 2)

@@ -42,6 +42,7 @@ from designer.engine.workload import (DEFAULT_DATASET_SAMPLES, Workload, bubble_
                                       training_time_s)
 from designer.errors import UsageError
 from designer.topology.design import SCENARIO_CHOICES, SCENARIO_SPEC
+from designer.topology.validation import Resolver
 
 #: keyword overrides ``run`` accepts (workload fields, plus ``workload`` = preset id or dict and
 #: ``placement`` = nesting order)
@@ -217,6 +218,22 @@ def _line_GBps(topology, endpoint: str, fab: net.Fabric) -> float:
     return sum(l.capacity_Gbps for l in net.links_of(fab, topology, endpoint)) / 8.0
 
 
+def _min_line_GBps(topology, endpoints: list[str], fab: net.Fabric) -> float:
+    """``min(_line_GBps(topology, e, fab) for e in endpoints)`` (not empty). An endpoint with one
+    link (the usual NIC) has that link's rate: those are read once per distinct link, found with
+    numpy over the fabric's arcs when it holds every link of the topology; the rest one by one."""
+    idx = fab.node_indices(endpoints)
+    if len(fab.link_ids) != len(topology.links) or (idx < 0).any():
+        return min(_line_GBps(topology, e, fab) for e in endpoints)
+    start = fab.out_ptr[idx]
+    one = fab.out_ptr[idx + 1] - start == 1
+    links, ids = topology.links, fab.link_ids
+    rates = [sum([links[ids[k]].capacity_Gbps]) / 8.0
+             for k in net.sorted_unique(fab.arc_link[fab.out_arc[start[one]]]).tolist()]
+    rates += [_line_GBps(topology, endpoints[i], fab) for i in np.flatnonzero(~one).tolist()]
+    return min(rates)
+
+
 def _median(x: np.ndarray) -> float:
     """``np.median`` of a 1-D float array without NaN (nan when empty): the middle value, or the
     mean of the two middle ones, of the sorted values. (``np.median``'s first call imports
@@ -255,7 +272,7 @@ def _group_shape(pl: Placement, dim: str, ph: _Phase | None, topology, catalog,
         np.minimum.at(per_group, grp, rate)
         worst = int(np.argmin(per_group))
         eps0 = [e for e in pl.endpoint(groups[worst]) if e]
-        line = min(_line_GBps(topology, e, fab) for e in eps0) if eps0 else 0.0
+        line = _min_line_GBps(topology, eps0, fab) if eps0 else 0.0
         fl = np.flatnonzero(mask)[grp == worst]
         nics = len(set(pl.endpoint(groups[worst][pl.server[groups[worst]] == pl.server[groups[worst][0]]])))
         # switches the group's flows cross: SHARP capability, depth, latency
@@ -265,7 +282,8 @@ def _group_shape(pl: Placement, dim: str, ph: _Phase | None, topology, catalog,
         heads = net.sorted_unique(fab.arc_dst[ph.routes.arc[on]])
         heads = heads[fab.is_switch[heads]]
         sw = [fab.nodes[h] for h in heads]
-        figs = [catalog.resolve(topology.components[s]) for s in sw]
+        resolve = Resolver(catalog)  # once per switch model and overrides
+        figs = [resolve(topology.components[s]) for s in sw]
         sharp = bool(figs) and all(f.get("sharp") for f in figs)
         if sharp and no_sharp:
             sharp = False
@@ -341,7 +359,11 @@ def _sharp_trees(ph: _Phase, mask: np.ndarray, heads: np.ndarray, names: list[st
     on = mask[ph.routes.flow]
     grp = ph.flows.group[ph.routes.flow[on]]
     width = int(grp.max()) + 1 if len(grp) else 1
-    key = net.sorted_unique(fab.arc_dst[ph.routes.arc[on]] * width + grp)  # (switch, group), sorted
+    dst = fab.arc_dst[ph.routes.arc[on]]
+    at_head = np.zeros(len(fab.nodes), dtype=bool)
+    at_head[heads] = True
+    keep = at_head[dst]  # only the switches asked about are counted
+    key = net.sorted_unique(dst[keep] * width + grp[keep])  # (switch, group), sorted
     pairs = (key // width, key % width)
     need = np.bincount(pairs[0], minlength=len(fab.nodes))[heads]
     limit = np.array([int(f.get("sharp_trees") or 0) for f in figs])

@@ -476,11 +476,12 @@ def parse_order(text: str | None) -> tuple[str, ...]:
 def place(w: Workload, servers: list[ServerInfo], order: str | None = None) -> Placement:
     """Rank r → GPU r; TP/PP/DP coordinates from the nesting ``order`` (innermost first)."""
     dims = parse_order(order)
-    total = sum(s.gpus for s in servers)
+    gpus = list(map(_gpus, servers))
+    total = sum(gpus)
     n = w.gpus
     if n > total:
         raise UsageError(f"the job needs {n} GPUs but the design has {total}")
-    per = np.array([s.gpus for s in servers], dtype=np.int64)
+    per = np.array(gpus, dtype=np.int64)
     srv = np.repeat(np.arange(len(servers)), per)[:n]
     local = (np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(per) - per, per))[:n]  # GPU in server
     size = {"tp": w.tp, "pp": w.pp, "dp": w.dp * w.cp}  # cp ranks are inner chunks of the DP dimension
@@ -490,8 +491,16 @@ def place(w: Workload, servers: list[ServerInfo], order: str | None = None) -> P
         coord[d] = (ranks // stride) % size[d]
         stride *= size[d]
     groups = {}
+    # the ranks as a block indexed (outermost, middle, innermost coordinate): a group of d is a
+    # line along d's axis, the groups ordered by the other two coordinates (outer one first)
+    block = ranks.reshape(size[dims[2]], size[dims[1]], size[dims[0]]) \
+        if n == size[dims[0]] * size[dims[1]] * size[dims[2]] else None
+    axis = {dims[2]: 0, dims[1]: 1, dims[0]: 2}
     for d in DIMENSIONS:
         others = [o for o in dims if o != d]
+        if block is not None:
+            groups[d] = block.transpose(axis[others[0]], axis[others[1]], axis[d]).reshape(-1, size[d])
+            continue
         key = coord[others[0]] * size[others[1]] + coord[others[1]]
         order_idx = np.lexsort((coord[d], key))
         groups[d] = ranks[order_idx].reshape(-1, size[d])
