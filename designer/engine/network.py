@@ -213,12 +213,18 @@ class _HopIndex:
     node of every arc in ``out_arc`` order (sorted, so the arcs between two nodes are one run
     found by ``np.searchsorted``), the out-arcs to switches only as CSR (``sw_ptr`` per node,
     ``sw_arc`` in ``out_arc`` order: the only arcs a flow may take that does not end at the
-    arc's head), and ``switch_node``: the node of each switch row."""
+    arc's head), ``switch_node``: the node of each switch row, ``head``: the head node of every
+    arc in ``out_arc`` order, and ``back``: the position in ``out_arc`` of each arc's reverse (arc
+    i and arc i + links are the two directions of link i)."""
 
     def __init__(self, fab: Fabric) -> None:
         nn = len(fab.nodes)
-        head = fab.arc_dst[fab.out_arc]
+        self.head = head = fab.arc_dst[fab.out_arc]
         self.pair_key = fab.arc_src[fab.out_arc] * nn + head
+        na, nl = len(fab.out_arc), len(fab.arc_src) // 2
+        position = np.empty(na, dtype=np.int64)
+        position[fab.out_arc] = np.arange(na, dtype=np.int64)
+        self.back = np.r_[position[nl:], position[:nl]]  # arc k -> where its reverse sits
         to_switch = fab.is_switch[head]
         self.sw_arc = fab.out_arc[to_switch]
         counts = np.bincount(fab.arc_src[self.sw_arc], minlength=nn)
@@ -344,13 +350,16 @@ def _bfs_distances(indptr: np.ndarray, indices: np.ndarray, sources: list[int]) 
 
 class _ColumnDistances:
     """Hop distance from a switch to a destination column: to the nearest of the column's
-    switches (``rows``: their switch positions, any number), or _INF when none is in reach."""
+    switches (their switch positions, any number), or _INF when none is in reach. The columns
+    are those of ``single`` (one switch each, as an array) then those of ``multi`` (tuples)."""
 
-    def __init__(self, fab: Fabric, rows: list[tuple[int, ...]]) -> None:
-        self.ncols = len(rows)
-        width = max([len(r) for r in rows] + [1])
-        table = np.full((len(rows), width), -1, dtype=np.int64)
-        for j, r in enumerate(rows):
+    def __init__(self, fab: Fabric, single: np.ndarray, multi: list[tuple[int, ...]]) -> None:
+        rows = len(single) + len(multi)
+        self.ncols = rows
+        width = max([len(r) for r in multi] + [1])
+        table = np.full((rows, width), -1, dtype=np.int64)
+        table[:len(single), 0] = single
+        for j, r in enumerate(multi, len(single)):
             table[j, :len(r)] = r
         self.table = table
         used = sorted_unique(table[table >= 0])
@@ -363,7 +372,7 @@ class _ColumnDistances:
         #: node of the column's switch when it has only one (else -1)
         one = (table[:, 0] >= 0) & (table[:, 1] < 0 if width > 1 else True)
         sw_node = np.r_[fab.hop_index().switch_node, -1]  # row -1: no switch
-        self.only = np.where(one, sw_node[table[:, 0]], -1) if len(rows) else _EMPTY
+        self.only = np.where(one, sw_node[table[:, 0]], -1) if rows else _EMPTY
 
     def __call__(self, sw: np.ndarray, col: np.ndarray) -> np.ndarray:
         if self.table.shape[1] == 1:  # at most one switch per column: no minimum to take
@@ -527,7 +536,7 @@ def _destination_columns(fab: Fabric, dst_u: np.ndarray) -> tuple[np.ndarray, "_
     switch to an endpoint is 1 + its distance to the nearest of those switches. Returns the column
     of each endpoint of ``dst_u`` and the distances (a :class:`_ColumnDistances`). The usual
     endpoint has one switch: those are grouped with numpy; the rest (multi-homed) one by one."""
-    ptr, nbr = fab.out_ptr, fab.arc_dst[fab.out_arc]
+    ptr, nbr = fab.out_ptr, fab.hop_index().head
     deg = ptr[dst_u + 1] - ptr[dst_u]
     owner = np.repeat(np.arange(len(dst_u)), deg)
     first = np.cumsum(deg) - deg
@@ -537,7 +546,7 @@ def _destination_columns(fab: Fabric, dst_u: np.ndarray) -> tuple[np.ndarray, "_
     single = n_sw == 1
     lone_pos = np.full(len(dst_u), -1, dtype=np.int64)
     lone_pos[owner[on_switch][single[owner[on_switch]]]] = fab.switch_pos[heads[on_switch][single[owner[on_switch]]]]
-    rows, col_of_lone = np.unique(lone_pos[single], return_inverse=True)
+    rows, col_of_lone = _distinct(lone_pos[single], max(len(fab.switch_pos), 1))  # switch positions
     col_of_dst = np.empty(len(dst_u), dtype=np.int64)
     col_of_dst[single] = col_of_lone
     multi: dict[tuple[int, ...], int] = {}
@@ -545,7 +554,7 @@ def _destination_columns(fab: Fabric, dst_u: np.ndarray) -> tuple[np.ndarray, "_
         mine = heads[first[j]:first[j] + deg[j]]
         key = tuple(sorted(set(fab.switch_pos[mine[fab.is_switch[mine]]].tolist())))
         col_of_dst[j] = multi.setdefault(key, len(rows) + len(multi))
-    return col_of_dst, _ColumnDistances(fab, [(r,) for r in rows.tolist()] + list(multi))
+    return col_of_dst, _ColumnDistances(fab, rows, list(multi))
 
 
 def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: int) -> Routes:
@@ -573,9 +582,14 @@ def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: in
         if len(ordered_arc) else np.full(len(dst_u), -1, dtype=np.int64)
     last_nb = fab.arc_dst[fab.out_arc[np.maximum(fab.out_ptr[dst_u + 1] - 1, 0)]] if len(ordered_arc) else lone_nb
     lone_nb[lone_nb != last_nb] = -1  # several neighbours: looked up per hop
-    lone_q = lone_nb * nn + dst_u
-    lone_lo = np.searchsorted(pair_key, lone_q, "left")
-    lone_n = np.where(lone_nb >= 0, np.searchsorted(pair_key, lone_q, "right") - lone_lo, 0)
+    # the arcs from that neighbour to the destination are the reverses of the destination's own
+    # arcs (all to it): as many, one run of ``out_arc`` that starts at the first of them
+    first = np.cumsum(deg) - deg
+    own = np.repeat(fab.out_ptr[dst_u] - first, deg) + np.arange(int(deg.sum()))
+    back = hx.back[fab.out_arc[own]]
+    lone_lo = np.zeros(len(dst_u), dtype=np.int64)
+    lone_lo[deg > 0] = np.minimum.reduceat(back, first[deg > 0]) if len(back) else 0
+    lone_n = np.where(lone_nb >= 0, deg, 0)
 
     flow_hash = _mix(np.arange(nf, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
                      + _mix(src * 1_000_003 + dst) + np.uint64(seed))
@@ -590,7 +604,7 @@ def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: in
         st_f, st_node, st_mass = st_f[active], st_node[active], st_mass[active]
         if len(st_f) == 0:
             break
-        # next-hop set of each flow: [lo, lo + n) in ``hop_arc``
+        # next-hop set of each flow: [lo, lo + n) in ``hx.base`` followed by this hop's ``extra``
         j = dst_inv[st_f]
         nb = lone_nb[j]
         near = st_node == nb
@@ -617,13 +631,13 @@ def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: in
                 lo[fe] = np.where(reach, len(ordered_arc) + hx.sw_ptr[xe], 0)
                 n[fe] = np.where(reach, hx.sw_ptr[xe + 1] - hx.sw_ptr[xe], 0)
                 far = far[~ep]
-        hop_arc = hx.base
+        extra = _EMPTY  # the next-hop arcs found at this hop, after ``hx.base``
         if len(far):
             keys, inv = np.unique(st_node[far] * ncol + dst_col[st_f[far]], return_inverse=True)
             k_lo, k_n, k_arcs = _next_hops(fab, keys // ncol, keys % ncol, col_dist)
             lo[far] = k_lo[inv] + len(hx.base)
             n[far] = k_n[inv]
-            hop_arc = np.concatenate([hx.base, k_arcs])
+            extra = k_arcs
         lost = n == 0
         if lost.any():  # no neighbour at all, or none that leads to the destination
             routed[st_f[lost]] = False
@@ -634,12 +648,12 @@ def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: in
         if routing == "ecmp":
             # one hash per (flow, switch): the same flow may take different ports at each hop
             pick = (_mix(flow_hash[st_f] ^ _mix(st_node)) % n.astype(np.uint64)).astype(np.int64)
-            na = hop_arc[lo + pick]
+            na = _take(hx.base, extra, lo + pick)
             nf_, mass = st_f, st_mass
             hops[nf_] += 1
         else:
             seg = np.repeat(np.arange(len(st_f)), n)
-            na = hop_arc[np.repeat(lo, n) + np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)]
+            na = _take(hx.base, extra, np.repeat(lo, n) + np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n))
             nf_ = st_f[seg]
             mass = (st_mass / n)[seg]
             hops[sorted_unique(st_f)] += 1
@@ -668,6 +682,19 @@ def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: in
         flow, arc = uk // len(fab.arc_src), uk % len(fab.arc_src)
     routed &= src != dst
     return Routes(flow, arc, share, routed, hops)
+
+
+def _take(base: np.ndarray, extra: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """``np.concatenate([base, extra])[at]`` without copying ``base`` (the routing walk's
+    ~1M-arc lookup table) to append the few arcs of one hop."""
+    if not len(extra):
+        return base[at]
+    nb = len(base)
+    out = np.empty(len(at), dtype=base.dtype)
+    inside = at < nb
+    out[inside] = base[at[inside]]
+    out[~inside] = extra[at[~inside] - nb]
+    return out
 
 
 def _distinct(x: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
