@@ -801,8 +801,13 @@ def _holds_big_float(data: dict[str, Any], cols: dict[str, Any]) -> bool:
     props = [v for v in chain.from_iterable(map(dict.values, filter(None, c["props"])))
              if type(v) is float]
     head = [v for v in _tree_values({k: v for k, v in data.items() if k not in _ITEM_LISTS}) if type(v) is float]
-    return any(float in set(map(type, col)) and max(map(abs, col)) >= _BIG_FLOAT
-               for col in (l["speed_Gbps"], l["latency_us"], props, head))
+    # the distinct values of a link column (a handful): the columns passed the checks, so their
+    # integers are within 2^53 and no such float can be hidden by an equal integer; a latency
+    # no link gives is the default 0.0
+    links = [v for v in set(l["speed_Gbps"]) if type(v) is float]
+    if cols["link_given"]["latency_us"]:
+        links += [v for v in set(l["latency_us"]) if type(v) is float]
+    return any(col and max(map(abs, col)) >= _BIG_FLOAT for col in (links, props, head))
 
 
 def _tree_values(node: Any) -> list[Any]:
@@ -949,14 +954,14 @@ def _fast_columns(data: dict[str, Any], parsed: bool = False) -> dict[str, Any] 
         return None
     every_id = set(kind_of)
     every_id.update(lids)
-    if any(map(str.__eq__, a_end, b_end)) or len(every_id) != n + len(lids):
+    if any(map(operator.eq, a_end, b_end)) or len(every_id) != n + len(lids):
         return None  # a link joining a component to itself, or an id given twice
     if id_colons:
         texts += ["".join(a_end), "".join(b_end)]
     head_pairs, head_colons = _head_count(head)
     item_pairs = (n * len(_COMPONENT_REQUIRED_KEYS) + sum(c_given.values())
                   + len(links) * len(_LINK_REQUIRED_KEYS) + sum(l_given.values()))
-    return {"components": c, "links": l, "props": props,
+    return {"components": c, "links": l, "props": props, "link_given": l_given,
             "pairs": head_pairs + len(_ITEM_LISTS) + item_pairs + prop_pairs,
             "colons": head_colons + sum(t.count(":") for t in texts) + prop_colons}
 
