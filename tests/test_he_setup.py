@@ -123,14 +123,20 @@ def test_storage_and_switch_figures_are_each_components_own():
     topo = d.topology
     switches = [c for c in topo.components.values() if c.kind == "switch"]
     switches[1].props["power_W"] = 1234.0
-    switches[2].props["power_W"] = 1234  # the same value as an int: figures as written
+    switches[2].props["power_W"] = 1234  # the same value as an int
     switches[3].props["ports"] = [1, 2]  # not hashable
-    want = [CAT.resolve(c) for c in switches]
+    stores = [c for c in topo.components.values() if c.kind == "storage"]
+    stores[0].props["read_GBps"] = 10  # an int where the model has a float: figures as written
+    switches[4].props["tier"] = "spine"  # another override: the model's power
+    want = [float(CAT.resolve(c).get("power_W", 0)) for c in switches]
     for kinds in (None, components_by_kind(topo)):
         stor, got = _storage_and_switches(topo, Resolver(CAT), kinds)
-        assert got == want and [type(g["power_W"]) for g in got] == [type(w["power_W"]) for w in want]
+        assert got == want
         assert stor == [CAT.resolve(c) for c in topo.components.values() if c.kind == "storage"]
-    assert got[1]["power_W"] == 1234.0 and got[0]["power_W"] != 1234.0
+        got_types = [type(s["read_GBps"]) for s in stor]
+        assert got_types == [type(CAT.resolve(c)["read_GBps"]) for c in topo.components.values()
+                             if c.kind == "storage"]
+    assert got[1] == got[2] == 1234.0 and got[0] == got[4] != 1234.0
 
 
 @pytest.mark.parametrize("seed", range(6))

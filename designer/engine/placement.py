@@ -198,15 +198,17 @@ def _frontend_networks(switches, catalog, fab: Fabric) -> frozenset[int]:
     """Networks that hold a front-end (north-south) switch (the switch field ``frontend``, set by
     the templates' ``--frontend``): they carry no training traffic."""
     default: dict[str, bool] = {}
+    for model in {c.model for c in switches}:
+        try:
+            default[model] = bool(catalog.get("switch", model).get("frontend", False))
+        except KeyError:
+            default[model] = False
+    if not any(default.values()):  # only an override can set it: the switches that have one
+        switches = [c for c in switches if "frontend" in c.props]
     found: set[int] = set()
     for c in switches:
         flag = c.props.get("frontend")
         if flag is None:
-            if c.model not in default:
-                try:
-                    default[c.model] = bool(catalog.get("switch", c.model).get("frontend", False))
-                except KeyError:
-                    default[c.model] = False
             flag = default[c.model]
         if flag and c.id in fab.index:  # its network's label: its connected part of switches
             found.add(int(fab.parts().label[fab.switch_pos[fab.index[c.id]]]))
@@ -238,15 +240,12 @@ def attached_all(topo, servers: set[str], adapters: list | None = None) -> dict[
     slots already increase strictly in the order the adapters came (then it is that order)."""
     if adapters is None:
         adapters = [c for c in topo.components.values() if c.kind in ATTACHABLE]
-    kids: dict[str, list] = {}
+    kids: dict[str, list] = {s: [] for s in servers}  # one look-up per adapter finds its list
+    get = kids.get
     for c in adapters:
-        p = c.parent
-        if p in servers:
-            got = kids.get(p)
-            if got is None:
-                kids[p] = [c]
-            else:
-                got.append(c)
+        got = get(c.parent)
+        if got is not None:
+            got.append(c)
     for cs in kids.values():
         last = -1
         for c in cs:
@@ -254,7 +253,7 @@ def attached_all(topo, servers: set[str], adapters: list | None = None) -> dict[
                 cs.sort(key=_slot_order)
                 break
             last = c.slot
-    return kids
+    return {p: cs for p, cs in kids.items() if cs}
 
 
 def _slot_order(c) -> tuple:

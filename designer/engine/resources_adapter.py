@@ -262,7 +262,7 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
         packet_bytes=float(scen.get("packet_bytes", 1500)),
         read_io_bytes=float(scen["storage_io_kib"]) * 1024 if scen.get("storage_io_kib") else None,
         checkpoint_via_host=bool(scen.get("checkpoint_via_host", False)),
-        switch_power_W=sum(float(s.get("power_W", 0)) for s in switches) / jobs,
+        switch_power_W=sum(switches) / jobs,
         storage_power_W=sum(float(s.get("power_W", 0)) for s in stor) / jobs)
 
 
@@ -316,16 +316,35 @@ class _Attached:
 
 
 def _storage_and_switches(topo, resolve: Resolver, kinds: dict[str, list] | None = None
-                          ) -> tuple[list[dict], list[dict]]:
-    """Figures of the storage systems and of the switches, each in the design's order (``kinds``:
-    the components by kind, else one pass over the components). Components alike share one dict;
-    those of one model with the same overrides (in the same order) are resolved once."""
+                          ) -> tuple[list[dict], list[float]]:
+    """Figures of the storage systems, and each switch's ``power_W`` (the one switch figure the
+    resources stage reads), each in the design's order (``kinds``: the components by kind, else
+    one pass over the components). Components alike share one dict; those of one model with the
+    same overrides (in the same order) are resolved once."""
     if kinds is None:
         kinds = {"storage": [], "switch": []}
         for c in topo.components.values():
             if c.kind in kinds:
                 kinds[c.kind].append(c)
-    return _figures(kinds.get("storage", ()), resolve), _figures(kinds.get("switch", ()), resolve)
+    return _figures(kinds.get("storage", ()), resolve), _power_W(kinds.get("switch", ()), resolve)
+
+
+def _power_W(comps, resolve: Resolver) -> list[float]:
+    """``float(resolve(c).get("power_W", 0))`` of each component: its override when it has one,
+    else its model's figure (``Catalog.resolve`` lays the overrides over the model's figures, so
+    the others do not change it), resolved once per model."""
+    out: list[float] = []
+    model_W: dict[str, float] = {}
+    for c in comps:
+        props = c.props
+        if props and "power_W" in props:
+            out.append(float(props["power_W"]))
+            continue
+        got = model_W.get(c.model)
+        if got is None:
+            got = model_W[c.model] = float(resolve(c).get("power_W", 0))
+        out.append(got)
+    return out
 
 
 def _figures(comps, resolve: Resolver) -> list[dict]:
