@@ -252,3 +252,23 @@ def test_max_min_rates_are_those_of_rounds_over_every_arc(seed):
     assert util.tolist() == np.divide(sol.arc_load_GBps, capacity, out=np.zeros(na), where=capacity > 0).tolist()
     with pytest.raises(ValueError):
         util[0] = 1.0  # the kept utilization is read-only
+
+
+@pytest.mark.parametrize("routing", net.ROUTING)
+def test_phases_sending_to_the_same_endpoints_route_as_alone(routing):
+    """The destination work kept on the fabric for a second flow set to the same endpoints gives
+    the routes a fabric that never saw the first set gives."""
+    topo = rail_optimized(servers=16, su_size=4).topology
+    fab = net.fabric_of(topo)
+    nics = np.array([fab.index[c.id] for c in topo.components.values() if c.kind == "nic"])
+    rng = np.random.default_rng(3)
+    dst = rng.permutation(nics)
+    first = net._route(fab, rng.permutation(nics), dst, routing, 0)
+    second_src = rng.permutation(nics)
+    again = net._route(fab, second_src, dst, routing, 1)
+    alone = net._route(_fresh(topo), second_src, dst, routing, 1)
+    for a, b in ((again, alone),):
+        assert a.flow.tolist() == b.flow.tolist() and a.arc.tolist() == b.arc.tolist()
+        assert a.share.tolist() == b.share.tolist() and a.hops.tolist() == b.hops.tolist()
+        assert a.routed.tolist() == b.routed.tolist()
+    assert len(fab._destinations) == 1 and first.routed.any()

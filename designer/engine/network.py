@@ -83,6 +83,8 @@ class Fabric:
     _hop_index: "_HopIndex | None" = None
     _every_link: bool = False  #: link_ids are all the topology's links, in its order
     _by_address: tuple[np.ndarray, np.ndarray] | None = None  #: see ``node_indices``
+    #: hash of a set of destinations -> what routing needs of it (see ``_destinations``)
+    _destinations: dict[bytes, tuple] = field(default_factory=dict)
     #: id(table) -> (table, its node indices): see ``_table_indices``
     _tables: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
@@ -557,6 +559,41 @@ def _destination_columns(fab: Fabric, dst_u: np.ndarray) -> tuple[np.ndarray, "_
     return col_of_dst, _ColumnDistances(fab, rows, list(multi))
 
 
+def _destinations(fab: Fabric, dst_u: np.ndarray) -> tuple:
+    """What the routing walk needs of its distinct destinations ``dst_u`` (sorted node indices)
+    alone: each one's column and the column distances (:func:`_destination_columns`), and for a
+    destination linked to one node only (a NIC under its leaf), that node and the run of
+    ``out_arc`` holding its arcs to the destination (``lone_nb`` -1: several neighbours, looked
+    up per hop). Kept on the fabric for the few last destination sets (the phases of a run
+    mostly send to the same endpoints)."""
+    key = hashlib.blake2b(dst_u.tobytes(), digest_size=16).digest()
+    hit = fab._destinations.get(key)
+    if hit is not None:
+        return hit
+    col_of_dst, col_dist = _destination_columns(fab, dst_u)
+    hx = fab.hop_index()
+    deg = fab.out_ptr[dst_u + 1] - fab.out_ptr[dst_u]
+    lone_nb = np.where(deg > 0, fab.arc_dst[fab.out_arc[np.minimum(fab.out_ptr[dst_u], len(fab.out_arc) - 1)]], -1) \
+        if len(fab.out_arc) else np.full(len(dst_u), -1, dtype=np.int64)
+    last_nb = fab.arc_dst[fab.out_arc[np.maximum(fab.out_ptr[dst_u + 1] - 1, 0)]] if len(fab.out_arc) else lone_nb
+    lone_nb[lone_nb != last_nb] = -1  # several neighbours
+    # the arcs from that neighbour to the destination are the reverses of the destination's own
+    # arcs (all to it): as many, one run of ``out_arc`` that starts at the first of them
+    first = np.cumsum(deg) - deg
+    own = np.repeat(fab.out_ptr[dst_u] - first, deg) + np.arange(int(deg.sum()))
+    back = hx.back[fab.out_arc[own]]
+    lone_lo = np.zeros(len(dst_u), dtype=np.int64)
+    lone_lo[deg > 0] = np.minimum.reduceat(back, first[deg > 0]) if len(back) else 0
+    lone_n = np.where(lone_nb >= 0, deg, 0)
+    for a in (col_of_dst, lone_nb, lone_lo, lone_n):
+        a.flags.writeable = False  # shared by the walks over the same destinations
+    out = (col_of_dst, col_dist, lone_nb, lone_lo, lone_n)
+    fab._destinations[key] = out
+    while len(fab._destinations) > 4:
+        del fab._destinations[next(iter(fab._destinations))]
+    return out
+
+
 def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: int) -> Routes:
     """Walk every flow hop by hop. At a node the equal-cost next hops of a flow depend only on
     the node and the flow's destination column (:func:`_destination_columns`; all NICs under one
@@ -568,28 +605,13 @@ def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: in
     nf = len(src)
     nn = len(fab.nodes)
     dst_u, dst_inv = _distinct(dst, nn)
-    col_of_dst, col_dist = _destination_columns(fab, dst_u)
+    col_of_dst, col_dist, lone_nb, lone_lo, lone_n = _destinations(fab, dst_u)
     dst_col = col_of_dst[dst_inv]
     ncol = max(col_dist.ncols, 1)
     ns = int(fab.is_switch.sum())
     ordered_arc = fab.out_arc
     hx = fab.hop_index()
     pair_key = hx.pair_key  # sorted (out_arc order)
-    # a destination linked to one node only (a NIC under its leaf) hangs off that node: its
-    # arcs from there are one run of ``out_arc``, looked up once here instead of at every hop
-    deg = fab.out_ptr[dst_u + 1] - fab.out_ptr[dst_u]
-    lone_nb = np.where(deg > 0, fab.arc_dst[fab.out_arc[np.minimum(fab.out_ptr[dst_u], len(ordered_arc) - 1)]], -1) \
-        if len(ordered_arc) else np.full(len(dst_u), -1, dtype=np.int64)
-    last_nb = fab.arc_dst[fab.out_arc[np.maximum(fab.out_ptr[dst_u + 1] - 1, 0)]] if len(ordered_arc) else lone_nb
-    lone_nb[lone_nb != last_nb] = -1  # several neighbours: looked up per hop
-    # the arcs from that neighbour to the destination are the reverses of the destination's own
-    # arcs (all to it): as many, one run of ``out_arc`` that starts at the first of them
-    first = np.cumsum(deg) - deg
-    own = np.repeat(fab.out_ptr[dst_u] - first, deg) + np.arange(int(deg.sum()))
-    back = hx.back[fab.out_arc[own]]
-    lone_lo = np.zeros(len(dst_u), dtype=np.int64)
-    lone_lo[deg > 0] = np.minimum.reduceat(back, first[deg > 0]) if len(back) else 0
-    lone_n = np.where(lone_nb >= 0, deg, 0)
 
     flow_hash = _mix(np.arange(nf, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
                      + _mix(src * 1_000_003 + dst) + np.uint64(seed))
