@@ -36,11 +36,14 @@ DOC = json.loads(dumps(TEMPLATES["rail-optimized"](servers=8, su_size=4, dpu="bl
 
 
 def careful(text: str):
-    try:
-        design = fileformat.from_dict(fileformat._parse(text, "f.json"), "f.json")
-        return ("loaded", to_dict(design), design.topology.snapshot(), design.topology.counters)
-    except DesignFileError as exc:
-        return ("refused", str(exc), exc.path)
+    """What the careful parse and the item-by-item checks give (no fast path at all)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(fileformat, "_fast_items", lambda data, build=True: None)
+        try:
+            design = fileformat.from_dict(fileformat._parse(text, "f.json"), "f.json")
+            return ("loaded", to_dict(design), design.topology.snapshot(), design.topology.counters)
+        except DesignFileError as exc:
+            return ("refused", str(exc), exc.path)
 
 
 def loaded(text: str):
@@ -183,7 +186,9 @@ def test_a_design_loaded_plainly_equals_the_careful_one_field_by_field():
     text = json.dumps(doc, ensure_ascii=False)
     plain = fileformat._plain_design(text)
     assert plain is not None
-    want = fileformat.from_dict(fileformat._parse(text, "f.json"))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(fileformat, "_fast_items", lambda data, build=True: None)
+        want = fileformat.from_dict(fileformat._parse(text, "f.json"))
     a, b = plain.topology, want.topology
     assert list(a.components) == list(b.components) and list(a.links) == list(b.links)
     for x, y in chain(zip(a.components.values(), b.components.values()), zip(a.links.values(), b.links.values())):
@@ -199,3 +204,48 @@ def test_items_hold_only_their_fields():
     with pytest.raises(AttributeError):
         link.speed = 100
     assert comp.copy() == comp and link.copy() == link
+
+
+def test_colons_of_a_big_file_are_counted_exactly():
+    # numpy counts the bytes of a big file in pieces (when the program has loaded it): the same
+    # count as bytes.count, colons at the edges of the pieces included
+    import numpy  # noqa: F401  (loaded, as the engine loads it)
+
+    rng = random.Random(7)
+    size = (1 << 22) + 12345
+    data = bytearray(rng.choice(b'ab:"{} ,') for _ in range(5000)) * (size // 5000 + 1)
+    for at in (0, (1 << 20) - 1, 1 << 20, (1 << 21) + 1, size - 1):
+        data[at] = ord(":")
+    data = bytes(data[:size])
+    assert fileformat._colons(data) == data.count(b":") > 0
+    assert fileformat._colons(data[:1000]) == data[:1000].count(b":")
+    assert fileformat._colons(data.decode()) == data.count(b":")
+
+
+@pytest.mark.parametrize("first,second", [("64", "true"), ("64", "64.0"), ("64.0", "64"), ("true", "1"),
+                                          ("1", "true"), ("0.0", "-0.0"), ('"leaf"', '"x"')])
+def test_props_objects_alike_but_for_a_type_are_each_checked_and_kept(first, second):
+    # each distinct props object is checked once: 64, 64.0 and true are equal in Python but not
+    # the same JSON value (an int field refuses true, turns 64.0 into 64)
+    doc = copy.deepcopy(DOC)
+    switches = [c for c in doc["components"] if c["kind"] == "switch"]
+    field = "tier" if first.startswith('"') else "ports"
+    for sw, value in ((switches[0], first), (switches[1], second)):
+        sw["props"] = {field: f"VALUE-{value}"}
+    text = json.dumps(doc)
+    for value in (first, second):
+        text = text.replace(json.dumps(f"VALUE-{value}"), value, 1)
+    got = loaded(text)
+    assert got == careful(text)
+    if got[0] == "loaded":
+        design = loads(text)
+        kept = [design.topology.components[sw["id"]].props[field] for sw in switches[:2]]
+        assert [type(v) for v in kept] == [type(v) for v in careful_props(text, switches, field)]
+        assert [repr(v) for v in kept] == [repr(v) for v in careful_props(text, switches, field)]
+
+
+def careful_props(text, switches, field):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(fileformat, "_fast_items", lambda data, build=True: None)
+        design = fileformat.from_dict(fileformat._parse(text, "f.json"), "f.json")
+    return [design.topology.components[sw["id"]].props[field] for sw in switches[:2]]
