@@ -283,3 +283,17 @@ def test_sharp_trees_count_only_the_switches_asked_about_with_the_same_answer(mo
                  optimizer_sharded=False, scenario={"tenants": tenants})
     assert seen and all(a == b for a, b in seen)
     assert any("sharp_switch" in a for a, _ in seen) == (switch == "qm8700" and tenants == 2)
+
+
+def test_components_by_kind_in_order_and_an_unknown_model_is_named():
+    from designer.engine.placement import check_models, components_by_kind
+    d = rail_optimized(servers=2, catalog=CAT)
+    topo = d.topology
+    kinds = components_by_kind(topo)
+    assert list(kinds) == list(dict.fromkeys(c.kind for c in topo.components.values()))
+    for kind, comps in kinds.items():
+        assert comps == [c for c in topo.components.values() if c.kind == kind]
+    nic = next(c for c in topo.components.values() if c.kind == "nic")
+    nic.model = "connectx-99"
+    with pytest.raises(UsageError, match=f"'{nic.id}'.*connectx-99"):
+        check_models(topo, CAT, components_by_kind(topo))

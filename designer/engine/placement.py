@@ -71,10 +71,9 @@ def servers_of(design, catalog, fab: Fabric | None = None,
     (``fab``: the design's ``network.fabric_of``, ``kinds``: :func:`components_by_kind`, when the
     caller has them already).
 
-    Per server only what is its own is made: its endpoint ids, the networks of each (one list
-    look-up per id, from the fabric's table of every node), and its ServerInfo; the figures of its
-    model and the plan of its endpoints (which are rails, which storage ports) are shared by the
-    servers alike."""
+    Per server only what is its own is made: its endpoint ids and ServerInfo (the networks of all
+    endpoints are looked up at once); the figures of its model and the plan of its endpoints
+    (which are rails, which storage ports) are shared by the servers alike."""
     topo = design.topology
     if kinds is None:
         kinds = components_by_kind(topo)
@@ -90,13 +89,25 @@ def servers_of(design, catalog, fab: Fabric | None = None,
     adapters_of = attached_all(topo, {s.id for s in servers},
                                [c for k in ATTACHABLE for c in kinds.get(k, ())])
     networks = fab.networks
-    net_of, index = _node_networks(fab), fab.index
     front = _frontend_networks(kinds.get("switch", ()), catalog, fab)
     plans: dict[tuple, _Plan] = {}  # networks of a server's adapters and its own -> which are what
     parts: dict[str, tuple] = {}  # server model without overrides -> its figures below
     alike: dict[tuple, int] = {}  # alike_key -> its number
     new, append, no_kids = object.__new__, out.append, ()
-    for srv in servers:
+    # every server's endpoint ids (adapters in slot order, then itself), and the networks of all
+    # of them at once: node indices by the ids' addresses (Fabric.node_indices), then a gather
+    # from the fabric's table of every node's networks (nodes alike share one set)
+    kids_of = [adapters_of.get(srv.id, no_kids) for srv in servers]
+    names_of = [[c.id for c in kids] for kids in kids_of]
+    for names, srv in zip(names_of, servers):
+        names.append(srv.id)
+    every = list(chain.from_iterable(names_of))
+    table = np.empty(len(fab.nodes) + 1, dtype=object)
+    table[:-1] = _node_networks(fab)
+    table[-1] = frozenset()  # not a node of the fabric: no network
+    sets_of = table[fab.node_indices(every)].tolist()
+    end = 0
+    for srv, kids, names in zip(servers, kids_of, names_of):
         fig = None if srv.props else parts.get(srv.model)
         if fig is None:
             if srv.props:
@@ -108,14 +119,8 @@ def servers_of(design, catalog, fab: Fabric | None = None,
                    int(f.get("pcie_gen", 5)))
             if not srv.props:
                 parts[srv.model] = fig
-        sid = srv.id
-        kids = adapters_of.get(sid, no_kids)
-        names = [c.id for c in kids]
-        names.append(sid)
-        try:
-            sets = tuple(map(net_of.__getitem__, map(index.__getitem__, names)))
-        except (KeyError, IndexError):  # not a node of the fabric: no network
-            sets = tuple(map(networks, names))
+        start, end = end, end + len(names)
+        sets = tuple(sets_of[start:end])
         plan = plans.get(sets)
         if plan is None:
             compute, ports, reach = _endpoint_plan(sets, storage_nets, front)
@@ -129,7 +134,7 @@ def servers_of(design, catalog, fab: Fabric | None = None,
         if number is None:
             number = alike[key] = len(alike)
         info = new(ServerInfo)  # ServerInfo(...) without the frozen class's setattr per field
-        info.__dict__.update(zip(_INFO_FIELDS, (sid, *fig, rails, plan.ports(names), plan.targets,
+        info.__dict__.update(zip(_INFO_FIELDS, (srv.id, *fig, rails, plan.ports(names), plan.targets,
                                                 dict(zip(rails, plan.rail_sets)), tuple(kids), number)))
         append(info)
     return out
