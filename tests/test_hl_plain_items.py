@@ -249,3 +249,24 @@ def careful_props(text, switches, field):
         mp.setattr(fileformat, "_fast_items", lambda data, build=True: None)
         design = fileformat.from_dict(fileformat._parse(text, "f.json"), "f.json")
     return [design.topology.components[sw["id"]].props[field] for sw in switches[:2]]
+
+
+@pytest.mark.parametrize("field", ["latency_us", "lanes", "a_port"])
+def test_a_value_that_does_not_compare_gets_the_full_checks_message(field):
+    # from_dict of a dict made in Python: a numpy array (== gives no bool) where a number goes
+    numpy = pytest.importorskip("numpy")
+    doc = copy.deepcopy(DOC)
+    doc["links"][2][field] = numpy.array([1.0, 2.0])
+
+    def outcome(fast: bool):
+        with pytest.MonkeyPatch.context() as mp:
+            if not fast:
+                mp.setattr(fileformat, "_fast_items", lambda data, build=True: None)
+            try:
+                fileformat.from_dict(copy.deepcopy(doc), "f.json")
+                return "loaded"
+            except DesignFileError as exc:
+                return str(exc)
+
+    got = outcome(True)
+    assert got == outcome(False) and got.startswith("f.json: links[2]")

@@ -774,14 +774,20 @@ def _columns(items: list[dict[str, Any]], required: tuple[str, ...],
         return None
     extra = sum(map(len, items)) - n * len(required)
     given: dict[str, int] = {}
+    exact = False  # (counted exactly below: a value that does not compare, from a Python caller)
     for key, default in optional.items():
-        if extra == 0:
+        if extra == 0 and not exact:
             cols[key], given[key] = [default] * n, 0
             continue
         cols[key] = col = list(map(dict.get, items, repeat(key), repeat(default)))
-        given[key] = n - col.count(default)
-        extra -= given[key]
-    if extra == 0:
+        if not exact:
+            try:
+                given[key] = n - col.count(default)
+            except (TypeError, ValueError):  # e.g. a numpy array, whose == gives no bool
+                exact = True
+                continue
+            extra -= given[key]
+    if extra == 0 and not exact:
         return cols, given
     for key in optional:
         given[key] = sum(map(dict.__contains__, items, repeat(key)))
