@@ -1083,7 +1083,9 @@ def _plain_design(text: str | bytes) -> Design | None:
     of 2^63 or more goes the careful way, which keeps such an integer exact and refuses it."""
     with _gc_paused():  # the parsed document is gone before the collector runs again
         checked = _plain_checked(text)
-        return None if checked is None else _plain_built(*checked)
+        design = None if checked is None else _plain_built(*checked)
+        del checked  # (so is every column: the collector's first pass has only the design to walk)
+    return design
 
 
 def _refuse_constant(name: str) -> Any:
@@ -1370,7 +1372,9 @@ def load(path: str | os.PathLike[str]) -> Design:
             checked = _plain_checked(raw[len(codecs.BOM_UTF8):] if raw.startswith(codecs.BOM_UTF8) else raw)
             if checked is not None:
                 del raw  # (66 MB at 131k GPUs) gone before the objects are made
-                return _plain_built(*checked)
+                design = _plain_built(*checked)
+                del checked  # (as in _plain_design)
+                return design
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -1381,7 +1385,9 @@ def load(path: str | os.PathLike[str]) -> Design:
             checked = _plain_checked(text)
             if checked is not None:
                 del text
-                return _plain_built(*checked)
+                design = _plain_built(*checked)
+                del checked
+                return design
     data = _parse(text, source)
     del text
     return from_dict(data, source)
