@@ -43,11 +43,13 @@ _EMPTY = np.zeros(0, dtype=np.int64)
 _NO_NETWORK: frozenset[int] = frozenset()
 
 
-def sorted_unique(a: np.ndarray) -> np.ndarray:
+def sorted_unique(a: np.ndarray, kind: str | None = None) -> np.ndarray:
     """The sorted distinct values of ``a``, as ``np.unique(a)`` gives them, by sorting: numpy
     2.4's ``np.unique`` without return flags hashes instead, 30 to 60 times slower on the wide
-    int64 keys the engine builds (0.9 s against 0.015 s for 443k keys on the development machine)."""
-    s = np.sort(np.asarray(a).ravel())
+    int64 keys the engine builds (0.9 s against 0.015 s for 443k keys on the development machine).
+    ``kind``: ``np.sort``'s; "stable" (timsort) for keys already nearly in order (runs of sorted
+    keys: a tenth of the default sort's time on the fabric's arcs in ``out_arc`` order)."""
+    s = np.sort(np.asarray(a).ravel(), kind=kind)
     if len(s) < 2:
         return s
     keep = np.empty(len(s), dtype=bool)
@@ -150,20 +152,21 @@ class Fabric:
         once with numpy, then one shared set per label for the nodes on a single network."""
         ns = int(self.is_switch.sum())
         comp = self.parts().label
-        src, dst = self.arc_src, self.arc_dst
+        # arcs in ``out_arc`` order: by source, so the keys below are nearly sorted already
+        src, dst = self.arc_src[self.out_arc], self.arc_dst[self.out_arc]
         to_switch = self.is_switch[dst]
         label = np.where(to_switch, comp[np.maximum(self.switch_pos[dst], 0)] if ns else -1,
-                         np.where(self.is_switch[src], -1, ns + self.arc_link))
+                         np.where(self.is_switch[src], -1, ns + self.arc_link[self.out_arc]))
         keep = label >= 0
         width = ns + len(self.link_ids) + 1
-        pairs = sorted_unique(src[keep] * width + label[keep])
+        pairs = sorted_unique(src[keep] * width + label[keep], kind="stable")
         node, labels = pairs // width, pairs % width
-        cuts = np.searchsorted(node, np.arange(len(self.nodes) + 1))
-        count = np.diff(cuts)
+        count = np.bincount(node, minlength=len(self.nodes))  # labels per node (node is sorted)
+        cuts = np.r_[0, np.cumsum(count)]
         out = np.empty(len(self.nodes), dtype=object)
         out.fill(_NO_NETWORK)
         one = np.flatnonzero(count == 1)
-        distinct, which = np.unique(labels[cuts[one]], return_inverse=True)
+        distinct, which = unique_below(labels[cuts[one]], width)
         shared = np.empty(len(distinct), dtype=object)
         for k, l in enumerate(distinct.tolist()):
             shared[k] = frozenset((l,))
@@ -279,10 +282,11 @@ class _SwitchParts:
         return self._local_csr(c)
 
 
-def _csr(row: np.ndarray, col: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+def _csr(row: np.ndarray, col: np.ndarray, n: int, kind: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """CSR arrays (indptr, indices) of the ``n`` x ``n`` 0/1 matrix with ones at (row, col):
-    repeated entries count once and each row's columns are sorted."""
-    key = sorted_unique(row.astype(np.int64) * max(n, 1) + col)
+    repeated entries count once and each row's columns are sorted (``kind``: see
+    :func:`sorted_unique`)."""
+    key = sorted_unique(row.astype(np.int64) * max(n, 1) + col, kind)
     indptr = np.searchsorted(key, np.arange(n + 1, dtype=np.int64) * max(n, 1)).astype(np.int64)
     return indptr, key % max(n, 1)
 
@@ -487,8 +491,10 @@ def _new_fabric(topology, lists: tuple[list[str], ...], links: list) -> Fabric:
     switch_pos = np.full(len(nodes), -1, dtype=np.int64)
     switch_pos[is_switch] = np.arange(int(is_switch.sum()))
     ns = int(is_switch.sum())
-    both = is_switch[arc_src] & is_switch[arc_dst]
-    sw_ptr, sw_idx = _csr(switch_pos[arc_src[both]], switch_pos[arc_dst[both]], ns)
+    # switch-to-switch arcs in ``out_arc`` order: already by (source, head) position
+    src_o, dst_o = arc_src[out_arc], arc_dst[out_arc]
+    both = is_switch[src_o] & is_switch[dst_o]
+    sw_ptr, sw_idx = _csr(switch_pos[src_o[both]], switch_pos[dst_o[both]], ns, kind="stable")
     return Fabric(lists, nodes, index, is_switch, arc_src, arc_dst, arc_link, link_ids, out_ptr,
                   out_arc, switch_pos, _sw_ptr=sw_ptr, _sw_idx=sw_idx, _every_link=bool(keep.all()))
 
@@ -548,7 +554,7 @@ def _destination_columns(fab: Fabric, dst_u: np.ndarray) -> tuple[np.ndarray, "_
     single = n_sw == 1
     lone_pos = np.full(len(dst_u), -1, dtype=np.int64)
     lone_pos[owner[on_switch][single[owner[on_switch]]]] = fab.switch_pos[heads[on_switch][single[owner[on_switch]]]]
-    rows, col_of_lone = _distinct(lone_pos[single], max(len(fab.switch_pos), 1))  # switch positions
+    rows, col_of_lone = unique_below(lone_pos[single], max(len(fab.switch_pos), 1))  # switch positions
     col_of_dst = np.empty(len(dst_u), dtype=np.int64)
     col_of_dst[single] = col_of_lone
     multi: dict[tuple[int, ...], int] = {}
@@ -604,7 +610,7 @@ def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: in
     all of it (adaptive), exactly as a walk over every candidate of every flow would."""
     nf = len(src)
     nn = len(fab.nodes)
-    dst_u, dst_inv = _distinct(dst, nn)
+    dst_u, dst_inv = unique_below(dst, nn)
     col_of_dst, col_dist, lone_nb, lone_lo, lone_n = _destinations(fab, dst_u)
     dst_col = col_of_dst[dst_inv]
     ncol = max(col_dist.ncols, 1)
@@ -719,8 +725,9 @@ def _take(base: np.ndarray, extra: np.ndarray, at: np.ndarray) -> np.ndarray:
     return out
 
 
-def _distinct(x: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(x, return_inverse=True)`` for values in [0, n), by marking instead of sorting."""
+def unique_below(x: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(x, return_inverse=True)`` for values in [0, n), by marking instead of sorting
+    (O(len(x) + n); values outside take ``np.unique`` itself)."""
     if len(x) and (x.min() < 0 or x.max() >= n):
         return np.unique(x, return_inverse=True)
     seen = np.zeros(n, dtype=bool)
@@ -817,7 +824,7 @@ def max_min(routes: Routes, capacity: np.ndarray, demand: np.ndarray) -> Solutio
     met = demand - 1e-12  # a flow with at least this rate has its demand
     live = np.flatnonzero(active[routes.flow])  # entries of the growing flows
     e_flow, e_share = routes.flow[live], routes.share[live]
-    arcs, e_arc = _distinct(routes.arc[live], na)  # the arcs crossed, and each entry's among them
+    arcs, e_arc = unique_below(routes.arc[live], na)  # the arcs crossed, and each entry's among them
     nu = len(arcs)
     cap = capacity[arcs]
     remaining = np.array(cap, dtype=float)

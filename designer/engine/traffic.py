@@ -29,7 +29,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from designer.engine.network import sorted_unique
+from designer.engine.network import sorted_unique, unique_below
 from designer.engine.placement import Placement, RailTable
 from designer.engine.workload import Workload, expert_parameters, parameters
 
@@ -271,7 +271,7 @@ def _pxn(t: RailTable, sender: np.ndarray, src: np.ndarray, dst: np.ndarray) -> 
     dst = np.asarray(dst, dtype=np.int64)
     ns = len(t.sets)
     na, nb = t.net[src], t.net[dst]
-    pairs, inv = np.unique(na * ns + nb, return_inverse=True)
+    pairs, inv = unique_below(na * ns + nb, ns * ns)
     shared = np.array([bool(t.sets[p // ns] & t.sets[p % ns]) for p in pairs.tolist()])
     move = ~shared[inv.ravel()] & (src != t.none) & (dst != t.none)
     if not move.any():
