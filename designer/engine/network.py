@@ -732,8 +732,10 @@ def unique_below(x: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
         return np.unique(x, return_inverse=True)
     seen = np.zeros(n, dtype=bool)
     seen[x] = True
-    rank = np.cumsum(seen) - 1
-    return np.flatnonzero(seen), rank[x]
+    values = np.flatnonzero(seen)
+    rank = np.empty(n, dtype=np.int64)  # read only where marked: no pass over all n
+    rank[values] = np.arange(len(values), dtype=np.int64)
+    return values, rank[x]
 
 
 def _next_hops(fab: Fabric, node: np.ndarray, col: np.ndarray, col_dist: "_ColumnDistances"
@@ -879,7 +881,8 @@ def _bottlenecks(routes: Routes, util: np.ndarray, nf: int) -> np.ndarray:
         starts = np.flatnonzero(np.r_[True, f[1:] != f[:-1]])
         top = np.maximum.reduceat(u, starts)
         at = np.flatnonzero(u == np.repeat(top, np.diff(np.r_[starts, len(f)])))
-        first = at[np.r_[True, f[at][1:] != f[at][:-1]]]
+        fa = f[at]
+        first = at[np.r_[True, fa[1:] != fa[:-1]]]
         bott[f[first]] = routes.arc[first]
         return bott
     order = np.lexsort((-util[routes.arc], f))
