@@ -86,28 +86,40 @@ def servers_of(design, catalog, fab: Fabric | None = None,
     gpus: dict[str, dict[str, Any]] = {}  # one entry per GPU model, shared by its servers
     figures: dict[str, dict[str, Any]] = {}  # one resolve per server model without overrides
     servers = kinds.get("gpu_server", [])
-    adapters_of = attached_all(topo, {s.id for s in servers},
-                               [c for k in ATTACHABLE for c in kinds.get(k, ())])
+    adapters_of = _by_parent({s.id for s in servers}, [c for k in ATTACHABLE for c in kinds.get(k, ())])
     networks = fab.networks
     front = _frontend_networks(kinds.get("switch", ()), catalog, fab)
     plans: dict[tuple, _Plan] = {}  # networks of a server's adapters and its own -> which are what
     parts: dict[str, tuple] = {}  # server model without overrides -> its figures below
     alike: dict[tuple, int] = {}  # alike_key -> its number
     new, append, no_kids = object.__new__, out.append, ()
-    # every server's endpoint ids (adapters in slot order, then itself), and the networks of all
-    # of them at once: node indices by the ids' addresses (Fabric.node_indices), then a gather
-    # from the fabric's table of every node's networks (nodes alike share one set)
-    kids_of = [adapters_of.get(srv.id, no_kids) for srv in servers]
-    names_of = [[c.id for c in kids] for kids in kids_of]
-    for names, srv in zip(names_of, servers):
+    # first what each server's adapters give, read together while they are at hand: their slot
+    # order (attached_all's), endpoint ids (adapters, then the server) and the key of servers alike
+    kids_of, names_of, numbers = [], [], []
+    for srv in servers:
+        kids = adapters_of.get(srv.id)
+        if kids is None:
+            kids = no_kids
+        else:
+            _slot_sort(kids)
+        names = [c.id for c in kids]
         names.append(srv.id)
+        key = alike_key(srv, kids)
+        number = alike.get(key)
+        if number is None:
+            number = alike[key] = len(alike)
+        kids_of.append(kids)
+        names_of.append(names)
+        numbers.append(number)
+    # the networks of every endpoint at once: node indices by the ids' addresses
+    # (Fabric.node_indices), then a gather from the fabric's table of every node's networks
     every = list(chain.from_iterable(names_of))
     table = np.empty(len(fab.nodes) + 1, dtype=object)
     table[:-1] = _node_networks(fab)
     table[-1] = frozenset()  # not a node of the fabric: no network
     sets_of = table[fab.node_indices(every)].tolist()
     end = 0
-    for srv, kids, names in zip(servers, kids_of, names_of):
+    for srv, kids, names, number in zip(servers, kids_of, names_of, numbers):
         fig = None if srv.props else parts.get(srv.model)
         if fig is None:
             if srv.props:
@@ -129,10 +141,6 @@ def servers_of(design, catalog, fab: Fabric | None = None,
             plan = plans[sets] = _Plan(_picker(compute), _picker(ports), reached[reach],
                                        tuple(sets[k] for k in compute))
         rails = plan.rails(names)
-        key = alike_key(srv, kids)
-        number = alike.get(key)
-        if number is None:
-            number = alike[key] = len(alike)
         info = new(ServerInfo)  # ServerInfo(...) without the frozen class's setattr per field
         info.__dict__.update(zip(_INFO_FIELDS, (srv.id, *fig, rails, plan.ports(names), plan.targets,
                                                 dict(zip(rails, plan.rail_sets)), tuple(kids), number)))
@@ -245,20 +253,31 @@ def attached_all(topo, servers: set[str], adapters: list | None = None) -> dict[
     slots already increase strictly in the order the adapters came (then it is that order)."""
     if adapters is None:
         adapters = [c for c in topo.components.values() if c.kind in ATTACHABLE]
+    kids = _by_parent(servers, adapters)
+    for cs in kids.values():
+        _slot_sort(cs)
+    return kids
+
+
+def _by_parent(servers: set[str], adapters: list) -> dict[str, list]:
+    """The adapters of each of ``servers`` in the order given (only servers that have any)."""
     kids: dict[str, list] = {s: [] for s in servers}  # one look-up per adapter finds its list
     get = kids.get
     for c in adapters:
         got = get(c.parent)
         if got is not None:
             got.append(c)
-    for cs in kids.values():
-        last = -1
-        for c in cs:
-            if c.slot is None or c.slot <= last:
-                cs.sort(key=_slot_order)
-                break
-            last = c.slot
     return {p: cs for p, cs in kids.items() if cs}
+
+
+def _slot_sort(cs: list) -> None:
+    """Sort one server's adapters by (slot, id), unless their slots already increase strictly."""
+    last = -1
+    for c in cs:
+        if c.slot is None or c.slot <= last:
+            cs.sort(key=_slot_order)
+            return
+        last = c.slot
 
 
 def _slot_order(c) -> tuple:
