@@ -297,3 +297,24 @@ def test_components_by_kind_in_order_and_an_unknown_model_is_named():
     nic.model = "connectx-99"
     with pytest.raises(UsageError, match=f"'{nic.id}'.*connectx-99"):
         check_models(topo, CAT, components_by_kind(topo))
+
+
+@pytest.mark.parametrize("where", ["rail", "dpu", "loose"])
+def test_servers_of_names_an_adapter_whose_model_is_not_in_the_catalog(where):
+    """The adapters' models are checked from the keys of the servers alike, and a loose adapter
+    (on no server) from its own: either way the first unknown one is named."""
+    from designer.topology.model import Component
+    d = rail_optimized(servers=3, catalog=CAT)
+    topo = d.topology
+    servers = servers_of(d, CAT)
+    if where == "rail":
+        bad = topo.components[servers[1].rails[3]]
+    elif where == "dpu":
+        bad = next(c for c in topo.components.values() if c.kind == "dpu" and c.parent == servers[2].id)
+    else:
+        bad = topo.add_component(Component("nic-loose", "nic", "connectx-7"))
+    bad.model = "mystery-nic-9"
+    with pytest.raises(UsageError, match=f"'{bad.id}'.*mystery-nic-9"):
+        servers_of(d, CAT)
+    with pytest.raises(UsageError, match=f"'{bad.id}'"):
+        pipeline.run(d, CAT, workload="gpt3-175b", tp=8, pp=1)

@@ -77,7 +77,6 @@ def servers_of(design, catalog, fab: Fabric | None = None,
     topo = design.topology
     if kinds is None:
         kinds = components_by_kind(topo)
-    check_models(topo, catalog, kinds)
     fab = fab or fabric_of(topo)
     storage = [s.id for s in kinds.get("storage", ()) if fab.networks(s.id)]
     storage_nets = frozenset().union(*(fab.networks(s) for s in storage))
@@ -86,7 +85,8 @@ def servers_of(design, catalog, fab: Fabric | None = None,
     gpus: dict[str, dict[str, Any]] = {}  # one entry per GPU model, shared by its servers
     figures: dict[str, dict[str, Any]] = {}  # one resolve per server model without overrides
     servers = kinds.get("gpu_server", [])
-    adapters_of = _by_parent({s.id for s in servers}, [c for k in ATTACHABLE for c in kinds.get(k, ())])
+    adapters = [c for k in ATTACHABLE for c in kinds.get(k, ())]
+    adapters_of = _by_parent({s.id for s in servers}, adapters)
     networks = fab.networks
     front = _frontend_networks(kinds.get("switch", ()), catalog, fab)
     plans: dict[tuple, _Plan] = {}  # networks of a server's adapters and its own -> which are what
@@ -111,6 +111,18 @@ def servers_of(design, catalog, fab: Fabric | None = None,
         kids_of.append(kids)
         names_of.append(names)
         numbers.append(number)
+    # every model is in the catalog: the servers' adapters' models are in the keys of the
+    # servers alike (a handful), so only adapters on no server are read again for theirs
+    models: dict[str, set[str]] = {k: set() for k in ATTACHABLE if k in kinds}
+    for key in alike:
+        for kind, model in zip(key[2], key[3]):
+            models[kind].add(model)
+    if sum(map(len, kids_of)) != len(adapters):
+        ids = {s.id for s in servers}
+        for c in adapters:
+            if c.parent not in ids:
+                models[c.kind].add(c.model)
+    check_models(topo, catalog, kinds, models)
     # the networks of every endpoint at once: node indices by the ids' addresses
     # (Fabric.node_indices), then a gather from the fabric's table of every node's networks
     every = list(chain.from_iterable(names_of))
@@ -284,19 +296,22 @@ def _slot_order(c) -> tuple:
     return (c.slot if c.slot is not None else 1 << 30, c.id)  # ids are unique: no tie
 
 
-def check_models(topology, catalog, kinds: dict[str, list] | None = None) -> None:
+def check_models(topology, catalog, kinds: dict[str, list] | None = None,
+                 models: dict[str, set[str]] | None = None) -> None:
     """Every component's model, and every server's GPU and CPU model, is in the catalog; else a
     UsageError naming the component and the model, with close ids. Checked once per distinct
     (kind, model) and per distinct server GPU/CPU choice, so a big design costs a handful.
     ``kinds``: :func:`components_by_kind`, when the caller has it; then the distinct models are
     found per kind with set operations, and only if one of them fails are the components walked
-    in order (:func:`_first_unknown_model`) to name the first one, as without it."""
+    in order (:func:`_first_unknown_model`) to name the first one, as without it. ``models``: the
+    models of some kinds, when the caller knows them (those kinds' components are not read)."""
     if kinds is None:
         _first_unknown_model(topology, catalog)
         return
+    known = models or {}
     try:
         for kind, comps in kinds.items():
-            for model in {c.model for c in comps}:
+            for model in known[kind] if kind in known else {c.model for c in comps}:
                 catalog.resolve(_Ref(kind, model))
         servers = kinds.get("gpu_server", ())
         # a server without overrides reads its model's parts: one check per model
