@@ -771,7 +771,7 @@ def _link_results(fab: net.Fabric, topo, phases: dict[str, _Phase]) -> LinkResul
         best[better] = per_link[better]
         names.append(name)
         where[better] = len(names) - 1
-    return LinkResults(fab.link_ids, np.minimum(best, 1.0), np.array(names, dtype=object)[where].tolist())
+    return LinkResults.from_codes(fab.link_ids, np.minimum(best, 1.0), names, where)  # phases as numbers
 
 
 def group_shape_for(design, catalog, gpus: int | None = None, *,
