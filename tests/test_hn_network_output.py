@@ -272,3 +272,17 @@ def test_phases_sending_to_the_same_endpoints_route_as_alone(routing):
         assert a.share.tolist() == b.share.tolist() and a.hops.tolist() == b.hops.tolist()
         assert a.routed.tolist() == b.routed.tolist()
     assert len(fab._destinations) == 1 and first.routed.any()
+
+
+def test_remembered_fabrics_live_only_as_long_as_the_cache_keeps_them():
+    """The per-topology memo holds its Fabric weakly: a fabric pushed out of the cache of four
+    is freed (a 131k-GPU fabric with its routes is hundreds of MB), and asking again rebuilds it."""
+    import gc
+    import weakref
+    topos = [rail_optimized(servers=k).topology for k in (2, 3, 4, 5, 6)]  # five structures
+    fabs = [weakref.ref(net.fabric_of(t)) for t in topos]
+    gc.collect()
+    assert fabs[0]() is None and all(f() is not None for f in fabs[1:])
+    assert net.fabric_of(topos[-1]) is fabs[-1]()
+    again = net.fabric_of(topos[0])
+    assert _arrays(again) == _arrays(_fresh(topos[0])) and len(net._FABRICS) == 4

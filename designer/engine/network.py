@@ -58,9 +58,10 @@ def sorted_unique(a: np.ndarray, kind: str | None = None) -> np.ndarray:
     return s[keep]
 
 
-@dataclass
+@dataclass(eq=False)
 class Fabric:
-    """Arrays describing the drawn network (no racks, no GPUs)."""
+    """Arrays describing the drawn network (no racks, no GPUs). Compared by identity (one
+    Fabric per structure is cached: see :func:`fabric_of`)."""
 
     #: what it is made of (see :func:`_structure`): a topology with equal lists has this fabric
     structure: tuple[list, ...]
@@ -429,8 +430,9 @@ def _structure(topology) -> tuple[tuple[list[str], list[str], list[str], list[st
 #: the fabrics last made, most recent last
 _FABRICS: list[Fabric] = []
 _FABRIC_CACHE_SIZE = 4
-#: id(topology) -> (weak reference to it, its ``version`` then, its Fabric): see :func:`fabric_of`
-_BY_TOPOLOGY: dict[int, tuple[weakref.ref, int, Fabric]] = {}
+#: id(topology) -> weak references to it and to its Fabric, and its ``version`` then (see
+#: :func:`fabric_of`; weak, so that only ``_FABRICS`` and the callers keep fabrics alive)
+_BY_TOPOLOGY: dict[int, tuple[weakref.ref, weakref.ref, int]] = {}
 _BY_TOPOLOGY_SIZE = 8
 
 
@@ -440,25 +442,22 @@ def fabric_of(topology) -> Fabric:
     a cached one made of equal structure lists (list ``==`` compares the same string objects by
     address: a few ms at 131k GPUs, where hashing them as text took ~0.1 s), else a new one."""
     seen = _BY_TOPOLOGY.get(id(topology))
-    if seen is not None and seen[0]() is topology and seen[1] == topology.version:
-        return seen[2]
-    lists, links = _structure(topology)
-    fab = next((f for f in reversed(_FABRICS) if f.structure == lists), None)
+    fab = seen[1]() if seen is not None and seen[0]() is topology and seen[2] == topology.version else None
     if fab is None:
-        fab = _new_fabric(topology, lists, links)
-        _FABRICS.append(fab)
-        del _FABRICS[:-_FABRIC_CACHE_SIZE]
-    else:
-        _FABRICS.remove(fab)
-        _FABRICS.append(fab)
-    _remember(topology, fab)
+        lists, links = _structure(topology)
+        fab = next((f for f in reversed(_FABRICS) if f.structure == lists), None)
+        if fab is None:
+            fab = _new_fabric(topology, lists, links)
+        _remember(topology, fab)
+    _FABRICS[:] = [f for f in _FABRICS if f is not fab][1 - _FABRIC_CACHE_SIZE:] + [fab]
     return fab
 
 
 def _remember(topology, fab: Fabric) -> None:
     key = id(topology)
     _BY_TOPOLOGY.pop(key, None)
-    _BY_TOPOLOGY[key] = (weakref.ref(topology, lambda _, key=key: _forget(key)), topology.version, fab)
+    _BY_TOPOLOGY[key] = (weakref.ref(topology, lambda _, key=key: _forget(key)), weakref.ref(fab),
+                         topology.version)
     while len(_BY_TOPOLOGY) > _BY_TOPOLOGY_SIZE:
         del _BY_TOPOLOGY[next(iter(_BY_TOPOLOGY))]
 
