@@ -25,7 +25,6 @@ Fabric without even reading its structure again.
 
 from __future__ import annotations
 
-import hashlib
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -35,6 +34,11 @@ from operator import eq, ne
 import numpy as np
 
 from designer.errors import UsageError
+
+try:  # hashlib's own BLAKE2b, without importing hashlib's OpenSSL binding (~4 ms of every run)
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - a Python built without it
+    from hashlib import blake2b
 from designer.topology.parts import lowest_labels
 
 ROUTING = ("ecmp", "adaptive")
@@ -269,7 +273,7 @@ class _SwitchParts:
         seen: dict[bytes, int] = {}
         for c in range(len(counts)):
             ptr, idx = self._local_csr(c)
-            sig = hashlib.blake2b(np.int64(counts[c]).tobytes() + ptr.tobytes() + b"|" + idx.tobytes(),
+            sig = blake2b(np.int64(counts[c]).tobytes() + ptr.tobytes() + b"|" + idx.tobytes(),
                                   digest_size=16).digest()
             self.shape_of[c] = seen.setdefault(sig, c)
 
@@ -402,7 +406,7 @@ class _ColumnDistances:
 def structure_key(topology) -> str:
     """Hash of which components exist (id, kind) and which links join which ends: all that a
     :class:`Fabric` is made of (a component's parent is not: it changes no route)."""
-    h = hashlib.blake2b(digest_size=16)
+    h = blake2b(digest_size=16)
     for part in _structure(topology)[0]:
         h.update(f"{len(part)}\x01".encode())
         h.update("\x00".join(part).encode("utf-8", "surrogatepass"))
@@ -525,7 +529,7 @@ def route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str = "ecmp",
     """Shortest-path routes of flows ``src[i] -> dst[i]`` (node indices); cached per flow set."""
     if routing not in ROUTING:
         raise ValueError(f"routing must be one of {', '.join(ROUTING)}, got {routing!r}")
-    h = hashlib.blake2b(src.astype(np.int64).tobytes() + b"|" + dst.astype(np.int64).tobytes()
+    h = blake2b(src.astype(np.int64).tobytes() + b"|" + dst.astype(np.int64).tobytes()
                         + f"|{routing}|{seed}".encode(), digest_size=16).hexdigest()
     hit = fab._routes.get(h)
     if hit is not None:
@@ -571,7 +575,7 @@ def _destinations(fab: Fabric, dst_u: np.ndarray) -> tuple:
     ``out_arc`` holding its arcs to the destination (``lone_nb`` -1: several neighbours, looked
     up per hop). Kept on the fabric for the few last destination sets (the phases of a run
     mostly send to the same endpoints)."""
-    key = hashlib.blake2b(dst_u.tobytes(), digest_size=16).digest()
+    key = blake2b(dst_u.tobytes(), digest_size=16).digest()
     hit = fab._destinations.get(key)
     if hit is not None:
         return hit
