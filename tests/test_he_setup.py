@@ -318,3 +318,20 @@ def test_servers_of_names_an_adapter_whose_model_is_not_in_the_catalog(where):
         servers_of(d, CAT)
     with pytest.raises(UsageError, match=f"'{bad.id}'"):
         pipeline.run(d, CAT, workload="gpt3-175b", tp=8, pp=1)
+
+
+def test_mixed_gpu_models_and_the_smallest_nvlink_domain_are_found_over_all_servers():
+    """The warnings read every server: one server with another GPU model warns; one server with
+    an NVLink domain of 3 is the smallest, which tp 8 does not fit (a warning that names it)."""
+    d = rail_optimized(servers=4, catalog=CAT)
+    kw = dict(workload="gpt3-175b", tp=8, pp=1)
+    warned = pipeline.run(d, CAT, **kw).warnings
+    assert not any("different GPU models" in x for x in warned)
+    assert not any("NVLink domain" in x for x in warned)
+    servers = servers_of(d, CAT)
+    d.topology.components[servers[3].id].props["gpu_model"] = "h200"
+    assert any("different GPU models" in x for x in pipeline.run(d, CAT, **kw).warnings)
+    d.topology.components[servers[3].id].props.clear()
+    d.topology.components[servers[2].id].props["nvlink_domain"] = 3
+    warned = pipeline.run(d, CAT, **kw).warnings
+    assert any(x.startswith("tp 8 does not divide the 3 GPUs of a server's NVLink domain") for x in warned)

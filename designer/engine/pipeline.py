@@ -137,7 +137,8 @@ def _solve_phase(fab: net.Fabric, cap: np.ndarray, ph: _Phase, routing: str, see
 
 def _check_storage_reach(pl: Placement, read_GBps: float) -> None:
     """Samples to read need a storage system on a network of every server that trains."""
-    blind = [pl.servers[int(k)].id for k in net.sorted_unique(pl.server) if not pl.servers[int(k)].storage_targets]
+    servers = pl.servers
+    blind = [servers[k].id for k in net.sorted_unique(pl.server).tolist() if not servers[k].storage_targets]
     if not blind:
         return
     if not any(s.storage_targets for s in pl.servers):
@@ -175,7 +176,8 @@ def check_scenario(scen: dict[str, Any]) -> None:
                          f"(0: no checkpoints), got {short(interval)}")
 
 
-_adapters = attrgetter("adapters")
+_adapters, _gpu, _gpus, _nvlink_domain = (attrgetter("adapters"), attrgetter("gpu"), attrgetter("gpus"),
+                                          attrgetter("nvlink_domain"))
 
 
 def usable_capacity_GBps(fab: net.Fabric, topology, scen: dict[str, Any]) -> np.ndarray:
@@ -472,9 +474,11 @@ def _run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int |
     # --- jobs and placement
     jobs, how = int(scen.get("tenants", 1)), scen.get("tenant_placement", "packed")
     split = job_servers(len(servers), jobs, how)
-    job_gpus = min(sum(servers[int(i)].gpus for i in idx) for idx in split)
+    server_gpus = np.fromiter(map(_gpus, servers), dtype=np.int64, count=len(servers))
+    job_gpus = min(int(server_gpus[idx].sum()) for idx in split)
     gpu = servers[0].gpu
-    domain = min(min(s.nvlink_domain, s.gpus) for s in servers)
+    domain = int(np.minimum(np.fromiter(map(_nvlink_domain, servers), dtype=np.int64, count=len(servers)),
+                            server_gpus).min())
     try:
         w = resolve_workload(design, catalog, job_gpus, gpu, overrides, domain)
         ep_note = shrunk_ep_warning(workload_data(design, catalog, overrides), w)
@@ -500,7 +504,7 @@ def _run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int |
         _check_storage_reach(pl, read_GB / compute_only)
     job_servers_used = len(net.sorted_unique(pl.server[pl.job == 0]))
     stor = tr.storage_flows(pl, read_GB / compute_only / job_servers_used)
-    used = [servers[int(i)] for i in net.sorted_unique(pl.server)]
+    used = [servers[i] for i in net.sorted_unique(pl.server).tolist()]
     r = _Run(design, catalog, scen, seed, fab, usable_capacity_GBps(fab, topo, scen), w, ct, vol, stor, read_GB,
              servers, sharp_transport_problem(design, catalog, scen, used), kinds)
 
@@ -559,7 +563,7 @@ def _placement_warnings(w: Workload, pl: Placement, servers: list, split: list[n
                         job_gpus: int, domain: int) -> list[str]:
     """What the user may not have meant: a TP group off its NVLink domain, idle GPUs or servers,
     mixed GPU models."""
-    jobs, total = len(split), sum(s.gpus for s in servers)
+    jobs, total = len(split), sum(map(_gpus, servers))
     warnings = [problem] if (problem := tp_domain_problem(w.tp, domain)) else []
     idle = len(servers) - jobs * len(split[0])
     if idle:
@@ -576,7 +580,8 @@ def _placement_warnings(w: Workload, pl: Placement, servers: list, split: list[n
                f"--dp {fill} to use {fill * w.tp * w.pp}")
         whose = f"the design's {total}" if jobs == 1 else f"each job's {job_gpus}"
         warnings.append(f"the workload uses {w.gpus} of {whose} GPUs ({why})")
-    if len({s.gpu.get("id") for s in servers}) > 1:
+    models = dict(zip(map(id, map(_gpu, servers)), map(_gpu, servers))).values()  # one per GPU dict
+    if len({g.get("id") for g in models}) > 1:
         warnings.append("servers have different GPU models; compute uses the first server's GPU")
     if pl.nodes_spanned("tp") > 1 and not problem:
         warnings.append(f"a tensor-parallel group of {w.tp} GPUs spans {pl.nodes_spanned('tp')} "
