@@ -76,7 +76,6 @@ def test_phase_flows_name_the_same_ends_as_the_rail_table():
 # -- the run --json links text -------------------------------------------------------------------
 
 def _link_results(ids, seed):
-    import json  # noqa: F401
     import math
     rng = np.random.default_rng(seed)
     util = rng.choice([0.0, -0.0, 0.5, 1.0, 1 / 3, math.nan, 1e-320], len(ids))

@@ -9,7 +9,6 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
-from itertools import chain, repeat
 from typing import Any, Iterator
 
 import numpy as np
