@@ -148,8 +148,7 @@ class Fabric:
         if hit is None:
             hit = (table, self.node_indices(table.tolist()))
             self._tables[id(table)] = hit
-            while len(self._tables) > 4:
-                del self._tables[next(iter(self._tables))]
+            _keep_last(self._tables, 4)
         return hit[1]
 
     def _network_sets(self) -> None:
@@ -462,14 +461,20 @@ def _remember(topology, fab: Fabric) -> None:
     _BY_TOPOLOGY.pop(key, None)
     _BY_TOPOLOGY[key] = (weakref.ref(topology, lambda _, key=key: _forget(key)), weakref.ref(fab),
                          topology.version)
-    while len(_BY_TOPOLOGY) > _BY_TOPOLOGY_SIZE:
-        del _BY_TOPOLOGY[next(iter(_BY_TOPOLOGY))]
+    _keep_last(_BY_TOPOLOGY, _BY_TOPOLOGY_SIZE)
+
+
+def _keep_last(memo: dict, size: int) -> None:
+    """Drop all but the ``size`` entries last added to ``memo`` (a run in another thread may be
+    adding too: the keys are listed at once and dropped if still there)."""
+    for key in list(memo)[:-size]:
+        memo.pop(key, None)
 
 
 def _forget(key: int) -> None:
     seen = _BY_TOPOLOGY.get(key)
     if seen is not None and seen[0]() is None:
-        del _BY_TOPOLOGY[key]
+        _BY_TOPOLOGY.pop(key, None)
 
 
 def _new_fabric(topology, lists: tuple[list[str], ...], links: list) -> Fabric:
@@ -598,8 +603,7 @@ def _destinations(fab: Fabric, dst_u: np.ndarray) -> tuple:
         a.flags.writeable = False  # shared by the walks over the same destinations
     out = (col_of_dst, col_dist, lone_nb, lone_lo, lone_n)
     fab._destinations[key] = out
-    while len(fab._destinations) > 4:
-        del fab._destinations[next(iter(fab._destinations))]
+    _keep_last(fab._destinations, 4)
     return out
 
 
