@@ -1,7 +1,7 @@
 """Issue 15 (whole 131k-GPU run): the network stage's inputs and outputs made without per-item
 Python work must read and answer as before: flow ends held as rows of name tables
-(``traffic.Endpoints``), the fabric cache (never stale after an edit), link capacities and
-congestion factors, and the ``run --json`` links text."""
+(``traffic.Endpoints``), the ``run --json`` links text, the fabric cache (never stale after an
+edit), max-min rounds over the crossed arcs and the routing walk's memo of destination sets."""
 
 from __future__ import annotations
 
@@ -53,8 +53,8 @@ def test_node_indices_of_endpoints_are_those_of_their_ids():
 
 
 def test_phase_flows_name_the_same_ends_as_the_rail_table():
-    """ring, pipeline and all-to-all flows hold rows of their tables: the ids they give are the
-    table's names at those rows, and extending with storage flows keeps both parts."""
+    """Ring flows hold rows of the rail table: the ids they give are the table's names at those
+    rows, and extending them with storage flows (a list) keeps both parts."""
     design = rail_optimized(servers=8)
     servers = servers_of(design, CAT)
     from types import SimpleNamespace
