@@ -134,5 +134,63 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
 
+#: glibc ``mallopt`` parameters (malloc.h)
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+
+
+def _keep_freed_memory() -> None:
+    """Let glibc keep the memory a headless command frees, for its next allocations.
+
+    By default glibc hands an allocation above its mmap threshold (128 KiB, raised to at most
+    32 MiB as such blocks are freed) its own fresh pages from the kernel, and gives them back when
+    it is freed; it also gives back the top of the heap once 128 KiB of it are free. The engine
+    makes and drops numpy arrays of megabytes at every stage, the loader a file's bytes and the
+    output its text: each new block is zero pages again, one page fault per 4 KiB. Raising both
+    thresholds to 1 GiB makes freed blocks reusable in the process; the peak memory is the same
+    (what is kept was in use before). Measured (``dpu-designer run --json``, GPT-3 175B TP 8 PP 8,
+    getrusage at the end of the command): 131,072 GPUs, page faults 230k -> 166k, system time
+    0.76-0.94 -> 0.45-0.53 s, peak RSS 659 -> 660 MB; 16,384 GPUs, 31.2k -> 22.9k faults.
+    Only for a command's own short-lived process (:func:`console`): a long-lived process, the
+    window, should give memory back. Silently nothing where the C library is not glibc."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(_M_MMAP_THRESHOLD, 1 << 30)
+        libc.mallopt(_M_TRIM_THRESHOLD, 1 << 30)
+    except (OSError, AttributeError):
+        pass
+
+
+def console() -> None:
+    """The ``dpu-designer`` program (console script and ``python -m designer.cli``): :func:`main`
+    in a process of its own. A headless command runs with :func:`_keep_freed_memory`, and once it
+    is done its output is flushed and the process ends at once (``os._exit``): tearing down the
+    interpreter would free every object of the design one by one, ~0.1-0.3 s of a 131k-GPU run,
+    for memory the kernel takes back anyway. The window (Qt) and a run with other threads still
+    alive end the usual way."""
+    import os
+    import threading
+
+    argv = sys.argv[1:]
+    headless = bool(argv) and argv[0] in COMMANDS
+    if headless:
+        _keep_freed_memory()
+    code = main(argv)
+    if not headless or "PySide6" in sys.modules or threading.active_count() > 1:
+        sys.exit(code)
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away: as main() does, not an error
+        pass
+    except OSError:
+        code = code or 1
+    try:
+        sys.stderr.flush()
+    except OSError:
+        pass
+    os._exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    console()

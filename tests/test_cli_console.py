@@ -1,0 +1,80 @@
+"""The ``dpu-designer`` program as its own process (``designer.cli:console``): a headless command
+ends with its whole output written and its exit code, also when it ends the process at once
+(``os._exit``), and when the reader of its output goes away early."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from designer.cli import console
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _env() -> dict[str, str]:
+    """This environment, with output buffered as a user's shell has it (PYTHONUNBUFFERED would
+    hide an unflushed buffer)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), QT_QPA_PLATFORM="offscreen")
+    env.pop("PYTHONUNBUFFERED", None)
+    return env
+
+
+def _program(*args: str, **kw) -> subprocess.CompletedProcess:
+    env = _env()
+    return subprocess.run([sys.executable, "-m", "designer.cli", *args], capture_output=True, env=env,
+                          cwd=ROOT, timeout=120, **kw)
+
+
+@pytest.fixture(scope="module")
+def design(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("console") / "d.json"
+    done = _program("new", "--template", "rail-optimized", "--servers", "64", "-o", str(path))
+    assert done.returncode == 0, done.stderr
+    return path
+
+
+def test_whole_json_output_and_code(design):
+    """Every byte of a large JSON output reaches the reader before the process ends."""
+    done = _program("run", str(design), "--workload", "gpt3-175b", "--tp", "8", "--pp", "8", "--json")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.endswith(b"}\n")  # the last line end too (print's, left in the buffer)
+    result = json.loads(done.stdout)
+    assert result["gpus"] == 512 and len(result["links"]) > 100
+    assert done.stderr == b""
+
+
+def test_bad_input_code_and_message(tmp_path):
+    done = _program("run", str(tmp_path / "missing.json"))
+    assert done.returncode == 2
+    assert done.stdout == b""
+    assert b"no such file" in done.stderr and b"Traceback" not in done.stderr
+
+
+def test_reader_gone_early_is_not_an_error(design):
+    """``dpu-designer run ... --json | head -c 100``: no traceback, no 'Exception ignored'."""
+    env = _env()
+    proc = subprocess.Popen([sys.executable, "-m", "designer.cli", "run", str(design), "--workload",
+                             "gpt3-175b", "--tp", "8", "--pp", "8", "--json"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env, cwd=ROOT)
+    first = proc.stdout.read(100)
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 0
+    assert first.startswith(b"{")
+    assert b"Traceback" not in err and b"Exception ignored" not in err
+
+
+def test_console_in_process_exits_with_main_code(monkeypatch, capsys):
+    """Without a command (the window) or with other threads alive, console() ends by SystemExit
+    carrying main()'s code (here: --version of the GUI parser exits 0)."""
+    monkeypatch.setattr(sys, "argv", ["dpu-designer", "--version"])
+    with pytest.raises(SystemExit) as exc:
+        console()
+    assert exc.value.code in (0, None)
+    assert "dpu-designer" in capsys.readouterr().out
