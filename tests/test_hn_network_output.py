@@ -168,6 +168,28 @@ def test_fabric_follows_every_edit_and_undo():
     assert gone not in fab3.index and _arrays(fab3) == _arrays(_fresh(topo))
 
 
+def test_an_edit_made_while_the_structure_is_read_is_seen_by_the_next_call(monkeypatch):
+    """Another thread edits the topology after fabric_of read its structure (here: the edit is
+    made right after the read): the Fabric then made is of the structure before the edit, and
+    the next call must not take it for the edited topology's."""
+    design = rail_optimized(servers=4)
+    topo = design.topology
+    lid = next(iter(topo.links))
+    read = net._structure
+
+    def read_then_edit(topology):
+        got = read(topology)
+        monkeypatch.setattr(net, "_structure", read)  # once
+        topology.remove_link(lid)
+        return got
+
+    monkeypatch.setattr(net, "_structure", read_then_edit)
+    before = net.fabric_of(topo)
+    assert lid in before.link_ids  # made from what was read, before the edit
+    after = net.fabric_of(topo)
+    assert lid not in after.link_ids and _arrays(after) == _arrays(_fresh(topo))
+
+
 def test_equal_structures_share_a_fabric_and_a_cleared_one_is_rebuilt():
     """A copy of the topology (other objects, equal lists) finds the cached Fabric by comparing
     its structure lists; a cleared topology, or one refilled differently, does not."""

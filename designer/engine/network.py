@@ -443,24 +443,28 @@ def fabric_of(topology) -> Fabric:
     """The Fabric of a topology: the one last given for the same topology object at the same
     ``version`` (every edit through the Topology's methods, and a design setting, bumps it), else
     a cached one made of equal structure lists (list ``==`` compares the same string objects by
-    address: a few ms at 131k GPUs, where hashing them as text took ~0.1 s), else a new one."""
+    address: a few ms at 131k GPUs, where hashing them as text took ~0.1 s), else a new one.
+    The version is read before the structure: an edit made meanwhile (another thread) leaves
+    the Fabric remembered under the version before it, so the next call reads the topology again."""
+    version = topology.version
     seen = _BY_TOPOLOGY.get(id(topology))
-    fab = seen[1]() if seen is not None and seen[0]() is topology and seen[2] == topology.version else None
+    fab = seen[1]() if seen is not None and seen[0]() is topology and seen[2] == version else None
     if fab is None:
         lists, links = _structure(topology)
         fab = next((f for f in reversed(_FABRICS) if f.structure == lists), None)
         if fab is None:
             fab = _new_fabric(topology, lists, links)
-        _remember(topology, fab)
+        _remember(topology, fab, version)
     _FABRICS[:] = [f for f in _FABRICS if f is not fab][1 - _FABRIC_CACHE_SIZE:] + [fab]
     return fab
 
 
-def _remember(topology, fab: Fabric) -> None:
+def _remember(topology, fab: Fabric, version: int) -> None:
+    """``fab`` is ``topology``'s Fabric at ``version`` (read before its structure was)."""
     key = id(topology)
     _BY_TOPOLOGY.pop(key, None)
     _BY_TOPOLOGY[key] = (weakref.ref(topology, lambda _, key=key: _forget(key)), weakref.ref(fab),
-                         topology.version)
+                         version)
     _keep_last(_BY_TOPOLOGY, _BY_TOPOLOGY_SIZE)
 
 
