@@ -132,6 +132,18 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # the output cannot be written (a full disk...): one line, not a traceback
+        _say_unwritable(exc)
+        return 1
+
+
+def _say_unwritable(exc: OSError) -> None:
+    """``error: cannot write ...: <why>`` on stderr, when there is a stderr to write to."""
+    what = f"cannot write {exc.filename}" if exc.filename else "cannot write the output"
+    try:
+        print(f"error: {what}: {exc.strerror or exc}", file=sys.stderr, flush=True)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 #: glibc ``mallopt`` parameters (malloc.h)
@@ -179,15 +191,20 @@ def console() -> None:
     code = main(argv)
     if not headless or "PySide6" in sys.modules or threading.active_count() > 1:
         sys.exit(code)
+    # what Python's own ending does with the two streams: flush them (a closed one is None)
     try:
-        sys.stdout.flush()
+        if sys.stdout is not None:
+            sys.stdout.flush()
     except BrokenPipeError:  # the reader went away: as main() does, not an error
         pass
-    except OSError:
+    except (OSError, ValueError) as exc:
+        if isinstance(exc, OSError):
+            _say_unwritable(exc)
         code = code or 1
     try:
-        sys.stderr.flush()
-    except OSError:
+        if sys.stderr is not None:
+            sys.stderr.flush()
+    except (OSError, ValueError):
         pass
     os._exit(code)
 

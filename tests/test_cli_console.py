@@ -26,9 +26,10 @@ def _env() -> dict[str, str]:
 
 
 def _program(*args: str, **kw) -> subprocess.CompletedProcess:
-    env = _env()
-    return subprocess.run([sys.executable, "-m", "designer.cli", *args], capture_output=True, env=env,
-                          cwd=ROOT, timeout=120, **kw)
+    if not kw:
+        kw = {"capture_output": True}
+    return subprocess.run([sys.executable, "-m", "designer.cli", *args], env=_env(), cwd=ROOT,
+                          timeout=120, **kw)
 
 
 @pytest.fixture(scope="module")
@@ -78,3 +79,33 @@ def test_console_in_process_exits_with_main_code(monkeypatch, capsys):
         console()
     assert exc.value.code in (0, None)
     assert "dpu-designer" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (a device that is always full)")
+@pytest.mark.parametrize("big", [True, False], ids=["json-written-by-print", "lines-left-in-the-buffer"])
+def test_output_that_cannot_be_written_is_one_line_and_code_1(design, big):
+    """A full device: print fails inside the command (a big output) or the buffer's last flush
+    fails at the end (a short one); either way one line on stderr, exit 1, no traceback."""
+    args = (["run", str(design), "--workload", "gpt3-175b", "--tp", "8", "--pp", "8", "--json"] if big
+            else ["validate", str(design)])
+    with open("/dev/full", "wb") as full:
+        done = _program(*args, stdout=full, stderr=subprocess.PIPE)
+    assert done.returncode == 1
+    assert done.stderr.decode().strip() == "error: cannot write the output: No space left on device"
+
+
+def test_closed_streams_are_not_an_error(design, tmp_path):
+    """Output closed (``>&-``, ``2>&-``): Python has no stream object then; the command's code
+    stands (0 for a sound design, 2 for a missing file), nothing is raised."""
+    def closed(*fds):
+        return lambda: [os.close(fd) for fd in fds]
+
+    env = _env()
+    base = [sys.executable, "-m", "designer.cli", "validate"]
+    ok = subprocess.run(base + [str(design)], env=env, cwd=ROOT, preexec_fn=closed(1),
+                        stderr=subprocess.PIPE, timeout=120)
+    assert ok.returncode == 0 and b"Traceback" not in ok.stderr
+    assert subprocess.run(base + [str(design)], env=env, cwd=ROOT, preexec_fn=closed(2),
+                          stdout=subprocess.DEVNULL, timeout=120).returncode == 0
+    assert subprocess.run(base + [str(tmp_path / "missing.json")], env=env, cwd=ROOT,
+                          preexec_fn=closed(1, 2), timeout=120).returncode == 2
