@@ -17,9 +17,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from designer.topology import fileformat
-from designer.topology.fileformat import DesignFileError, dumps, loads, to_dict
+from designer.topology.fileformat import DesignFileError, dumps, loads
 from designer.topology.model import Component, Link
 from designer.topology.templates import TEMPLATES
+from test_load_speedpath import careful as careful_parse  # the careful parse, then the checks
+from test_load_speedpath import loaded  # what ``loads`` gives (the plain path first)
 
 
 @pytest.fixture(autouse=True, params=["json", "orjson"])
@@ -39,19 +41,7 @@ def careful(text: str):
     """What the careful parse and the item-by-item checks give (no fast path at all)."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(fileformat, "_fast_items", lambda data, build=True: None)
-        try:
-            design = fileformat.from_dict(fileformat._parse(text, "f.json"), "f.json")
-            return ("loaded", to_dict(design), design.topology.snapshot(), design.topology.counters)
-        except DesignFileError as exc:
-            return ("refused", str(exc), exc.path)
-
-
-def loaded(text: str):
-    try:
-        design = loads(text, "f.json")
-        return ("loaded", to_dict(design), design.topology.snapshot(), design.topology.counters)
-    except DesignFileError as exc:
-        return ("refused", str(exc), exc.path)
+        return careful_parse(text)
 
 
 # ----------------------------------------------------------------------------- _columns
