@@ -22,16 +22,8 @@ from designer.topology.model import Component, Link
 from designer.topology.templates import TEMPLATES
 from test_load_speedpath import careful as careful_parse  # the careful parse, then the checks
 from test_load_speedpath import loaded  # what ``loads`` gives (the plain path first)
-
-
-@pytest.fixture(autouse=True, params=["json", "orjson"])
-def parser(request, monkeypatch):
-    """Every test twice: the plain path parsing with json.loads, and with orjson (when installed)."""
-    if request.param == "json":
-        monkeypatch.setattr(fileformat, "orjson", None)
-    else:
-        monkeypatch.setattr(fileformat, "orjson", pytest.importorskip("orjson"))
-    return request.param
+# every test twice: the plain path parsing with json.loads, and with orjson (autouse fixture)
+from test_load_speedpath import parser  # noqa: F401
 
 
 DOC = json.loads(dumps(TEMPLATES["rail-optimized"](servers=8, su_size=4, dpu="bluefield-3")))
