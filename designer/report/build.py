@@ -409,14 +409,26 @@ def _workload(data: ReportData) -> str:
     if w.get("dp") and w.get("micro_batch"):
         par.append(("Micro-batches per pipeline per iteration",
                     w["global_batch"] // (w["dp"] * w["micro_batch"])))
-    placement = [(str(k).replace("_", " ").capitalize(), _plain(v))
-                 for k, v in (h.get("placement") or {}).items()]
+    placement = [(_key_label(k), _plain(v)) for k, v in (h.get("placement") or {}).items()]
     out = [heading("Workload and parallelism"),
            table(["Workload", ""], rows, [55, 45], "lr"),
            table(["Parallelism", ""], par, [55, 45], "lr")]
     if placement:
         out.append(table(["Placement", ""], placement, [55, 45], "lr"))
     return "".join(out)
+
+
+#: words of a result key written as the reader knows them (parallel dimensions, NVLink)
+_KEY_WORDS = {"tp": "TP", "pp": "PP", "dp": "DP", "cp": "CP", "ep": "EP", "nvlink": "NVLink",
+              "gpu": "GPU", "gpus": "GPUs"}
+
+
+def _key_label(key: Any) -> str:
+    """A result key as a table label: ``tp_inside_nvlink_domain`` -> "TP inside NVLink domain"."""
+    words = [_KEY_WORDS.get(w, w) for w in str(key).split("_")]
+    if words and words[0] == words[0].lower():
+        words[0] = words[0].capitalize()
+    return " ".join(words)
 
 
 def _plain(value: Any) -> str:
