@@ -117,5 +117,5 @@ def test_numbers_are_checked_by_type_and_range():
     assert not fileformat._numbers_ok([2**53 + 1])
     assert fileformat._ints_ok([0, 5], 0) and not fileformat._ints_ok([1, -1], 0)
     assert not fileformat._ints_ok([1, 2.0])
-    assert not fileformat._ids_ok(["a", ""]) and not fileformat._ids_ok(["a" * 201])
-    assert not fileformat._ids_ok(["é"])  # left to the full check (surrogates)
+    assert fileformat._id_text(["a", ""]) is None and fileformat._id_text(["a" * 201]) is None
+    assert fileformat._id_text(["é"]) is None  # left to the full check (surrogates)

@@ -402,16 +402,6 @@ class _ColumnDistances:
         return out
 
 
-def structure_key(topology) -> str:
-    """Hash of which components exist (id, kind) and which links join which ends: all that a
-    :class:`Fabric` is made of (a component's parent is not: it changes no route)."""
-    h = blake2b(digest_size=16)
-    for part in _structure(topology)[0]:
-        h.update(f"{len(part)}\x01".encode())
-        h.update("\x00".join(part).encode("utf-8", "surrogatepass"))
-    return h.hexdigest()
-
-
 def _structure(topology) -> tuple[tuple[list[str], list[str], list[str], list[str], list[str]], list]:
     """What a :class:`Fabric` is made of, as lists: ids and kinds of the components that are not
     racks, the link ids, each link's two ends; and the Link objects. Ids are the dicts' keys;

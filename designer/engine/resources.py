@@ -400,7 +400,6 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
     # the DPUs that host the Arm services: the storage/north-south DPUs when the server has them
     # (and they have Arm cores), else the rail DPUs; each uses ITS OWN Arm kernel-path rate
     svc = sto if sto is not None and sto.arm_Hz > 0 else rail
-    svc_path_cpb = arm_path_cycles_per_byte(svc, inp.packet_bytes, dc) if offload else 0.0
 
     # --- collectives (inside the communication window)
     kernel_b, rdma_b = hostcpu.collective_paths(offload=inline, rdma=g.rdma, encrypt=g.encrypt,

@@ -680,15 +680,6 @@ def _within(col: list[Any], allowed: frozenset[str]) -> bool:
         return False
 
 
-def _ids_ok(col: list[Any]) -> bool:
-    """Every value is an ASCII string of 1 to 200 characters (see :func:`_id_text`)."""
-    return _id_text(col) is not None
-
-
-def _strings_ok(col: list[Any]) -> bool:
-    return _string_text(col) is not None
-
-
 def _ints_ok(col: list[Any], low: int = -MAX_INT) -> bool:
     return not col or (set(map(type, col)) == {int} and min(col) >= low and max(col) <= MAX_INT)
 
@@ -1039,15 +1030,12 @@ def _build_items(cols: dict[str, Any]) -> tuple[list[Component], list[Link]]:
     return built, wired
 
 
-def _fast_items(data: dict[str, Any], build: bool = True) -> tuple[list[Component], list[Link]] | None:
+def _fast_items(data: dict[str, Any]) -> tuple[list[Component], list[Link]] | None:
     """The components and links of a current-version file whose items :func:`_fast_columns`
     proves sound, or None (the full checks then find and word the problem). Generated designs,
-    and most saved ones, take this path: it loads a 131k-GPU design several times faster.
-    ``build`` False: only the check (the file writer uses it), no objects."""
+    and most saved ones, take this path: it loads a 131k-GPU design several times faster."""
     cols = _fast_columns(data)
-    if cols is None:
-        return None
-    return _build_items(cols) if build else ([], [])
+    return None if cols is None else _build_items(cols)
 
 
 # ------------------------------------------------------------------------------ text and files
@@ -1180,7 +1168,7 @@ def dumps(design: Design, source: str = "<design>") -> str:
                 raise DesignFileError(source, [(key, (
                     f"cannot be saved: {len(data[key]):,} {key}; this program reads design files "
                     f"of up to {limit:,} {key}"))])
-        if _fast_items(data, build=False) is None:  # else every item is proved sound already
+        if _fast_columns(data) is None:  # else every item is proved sound already
             errors = _check_tree(data)
             if errors:
                 raise DesignFileError(source, [(p, f"cannot be saved: {m}") for p, m in errors])
