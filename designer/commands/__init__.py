@@ -4,5 +4,5 @@ A module's ``register`` adds its sub-parser and sets ``func=run`` with ``run(arg
 """
 
 #: sub-command modules, in the order ``--help`` lists them
-COMMANDS = ("new", "validate", "catalog", "run", "plan", "collective", "compare", "sweep", "optimize",
+COMMANDS = ("new", "validate", "catalog", "run", "plan", "collective", "compare", "sweep", "cost", "optimize",
             "report", "export", "schema")

@@ -1,0 +1,195 @@
+"""``dpu-designer cost FILE``: the priced bill of materials, CapEx, TCO and what each mode buys per
+dollar, kilowatt and rack unit, with the payback of SmartNICs and DPUs.
+
+The figures are :func:`designer.services.cost.costs` of the runs ``compare`` makes (same options).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from designer.commands.run import add_engine_options, prepare
+from designer.errors import UsageError
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "cost", help="bill of materials with prices, CapEx, TCO, tokens per dollar/kW/rack unit, DPU payback",
+        description="Price the design (models/costs/prices.toml, each price with its basis, date and source; "
+                    "your own with --price or a user catalog), add energy, space and support over its "
+                    "lifetime (TCO), and show what the host-managed, SmartNIC and DPU runs buy per dollar, "
+                    "kW and rack unit, the cost of one training run and the payback of the adapters.")
+    add_engine_options(p)
+    p.add_argument("--price", action="append", default=[], metavar="KIND:MODEL=USD",
+                   help="set a price for this run, e.g. --price nic:connectx-7=1650 --price "
+                        "cable:AOC=450 --price transceiver:DR:800=1100 (repeatable)")
+    for opt, key, help_ in (("--lifetime-years", "lifetime_years", "years of use the CapEx is spread over"),
+                            ("--pue", "pue", "power usage effectiveness of the site"),
+                            ("--price-per-kwh", "price_per_kWh", "electricity price, USD per kWh"),
+                            ("--space-usd-per-kw-month", "space_USD_per_kW_month",
+                             "colocation rate, USD per kW of nameplate IT power per month"),
+                            ("--support-pct", "support_pct", "support contract, percent of CapEx per year")):
+        p.add_argument(opt, type=_non_negative, dest=key, help=help_)
+    p.add_argument("--save", action="store_true",
+                   help="keep the --price and site values in the design file (meta.costs)")
+    p.add_argument("--csv", metavar="OUT.csv", help="also write the priced bill as CSV")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run)
+
+
+def _non_negative(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise UsageError(f"{text!r}: must be a number of 0 or more")
+    return value
+
+
+def parse_prices(items: list[str]) -> dict[str, dict]:
+    """``KIND:MODEL=USD`` items as the design's price overrides."""
+    import datetime
+
+    out: dict[str, dict] = {}
+    for item in items:
+        key, eq, text = item.partition("=")
+        kind, colon, _model = key.partition(":")
+        if not eq or not colon or not kind.strip() or not _model.strip():
+            raise UsageError(f"--price {item}: write KIND:MODEL=USD, e.g. --price nic:connectx-7=1650")
+        usd = _non_negative(text)
+        out[key.strip()] = {"USD": usd, "date": datetime.date.today().isoformat(),
+                            "source": "set with dpu-designer cost --price"}
+    return out
+
+
+def run(args) -> int:
+    from designer.engine.compare import compare
+    from designer.services import cost as svc
+
+    design, catalog, seed, kwargs = prepare(args)
+    given = {"lifetime_years": args.lifetime_years, "pue": args.pue, "price_per_kWh": args.price_per_kWh,
+             "space_USD_per_kW_month": args.space_USD_per_kW_month,
+             "support_fraction_per_year": None if args.support_pct is None else args.support_pct / 100.0}
+    if given["lifetime_years"] == 0:
+        raise UsageError("--lifetime-years must be more than 0")
+    prices = parse_prices(args.price)
+    meta_costs = dict((design.meta or {}).get("costs") or {})
+    if prices:
+        meta_costs["prices"] = {**(meta_costs.get("prices") or {}), **prices}
+        design.meta = {**(design.meta or {}), "costs": meta_costs}
+    cmp = compare(design, catalog, seed=seed, **kwargs)
+    result = svc.costs(design, catalog, cmp, **given)
+    if args.save:
+        _save(args.file, design, meta_costs, given)
+    if args.csv:
+        _write_csv(args.csv, result, args.file)
+    if args.json:
+        print(json.dumps(result.to_json(), indent=1))
+    else:
+        print(format_costs(result))
+    return 0
+
+
+def _save(path: str, design, meta_costs: dict, given: dict) -> None:
+    from designer.topology import fileformat
+
+    site = {**(meta_costs.get("site") or {}), **{k: v for k, v in given.items() if v is not None}}
+    if site:
+        meta_costs["site"] = site
+    design.meta = {**(design.meta or {}), "costs": meta_costs}
+    fileformat.save(design, path)
+
+
+def _write_csv(path: str, result, source: str) -> None:
+    import csv
+    import io
+
+    from designer.safeio import atomic_write_text, check_output_path
+
+    check_output_path(path, inputs=(source,), what="--csv")
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["category", "model", "name", "count", "unit_USD", "total_USD", "basis", "date", "source"])
+    for line in result.bill.lines:
+        w.writerow([_cell(v) for v in (line.category, line.model, line.name, line.count,
+                                        "" if line.unit_USD is None else f"{line.unit_USD:.2f}",
+                                        "" if line.total_USD is None else f"{line.total_USD:.2f}",
+                                        line.basis, line.date, line.source)])
+    atomic_write_text(path, buf.getvalue())
+
+
+def _cell(value):
+    """A CSV cell a spreadsheet shows as text: one starting with = + - @ gets a leading quote."""
+    text = str(value)
+    return "'" + text if text[:1] in ("=", "+", "-", "@") and not _is_number(text) else value
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+def _money(v: float | None) -> str:
+    if v is None or not math.isfinite(v):
+        return "-"
+    if abs(v) >= 1e6:
+        return f"${v / 1e6:,.2f}M"
+    return f"${v:,.0f}"
+
+
+def format_costs(c) -> str:
+    from designer.engine.compare import LABEL
+
+    lines = [f"{'bill of materials (as drawn)':<44}{'count':>8}{'unit':>12}{'total':>14}  basis"]
+    for line in c.bill.lines:
+        lines.append(f"{(line.category + ' ' + line.model)[:43]:<44}{line.count:>8,}"
+                     f"{_money(line.unit_USD):>12}{_money(line.total_USD):>14}  {line.basis}")
+    lines.append(f"{'CapEx (as drawn)':<64}{_money(c.bill.capex_USD):>14}")
+    share = c.bill.by_basis()
+    if c.bill.capex_USD:
+        lines.append("  of which " + ", ".join(f"{k} {100 * v / c.bill.capex_USD:.0f}%"
+                                                for k, v in sorted(share.items(), key=lambda kv: -kv[1])))
+    if c.bill.missing:
+        lines.append("  not priced (left out): " + ", ".join(c.bill.missing))
+    lines += ["", "site (TCO)"]
+    for k, f in c.site.items():
+        lines.append(f"  {k:<28}{f.value:>10g}  {f.source if f.source.startswith(f.basis) else f.basis + ': ' + f.source}")
+    names = list(c.modes)
+    W = 20
+    lines += ["", f"{'':<34}" + "".join(f"{LABEL.get(n, n):>{W}}" for n in names)]
+    unit = next(iter(c.modes.values())).unit if c.modes else "tokens"
+
+    def row(label: str, values: list[str]) -> None:
+        lines.append(f"{label:<34}" + "".join(v.rjust(W) for v in values))
+
+    m = [c.modes[n] for n in names]
+    row("CapEx", [_money(x.capex_USD) for x in m])
+    row("TCO over lifetime", [_money(x.tco.total_USD) for x in m])
+    row("  amortised CapEx / year", [_money(x.tco.amortised_USD_per_year) for x in m])
+    row("  energy / year (load x PUE)", [_money(x.tco.energy_USD_per_year) for x in m])
+    row("  space / year", [_money(x.tco.space_USD_per_year) for x in m])
+    row("  support / year", [_money(x.tco.support_USD_per_year) for x in m])
+    row("TCO per hour", [f"${x.tco.per_hour_USD:,.2f}" for x in m])
+    row(f"{unit}/s (steady state)", [f"{x.tokens_per_s:,.0f}" for x in m])
+    row(f"{unit}/s per $M of TCO", [f"{x.per_MUSD_tco:,.1f}" for x in m])
+    row(f"{unit}/s per kW (load)", [f"{x.per_kW:,.1f}" for x in m])
+    row(f"{unit}/s per rack unit", [f"{x.tokens_per_s / c.bill.rack_U:,.1f}" if c.bill.rack_U else "-" for x in m])
+    row(f"{unit} per $ of TCO", [f"{x.per_USD:,.0f}" for x in m])
+    row("one training run (steady state)", [_money(x.run_cost_USD) for x in m])
+    for x in m:
+        for s in x.swaps:
+            lines.append(f"note ({LABEL.get(x.mode, x.mode)}): {s}")
+    if c.paybacks:
+        lines += ["", "payback of the adapters"]
+        life_days = c.site["lifetime_years"].value * 365.25
+        for p in c.paybacks:
+            text = p.text(LABEL)
+            if p.days is not None and p.days > life_days:
+                text += f" (longer than the {c.site['lifetime_years'].value:g}-year lifetime)"
+            lines.append(f"  - {text}")
+    return "\n".join(lines)
