@@ -95,3 +95,22 @@ def test_cli_streams_rows_and_writes_designs_run_reproduces(tmp_path, capsys):
 def test_cli_refuses_bad_targets(argv, words, capsys):
     assert cli.main(["optimize", "--workload", "llama3-8b", *argv, "--workers", "1"]) == 2
     assert words in capsys.readouterr().err
+
+
+def test_cli_report_names_the_front_and_the_target(tmp_path, capsys):
+    from pypdf import PdfReader
+
+    pdf = tmp_path / "front.pdf"
+    assert cli.main(["optimize", "--workload", "llama3-8b", "--gpus", "64", "--server-models", "dgx-h100",
+                     "--switches", "qm9700", "--workers", "1", "--report", str(pdf), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    text = " ".join(p.extract_text() for p in PdfReader(pdf).pages)
+    assert "llama3-8b on 64 GPUs" in text and f"{len(data['front'])} are on the Pareto front" in text
+    for r in data["front"]:
+        assert f"{r['capex_USD'] / 1e6:,.2f} M" in text
+
+
+def test_layout_words():
+    assert opt.layout_words({"tp": 8, "pp": 4, "dp": 2, "cp": 1, "ep": 1, "micro_batch": 2, "interleave": 1,
+                             "recompute": True, "recompute_granularity": "selective"}) == \
+        "TP 8, PP 4, DP 2, micro-batch 2, selective recompute"

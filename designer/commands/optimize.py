@@ -38,6 +38,7 @@ def register(subparsers) -> None:
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run the points on this Dask cluster")
     p.add_argument("--out", metavar="OUT.csv", help="stream every point to this CSV as it finishes")
     p.add_argument("--write-front", metavar="DIR", help="write each design on the front as DIR/front-N.json")
+    p.add_argument("--report", metavar="OUT.pdf", help="also write a PDF: the target, the front and a chart of every design")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
@@ -97,6 +98,16 @@ def run(args) -> int:
             cancel.set()
             raise UsageError("optimize: cancelled (Ctrl-C); the CSV keeps the points finished so far") from None
 
+    plotted: list[tuple[float, float, bool]] = []  # (days, CapEx M USD, meets the target) for --report
+
+    def keep(row) -> None:
+        if args.report and not row.get("error"):
+            plotted.append((row["training_time_days"], row["capex_USD"] / 1e6, bool(row["feasible"])))
+
+    if args.report:
+        from designer.report.pdf import check_target
+
+        check_target(args.report)
     if args.out:
         check_output_path(args.out, what="--out")
         with atomic_output(args.out, what="--out") as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
@@ -106,10 +117,11 @@ def run(args) -> int:
             def on_row(row):
                 writer.writerow(row)
                 fh.flush()
+                keep(row)
 
             outcome = search(on_row)
     else:
-        outcome = search(None)
+        outcome = search(keep)
     if args.write_front:
         from pathlib import Path
 
@@ -120,6 +132,13 @@ def run(args) -> int:
             path = folder / f"front-{i + 1}.json"
             fileformat.save(design_of(point_of(row, outcome.layouts), target, catalog), path)
             row["file"] = str(path)
+    if args.report:
+        from designer.commands.report import qt_application
+
+        qt_application()  # the drawing needs one
+        from designer.report import front
+
+        front.build(outcome, plotted, args.report)
     if args.json:
         print(json.dumps(outcome.to_json(), indent=1))
     else:
@@ -128,6 +147,8 @@ def run(args) -> int:
 
 
 def format_front(o) -> str:
+    from designer.services.optimize import ADAPTER_WORDS, layout_words
+
     t = o.target
     want = [f"{t.workload} on {t.gpus:,} GPUs"]
     if t.days:
@@ -137,15 +158,14 @@ def format_front(o) -> str:
     lines = [f"target: {', '.join(want)}; {o.evaluated} designs run, {o.feasible} meet it, "
              f"{len(o.front)} on the front (CapEx, training time, energy)"]
     for server, layout in o.layouts.items():
-        lines.append(f"  layout on {server} (planner): " + " ".join(f"{k} {v}" for k, v in layout.items()
-                                                                    if k != "recompute_granularity"))
+        lines.append(f"  layout on {server} (planner): {layout_words(layout)}")
     if not o.front:
         lines.append("no design meets the target: raise --days or --budget, or add server models")
         return "\n".join(lines)
     lines += ["", f"{'#':>3} {'server':<12}{'adapters':<10}{'switch':<9}{'over':>5}{'CapEx':>10}"
                   f"{'TCO':>10}{'days':>8}{'MWh':>8}{'tokens/$':>11}{'MFU':>7}  file"]
     for i, r in enumerate(o.front):
-        lines.append(f"{i + 1:>3} {r['server']:<12}{r['adapters']:<10}{r['switch']:<9}{r['oversubscription']:>4g}:1"
+        lines.append(f"{i + 1:>3} {r['server']:<12}{ADAPTER_WORDS.get(r['adapters'], r['adapters']):<10}{r['switch']:<9}{r['oversubscription']:>4g}:1"
                      f"{r['capex_USD'] / 1e6:>9.2f}M{r['tco_USD'] / 1e6:>9.2f}M{r['training_time_days']:>8.2f}"
                      f"{r['energy_MWh']:>8.1f}{r['tokens_per_USD']:>11,.0f}{100 * r['mfu']:>6.1f}%  {r.get('file', '')}")
     lines.append("(costs: models/costs/prices.toml, each price with its basis; `dpu-designer cost FILE` "

@@ -289,6 +289,9 @@ class MainWindow(QMainWindow):
         a["plan"] = self._action(r, "&Plan layout…", self.open_plan, None,
                                  "Search the fastest parallel layout of the workload that fits in "
                                  "GPU memory")
+        a["optimize"] = self._action(r, "&Optimize…", self.open_optimize, None,
+                                     "Search server models, adapters, switches and oversubscription for a "
+                                     "target: the Pareto front of cost, training time and energy")
         h = bar.addMenu("&Help")
         self._action(h, "&About", self.about)
         self.actions_by_name = a
@@ -578,6 +581,8 @@ class MainWindow(QMainWindow):
             self.sweep_dialog.close()
         if getattr(self, "plan_dialog", None) is not None:
             self.plan_dialog.close()
+        if getattr(self, "optimize_dialog", None) is not None:
+            self.optimize_dialog.close()
         self.design.unsubscribe(self._model_changed)
         self.scene.detach()
 
@@ -695,6 +700,11 @@ class MainWindow(QMainWindow):
         from designer.gui.plan_dialog import open_plan_dialog
 
         open_plan_dialog(self)
+
+    def open_optimize(self) -> None:
+        from designer.gui.optimize_dialog import open_optimize_dialog
+
+        open_optimize_dialog(self)
 
     def open_sweep(self) -> None:
         from designer.gui.sweepdialog import SweepDialog

@@ -30,7 +30,7 @@ from __future__ import annotations
 import itertools
 import math
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -170,6 +170,21 @@ def points(target: Target, layouts: dict[str, dict[str, Any]], catalog: Any) -> 
             for i, (s, a, sw, o) in enumerate(combos)]
 
 
+ADAPTER_WORDS = {"nic": "NIC", "smartnic": "SmartNIC", "dpu": "DPU"}
+
+
+def layout_words(layout: dict[str, Any]) -> str:
+    """A layout as a planner reads it: "TP 8, PP 8, DP 8, CP 2, micro-batch 1, selective recompute"."""
+    parts = [f"{k.upper()} {layout[k]}" for k in ("tp", "pp", "dp", "cp", "ep") if layout.get(k, 1) != 1
+             or k in ("tp", "pp", "dp")]
+    parts.append(f"micro-batch {layout.get('micro_batch', 1)}")
+    if layout.get("interleave", 1) != 1:
+        parts.append(f"interleave {layout['interleave']}")
+    if layout.get("recompute"):
+        parts.append(f"{layout.get('recompute_granularity', 'full')} recompute")
+    return ", ".join(parts)
+
+
 def dominates(a: dict[str, Any], b: dict[str, Any]) -> bool:
     keys = ("capex_USD", "training_time_days", "energy_MWh")
     return all(a[k] <= b[k] for k in keys) and any(a[k] < b[k] for k in keys)
@@ -224,25 +239,12 @@ def _dask_task(point: Point, target: Target) -> dict[str, Any]:
 
 
 def run_points(todo: list[Point], target: Target, *, workers: int | None = None, scheduler: Any = None,
-               on_row: Callable[[dict[str, Any]], None] | None = None,
-               progress: Callable[[int, int], None] | None = None,
                cancel: threading.Event | None = None) -> Iterable[dict[str, Any]]:
     """Evaluate ``todo`` on the pool, on Dask (``scheduler``: an address or a ``distributed.Client``),
     or in this process (``workers=1`` without a scheduler); yield rows as they finish."""
-    total = len(todo)
-    done = 0
-
-    def finished(row: dict[str, Any]) -> dict[str, Any]:
-        nonlocal done
-        done += 1
-        if on_row:
-            on_row(row)
-        if progress:
-            progress(done, total)
-        return row
 
     if scheduler is not None:
-        yield from _run_dask(todo, target, scheduler, finished, cancel)
+        yield from _run_dask(todo, target, scheduler, cancel)
         return
     if workers == 1:
         from designer.topology.catalog import load_catalog
@@ -251,7 +253,7 @@ def run_points(todo: list[Point], target: Target, *, workers: int | None = None,
         for p in todo:
             if cancel is not None and cancel.is_set():
                 return
-            yield finished(evaluate(p, target, catalog))
+            yield evaluate(p, target, catalog)
         return
     import concurrent.futures as cf
     import multiprocessing
@@ -266,13 +268,13 @@ def run_points(todo: list[Point], target: Target, *, workers: int | None = None,
             for fut in cf.as_completed(futures):
                 if cancel is not None and cancel.is_set():
                     break
-                yield finished(fut.result())
+                yield fut.result()
         finally:
             for f in futures:
                 f.cancel()
 
 
-def _run_dask(todo, target, scheduler, finished, cancel):
+def _run_dask(todo, target, scheduler, cancel):
     try:
         from distributed import Client, as_completed
     except ImportError as exc:  # pragma: no cover - dask is a dependency
@@ -289,17 +291,14 @@ def _run_dask(todo, target, scheduler, finished, cancel):
             if cancel is not None and cancel.is_set():
                 client.cancel(futures)
                 break
-            yield finished(fut.result())
+            yield fut.result()
     finally:
         if own:
             client.close()
 
 
-def optimize(target: Target, catalog: Any, *, workers: int | None = None, scheduler: Any = None,
-             on_row: Callable[[dict[str, Any]], None] | None = None,
-             progress: Callable[[int, int], None] | None = None,
-             cancel: threading.Event | None = None) -> Outcome:
-    """Search ``target`` (module docstring) and return the front."""
+def check(target: Target, catalog: Any) -> None:
+    """Refuse a target the search cannot run, saying which option to change."""
     if target.gpus < 1:
         raise UsageError("--gpus must be 1 or more")
     for a in target.adapters:
@@ -307,19 +306,46 @@ def optimize(target: Target, catalog: Any, *, workers: int | None = None, schedu
             raise UsageError(f"--adapters {a}: choose from {', '.join(ADAPTERS)}")
     for s in target.servers:
         if s not in catalog.ids("server"):
-            raise UsageError(f"--servers-models {s}: not a catalog server ({', '.join(catalog.ids('server'))})")
+            raise UsageError(f"--server-models {s}: not a catalog server ({', '.join(catalog.ids('server'))})")
     for s in target.switches:
         if s not in catalog.ids("switch"):
             raise UsageError(f"--switches {s}: not a catalog switch ({', '.join(catalog.ids('switch'))})")
+
+
+def optimize_steps(target: Target, catalog: Any, *, workers: int | None = None, scheduler: Any = None,
+                   cancel: threading.Event | None = None) -> Iterator[tuple]:
+    """The search as a generator (the app runs it in a worker thread): ``("layouts", layouts,
+    points)`` once the planner is done, ``("row", row, done, total)`` per finished point, then
+    ``("result", Outcome)``. Closing the generator stops the points not started."""
+    check(target, catalog)
     layouts = plan_layouts(target, catalog)
     todo = points(target, layouts, catalog)
+    yield ("layouts", layouts, len(todo))
     front, seen, feasible = Front(), 0, 0
-    for row in run_points(todo, target, workers=workers, scheduler=scheduler, on_row=on_row,
-                          progress=progress, cancel=cancel):
+    for row in run_points(todo, target, workers=workers, scheduler=scheduler, cancel=cancel):
         seen += 1
         feasible += bool(row.get("feasible"))
         front.add(row)
-    return Outcome(target, layouts, seen, feasible, front.rows, cancelled=seen < len(todo))
+        yield ("row", row, seen, len(todo))
+    yield ("result", Outcome(target, layouts, seen, feasible, front.rows, cancelled=seen < len(todo)))
+
+
+def optimize(target: Target, catalog: Any, *, workers: int | None = None, scheduler: Any = None,
+             on_row: Callable[[dict[str, Any]], None] | None = None,
+             progress: Callable[[int, int], None] | None = None,
+             cancel: threading.Event | None = None) -> Outcome:
+    """Run :func:`optimize_steps` to the end (``on_row`` gets every row, ``progress`` the count)."""
+    outcome = None
+    for item in optimize_steps(target, catalog, workers=workers, scheduler=scheduler, cancel=cancel):
+        if item[0] == "row":
+            if on_row:
+                on_row(item[1])
+            if progress:
+                progress(item[2], item[3])
+        elif item[0] == "result":
+            outcome = item[1]
+    assert outcome is not None
+    return outcome
 
 
 def point_of(row: dict[str, Any], layouts: dict[str, dict[str, Any]]) -> Point:
