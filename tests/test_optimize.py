@@ -104,7 +104,7 @@ def test_cli_report_names_the_front_and_the_target(tmp_path, capsys):
     assert cli.main(["optimize", "--workload", "llama3-8b", "--gpus", "64", "--server-models", "dgx-h100",
                      "--switches", "qm9700", "--workers", "1", "--report", str(pdf), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    text = " ".join(p.extract_text() for p in PdfReader(pdf).pages)
+    text = " ".join(" ".join(p.extract_text().split()) for p in PdfReader(pdf).pages)
     assert "llama3-8b on 64 GPUs" in text and f"{len(data['front'])} are on the Pareto front" in text
     for r in data["front"]:
         assert f"{r['capex_USD'] / 1e6:,.2f} M" in text
