@@ -17,9 +17,10 @@ failures), energy of the run, tokens/s and what they buy per dollar.
 ``budget``); the front is the feasible points no other feasible point beats on all of CapEx,
 training time and energy (lower is better, ties kept), in point order.
 
-**Where it runs.** Points go to a local process pool by default (``workers`` processes; each
-worker loads the catalog once; a point is a few template options and a layout, not a design) or to
-a Dask cluster (``scheduler="tcp://..."``; the target is scattered to every worker once). Each
+**Where it runs.** ``designer.services.parallel.run_tasks``: a local process pool by default
+(``workers`` processes; the target arrives once per worker, each loads the catalog once; a point
+is a few template options and a layout, not a design), this process (``workers=1``), or a Dask
+cluster (``scheduler="tcp://..."``; the target is scattered to every worker once). Each
 finished point is handed to ``on_row`` at once (the CLI streams them to CSV), so a large search
 never holds every row; only the running front is kept. Points are numbered before they are sent,
 so the same target and seed give the same rows and front whatever the worker count.
@@ -35,6 +36,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from designer.errors import UsageError
+from designer.services.parallel import run_tasks
 
 ADAPTERS = ("nic", "smartnic", "dpu")
 #: CSV columns of a point, in order
@@ -219,84 +221,6 @@ class Outcome:
                 "feasible": self.feasible, "front": self.front, "cancelled": self.cancelled}
 
 
-# ------------------------------------------------------------------------------------- executors
-_worker_target: Target | None = None
-
-
-def _init_worker(target: Target) -> None:
-    """Process-pool initializer: the target arrives once per worker process."""
-    global _worker_target
-    _worker_target = target
-
-
-def _pool_task(point: Point) -> dict[str, Any]:
-    assert _worker_target is not None
-    return evaluate(point, _worker_target)
-
-
-def _dask_task(point: Point, target: Target) -> dict[str, Any]:
-    return evaluate(point, target)
-
-
-def run_points(todo: list[Point], target: Target, *, workers: int | None = None, scheduler: Any = None,
-               cancel: threading.Event | None = None) -> Iterable[dict[str, Any]]:
-    """Evaluate ``todo`` on the pool, on Dask (``scheduler``: an address or a ``distributed.Client``),
-    or in this process (``workers=1`` without a scheduler); yield rows as they finish."""
-
-    if scheduler is not None:
-        yield from _run_dask(todo, target, scheduler, cancel)
-        return
-    if workers == 1:
-        from designer.topology.catalog import load_catalog
-
-        catalog = load_catalog()
-        for p in todo:
-            if cancel is not None and cancel.is_set():
-                return
-            yield evaluate(p, target, catalog)
-        return
-    import concurrent.futures as cf
-    import multiprocessing
-    import os
-
-    n = workers or os.cpu_count() or 1
-    ctx = multiprocessing.get_context("spawn")  # no fork of a process with Qt or threads in it
-    with cf.ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init_worker,
-                                initargs=(target,)) as pool:
-        futures = [pool.submit(_pool_task, p) for p in todo]
-        try:
-            for fut in cf.as_completed(futures):
-                if cancel is not None and cancel.is_set():
-                    break
-                yield fut.result()
-        finally:
-            for f in futures:
-                f.cancel()
-
-
-def _run_dask(todo, target, scheduler, cancel):
-    try:
-        from distributed import Client, as_completed
-    except ImportError as exc:  # pragma: no cover - dask is a dependency
-        raise UsageError("--scheduler needs dask.distributed (pip install 'dask[distributed]')") from exc
-    own = not isinstance(scheduler, Client)
-    try:
-        client = Client(scheduler, timeout="10s") if own else scheduler
-    except (OSError, TimeoutError) as exc:
-        raise UsageError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({exc})") from exc
-    try:
-        shared = client.scatter(target, broadcast=True)
-        futures = client.map(_dask_task, todo, target=shared, pure=False)
-        for fut in as_completed(futures):
-            if cancel is not None and cancel.is_set():
-                client.cancel(futures)
-                break
-            yield fut.result()
-    finally:
-        if own:
-            client.close()
-
-
 def check(target: Target, catalog: Any) -> None:
     """Refuse a target the search cannot run, saying which option to change."""
     if target.gpus < 1:
@@ -322,7 +246,7 @@ def optimize_steps(target: Target, catalog: Any, *, workers: int | None = None, 
     todo = points(target, layouts, catalog)
     yield ("layouts", layouts, len(todo))
     front, seen, feasible = Front(), 0, 0
-    for row in run_points(todo, target, workers=workers, scheduler=scheduler, cancel=cancel):
+    for _, row in run_tasks(evaluate, todo, target, workers=workers, scheduler=scheduler, cancel=cancel):
         seen += 1
         feasible += bool(row.get("feasible"))
         front.add(row)
