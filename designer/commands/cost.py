@@ -134,22 +134,15 @@ def _is_number(text: str) -> bool:
         return False
 
 
-def _money(v: float | None) -> str:
-    if v is None or not math.isfinite(v):
-        return "-"
-    if abs(v) >= 1e6:
-        return f"${v / 1e6:,.2f}M"
-    return f"${v:,.0f}"
-
-
 def format_costs(c) -> str:
     from designer.engine.compare import LABEL
+    from designer.services.cost import figure_rows, money, payback_lines
 
     lines = [f"{'bill of materials (as drawn)':<44}{'count':>8}{'unit':>12}{'total':>14}  basis"]
     for line in c.bill.lines:
         lines.append(f"{(line.category + ' ' + line.model)[:43]:<44}{line.count:>8,}"
-                     f"{_money(line.unit_USD):>12}{_money(line.total_USD):>14}  {line.basis}")
-    lines.append(f"{'CapEx (as drawn)':<64}{_money(c.bill.capex_USD):>14}")
+                     f"{money(line.unit_USD):>12}{money(line.total_USD):>14}  {line.basis}")
+    lines.append(f"{'CapEx (as drawn)':<64}{money(c.bill.capex_USD):>14}")
     share = c.bill.by_basis()
     if c.bill.capex_USD:
         lines.append("  of which " + ", ".join(f"{k} {100 * v / c.bill.capex_USD:.0f}%"
@@ -162,34 +155,23 @@ def format_costs(c) -> str:
     names = list(c.modes)
     W = 20
     lines += ["", f"{'':<34}" + "".join(f"{LABEL.get(n, n):>{W}}" for n in names)]
-    unit = next(iter(c.modes.values())).unit if c.modes else "tokens"
+    m = [c.modes[n] for n in names]
 
     def row(label: str, values: list[str]) -> None:
         lines.append(f"{label:<34}" + "".join(v.rjust(W) for v in values))
 
-    m = [c.modes[n] for n in names]
-    row("CapEx", [_money(x.capex_USD) for x in m])
-    row("TCO over lifetime", [_money(x.tco.total_USD) for x in m])
-    row("  amortised CapEx / year", [_money(x.tco.amortised_USD_per_year) for x in m])
-    row("  energy / year (load x PUE)", [_money(x.tco.energy_USD_per_year) for x in m])
-    row("  space / year", [_money(x.tco.space_USD_per_year) for x in m])
-    row("  support / year", [_money(x.tco.support_USD_per_year) for x in m])
-    row("TCO per hour", [f"${x.tco.per_hour_USD:,.2f}" for x in m])
-    row(f"{unit}/s (steady state)", [f"{x.tokens_per_s:,.0f}" for x in m])
-    row(f"{unit}/s per $M of TCO", [f"{x.per_MUSD_tco:,.1f}" for x in m])
-    row(f"{unit}/s per kW (load)", [f"{x.per_kW:,.1f}" for x in m])
-    row(f"{unit}/s per rack unit", [f"{x.tokens_per_s / c.bill.rack_U:,.1f}" if c.bill.rack_U else "-" for x in m])
-    row(f"{unit} per $ of TCO", [f"{x.per_USD:,.0f}" for x in m])
-    row("one training run (steady state)", [_money(x.run_cost_USD) for x in m])
+    rows = figure_rows(c)
+    for label, values, _ in rows[:2]:
+        row(label, values)
+    row("  amortised CapEx / year", [money(x.tco.amortised_USD_per_year) for x in m])
+    row("  energy / year (load x PUE)", [money(x.tco.energy_USD_per_year) for x in m])
+    row("  space / year", [money(x.tco.space_USD_per_year) for x in m])
+    row("  support / year", [money(x.tco.support_USD_per_year) for x in m])
+    for label, values, _ in rows[2:]:
+        row(label, values)
     for x in m:
         for s in x.swaps:
             lines.append(f"note ({LABEL.get(x.mode, x.mode)}): {s}")
     if c.paybacks:
-        lines += ["", "payback of the adapters"]
-        life_days = c.site["lifetime_years"].value * 365.25
-        for p in c.paybacks:
-            text = p.text(LABEL)
-            if p.days is not None and p.days > life_days:
-                text += f" (longer than the {c.site['lifetime_years'].value:g}-year lifetime)"
-            lines.append(f"  - {text}")
+        lines += ["", "payback of the adapters"] + [f"  - {t}" for t in payback_lines(c, LABEL)]
     return "\n".join(lines)

@@ -484,3 +484,50 @@ def costs(design: Any, catalog: Any, comparison: Any, **site_given: float | None
     backs = [payback(modes[a], modes[b], comparison.runs[a], comparison.runs[b], drawn.servers)
              for a, b in PAYBACK_PAIRS if a in modes and b in modes]
     return Costs(drawn, site, modes, backs, book.currency)
+
+
+# ------------------------------------------------------------------------------ shown everywhere
+def money(v: float | None) -> str:
+    """Dollars as every view prints them: $1.23M from a million, else whole dollars."""
+    if v is None or not math.isfinite(v):
+        return "-"
+    if abs(v) >= 1e6:
+        return f"${v / 1e6:,.2f}M"
+    return f"${v:,.0f}"
+
+
+def figure_rows(c: Costs) -> list[tuple[str, list[str], str]]:
+    """The cost figures of each mode as (name, value per mode in ``c.modes`` order, what it is):
+    the one set of names and values the CLI's compare and cost, the app's Engine results and the
+    report print."""
+    m = list(c.modes.values())
+    if not m:
+        return []
+    unit = m[0].unit
+    per_u = c.bill.rack_U
+    return [
+        ("CapEx", [money(x.capex_USD) for x in m], "the priced bill of materials, adapters as the mode buys them"),
+        ("TCO over the lifetime", [money(x.tco.total_USD) for x in m],
+         f"CapEx + {c.site['lifetime_years'].value:g} years of energy, space and support"),
+        ("TCO per hour", [f"${x.tco.per_hour_USD:,.2f}" for x in m], "the lifetime TCO over its hours"),
+        (f"{unit}/s (steady state)", [f"{x.tokens_per_s:,.0f}" for x in m], "the engine's throughput"),
+        (f"{unit}/s per $M of TCO", [f"{x.per_MUSD_tco:,.1f}" for x in m], "steady-state throughput per $M"),
+        (f"{unit}/s per kW", [f"{x.per_kW:,.1f}" for x in m], "per kW of cluster power at training load"),
+        (f"{unit}/s per rack unit", [f"{x.tokens_per_s / per_u:,.1f}" if per_u else "-" for x in m],
+         "per rack unit the design fills"),
+        (f"{unit} per $ of TCO", [f"{x.per_USD:,.0f}" for x in m], "what one dollar of TCO buys"),
+        ("one training run (steady state)", [money(x.run_cost_USD) for x in m],
+         "training time without failures x the TCO per hour"),
+    ]
+
+
+def payback_lines(c: Costs, label: dict[str, str]) -> list[str]:
+    """The adapters' paybacks in words (the same sentences everywhere)."""
+    life_days = c.site["lifetime_years"].value * 365.25
+    out = []
+    for p in c.paybacks:
+        text = p.text(label)
+        if p.days is not None and p.days > life_days:
+            text += f" (longer than the {c.site['lifetime_years'].value:g}-year lifetime)"
+        out.append(text)
+    return out
