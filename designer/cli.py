@@ -96,16 +96,17 @@ class Terminated(BaseException):
     temporary output file is removed as on Ctrl-C)."""
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, window: bool = False) -> int:
     """Run one command line; return its exit code. Everything printed meanwhile goes through
-    :func:`designer.console.console_streams`."""
+    :func:`designer.console.console_streams`. ``window``: the line is the window's only
+    (``dpu-designer-gui [FILE]``), never a sub-command."""
     with console_streams():
-        return _main(list(sys.argv[1:] if argv is None else argv))
+        return _main(list(sys.argv[1:] if argv is None else argv), window)
 
 
-def _main(argv: list[str]) -> int:
+def _main(argv: list[str], window: bool = False) -> int:
     try:
-        if argv and argv[0] in COMMANDS or (argv and argv[0] in ("-h", "--help")):
+        if not window and (argv and argv[0] in COMMANDS or (argv and argv[0] in ("-h", "--help"))):
             parser = build_parser(argv[0] if argv[0] in COMMANDS else None)
             args = parser.parse_args(argv)
             if not getattr(args, "func", None):
@@ -165,6 +166,13 @@ def console() -> None:
             signal.signal(signal.SIGTERM, _terminate)
     code = main(argv)
     sys.exit(_flushed(code))
+
+
+def gui() -> None:
+    """The ``dpu-designer-gui`` program (``[project.gui-scripts]``, the desktop entry
+    ``resources/dpu-designer.desktop``): the window on ``[FILE]``, never a sub-command (a file
+    named ``run`` opens that file), and on Windows without a console window."""
+    sys.exit(_flushed(main(sys.argv[1:], window=True)))
 
 
 def _flushed(code: int) -> int:
