@@ -75,8 +75,11 @@ def _resolve(path: Path, what: str) -> Path:
 STDOUT_NAMES = frozenset({"-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"})
 STDERR_NAMES = frozenset({"/dev/stderr", "/dev/fd/2", "/proc/self/fd/2"})
 STDIN_NAMES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
-#: what :func:`check_output_path` returns for them (two outputs to one stream compare equal)
-STDOUT, STDERR = Path("/dev/stdout"), Path("/dev/stderr")
+#: what :func:`check_output_path` returns for them (two outputs to one stream compare equal). A
+#: writer of its own that makes a temporary file next to the target and renames it fails there
+#: (no file can be made in ``/dev/fd``) instead of replacing ``/dev/stdout`` with a regular file
+#: as root could: every writer should go through :func:`atomic_output`, which writes the stream.
+STDOUT, STDERR = Path("/dev/fd/1"), Path("/dev/fd/2")
 
 
 def console_target(path: PathLike) -> int | None:

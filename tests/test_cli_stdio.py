@@ -191,3 +191,17 @@ def test_gui_script_never_runs_a_sub_command(monkeypatch):
     monkeypatch.setattr(app, "run_gui", lambda file, screenshot=None, size=None: opened.append(file) or 0)
     assert main(["run"], window=True) == 0
     assert opened == ["run"]
+
+
+def test_a_writer_of_its_own_cannot_replace_dev_stdout(tmp_path):
+    """A writer that renames a temporary next to the target (fileformat.save does) fails on
+    ``-`` instead of replacing the ``/dev/stdout`` link with a file (root could): no file can be
+    made where check_output_path points it."""
+    from designer.topology import fileformat
+
+    before = os.lstat("/dev/stdout")
+    design = fileformat.load(EXAMPLE)
+    with pytest.raises(UsageError, match="cannot save"):
+        fileformat.save(design, "-")
+    after = os.lstat("/dev/stdout")
+    assert (after.st_mode, after.st_ino) == (before.st_mode, before.st_ino)
