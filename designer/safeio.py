@@ -275,7 +275,7 @@ def write_console(fd: int, data: bytes, *, what: str = "output") -> None:
         if text is None or "\x00" in text:
             raise UsageError(f"{what} -: binary data is not written to a terminal; redirect it "
                              f"(> file, | program) or give a file name")
-        stream.write(text)
+        stream.write(text.replace("\r\n", "\n"))  # a CSV's line ends are the terminal's own
         stream.flush()
         return
     stream.flush()

@@ -89,7 +89,8 @@ def _no_raw(text: str) -> None:
     assert found is None, f"raw {found.group()!r} at {found.start()}: {text[max(0, found.start() - 60):found.end() + 20]!r}"
 
 
-@pytest.mark.parametrize("command", [["validate"], ["run"], ["run", "--json"], ["validate", "--json"]])
+@pytest.mark.parametrize("command", [["validate"], ["run"], ["run", "--json"], ["validate", "--json"],
+                                     ["compare"]])
 def test_hostile_names_reach_the_console_escaped(command, tmp_path, capsys):
     path = tmp_path / "evil.json"
     path.write_text(json.dumps(_hostile_design(EVIL)))
@@ -168,3 +169,45 @@ def test_a_console_without_utf8_gets_replacements_not_a_traceback(env, tmp_path)
             # machine's C locale may be UTF-8) or with '?' for each character it cannot
             assert b"no-such ?? caf\xe9" in done.stdout if env.get("PYTHONIOENCODING") == "latin-1" \
                 else (b"no-such ?? caf?" in done.stdout or "no-such 東京 café".encode() in done.stdout)
+
+
+def test_a_csv_to_stdout_is_the_files_bytes_in_a_pipe_and_escaped_on_a_terminal(tmp_path):
+    """``export --cabling -``: a pipe gets exactly the bytes the file would hold (the CSV is data,
+    and its reader gets the names as they are); a terminal gets no raw escape byte."""
+    import threading
+
+    path = tmp_path / "evil.json"
+    path.write_text(json.dumps(_hostile_design(EVIL)))
+    env = _env()
+    base = [sys.executable, "-m", "designer", "export", str(path)]
+    assert subprocess.run(base + ["--cabling", str(tmp_path / "c.csv")], env=env, cwd=ROOT,
+                          capture_output=True, timeout=180).returncode == 0
+    piped = subprocess.run(base + ["--cabling", "-"], env=env, cwd=ROOT, capture_output=True, timeout=180)
+    assert piped.returncode == 0 and piped.stdout == (tmp_path / "c.csv").read_bytes()
+    assert b"\x1b]52" in piped.stdout  # the data as they are
+    master, slave = os.openpty()
+    seen = bytearray()
+
+    def read():
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the child closed the terminal
+                return
+            if not chunk:
+                return
+            seen.extend(chunk)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    proc = subprocess.run(base + ["--cabling", "-"], env=env, cwd=ROOT, stdout=slave, stderr=subprocess.PIPE,
+                          timeout=180)
+    os.close(slave)
+    reader.join(30)
+    os.close(master)
+    assert proc.returncode == 0, proc.stderr
+    text = bytes(seen).decode("utf-8")
+    assert "sw-1\\u001b]52;c;aGk=\\u0007" in text and "cable,link,from" in text
+    assert "0.79\r\n" in text and "\\u000d\r\n" not in text  # a CSV's line ends are line ends, not escaped
+    _no_raw(text.replace("\r\n", "\n"))  # the terminal's own line ends (its ONLCR) aside
+

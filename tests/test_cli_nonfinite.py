@@ -82,3 +82,10 @@ def test_the_check_raises_result_error_with_many_names_shortened():
     r.links = []
     with pytest.raises(ResultError, match=r"breakdown_s.p0, .*breakdown_s.p4 and 3 more"):
         run_cmd.check_finite(r)
+
+
+def test_a_huge_but_finite_training_time_is_a_readable_number(capsys):
+    """--tokens 1e308: finite, exit 0, written in powers of ten (before: a 300-digit number)."""
+    assert main(["run", EXAMPLE, "--tokens", "1e308"]) == 0
+    line = next(l for l in capsys.readouterr().out.splitlines() if l.startswith("training time"))
+    assert "e+3" in line and "days" in line and len(line) < 80
