@@ -211,3 +211,21 @@ def test_a_csv_to_stdout_is_the_files_bytes_in_a_pipe_and_escaped_on_a_terminal(
     assert "0.79\r\n" in text and "\\u000d\r\n" not in text  # a CSV's line ends are line ends, not escaped
     _no_raw(text.replace("\r\n", "\n"))  # the terminal's own line ends (its ONLCR) aside
 
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet=st.one_of(_UNSAFE_CHARS, st.characters()), max_size=40),
+       encoding=st.sampled_from(["ascii", "latin-1", "cp1252", "utf-8"]))
+def test_fuzz_console_stream_writes_any_text_in_any_encoding(text, encoding):
+    """Any text, any console encoding: nothing raised, no raw unsafe character written, line ends
+    and tabs kept; :func:`console.shown` leaves one line."""
+    raw = io.TextIOWrapper(io.BytesIO(), encoding=encoding, errors="strict", newline="")
+    stream = console.ConsoleStream(raw)
+    assert stream.write(text) == len(text)
+    stream.flush()
+    written = raw.buffer.getvalue().decode(encoding)
+    _no_raw(written)
+    assert written.count("\n") == text.count("\n") and written.count("\t") == text.count("\t")
+    one = console.shown(text)
+    assert "\n" not in one and "\t" not in one
+    _no_raw(one)
