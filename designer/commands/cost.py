@@ -10,12 +10,13 @@ import json
 import math
 
 from designer.commands.run import add_engine_options, prepare
+from designer.commands import COMMANDS
 from designer.errors import UsageError
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "cost", help="bill of materials with prices, CapEx, TCO, tokens per dollar/kW/rack unit, DPU payback",
+        "cost", help=COMMANDS["cost"],
         description="Price the design (models/costs/prices.toml, each price with its basis, date and source; "
                     "your own with --price or a user catalog), add energy, space and support over its "
                     "lifetime (TCO), and show what the host-managed, SmartNIC and DPU runs buy per dollar, "

@@ -14,12 +14,13 @@ import math
 import sys
 import threading
 
+from designer.commands import COMMANDS
 from designer.errors import UsageError
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "optimize", help="search designs for a target (workload, GPUs, days, budget): Pareto front of cost, time, energy",
+        "optimize", help=COMMANDS["optimize"],
         description="Build the rail-optimized design for every combination of server model, adapters "
                     "(nic, smartnic, dpu), switch and oversubscription, run each with the planner's "
                     "layout, price it, and print the designs no other beats on CapEx, training time "
