@@ -164,3 +164,15 @@ def test_csv_cells_that_look_like_formulas_are_quoted():
     assert _cell("=HYPERLINK(1)") == "'=HYPERLINK(1)"
     assert _cell("-12.5") == "-12.5" and _cell("rack-42u") == "rack-42u"
     assert not math.isnan(float(_cell("3")))
+
+
+def test_compare_carries_the_cost_commands_figures(capsys):
+    assert cli.main(["compare", str(EXAMPLE), "--json"]) == 0
+    both = json.loads(capsys.readouterr().out)
+    assert cli.main(["cost", str(EXAMPLE), "--json"]) == 0
+    alone = json.loads(capsys.readouterr().out)
+    assert both["costs"]["modes"] == alone["modes"]  # one number per fact
+    assert set(both["costs"]["modes"]) == {k for k in ("host", "smartnic", "dpu", "design") if k in both}
+    assert cli.main(["compare", str(EXAMPLE)]) == 0
+    text = capsys.readouterr().out
+    assert "costs (USD)" in text and "tokens per $ of TCO" in text

@@ -33,12 +33,16 @@ def register(subparsers) -> None:
 def run(args) -> int:
     from designer.engine.compare import compare
 
+    from designer.commands.cost import format_costs
+    from designer.services.cost import costs
+
     design, catalog, seed, kwargs = prepare(args)
     cmp = compare(design, catalog, seed=seed, **kwargs)
+    money = costs(design, catalog, cmp)  # the `cost` command's figures of these runs
     if args.json:
-        print(json.dumps(cmp.to_json(), indent=1))
+        print(json.dumps({**cmp.to_json(), "costs": money.to_json()}, indent=1))
     else:
-        print(format_table(cmp))
+        print(format_table(cmp) + "\n\n" + format_costs(money, bill=False))
     return 0
 
 

@@ -135,10 +135,14 @@ def _is_number(text: str) -> bool:
         return False
 
 
-def format_costs(c) -> str:
+def format_costs(c, bill: bool = True) -> str:
+    """The cost table: with ``bill``, the priced bill and the site figures first (``cost``); without,
+    the modes' figures and paybacks only (``compare`` prints them under its own table)."""
     from designer.engine.compare import LABEL
     from designer.services.cost import figure_rows, money, payback_lines
 
+    if not bill:
+        return "\n".join(_mode_lines(c, LABEL, figure_rows, money, payback_lines, []))
     lines = [f"{'bill of materials (as drawn)':<44}{'count':>8}{'unit':>12}{'total':>14}  basis"]
     for line in c.bill.lines:
         lines.append(f"{(line.category + ' ' + line.model)[:43]:<44}{line.count:>8,}"
@@ -153,9 +157,13 @@ def format_costs(c) -> str:
     lines += ["", "site (TCO)"]
     for k, f in c.site.items():
         lines.append(f"  {k:<28}{f.value:>10g}  {f.source if f.source.startswith(f.basis) else f.basis + ': ' + f.source}")
+    return "\n".join(_mode_lines(c, LABEL, figure_rows, money, payback_lines, lines + [""]))
+
+
+def _mode_lines(c, LABEL, figure_rows, money, payback_lines, lines: list[str]) -> list[str]:
     names = list(c.modes)
     W = 20
-    lines += ["", f"{'':<34}" + "".join(f"{LABEL.get(n, n):>{W}}" for n in names)]
+    lines += [f"{'costs (' + c.currency + ')':<34}" + "".join(f"{LABEL.get(n, n):>{W}}" for n in names)]
     m = [c.modes[n] for n in names]
 
     def row(label: str, values: list[str]) -> None:
@@ -175,4 +183,4 @@ def format_costs(c) -> str:
             lines.append(f"note ({LABEL.get(x.mode, x.mode)}): {s}")
     if c.paybacks:
         lines += ["", "payback of the adapters"] + [f"  - {t}" for t in payback_lines(c, LABEL)]
-    return "\n".join(lines)
+    return lines
