@@ -81,14 +81,17 @@ def volumes(w: Workload) -> Volumes:
             dqk = (w.qk_head_dim or w.hidden // w.heads) + w.rope_head_dim
             kv_width = w.heads * (dqk + (w.v_head_dim or w.qk_head_dim or w.hidden // w.heads))
         else:
-            kv_width = 2.0 * w.hidden * (w.kv_heads or w.heads) / w.heads
+            kv_width = 2.0 * (w.kv_heads or w.heads) * w.head_width if w.head_dim \
+                else 2.0 * w.hidden * (w.kv_heads or w.heads) / w.heads
         cp_bytes = tokens * kv_width / w.tp * bpv
         cp_sends = (4 if w.recompute else 3) * (w.cp - 1) * w.stage_layers
     ep_bytes, ep_calls = 0.0, 0
     if w.moe and w.ep > 1:
         ep_bytes = tokens / w.tp * w.top_k * w.hidden * bpv
         moe_on_stage = round(w.stage_layers * w.moe_layers / w.layers)
-        ep_calls = 2 * (3 if w.recompute and w.recompute_granularity == "full" else 2) * moe_on_stage
+        # dispatch and combine forward, backward, and forward again when the MoE layer is recomputed
+        # (full recomputation, or Megatron-Core's selective "moe" module)
+        ep_calls = 2 * (3 if w.recomputes("moe") else 2) * moe_on_stage
     zero3 = dp_bytes if w.zero >= 3 else 0.0
     return Volumes(act, tp_calls, act, w.interleave if w.pp > 1 else 0, dp_bytes, sharded,
                    cp_bytes, cp_sends, ep_bytes, ep_calls, w.ep_overlap, zero3)

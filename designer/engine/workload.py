@@ -39,13 +39,17 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from designer.errors import UsageError
-from designer.topology.workload_spec import PRECISIONS, WorkloadSpec
+from designer.topology.workload_spec import RECOMPUTE_MODULES, WorkloadSpec
 
 #: bytes per value of each training precision (weights, activations and gradients)
-PRECISION_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1, "fp32": 4, "tf32": 4}
+PRECISION_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1, "mxfp8": 1, "fp32": 4, "tf32": 4}
+#: the 8-bit GEMM formats: per-tensor scaled FP8 (Hopper and later) and MXFP8, FP8 values with an
+#: 8-bit power-of-two scale per block of 32 (OCP Microscaling Formats MX v1.0, 2023, §5; run by the
+#: Blackwell tensor cores at the FP8 rate, Transformer Engine's MXFP8BlockScaling recipe)
+FP8_FORMATS = ("fp8", "mxfp8")
 #: catalog GPU field holding the dense tensor-core peak of each precision
 PRECISION_PEAK_FIELD = {"bf16": "bf16_dense_tflops", "fp16": "bf16_dense_tflops",
-                        "fp8": "fp8_dense_tflops", "fp32": "tf32_dense_tflops",
+                        "fp8": "fp8_dense_tflops", "mxfp8": "fp8_dense_tflops", "fp32": "tf32_dense_tflops",
                         "tf32": "tf32_dense_tflops"}
 
 
@@ -103,7 +107,22 @@ class Workload(WorkloadSpec):
         training keeps 16-bit activations, weights and gradients and casts to FP8 only at the
         GEMM inputs (Micikevicius et al., "FP8 Formats for Deep Learning", arXiv 2209.05433, §4;
         NVIDIA Transformer Engine: FP8 for the Linear GEMMs, higher precision elsewhere), so 2."""
-        return 2 if self.precision == "fp8" else PRECISION_BYTES[self.precision]
+        return 2 if self.precision in FP8_FORMATS else PRECISION_BYTES[self.precision]
+
+    @property
+    def head_width(self) -> int:
+        """Width of one attention head: ``head_dim``, else hidden / heads."""
+        return self.head_dim or self.hidden // self.heads
+
+    def recomputes(self, module: str) -> bool:
+        """Whether the backward pass re-runs ``module`` (``RECOMPUTE_MODULES``): every module with
+        full recomputation, the listed ones (default core_attn) with selective recomputation."""
+        if not self.recompute:
+            return False
+        if self.recompute_granularity == "full":
+            return True
+        listed = [m.strip() for m in self.recompute_modules.split(",") if m.strip()] or ["core_attn"]
+        return module in listed
 
     @property
     def training_samples(self) -> float:
@@ -131,7 +150,7 @@ MAX_LAYERLESS_CHUNKS = 2
 
 _BOOL_FIELDS = ("recompute", "optimizer_sharded", "flash_attention", "sequence_parallel",
                 "tp_comm_overlap", "pp_overlap", "dp_overlap", "ep_overlap")
-_INT_FIELDS = {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len", "tp", "pp", "dp", "micro_batch",
+_INT_FIELDS = {"layers", "hidden", "heads", "kv_heads", "head_dim", "ffn_hidden", "vocab", "seq_len", "tp", "pp", "dp", "micro_batch",
                "global_batch", "interleave", "cp", "ep", "experts", "top_k", "moe_ffn_hidden",
                "shared_experts", "dense_layers", "q_lora_rank", "kv_lora_rank", "qk_head_dim",
                "rope_head_dim", "v_head_dim", "zero_stage"}
@@ -224,6 +243,15 @@ def from_dict(data: dict[str, Any], total_gpus: int, where: str = "workload",
     if not isinstance(w.precision, str) or w.precision not in PRECISION_BYTES:
         raise UsageError(f"{where}: precision must be one of {', '.join(PRECISION_BYTES)}, "
                          f"got {w.precision!r}")
+    if gpu and w.precision == "mxfp8" and not gpu.get("mxfp8"):
+        raise UsageError(f"{where}: precision 'mxfp8' needs tensor cores that scale each block of 32 "
+                         f"values (Blackwell); the {gpu_model or 'design'} GPU has none: use 'fp8' "
+                         f"(per-tensor scaling) or 'bf16'")
+    if w.recompute_modules:
+        bad = [m for m in (x.strip() for x in w.recompute_modules.split(",")) if m and m not in RECOMPUTE_MODULES]
+        if bad:
+            raise UsageError(f"{where}: recompute_modules {', '.join(repr(b) for b in bad)} unknown; "
+                             f"give a comma-separated list of {', '.join(RECOMPUTE_MODULES)}")
     if gpu and w.tflops_per_gpu > (peak := gpu_peak_tflops(gpu, w.precision)):
         raise UsageError(f"{where}: 'tflops_per_gpu' {w.tflops_per_gpu:g} is above the {gpu_model} "
                          f"dense {w.precision} peak of {peak:g} TFLOP/s; give an achieved rate "
@@ -232,7 +260,7 @@ def from_dict(data: dict[str, Any], total_gpus: int, where: str = "workload",
                 "global_batch", "interleave"):
         if getattr(w, key) < 1:
             raise UsageError(f"{where}: '{key}' must be at least 1, got {getattr(w, key)}")
-    for key in ("kv_heads", "ffn_hidden", "experts", "top_k", "moe_ffn_hidden", "shared_experts",
+    for key in ("kv_heads", "head_dim", "ffn_hidden", "experts", "top_k", "moe_ffn_hidden", "shared_experts",
                 "dense_layers", "q_lora_rank", "kv_lora_rank", "qk_head_dim", "rope_head_dim",
                 "v_head_dim", "zero_stage"):
         if getattr(w, key) < 0:
@@ -279,9 +307,10 @@ def from_dict(data: dict[str, Any], total_gpus: int, where: str = "workload",
             raise UsageError(f"{where}: pp x interleave = {w.pp} x {w.interleave} stages is more "
                              f"than the {w.layers} layers plus an embedding-only and a loss-only "
                              f"chunk ({w.layers + MAX_LAYERLESS_CHUNKS}); lower --pp or interleave")
-        if w.hidden % w.heads or w.heads % w.tp:
+        if (w.hidden % w.heads and not w.head_dim) or w.heads % w.tp:
             raise UsageError(f"{where}: hidden {w.hidden} / heads {w.heads} / tp {w.tp} must "
-                             f"divide evenly (heads split across TP ranks)")
+                             f"divide evenly (heads split across TP ranks; give head_dim when the "
+                             f"heads are not hidden/heads wide)")
         if w.kv_heads and w.heads % w.kv_heads:
             raise UsageError(f"{where}: heads {w.heads} must be a multiple of kv_heads {w.kv_heads} "
                              f"(each key/value head serves a group of query heads)")
@@ -341,6 +370,9 @@ def _attention_matrices(w: Workload) -> list[tuple[float, float]]:
         q = [(h, w.q_lora_rank), (w.q_lora_rank, a * (dh + dr))] if w.q_lora_rank else [(h, a * (dh + dr))]
         return q + [(h, w.kv_lora_rank + dr), (w.kv_lora_rank, a * (dh + dv)), (a * dv, h)]
     kv = w.kv_heads or a
+    if w.head_dim:  # heads of their own width d: Q a·d, K and V kv·d each, output a·d → h
+        d = w.head_dim
+        return [(h, a * d + 2.0 * kv * d), (a * d, h)]
     return [(h, h + 2.0 * h * kv / a), (h, h)]
 
 
@@ -358,7 +390,7 @@ def attention_score_flops_per_token(w: Workload) -> float:
         dqk = (w.qk_head_dim or w.hidden // w.heads) + w.rope_head_dim
         dv = w.v_head_dim or (w.qk_head_dim or w.hidden // w.heads)
         return 2.0 * w.seq_len * w.heads * (dqk + dv)
-    return 4.0 * w.seq_len * w.hidden
+    return 4.0 * w.seq_len * w.heads * w.head_width if w.head_dim else 4.0 * w.seq_len * w.hidden
 
 
 def _dense_layer_params(w: Workload) -> float:
@@ -389,7 +421,7 @@ def _layer_matrix_params(w: Workload) -> float:
     2h² + 2h²·kv/a. MLP: two h×4h matrices (GPT, 8h²) or three h×ffn matrices (SwiGLU: gate, up,
     down; 3·h·ffn). GPT: 4h² + 8h² = 12h², Megatron's per-layer figure.
     """
-    if w.kv_lora_rank or w.mlp:
+    if w.kv_lora_rank or w.mlp or w.head_dim:
         return _dense_layer_params(w)
     h = w.hidden
     kv = w.kv_heads or w.heads
@@ -617,6 +649,10 @@ FLASH_BACKWARD_EXTRA = 0.5
 #: (Transformer Engine documentation, low-precision training, "Performance considerations:
 #: Handling transposes"; C API ``nvte_cast_transpose``).
 FP8_CAST_BYTES = 4.0
+#: MXFP8 adds one 8-bit scale per block of 32 values to each of the two copies (row-wise and
+#: column-wise, Transformer Engine MXFP8 tensors; OCP MX v1.0 §5: E8M0 scale per 32-element
+#: block): 2/32 bytes per value (derived)
+MXFP8_SCALE_BYTES = 2.0 / 32.0
 
 
 def fp8_over_bf16(side: float, gpu: dict[str, Any] | None = None) -> float:
@@ -662,15 +698,25 @@ def _gemm_efficiency(gpu: dict[str, Any]) -> float:
     return eff
 
 
+def _mla_up_matrices(w: Workload) -> list[tuple[float, float]]:
+    """The up-projections of multi-head latent attention (query d_c' → a·(d_h + d_hR), key/value
+    d_c → a·(d_h + d_v)): what Megatron-Core's ``mla_up_proj`` recomputation re-runs; none
+    without latent attention."""
+    if not w.kv_lora_rank:
+        return []
+    m = _attention_matrices(w)
+    return [m[1], m[3]] if w.q_lora_rank else [m[2]]
+
+
 def _matrix_time(w: Workload, gpu: dict[str, Any], shapes, tokens: float, split: int,
-                 fp8: bool, bf16_rate: float) -> tuple[float, float]:
+                 fp8: bool, bf16_rate: float, row_last: bool = True) -> tuple[float, float]:
     """One forward unit of ``shapes`` ((in, out) widths) for ``tokens`` rows with the weights
     split ``split`` ways: the last matrix (attention output, MLP down) is row-parallel (its input
     split), the others column-parallel (their output split), as in Megatron (Shoeybi et al. 2019,
     §3). Returns (seconds, values cast to FP8 for it)."""
     t, cast = 0.0, 0.0
     for k, (i, o) in enumerate(shapes):
-        if k == len(shapes) - 1:  # the last (output projection, MLP down) is row-parallel
+        if row_last and k == len(shapes) - 1:  # the last (output projection, MLP down) is row-parallel
             il, ol = i / split, o
         else:
             il, ol = i, o / split
@@ -717,34 +763,45 @@ def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
         sample_s = w.global_batch / w.gpus / m / w.samples_per_s_per_gpu
         return ComputeTimes(flops_gpu, sample_s, 0.0, peak, eff, w.recompute)
     # a 16-bit run's GEMMs run at its own peak (fp16 = bf16 peak; tf32/fp32 at theirs)
-    fp8 = w.precision == "fp8" and float(gpu.get("fp8_dense_tflops") or 0) > 0
+    fp8 = w.precision in FP8_FORMATS and float(gpu.get("fp8_dense_tflops") or 0) > 0
     bf16_peak = gpu_peak_tflops(gpu, "bf16") if fp8 else peak
     rate = bf16_peak * 1e12 * eff
     tokens = w.micro_batch * w.seq_len / w.cp
-    mp, ap = _passes(w)
+    mp = _passes(w)[0]
     L = w.stage_layers
     ffn = w.ffn_hidden or 4 * w.hidden
     att_t, att_cast = _matrix_time(w, gpu, _attention_matrices(w), tokens, w.tp, fp8, rate)
     mlp_t, mlp_cast = _matrix_time(w, gpu, _mlp_shapes(w, ffn), tokens, w.tp, fp8, rate)
     dense_frac = 1.0 - (w.moe_layers / w.layers)
-    linear = L * mp * (att_t + dense_frac * mlp_t)
+    # forward units of each module: 3 (forward + a backward of two), 4 when it is recomputed
+    # (Workload.recomputes: all with full recomputation, the listed modules with selective)
+    full = 4.0 if w.recompute and w.recompute_granularity == "full" else 3.0
+    up_t = _matrix_time(w, gpu, _mla_up_matrices(w), tokens, w.tp, fp8, rate, row_last=False)[0]
+    att_units = full * att_t + (1.0 if w.recomputes("mla_up_proj") and full == 3.0 else 0.0) * up_t
+    mlp_units = 4.0 if w.recomputes("mlp") else 3.0
+    linear = L * (att_units + dense_frac * mlp_units * mlp_t)
+    linear_unit = L * (att_t + dense_frac * mlp_t)
     cast = L * (att_cast + dense_frac * mlp_cast)
-    expert = 0.0
+    expert = expert_unit = 0.0
     if w.moe:
         moe_frac = w.moe_layers / w.layers
         shapes = _mlp_shapes(w, w.moe_ffn_hidden)
         per_expert = tokens * w.top_k * w.ep / w.experts
         rows = tokens * w.top_k
         et, ec = _matrix_time(w, gpu, shapes, per_expert, w.tp, fp8, rate)
-        expert = et * rows / per_expert
+        routed = et * rows / per_expert
         cast += L * moe_frac * ec * rows / per_expert
+        shared = 0.0
         if w.shared_experts:
-            st, sc = _matrix_time(w, gpu, _mlp_shapes(w, w.moe_ffn_hidden * w.shared_experts),
-                                  tokens, w.tp, fp8, rate)
-            expert += st
+            shared, sc = _matrix_time(w, gpu, _mlp_shapes(w, w.moe_ffn_hidden * w.shared_experts),
+                                      tokens, w.tp, fp8, rate)
             cast += L * moe_frac * sc
         router = 2.0 * tokens * w.hidden * w.experts / rate
-        expert = L * mp * moe_frac * (expert + router)
+        moe_units = 4.0 if w.recomputes("moe") else 3.0
+        shared_units = 4.0 if w.recomputes("moe") or w.recomputes("shared_experts") else 3.0
+        expert = L * moe_frac * (moe_units * (routed + router) + shared_units * shared)
+        expert_unit = L * moe_frac * (routed + router + shared)
+    ap = 4.0 if w.recomputes("core_attn") else 3.0
     score = tokens * attention_score_flops_per_token(w) / w.tp
     if w.flash_attention:
         att_rate = gpu_peak_tflops(gpu, "bf16") * 1e12 * ATTENTION_EFFICIENCY.get(
@@ -771,14 +828,15 @@ def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
         memory_s = MEMORY_PASSES[w.recompute] * act * L / (hbm * 1e12)
         if fp8:
             # forward: the inputs; backward: the output gradients (both sides of every GEMM)
-            cast_s = cast * FP8_CAST_BYTES * (mp / 3.0) / (hbm * 1e12)
+            per_value = FP8_CAST_BYTES + (MXFP8_SCALE_BYTES if w.precision == "mxfp8" else 0.0)
+            cast_s = cast * per_value * (mp / 3.0) / (hbm * 1e12)
             memory_s += cast_s
     busiest = flops_gpu * (L * w.pp / w.layers) / m
     effective = busiest / (gemm_s * peak * 1e12) if gemm_s > 0 else eff
     # backward by part: 2 forward units of each GEMM, of the 3 or 4 run; the attention core's
     # backward (with flash attention 2.5 units); the logit layer 2 of 3 (never recomputed); the
     # memory-bound passes 2 of MEMORY_PASSES (reading activations, writing their gradients)
-    backward = (2.0 / mp) * (linear + expert) + attention_bwd + logit * 2.0 / 3.0 \
+    backward = 2.0 * (linear_unit + expert_unit) + attention_bwd + logit * 2.0 / 3.0 \
         + memory_s * 2.0 / MEMORY_PASSES[w.recompute]
     return ComputeTimes(flops_gpu, gemm_s, memory_s, peak, effective, w.recompute,
                         linear, attention, logit, expert, cast_s, backward)

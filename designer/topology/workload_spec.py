@@ -15,7 +15,12 @@ from dataclasses import dataclass, fields
 
 #: number formats a workload may name (``Workload.precision``); the engine's
 #: ``workload.PRECISION_BYTES`` gives their sizes
-PRECISIONS = ("bf16", "fp16", "fp8", "fp32", "tf32")
+PRECISIONS = ("bf16", "fp16", "fp8", "mxfp8", "fp32", "tf32")
+#: modules a selective recomputation may re-run, by Megatron-Core's names
+#: (``TransformerConfig.recompute_modules``, megatron/core/transformer/transformer_config.py:
+#: "core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts"; default
+#: ["core_attn"])
+RECOMPUTE_MODULES = ("core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts")
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,10 @@ class WorkloadSpec:
     hidden: int = 2048
     heads: int = 16
     kv_heads: int = 0  #: key/value heads (grouped-query attention); 0 = heads (multi-head)
+    #: width of each query/key/value head; 0 = hidden / heads. Set apart from it where a model's
+    #: heads are wider than hidden/heads (Qwen3-235B-A22B: hidden 4096, 64 heads of 128,
+    #: config.json ``head_dim``; Qwen3 technical report, arXiv 2505.09388, Table 2)
+    head_dim: int = 0
     ffn_hidden: int = 0  #: SwiGLU MLP width (Llama-style block); 0 = GPT MLP of width 4·hidden
     #: MLP kind: "" = GPT GELU MLP without ffn_hidden, SwiGLU with it; "gelu" / "relu2" (two
     #: matrices, e.g. Nemotron's squared ReLU); "swiglu" (three: gate, up, down)
@@ -66,6 +75,9 @@ class WorkloadSpec:
     #: with ``recompute``: "full" (each layer's forward re-run) or "selective" (only the attention
     #: core, Korthikanti et al. 2023 §5)
     recompute_granularity: str = "full"
+    #: with granularity "selective": the modules re-run in the backward pass, comma-separated
+    #: (``RECOMPUTE_MODULES``, Megatron-Core's ``--recompute-modules``); "" = "core_attn"
+    recompute_modules: str = ""
     interleave: int = 1  #: virtual pipeline stages per GPU (1 = plain 1F1B)
     optimizer_sharded: bool = False
     #: ZeRO stage (Rajbhandari et al. 2020): 1 optimizer state, 2 + gradients, 3 + weights (FSDP)
