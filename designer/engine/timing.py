@@ -36,6 +36,12 @@ def collective(name: str, op: str, nbytes: float, calls: int, shape: coll.GroupS
 #: unspecified, MCore uses a default value of max(40000000, 1000000 * dp_size) parameters")
 BUCKET_PARAMS = 40_000_000
 BUCKET_PARAMS_PER_DP_RANK = 1_000_000
+#: streaming multiprocessors an expert-parallel dispatch/combine occupies while it runs beside
+#: compute (``ep_overlap``): 20, DeepSeek-V3 technical report §3.2.2 ("only 20 SMs are
+#: sufficient to fully utilize the bandwidths of IB and NVLink") and Megatron-Core's historical
+#: DeepEP default (transformer_config.py ``moe_deepep_num_sms``: "historical default 20");
+#: ASSUMED the same for NCCL's all-to-all (one SM per channel)
+EP_COMM_SMS = 20
 
 
 def derived_shape(shapes: dict[str, coll.GroupShape], dim: str, ranks: int) -> coll.GroupShape:
@@ -137,9 +143,25 @@ def ep_dim(w: Workload, ct, vol: tr.Volumes, shapes: dict[str, coll.GroupShape])
         # measured on the all-to-all flows (``traffic.alltoall_flows``): a rail carries one flow
         # to each other server of the group, the network stage reports the slowest flow
         g = replace(g, net_GBps=g.net_GBps * (g.nodes - 1))
-    c = collective("ep_alltoall", "alltoall", vol.ep_bytes, vol.ep_calls_per_micro_batch * w.micro_batches, g)
+    calls = vol.ep_calls_per_micro_batch * w.micro_batches
+    if w.moe_dispatcher == "flex" and g.nodes > 1:
+        # one copy per token and other server over the network (``traffic.remote_nodes_per_token``)
+        remote = vol.ep_bytes / w.top_k * tr.remote_nodes_per_token(w.experts, w.top_k, g.nodes)
+        t = coll.dispatch_s(vol.ep_bytes, remote, g)
+        c = CollectiveResult("ep_alltoall", "alltoall", "flex", "simple", vol.ep_bytes, calls, t,
+                             vol.ep_bytes / t / 1e9, vol.ep_bytes / t / 1e9 * (g.ranks - 1) / g.ranks,
+                             g.ranks, g.nodes)
+    else:
+        c = collective("ep_alltoall", "alltoall", vol.ep_bytes, calls, g)
     total = c.time_s * vol.ep_calls_per_micro_batch
-    exposed = max(0.0, total - ct.micro_batch_s) if vol.ep_overlap else total
+    exposed = total
+    if vol.ep_overlap:
+        exposed = max(0.0, total - ct.micro_batch_s)
+        sms = int(getattr(ct, "sms", 0) or 0)
+        if sms > EP_COMM_SMS:
+            # the hidden dispatches run on EP_COMM_SMS of the GPU's SMs, so the compute they
+            # hide behind runs on the rest for that long: (total − exposed)·s/(S − s) more
+            exposed += (total - exposed) * EP_COMM_SMS / (sms - EP_COMM_SMS)
     return Dim((c,), total, exposed)
 
 

@@ -373,3 +373,23 @@ def alltoall_flows(pl: Placement, dim: str = "ep") -> FlowSet:
     src, dst = Endpoints(table, src_i), Endpoints(table, dst_i)
     k = len(src)
     return FlowSet(src, dst, np.full(k, np.inf), g.astype(np.int64), [dim] * k, pl.job[groups[g, 0]])
+
+
+def remote_nodes_per_token(experts: int, top_k: int, nodes: int) -> float:
+    """Expected number of other servers a token's hidden state must reach when its top_k experts
+    are drawn evenly from ``experts`` spread over ``nodes`` servers of the EP group (derived: a
+    given server holds experts/nodes of them and is missed with probability
+    C(E − E/N, k)/C(E, k); the benchmarks force balanced routing, Megatron-Bridge performance
+    summary note "we force-balance the token distribution among experts"). A DeepEP/HybridEP
+    dispatcher (``moe_dispatcher`` "flex") sends the token once to each such server and fans it
+    out there over NVLink (DeepEP README: "kernels optimized for asymmetric-domain bandwidth
+    forwarding, such as forwarding data from NVLink domain to RDMA domain"), so this many copies
+    cross the network instead of the all-to-all's top_k·(N − 1)/N."""
+    if nodes <= 1 or experts <= 0 or top_k <= 0:
+        return 0.0
+    per = experts / nodes
+    missed = 1.0
+    for i in range(top_k):
+        missed *= max(0.0, experts - per - i) / (experts - i)
+    return (nodes - 1) * (1.0 - missed)
+

@@ -155,7 +155,8 @@ _INT_FIELDS = {"layers", "hidden", "heads", "kv_heads", "head_dim", "ffn_hidden"
                "shared_experts", "dense_layers", "q_lora_rank", "kv_lora_rank", "qk_head_dim",
                "rope_head_dim", "v_head_dim", "zero_stage"}
 #: string fields and their choices
-_CHOICE_FIELDS = {"mlp": ("", "gelu", "relu2", "swiglu"), "recompute_granularity": ("full", "selective")}
+_CHOICE_FIELDS = {"mlp": ("", "gelu", "relu2", "swiglu"), "recompute_granularity": ("full", "selective"),
+                  "moe_dispatcher": ("alltoall", "flex")}
 #: real-valued fields (and ``tokens_B``) and their lower bound (value, inclusive);
 #: ``tflops_per_gpu`` also stays at or below the GPU's dense peak (checked in :func:`from_dict`)
 _FLOAT_FIELDS = {"tokens": (0.0, False), "tokens_B": (0.0, False), "tflops_per_gpu": (0.0, True),
@@ -563,6 +564,10 @@ class ComputeTimes:
     #: the backward pass's share of ``micro_batch_s`` by part (see :func:`compute`); -1 = not
     #: computed (vision), then the 2-of-3 / 2-of-4 unit rule
     backward_s: float = -1.0
+    #: part of ``memory_s``: the MoE layers' token permutation, unpermutation and expert
+    #: activation kernels (:func:`moe_memory_bytes`)
+    moe_memory_s: float = 0.0
+    sms: int = 0  #: the GPU's streaming multiprocessors (catalog ``sms``; 0 = not given)
 
     @property
     def micro_batch_s(self) -> float:
@@ -831,15 +836,50 @@ def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
             per_value = FP8_CAST_BYTES + (MXFP8_SCALE_BYTES if w.precision == "mxfp8" else 0.0)
             cast_s = cast * per_value * (mp / 3.0) / (hbm * 1e12)
             memory_s += cast_s
+    moe_fwd, moe_bwd = moe_memory_bytes(w)
+    moe_mem = L * (w.moe_layers / w.layers) * (moe_fwd + moe_bwd) / (hbm * 1e12) if hbm > 0 and w.moe else 0.0
+    memory_s += moe_mem
     busiest = flops_gpu * (L * w.pp / w.layers) / m
     effective = busiest / (gemm_s * peak * 1e12) if gemm_s > 0 else eff
     # backward by part: 2 forward units of each GEMM, of the 3 or 4 run; the attention core's
     # backward (with flash attention 2.5 units); the logit layer 2 of 3 (never recomputed); the
     # memory-bound passes 2 of MEMORY_PASSES (reading activations, writing their gradients)
     backward = 2.0 * (linear_unit + expert_unit) + attention_bwd + logit * 2.0 / 3.0 \
-        + memory_s * 2.0 / MEMORY_PASSES[w.recompute]
+        + (memory_s - moe_mem) * 2.0 / MEMORY_PASSES[w.recompute] \
+        + (moe_mem * moe_bwd / (moe_fwd + moe_bwd) if moe_mem else 0.0)
     return ComputeTimes(flops_gpu, gemm_s, memory_s, peak, effective, w.recompute,
-                        linear, attention, logit, expert, cast_s, backward)
+                        linear, attention, logit, expert, cast_s, backward,
+                        moe_memory_s=moe_mem, sms=int(gpu.get("sms") or 0))
+
+
+def moe_memory_bytes(w: Workload) -> tuple[float, float]:
+    """HBM bytes of one MoE layer's memory-bound kernels per micro-batch on a GPU, forward and
+    backward (derived by counting the tensors each kernel reads and writes, as Korthikanti et
+    al. 2023 count activations; Megatron-Core's token dispatcher, megatron/core/transformer/moe/
+    token_dispatcher.py and moe_utils.py ``permute``/``unpermute``/``sort_chunks_by_idxs``):
+    the GPU's t = b·s/(cp·tp) tokens make c = t·top_k copies of h values.
+    Forward: permute (read t·h, write c·h) before the dispatch, the received copies sorted by
+    local expert (read and write c·h) and back after the experts (read and write c·h), unpermute
+    weighting and summing the copies (read c·h, write t·h); the experts' activation (SwiGLU:
+    read 2F, write F per copy; GELU/ReLU²: read F, write F): 2t·h + 6c·h + c·(2F + F).
+    Backward: the same permutations for the gradients, and the activation's backward (read the
+    2F input and the F output gradient, write 2F), 2t·h + 6c·h + 5c·F; one forward more of the
+    activation when Megatron-Core recomputes ``moe_act`` (or the whole ``moe`` layer, which
+    also re-runs the permutations). 16-bit values (``bytes_per_value``). The router's softmax
+    and top-k read t·experts logits (small next to these) and are not counted."""
+    if not w.moe:
+        return 0.0, 0.0
+    t = w.micro_batch * w.seq_len / (w.cp * w.tp)
+    c, h, F = t * w.top_k, w.hidden, w.moe_ffn_hidden
+    act_in = 2.0 * F if _mlp_matrices(w) == 3 else F
+    perm = 2.0 * t * h + 6.0 * c * h
+    fwd = perm + c * (act_in + F)
+    bwd = perm + c * (act_in + F + act_in)
+    if w.recomputes("moe"):
+        bwd += fwd
+    elif w.recomputes("moe_act"):
+        bwd += c * (act_in + F)
+    return fwd * w.bytes_per_value, bwd * w.bytes_per_value
 
 
 def bubble_s(w: Workload, micro_batch_s: float) -> float:

@@ -97,8 +97,12 @@ class WorkloadSpec:
     pp_overlap: bool = False
     dp_overlap: bool = False
     #: the EP all-to-all of one micro-batch runs during another's compute (DeepSeek-V3's
-    #: DualPipe, technical report §3.2.1)
+    #: DualPipe, technical report §3.2.1; Megatron-Core's ``overlap_moe_expert_parallel_comm``)
     ep_overlap: bool = False
+    #: MoE token dispatcher (Megatron-Core ``moe_token_dispatcher_type``): "alltoall" sends one
+    #: copy of a token per chosen expert; "flex" (DeepEP / HybridEP backends) sends it once per
+    #: other server holding one of its experts and fans it out there over NVLink
+    moe_dispatcher: str = "alltoall"
     flash_attention: bool = False  #: fused attention that never stores the s×s scores
     sequence_parallel: bool = False  #: LayerNorm/dropout activations split over the TP ranks
     tokens: float = 300e9
