@@ -227,7 +227,8 @@ def _intra(op: str, nbytes: float, g: GroupShape) -> float:
     if k <= 1:
         return 0.0
     local = GroupShape(ranks=k, nodes=1, nvlink_GBps=g.nvlink_GBps, pcie_gen=g.pcie_gen)
-    return _ring(op, nbytes, local, "simple")[0]
+    ring = _ring(op, nbytes, local, "simple")
+    return ring[0] if ring is not None else math.inf
 
 
 def _hierarchical(op: str, nbytes: float, g: GroupShape, proto: str) -> tuple[float, float] | None:

@@ -79,7 +79,7 @@ def volumes(w: Workload) -> Volumes:
     if w.cp > 1:
         if w.kv_lora_rank:
             dqk = (w.qk_head_dim or w.hidden // w.heads) + w.rope_head_dim
-            kv_width = w.heads * (dqk + (w.v_head_dim or w.qk_head_dim or w.hidden // w.heads))
+            kv_width: float = w.heads * (dqk + (w.v_head_dim or w.qk_head_dim or w.hidden // w.heads))
         else:
             kv_width = 2.0 * (w.kv_heads or w.heads) * w.head_width if w.head_dim \
                 else 2.0 * w.hidden * (w.kv_heads or w.heads) / w.heads
@@ -292,6 +292,11 @@ def _pxn(t: RailTable, sender: np.ndarray, src: np.ndarray, dst: np.ndarray) -> 
     return out
 
 
+def _jobs(pl: Placement) -> np.ndarray:
+    """Each rank's job (a placement sets it when made; one job where it was not given)."""
+    return pl.job if pl.job is not None else np.zeros(len(pl.server), dtype=np.int64)
+
+
 def storage_flows(pl: Placement, per_server_GBps: float) -> FlowSet:
     """Each used server reads ``per_server_GBps`` spread over its storage ports, from the storage
     systems it reaches in round robin (the k-th used server from its k mod count-th)."""
@@ -299,7 +304,7 @@ def storage_flows(pl: Placement, per_server_GBps: float) -> FlowSet:
         return empty()
     src, dst, dem, job = [], [], [], []
     used, first = np.unique(pl.server, return_index=True)
-    for k, (s, j) in enumerate(zip(used, pl.job[first])):
+    for k, (s, j) in enumerate(zip(used, _jobs(pl)[first])):
         info = pl.servers[int(s)]
         for e in info.storage_ports:
             src.append(info.storage_targets[k % len(info.storage_targets)])
@@ -372,7 +377,7 @@ def alltoall_flows(pl: Placement, dim: str = "ep") -> FlowSet:
     dst_i = np.where(nrails[b] > 0, first[b] + np.minimum(rail, nrails[b] - 1), none)
     src, dst = Endpoints(table, src_i), Endpoints(table, dst_i)
     k = len(src)
-    return FlowSet(src, dst, np.full(k, np.inf), g.astype(np.int64), [dim] * k, pl.job[groups[g, 0]])
+    return FlowSet(src, dst, np.full(k, np.inf), g.astype(np.int64), [dim] * k, _jobs(pl)[groups[g, 0]])
 
 
 def remote_nodes_per_token(experts: int, top_k: int, nodes: int) -> float:

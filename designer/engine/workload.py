@@ -42,7 +42,7 @@ from designer.errors import UsageError
 from designer.topology.workload_spec import RECOMPUTE_MODULES, WorkloadSpec
 
 #: bytes per value of each training precision (weights, activations and gradients)
-PRECISION_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1, "mxfp8": 1, "fp32": 4, "tf32": 4}
+PRECISION_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1, "fp32": 4, "tf32": 4, "mxfp8": 1}
 #: the 8-bit GEMM formats: per-tensor scaled FP8 (Hopper and later) and MXFP8, FP8 values with an
 #: 8-bit power-of-two scale per block of 32 (OCP Microscaling Formats MX v1.0, 2023, §5; run by the
 #: Blackwell tensor cores at the FP8 rate, Transformer Engine's MXFP8BlockScaling recipe)
@@ -212,9 +212,20 @@ def from_dict(data: dict[str, Any], total_gpus: int, where: str = "workload",
     entry of the design's GPU, which also bounds ``tflops_per_gpu`` by its dense peak). Raises
     UsageError naming the bad field.
     """
-    values: dict[str, Any] = {}
     data = dict(data)
     gpu_model = str((gpu or {}).get("id", ""))
+    w = Workload(**_field_values(data, gpu_model, where))
+    _check_kind(w, where, gpu, gpu_model)
+    _check_ranges(w, where)
+    w = _sized(w, data, total_gpus, where)
+    _check_shapes(w, where)
+    return w
+
+
+def _field_values(data: dict[str, Any], gpu_model: str, where: str) -> dict[str, Any]:
+    """The Workload fields ``data`` sets (``from_dict``), numbers and booleans checked; ``data``
+    gains the fields its aliases give (``kind`` "llm", ``tokens_B``, ``samples_per_s_<gpu>``)."""
+    values: dict[str, Any] = {}
     if data.get("kind") == "llm":
         data["kind"] = "transformer"
     if "tokens" not in data and data.get("tokens_B"):
@@ -231,7 +242,11 @@ def from_dict(data: dict[str, Any], total_gpus: int, where: str = "workload",
     for key in _BOOL_FIELDS:
         if key in values and not isinstance(values[key], bool):
             raise UsageError(f"{where}: '{key}' must be true or false, got {values[key]!r}")
-    w = Workload(**values)
+    return values
+
+
+def _check_kind(w: Workload, where: str, gpu: dict[str, Any] | None, gpu_model: str) -> None:
+    """Kind, precision, recomputed modules and the achieved rate against the design's GPU."""
     if w.preprocess_core_s_per_sample > MAX_PREPROCESS_CORE_S:
         raise UsageError(f"{where}: 'preprocess_core_s_per_sample' = {short(w.preprocess_core_s_per_sample)} "
                          f"core-seconds per sample is beyond any data pipeline (at most "
@@ -257,6 +272,10 @@ def from_dict(data: dict[str, Any], total_gpus: int, where: str = "workload",
         raise UsageError(f"{where}: 'tflops_per_gpu' {w.tflops_per_gpu:g} is above the {gpu_model} "
                          f"dense {w.precision} peak of {peak:g} TFLOP/s; give an achieved rate "
                          f"(below the peak) or 0 to let the engine predict it")
+
+
+def _check_ranges(w: Workload, where: str) -> None:
+    """Counts in their ranges, choices among their choices, a consistent MoE."""
     for key in ("layers", "hidden", "heads", "vocab", "seq_len", "tp", "pp", "micro_batch",
                 "global_batch", "interleave"):
         if getattr(w, key) < 1:
@@ -276,6 +295,11 @@ def from_dict(data: dict[str, Any], total_gpus: int, where: str = "workload",
     if w.zero_stage > 3:
         raise UsageError(f"{where}: 'zero_stage' must be 0, 1, 2 or 3, got {w.zero_stage}")
     _check_moe(w, where)
+
+
+def _sized(w: Workload, data: dict[str, Any], total_gpus: int, where: str) -> Workload:
+    """``w`` with dp filled from the design (or the entry's ``gpus``) and ep lowered to what the
+    cp·dp ranks split into; refused when it needs more GPUs than the design has."""
     if w.dp < 0:
         raise UsageError(f"{where}: 'dp' must be 0 (fill the design) or positive, got {w.dp}")
     if w.dp == 0:
@@ -297,6 +321,11 @@ def from_dict(data: dict[str, Any], total_gpus: int, where: str = "workload",
         # largest expert-parallel size that splits both the experts and the cp·dp ranks (the
         # result's workload shows the ep used)
         w = replace(w, ep=max(d for d in range(1, w.ep + 1) if w.experts % d == 0 and w.dp_ranks % d == 0))
+    return w
+
+
+def _check_shapes(w: Workload, where: str) -> None:
+    """Sequence, batch, pipeline and head shapes that must divide evenly."""
     if w.cp > 1 and w.seq_len % (2 * w.cp):
         raise UsageError(f"{where}: seq_len {w.seq_len} must be a multiple of 2 x cp = {2 * w.cp} "
                          f"(each context-parallel rank holds two balanced chunks of the sequence)")
@@ -315,7 +344,6 @@ def from_dict(data: dict[str, Any], total_gpus: int, where: str = "workload",
         if w.kv_heads and w.heads % w.kv_heads:
             raise UsageError(f"{where}: heads {w.heads} must be a multiple of kv_heads {w.kv_heads} "
                              f"(each key/value head serves a group of query heads)")
-    return w
 
 
 def shrunk_ep_warning(data: dict[str, Any], w: Workload) -> str | None:
@@ -368,7 +396,8 @@ def _attention_matrices(w: Workload) -> list[tuple[float, float]]:
     if w.kv_lora_rank:
         dh, dr = w.qk_head_dim or h // a, w.rope_head_dim
         dv = w.v_head_dim or dh
-        q = [(h, w.q_lora_rank), (w.q_lora_rank, a * (dh + dr))] if w.q_lora_rank else [(h, a * (dh + dr))]
+        q: list[tuple[float, float]] = [(h, w.q_lora_rank), (w.q_lora_rank, a * (dh + dr))] \
+            if w.q_lora_rank else [(h, a * (dh + dr))]
         return q + [(h, w.kv_lora_rank + dr), (w.kv_lora_rank, a * (dh + dv)), (a * dv, h)]
     kv = w.kv_heads or a
     if w.head_dim:  # heads of their own width d: Q a·d, K and V kv·d each, output a·d → h
@@ -734,6 +763,108 @@ def _matrix_time(w: Workload, gpu: dict[str, Any], shapes, tokens: float, split:
     return t, cast
 
 
+@dataclass(frozen=True)
+class _Gemms:
+    """How a micro-batch's GEMMs run on a GPU: FP8 or not, the 16-bit GEMM rate (FLOP/s), the
+    GPU's tokens (b·s/cp)."""
+
+    gpu: dict[str, Any]
+    fp8: bool
+    rate: float
+    tokens: float
+
+
+def _linear_parts(w: Workload, g: _Gemms) -> tuple[float, float, float]:
+    """The stage's attention and dense-MLP GEMMs: (seconds over all forward units run, seconds of
+    one unit, values cast to FP8). Forward units per module: 3 (a forward and a backward of two),
+    4 when it is recomputed (:meth:`Workload.recomputes`: everything with full recomputation, the
+    listed modules with selective), the MLA up-projections alone with ``mla_up_proj``."""
+    L, ffn = w.stage_layers, w.ffn_hidden or 4 * w.hidden
+    att_t, att_cast = _matrix_time(w, g.gpu, _attention_matrices(w), g.tokens, w.tp, g.fp8, g.rate)
+    mlp_t, mlp_cast = _matrix_time(w, g.gpu, _mlp_shapes(w, ffn), g.tokens, w.tp, g.fp8, g.rate)
+    dense_frac = 1.0 - (w.moe_layers / w.layers)
+    full = 4.0 if w.recompute and w.recompute_granularity == "full" else 3.0
+    up_t = _matrix_time(w, g.gpu, _mla_up_matrices(w), g.tokens, w.tp, g.fp8, g.rate, row_last=False)[0]
+    att_units = full * att_t + (1.0 if w.recomputes("mla_up_proj") and full == 3.0 else 0.0) * up_t
+    mlp_units = 4.0 if w.recomputes("mlp") else 3.0
+    return (L * (att_units + dense_frac * mlp_units * mlp_t), L * (att_t + dense_frac * mlp_t),
+            L * (att_cast + dense_frac * mlp_cast))
+
+
+def _expert_parts(w: Workload, g: _Gemms) -> tuple[float, float, float]:
+    """The stage's MoE GEMMs (routed experts as grouped GEMMs with top_k·tokens rows, each local
+    expert seeing tokens·top_k·ep/experts of them, the router, the shared experts): (seconds over
+    the units run, one unit, values cast to FP8); 4 units for what ``moe`` / ``shared_experts``
+    recomputation re-runs."""
+    if not w.moe:
+        return 0.0, 0.0, 0.0
+    L, moe_frac = w.stage_layers, w.moe_layers / w.layers
+    shapes = _mlp_shapes(w, w.moe_ffn_hidden)
+    per_expert = g.tokens * w.top_k * w.ep / w.experts
+    rows = g.tokens * w.top_k
+    et, ec = _matrix_time(w, g.gpu, shapes, per_expert, w.tp, g.fp8, g.rate)
+    routed = et * rows / per_expert
+    cast = L * moe_frac * ec * rows / per_expert
+    shared = 0.0
+    if w.shared_experts:
+        shared, sc = _matrix_time(w, g.gpu, _mlp_shapes(w, w.moe_ffn_hidden * w.shared_experts),
+                                  g.tokens, w.tp, g.fp8, g.rate)
+        cast += L * moe_frac * sc
+    router = 2.0 * g.tokens * w.hidden * w.experts / g.rate
+    moe_units = 4.0 if w.recomputes("moe") else 3.0
+    shared_units = 4.0 if w.recomputes("moe") or w.recomputes("shared_experts") else 3.0
+    return (L * moe_frac * (moe_units * (routed + router) + shared_units * shared),
+            L * moe_frac * (routed + router + shared), cast)
+
+
+def _attention_parts(w: Workload, gpu: dict[str, Any], tokens: float) -> tuple[float, float]:
+    """The stage's attention core (seconds, and its backward share): with ``flash_attention`` the
+    causal half at ``ATTENTION_EFFICIENCY`` with FlashAttention's extra backward products, else
+    Megatron's unfused core over the full square at the measured standard-attention rate, forward
+    1 and backward 2.5 units as that benchmark credits them; recomputation of ``core_attn``: +1."""
+    L = w.stage_layers
+    ap = 4.0 if w.recomputes("core_attn") else 3.0
+    score = tokens * attention_score_flops_per_token(w) / w.tp
+    if w.flash_attention:
+        att_rate = gpu_peak_tflops(gpu, "bf16") * 1e12 * ATTENTION_EFFICIENCY.get(
+            int(gpu.get("nvlink_gen") or 4), 0.5)
+        attention = L * 0.5 * score * (ap + FLASH_BACKWARD_EXTRA) / att_rate
+    else:
+        std_rate = gpu_peak_tflops(gpu, "bf16") * 1e12 * UNFUSED_ATTENTION_EFFICIENCY
+        attention = L * score * (ap + FLASH_BACKWARD_EXTRA) / std_rate
+    return attention, attention * (2.0 + FLASH_BACKWARD_EXTRA) / (ap + FLASH_BACKWARD_EXTRA)
+
+
+def _memory_parts(w: Workload, gpu: dict[str, Any], fp8: bool, cast: float, mp: float
+                  ) -> tuple[float, float, float, float]:
+    """The stage's memory-bound time over HBM: (all of it, the FP8 casts in it, the MoE kernels in
+    it, the backward share of the MoE kernels). Activation passes (``MEMORY_PASSES``) over the
+    layer's activation bytes (the unfused softmax's bytes are inside the measured attention
+    time), the casts of every GEMM input and output gradient (``FP8_CAST_BYTES`` per value, MXFP8
+    with its block scales), the MoE layers' permutations and activation (:func:`moe_memory_bytes`)."""
+    hbm = float(gpu.get("memory_bw_TBps") or 0.0)
+    if hbm <= 0:
+        return 0.0, 0.0, 0.0, 0.0
+    L = w.stage_layers
+    act = activation_bytes_per_layer(w)
+    if not w.flash_attention:
+        s_loc = w.seq_len / w.cp
+        act -= UNFUSED_SCORE_BYTES_IN_KERNEL * 5.0 * w.heads * s_loc * w.seq_len * w.micro_batch \
+            / w.tp * w.bytes_per_value / 2.0
+    memory_s = MEMORY_PASSES[w.recompute] * act * L / (hbm * 1e12)
+    cast_s = 0.0
+    if fp8:
+        # forward: the inputs; backward: the output gradients (both sides of every GEMM)
+        per_value = FP8_CAST_BYTES + (MXFP8_SCALE_BYTES if w.precision == "mxfp8" else 0.0)
+        cast_s = cast * per_value * (mp / 3.0) / (hbm * 1e12)
+        memory_s += cast_s
+    moe_fwd, moe_bwd = moe_memory_bytes(w)
+    if not w.moe or moe_fwd + moe_bwd <= 0:
+        return memory_s, cast_s, 0.0, 0.0
+    moe_mem = L * (w.moe_layers / w.layers) * (moe_fwd + moe_bwd) / (hbm * 1e12)
+    return memory_s + moe_mem, cast_s, moe_mem, moe_bwd / (moe_fwd + moe_bwd)
+
+
 def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
     """Compute time of one micro-batch on the busiest GPU of a pipeline (all its layers).
 
@@ -774,79 +905,21 @@ def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
     tokens = w.micro_batch * w.seq_len / w.cp
     mp = _passes(w)[0]
     L = w.stage_layers
-    ffn = w.ffn_hidden or 4 * w.hidden
-    att_t, att_cast = _matrix_time(w, gpu, _attention_matrices(w), tokens, w.tp, fp8, rate)
-    mlp_t, mlp_cast = _matrix_time(w, gpu, _mlp_shapes(w, ffn), tokens, w.tp, fp8, rate)
-    dense_frac = 1.0 - (w.moe_layers / w.layers)
-    # forward units of each module: 3 (forward + a backward of two), 4 when it is recomputed
-    # (Workload.recomputes: all with full recomputation, the listed modules with selective)
-    full = 4.0 if w.recompute and w.recompute_granularity == "full" else 3.0
-    up_t = _matrix_time(w, gpu, _mla_up_matrices(w), tokens, w.tp, fp8, rate, row_last=False)[0]
-    att_units = full * att_t + (1.0 if w.recomputes("mla_up_proj") and full == 3.0 else 0.0) * up_t
-    mlp_units = 4.0 if w.recomputes("mlp") else 3.0
-    linear = L * (att_units + dense_frac * mlp_units * mlp_t)
-    linear_unit = L * (att_t + dense_frac * mlp_t)
-    cast = L * (att_cast + dense_frac * mlp_cast)
-    expert = expert_unit = 0.0
-    if w.moe:
-        moe_frac = w.moe_layers / w.layers
-        shapes = _mlp_shapes(w, w.moe_ffn_hidden)
-        per_expert = tokens * w.top_k * w.ep / w.experts
-        rows = tokens * w.top_k
-        et, ec = _matrix_time(w, gpu, shapes, per_expert, w.tp, fp8, rate)
-        routed = et * rows / per_expert
-        cast += L * moe_frac * ec * rows / per_expert
-        shared = 0.0
-        if w.shared_experts:
-            shared, sc = _matrix_time(w, gpu, _mlp_shapes(w, w.moe_ffn_hidden * w.shared_experts),
-                                      tokens, w.tp, fp8, rate)
-            cast += L * moe_frac * sc
-        router = 2.0 * tokens * w.hidden * w.experts / rate
-        moe_units = 4.0 if w.recomputes("moe") else 3.0
-        shared_units = 4.0 if w.recomputes("moe") or w.recomputes("shared_experts") else 3.0
-        expert = L * moe_frac * (moe_units * (routed + router) + shared_units * shared)
-        expert_unit = L * moe_frac * (routed + router + shared)
-    ap = 4.0 if w.recomputes("core_attn") else 3.0
-    score = tokens * attention_score_flops_per_token(w) / w.tp
-    if w.flash_attention:
-        att_rate = gpu_peak_tflops(gpu, "bf16") * 1e12 * ATTENTION_EFFICIENCY.get(
-            int(gpu.get("nvlink_gen") or 4), 0.5)
-        attention = L * 0.5 * score * (ap + FLASH_BACKWARD_EXTRA) / att_rate
-        attention_bwd = attention * (2.0 + FLASH_BACKWARD_EXTRA) / (ap + FLASH_BACKWARD_EXTRA)
-    else:
-        # Megatron's unfused core over the full square at the measured standard-attention rate,
-        # forward 1 and backward 2.5 units as that benchmark credits them (recomputation: +1)
-        std_rate = gpu_peak_tflops(gpu, "bf16") * 1e12 * UNFUSED_ATTENTION_EFFICIENCY
-        attention = L * score * (ap + FLASH_BACKWARD_EXTRA) / std_rate
-        attention_bwd = attention * (2.0 + FLASH_BACKWARD_EXTRA) / (ap + FLASH_BACKWARD_EXTRA)
+    g = _Gemms(gpu, fp8, rate, tokens)
+    linear, linear_unit, cast = _linear_parts(w, g)
+    expert, expert_unit, expert_cast = _expert_parts(w, g)
+    cast += expert_cast
+    attention, attention_bwd = _attention_parts(w, gpu, tokens)
     logit = 3.0 * 2.0 * tokens * w.vocab * w.hidden / w.tp / rate * logit_share(w)
     gemm_s = linear + expert + attention + logit
-    memory_s = 0.0
-    cast_s = 0.0
-    hbm = float(gpu.get("memory_bw_TBps") or 0.0)
-    if hbm > 0:
-        act = activation_bytes_per_layer(w)
-        if not w.flash_attention:  # the softmax's bytes are inside the measured attention time
-            s_loc = w.seq_len / w.cp
-            act -= UNFUSED_SCORE_BYTES_IN_KERNEL * 5.0 * w.heads * s_loc * w.seq_len * w.micro_batch \
-                / w.tp * w.bytes_per_value / 2.0
-        memory_s = MEMORY_PASSES[w.recompute] * act * L / (hbm * 1e12)
-        if fp8:
-            # forward: the inputs; backward: the output gradients (both sides of every GEMM)
-            per_value = FP8_CAST_BYTES + (MXFP8_SCALE_BYTES if w.precision == "mxfp8" else 0.0)
-            cast_s = cast * per_value * (mp / 3.0) / (hbm * 1e12)
-            memory_s += cast_s
-    moe_fwd, moe_bwd = moe_memory_bytes(w)
-    moe_mem = L * (w.moe_layers / w.layers) * (moe_fwd + moe_bwd) / (hbm * 1e12) if hbm > 0 and w.moe else 0.0
-    memory_s += moe_mem
+    memory_s, cast_s, moe_mem, moe_bwd_share = _memory_parts(w, gpu, fp8, cast, mp)
     busiest = flops_gpu * (L * w.pp / w.layers) / m
     effective = busiest / (gemm_s * peak * 1e12) if gemm_s > 0 else eff
     # backward by part: 2 forward units of each GEMM, of the 3 or 4 run; the attention core's
     # backward (with flash attention 2.5 units); the logit layer 2 of 3 (never recomputed); the
     # memory-bound passes 2 of MEMORY_PASSES (reading activations, writing their gradients)
     backward = 2.0 * (linear_unit + expert_unit) + attention_bwd + logit * 2.0 / 3.0 \
-        + (memory_s - moe_mem) * 2.0 / MEMORY_PASSES[w.recompute] \
-        + (moe_mem * moe_bwd / (moe_fwd + moe_bwd) if moe_mem else 0.0)
+        + (memory_s - moe_mem) * 2.0 / MEMORY_PASSES[w.recompute] + moe_mem * moe_bwd_share
     return ComputeTimes(flops_gpu, gemm_s, memory_s, peak, effective, w.recompute,
                         linear, attention, logit, expert, cast_s, backward,
                         moe_memory_s=moe_mem, sms=int(gpu.get("sms") or 0))
@@ -999,7 +1072,7 @@ def memory_per_gpu_GB(w: Workload) -> float | None:
     if w.kind == "vision":
         return state_GB
     s, b, h = w.seq_len / w.cp, w.micro_batch, w.hidden
-    in_flight = min(w.pp, w.micro_batches)
+    in_flight: float = min(w.pp, w.micro_batches)
     if w.interleave > 1:
         in_flight = w.pp * (1.0 + (w.pp - 1) / (w.pp * w.interleave))
     layer = activation_bytes_megatron(w)

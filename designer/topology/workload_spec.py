@@ -12,10 +12,11 @@ checks the ranges that depend on the design when it runs. It lives here so that
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import Any
 
 #: number formats a workload may name (``Workload.precision``); the engine's
 #: ``workload.PRECISION_BYTES`` gives their sizes
-PRECISIONS = ("bf16", "fp16", "fp8", "mxfp8", "fp32", "tf32")
+PRECISIONS = ("bf16", "fp16", "fp8", "fp32", "tf32", "mxfp8")
 #: modules a selective recomputation may re-run, by Megatron-Core's names
 #: (``TransformerConfig.recompute_modules``, megatron/core/transformer/transformer_config.py:
 #: "core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts"; default
@@ -124,7 +125,7 @@ class WorkloadSpec:
 #: :class:`WorkloadSpec`)
 WORKLOAD_FIELD_TYPES: dict[str, str] = {f.name: str(f.type) for f in fields(WorkloadSpec)}
 
-_JSON_TYPE = {"str": {"type": "string"}, "bool": {"type": "boolean"},
+_JSON_TYPE: dict[str, dict[str, Any]] = {"str": {"type": "string"}, "bool": {"type": "boolean"},
               "int": {"type": "integer", "minimum": 0}, "float": {"type": "number", "minimum": 0}}
 
 
