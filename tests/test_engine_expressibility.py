@@ -150,3 +150,31 @@ def test_timing_shows_exposed_and_hidden_per_dimension():
     assert off.hidden_s(w)["tp"] == 0 and off.breakdown["tp_comm"] > 0
     assert on.hidden_s(w)["tp"] > 0
     assert on.breakdown["tp_comm"] + on.hidden_s(w)["tp"] == pytest.approx(off.breakdown["tp_comm"])
+
+
+LLAMA70 = dict(layers=80, hidden=8192, heads=64, kv_heads=8, ffn_hidden=28672, vocab=128256, seq_len=8192,
+               tp=1, pp=1, dp=64, global_batch=128, micro_batch=2, zero_stage=3, flash_attention=True,
+               recompute=False, precision="fp8")
+
+
+def test_activation_offload_frees_the_offloaded_layers_memory():
+    """Megatron-Bridge 25.09's GB200 Llama 3 70B FP8 recipe (FSDP, MBS 2, cpu_offloading_num_layers
+    40): the activations of 40 of the 80 layers leave GPU memory, one layer in transit stays."""
+    full, off = W.Workload(**LLAMA70), W.Workload(**LLAMA70, offload_layers=40)
+    freed = (W.memory_per_gpu_GB(full) - W.memory_per_gpu_GB(off)) * 1e9
+    assert freed == pytest.approx(39 * W.activation_bytes_megatron(full) * 1.05, rel=1e-6)
+    assert W.kept_layers(off) == 41 and W.kept_layers(full) == 80
+
+
+def test_activation_offload_costs_only_what_compute_does_not_hide():
+    gb200 = CAT.get("gpu", "gb200-gpu")
+    assert gb200["host_link_GBps"] == 225
+    base = W.compute(W.Workload(**LLAMA70), gb200)
+    hidden = W.compute(W.Workload(**LLAMA70, offload_layers=40), gb200)
+    assert hidden.offload_s == 0 and hidden.micro_batch_s == pytest.approx(base.micro_batch_s)
+    # over a PCIe Gen5 x16 (no host_link_GBps) the same copies exceed the forward and the backward
+    slow = W.compute(W.Workload(**LLAMA70, offload_layers=80), {**gb200, "host_link_GBps": 0})
+    t = 80 * W.activation_bytes_megatron(W.Workload(**LLAMA70)) / 50.4e9
+    fwd = base.micro_batch_s - base.backward_s
+    assert slow.offload_s == pytest.approx((t - fwd) + (t - base.backward_s), rel=1e-6)
+    assert slow.micro_batch_s == pytest.approx(base.micro_batch_s + slow.offload_s)

@@ -38,6 +38,7 @@ import math
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
+from designer.engine.collectives import PCIE_X16_GBPS
 from designer.errors import UsageError
 from designer.topology.workload_spec import RECOMPUTE_MODULES, WorkloadSpec
 
@@ -150,7 +151,7 @@ MAX_LAYERLESS_CHUNKS = 2
 
 _BOOL_FIELDS = ("recompute", "optimizer_sharded", "flash_attention", "sequence_parallel",
                 "tp_comm_overlap", "pp_overlap", "dp_overlap", "ep_overlap")
-_INT_FIELDS = {"layers", "hidden", "heads", "kv_heads", "head_dim", "ffn_hidden", "vocab", "seq_len", "tp", "pp", "dp", "micro_batch",
+_INT_FIELDS = {"layers", "hidden", "heads", "kv_heads", "head_dim", "offload_layers", "ffn_hidden", "vocab", "seq_len", "tp", "pp", "dp", "micro_batch",
                "global_batch", "interleave", "cp", "ep", "experts", "top_k", "moe_ffn_hidden",
                "shared_experts", "dense_layers", "q_lora_rank", "kv_lora_rank", "qk_head_dim",
                "rope_head_dim", "v_head_dim", "zero_stage"}
@@ -280,7 +281,7 @@ def _check_ranges(w: Workload, where: str) -> None:
                 "global_batch", "interleave"):
         if getattr(w, key) < 1:
             raise UsageError(f"{where}: '{key}' must be at least 1, got {getattr(w, key)}")
-    for key in ("kv_heads", "head_dim", "ffn_hidden", "experts", "top_k", "moe_ffn_hidden", "shared_experts",
+    for key in ("kv_heads", "head_dim", "offload_layers", "ffn_hidden", "experts", "top_k", "moe_ffn_hidden", "shared_experts",
                 "dense_layers", "q_lora_rank", "kv_lora_rank", "qk_head_dim", "rope_head_dim",
                 "v_head_dim", "zero_stage"):
         if getattr(w, key) < 0:
@@ -597,6 +598,8 @@ class ComputeTimes:
     #: activation kernels (:func:`moe_memory_bytes`)
     moe_memory_s: float = 0.0
     sms: int = 0  #: the GPU's streaming multiprocessors (catalog ``sms``; 0 = not given)
+    #: part of ``memory_s``: activation offload beyond the compute it overlaps (:func:`offload_s`)
+    offload_s: float = 0.0
 
     @property
     def micro_batch_s(self) -> float:
@@ -920,9 +923,10 @@ def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
     # memory-bound passes 2 of MEMORY_PASSES (reading activations, writing their gradients)
     backward = 2.0 * (linear_unit + expert_unit) + attention_bwd + logit * 2.0 / 3.0 \
         + (memory_s - moe_mem) * 2.0 / MEMORY_PASSES[w.recompute] + moe_mem * moe_bwd_share
-    return ComputeTimes(flops_gpu, gemm_s, memory_s, peak, effective, w.recompute,
-                        linear, attention, logit, expert, cast_s, backward,
-                        moe_memory_s=moe_mem, sms=int(gpu.get("sms") or 0))
+    off_f, off_b = offload_s(w, gpu, gemm_s + memory_s - backward, backward)
+    return ComputeTimes(flops_gpu, gemm_s, memory_s + off_f + off_b, peak, effective, w.recompute,
+                        linear, attention, logit, expert, cast_s, backward + off_b,
+                        moe_memory_s=moe_mem, sms=int(gpu.get("sms") or 0), offload_s=off_f + off_b)
 
 
 def moe_memory_bytes(w: Workload) -> tuple[float, float]:
@@ -1048,6 +1052,32 @@ def activation_bytes_megatron(w: Workload) -> float:
     return acts * w.bytes_per_value / 2.0
 
 
+def kept_layers(w: Workload) -> int:
+    """Layers of the busiest stage whose activations stay in GPU memory: all but the
+    ``offload_layers`` sent to the host, of which one stays, the layer in transit (derived: its
+    copy to or from the host is under way while it is computed)."""
+    off = min(w.offload_layers, w.stage_layers)
+    return w.stage_layers - off + (1 if off else 0)
+
+
+def offload_s(w: Workload, gpu: dict[str, Any], forward_s: float, backward_s: float) -> tuple[float, float]:
+    """Exposed time of activation offload per micro-batch: the ``offload_layers`` layers'
+    stored activations (:func:`activation_bytes_megatron`, or the layer input with full
+    recomputation) copied to the host during the forward and back during the backward, over the
+    GPU's host link (catalog ``host_link_GBps``, else a PCIe x16 of its ``pcie_gen``) at the same
+    time as compute; exposed what exceeds the forward (copy out) and the backward (copy in):
+    (forward part, backward part)."""
+    off = min(w.offload_layers, w.stage_layers)
+    if off <= 0:
+        return 0.0, 0.0
+    layer = activation_bytes_megatron(w)
+    if w.recompute and w.recompute_granularity == "full":
+        layer = w.seq_len / w.cp * w.micro_batch * w.hidden * w.bytes_per_value / (w.tp if w.sequence_parallel else 1)
+    link = float(gpu.get("host_link_GBps") or 0.0) or PCIE_X16_GBPS.get(int(gpu.get("pcie_gen") or 5), PCIE_X16_GBPS[5])
+    t = off * layer / (link * 1e9)
+    return max(0.0, t - forward_s), max(0.0, t - backward_s)
+
+
 def memory_per_gpu_GB(w: Workload) -> float | None:
     """Estimated memory one GPU needs (GB, 10^9 bytes), or None when the parameters are not given.
 
@@ -1080,9 +1110,9 @@ def memory_per_gpu_GB(w: Workload) -> float | None:
         layer_input = s * b * h * w.bytes_per_value
         if w.sequence_parallel:
             layer_input /= w.tp
-        acts = in_flight * w.stage_layers * layer_input + layer
+        acts = in_flight * kept_layers(w) * layer_input + layer
     else:
-        acts = in_flight * w.stage_layers * layer
+        acts = in_flight * kept_layers(w) * layer
     # embedding input (8·s·b) and its dropout output (s·b·h) of every micro-batch in flight on the
     # first stage
     embedding = (8.0 * s * b + s * b * h * w.bytes_per_value / 2.0) * in_flight

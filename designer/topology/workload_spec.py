@@ -100,6 +100,10 @@ class WorkloadSpec:
     #: the EP all-to-all of one micro-batch runs during another's compute (DeepSeek-V3's
     #: DualPipe, technical report §3.2.1; Megatron-Core's ``overlap_moe_expert_parallel_comm``)
     ep_overlap: bool = False
+    #: activation offload (Megatron-Core ``cpu_offloading_num_layers`` with
+    #: ``cpu_offloading_activations``): the activations of this many of a stage's layers go to host
+    #: memory after their forward and come back before their backward; 0 = none
+    offload_layers: int = 0
     #: MoE token dispatcher (Megatron-Core ``moe_token_dispatcher_type``): "alltoall" sends one
     #: copy of a token per chosen expert; "flex" (DeepEP / HybridEP backends) sends it once per
     #: other server holding one of its experts and fans it out there over NVLink
