@@ -16,7 +16,12 @@ reduces and multicasts (``nvls``), between servers either the switches reduce in
 (``sharp``: NCCL's NVLS with CollNet/IB SHARP; plain CollNet with rings inside servers without
 NVLink SHARP) or a double binary tree does (``nvls_tree``). NCCL pipelines the two stages, so
 the slower one sets the rate (tuning.cc: bw = min(bwIntra, bwInter) for NVLS and NVLSTree).
-Reference figures: ``tests/data/nccl_reference.json``.
+NVLink 5 (B200, GB200 NVL72): NVLink SHARP is capped at the measured bus bandwidth
+(``NVLS_BUSBW_CAP_GBPS``), so its algbw falls with the rank count as measured. All-to-all
+(``alltoall``, algorithm ``pairwise``) sends every rank's share to every other rank at once, the
+remote shares over the rails and the rest over NVLink; :func:`dispatch_s` is the MoE dispatch of a
+DeepEP/HybridEP-style dispatcher (one copy per token and remote server).
+Reference figures: ``tests/data/nccl_reference.json``, ``tests/data/nccl_blackwell.json``.
 """
 
 from __future__ import annotations

@@ -7,6 +7,12 @@ Iteration model (Narayanan et al. SC'21 §2.2 and §3): with m micro-batches per
 The DP gradient all-reduce overlaps the backward pass of the last micro-batch (gradient buckets
 are reduced as they complete); only what is left over is exposed.
 
+Each dimension is one function (``tp_dim``, ``pp_dim``, ``cp_dim``, ``ep_dim``, ``dp_dim``) that
+returns its collectives, their total time and the part no compute hides; :func:`timing_of` keeps
+them apart (``Timing.dims``, ``Timing.hidden_s``), :func:`timing` is the tuple the pipeline uses.
+Every overlap has its switch in the workload (``tp_comm_overlap``, ``pp_overlap``, ``dp_overlap``,
+``ep_overlap``); off, the dimension's time is exposed in full.
+
 Input: the workload, its compute times (``workload.compute``), its traffic volumes
 (``traffic.Volumes``) and the communicator shapes the network stage measured. Pure: no
 topology, no numpy state.
