@@ -387,69 +387,130 @@ def exposed_extra_s(g: ServerGroup, inp: ResourceInputs, slow: float) -> float:
     return (g.comm_s - g.dp_comm_s) * (slow - 1.0) + after - before
 
 
-def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: HostCosts,
-            dc: DpuCosts, servers: int) -> _Server:
+@dataclass(frozen=True)
+class _Mode:
+    """Where one server group's infrastructure work runs, and on which engines."""
+
+    offload: bool  #: the DPUs run the stacks (scenario "dpu" and the server has DPUs)
+    smart: bool  #: the adapters work as ConnectX SmartNICs (scenario "smartnic" with adapters)
+    emulation: bool  #: the DPUs emulate the storage device (SNAP)
+    rail: DpuCapacity | None  #: engines of the rail adapters (None: host-managed)
+    sto: DpuCapacity | None  #: engines of the storage-only DPUs (None: reads arrive on the rails)
+    svc: DpuCapacity | None  #: the DPUs that host the Arm services
+
+    @property
+    def inline(self) -> bool:
+        """The adapter encrypts inline and switches in hardware (DPU or SmartNIC)."""
+        return self.offload or self.smart
+
+
+def _mode(g: ServerGroup) -> _Mode:
     offload = g.scenario == "dpu" and g.dpus > 0
     smart = g.scenario == "smartnic" and g.smartnic_capacity is not None
-    inline = offload or smart  # the adapter encrypts inline and switches in hardware
-    emulation = offload and g.dpu_storage_emulation
-    T = inp.iteration_s
-    window = g.comm_s if g.comm_s > 0 else T
-    hz = g.cpu_GHz * 1e9
     rail, sto = _capacities(g) if offload else ((g.smartnic_capacity, None) if smart else (None, None))
     # the DPUs that host the Arm services: the storage/north-south DPUs when the server has them
     # (and they have Arm cores), else the rail DPUs; each uses ITS OWN Arm kernel-path rate
     svc = sto if sto is not None and sto.arm_Hz > 0 else rail
+    return _Mode(offload=offload, smart=smart, emulation=offload and g.dpu_storage_emulation,
+                 rail=rail, sto=sto, svc=svc)
 
-    # --- collectives (inside the communication window)
-    kernel_b, rdma_b = hostcpu.collective_paths(offload=inline, rdma=g.rdma, encrypt=g.encrypt,
+
+@dataclass(frozen=True)
+class _Collectives:
+    """One server's crossing collectives in one iteration: bytes by path and host cycles by task
+    inside the communication window."""
+
+    kernel_b: float  #: sent + received over kernel TCP
+    rdma_b: float  #: sent + received over RDMA
+    window_cycles: dict[str, float]  #: host cycles by task while the collectives run
+    proxy_Hz: float  #: cycles per second the NCCL proxy threads keep busy
+
+    @property
+    def total_b(self) -> float:
+        return self.kernel_b + self.rdma_b
+
+    @property
+    def per_direction_b(self) -> float:
+        """What the DPU line and crypto engines see per direction."""
+        return per_direction(self.total_b)
+
+
+def _collectives(g: ServerGroup, m: _Mode, hc: HostCosts) -> _Collectives:
+    """Host cycles of the crossing collectives (network stack, software crypto, host virtual
+    switch, interrupts, NCCL proxies)."""
+    hz = g.cpu_GHz * 1e9
+    kernel_b, rdma_b = hostcpu.collective_paths(offload=m.inline, rdma=g.rdma, encrypt=g.encrypt,
                                                 rdma_bytes=g.rdma_bytes, tcp_bytes=g.tcp_bytes)
     coll_b = kernel_b + rdma_b  # sent + received: the host stacks handle both
-    coll_dir = per_direction(coll_b)  # what the DPU line and crypto engines see per direction
     win = {"network": hostcpu.network_cycles(kernel_b, rdma_b, hc),
-           "crypto": hostcpu.crypto_cycles(coll_b, hc) if g.encrypt and not inline else 0.0,
+           "crypto": hostcpu.crypto_cycles(coll_b, hc) if g.encrypt and not m.inline else 0.0,
            # host-managed isolation: the kernel path crosses the host virtual switch (RDMA uses
            # SR-IOV functions isolated by the NIC's embedded switch); with a DPU it switches,
            # a SmartNIC's embedded switch takes the flows (ASAP2)
            "virtualization": hostcpu.vswitch_cycles(kernel_b, hc.vswitch_cycles_per_packet,
                                                     hc.vswitch_packet_bytes)
-           if g.isolated and not inline else 0.0,
+           if g.isolated and not m.inline else 0.0,
            "irq": hostcpu.irq_cycles(kernel_b, 0.0, g.cpu_GHz, hc) if g.irq else 0.0}
     # NCCL's proxy threads poll the network while the crossing collectives run; over kernel TCP
     # (NCCL's socket transport) the same threads execute the socket calls, so the network cycles
     # are part of their busy time: counted once, the proxy adds only what the stack leaves idle
     proxy_Hz = g.gpus * hc.nccl_proxy_cores_per_gpu * hz if g.nccl_proxy and coll_b > 0 else 0.0
     win["nccl_proxy"] = max(0.0, proxy_Hz * g.comm_s - win["network"])
+    return _Collectives(kernel_b=kernel_b, rdma_b=rdma_b, window_cycles=win, proxy_Hz=proxy_Hz)
 
-    # --- background host work spread over the iteration: data loading
-    samples = inp.samples_per_iteration / servers
-    load_cycles = samples * inp.preprocess_core_s_per_sample * hz
-    load_cores = hostcpu.cores_needed(load_cycles, T, g.cpu_GHz)
 
-    # --- GPUDirect Storage: in effect only where the path can carry it (hostcpu.gds_problem);
-    # checkpoint writes need the RDMA path, reads also samples that go to the GPU undecoded
-    read_b = samples * inp.sample_bytes
+@dataclass(frozen=True)
+class _Reads:
+    """One server's storage read path in one iteration."""
+
+    read_b: float  #: bytes read
+    cpb: dict[str, float]  #: host cycles per byte read, by task
+    write_cpb: float  #: host cycles per byte of checkpoint writes
+    limits: dict[str, float]  #: bytes per second each path element gives the reads
+    rate: float  #: bytes per second achieved (the smallest limit)
+    limit: str  #: which element that is
+    arm_cpb: float  #: DPU Arm cycles per byte read
+    dram_pb: float  #: DPU memory passes per byte read
+    gds_read: bool  #: GPUDirect Storage in effect for the reads
+    warnings: tuple[str, ...]
+
+    @property
+    def host_cpb(self) -> float:
+        return sum(self.cpb.values())
+
+
+def _gds(g: ServerGroup, inp: ResourceInputs, m: _Mode, read_b: float,
+         host_preprocess: bool) -> tuple[bool, bool, list[str]]:
+    """GPUDirect Storage in effect for the reads and for the checkpoint writes, and why not
+    (:func:`designer.engine.hostcpu.gds_problem`): writes need the RDMA path, reads also samples
+    that go to the GPU undecoded. Inline encryption (DPU or SmartNIC) keeps the path on RDMA."""
     warnings: list[str] = []
-    # inline encryption (DPU or SmartNIC) keeps the storage path on RDMA, as for the collectives
-    path_why = hostcpu.gds_problem(offload=inline, rdma=g.rdma, transport=inp.storage_transport,
+    path_why = hostcpu.gds_problem(offload=m.inline, rdma=g.rdma, transport=inp.storage_transport,
                                    encrypt=g.encrypt) if g.gpudirect_storage else ""
     read_why = path_why or (hostcpu.gds_problem(
-        offload=inline, rdma=g.rdma, transport=inp.storage_transport, encrypt=g.encrypt,
-        host_preprocess=load_cycles > 0) if g.gpudirect_storage and read_b > 0 else "")
+        offload=m.inline, rdma=g.rdma, transport=inp.storage_transport, encrypt=g.encrypt,
+        host_preprocess=host_preprocess) if g.gpudirect_storage and read_b > 0 else "")
     if path_why:
         warnings.append(f"GPUDirect Storage is set but {path_why}: storage reads and checkpoint "
                         f"writes are modelled through the host bounce buffer (cuFile compatibility mode)")
     elif read_why:
         warnings.append(f"GPUDirect Storage is set but {read_why}: storage reads are modelled through "
                         f"the host bounce buffer (checkpoint writes still go direct)")
-    gds_read = g.gpudirect_storage and not read_why
-    gds_write = g.gpudirect_storage and not path_why
+    return g.gpudirect_storage and not read_why, g.gpudirect_storage and not path_why, warnings
 
-    # --- storage read path
+
+def _reads(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: HostCosts, dc: DpuCosts,
+           m: _Mode, samples: float, host_preprocess: bool, coll_dir: float, servers: int) -> _Reads:
+    """The storage read path: host cycles per byte, and the rate each path element gives."""
+    T = inp.iteration_s
+    hz = g.cpu_GHz * 1e9
+    read_b = samples * inp.sample_bytes
+    gds_read, gds_write, warnings = _gds(g, inp, m, read_b, host_preprocess)
+
     def path_cpb(gds: bool, reads: bool = True) -> dict[str, float]:
         return hostcpu.storage_read_cycles_per_byte(
-            offload=offload, emulation=g.dpu_storage_emulation, transport=inp.storage_transport,
-            encrypt=g.encrypt, isolated=g.isolated, gpudirect_storage=gds, c=hc, smartnic=smart,
+            offload=m.offload, emulation=g.dpu_storage_emulation, transport=inp.storage_transport,
+            encrypt=g.encrypt, isolated=g.isolated, gpudirect_storage=gds, c=hc, smartnic=m.smart,
             pfs_client=g.pfs_client, object_store=inp.object_store_tls and reads)
 
     cpb = path_cpb(gds_read and not inp.object_store_tls)
@@ -458,9 +519,9 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
     host_cpb = sum(cpb.values())
     write_cpb = sum(path_cpb(gds_write, reads=False).values())
     # the storage stack runs in the kernel, ahead of the user-space data loaders: it gets every
-    # core but the training processes' (the loaders get what it leaves, see load_free below); an
-    # earlier version gave it only the cores the loaders left, 0 when they wanted them all, which
-    # made a CPU-hungry vision workload's reads infinitely slow (issue 14)
+    # core but the training processes' (the loaders get what it leaves); an earlier version gave
+    # it only the cores the loaders left, 0 when they wanted them all, which made a CPU-hungry
+    # vision workload's reads infinitely slow (issue 14)
     free_for_io = max(g.cpu_cores - g.gpus * hc.training_process_cores_per_gpu, 0.0)
     limits = {"storage target": inp.storage_read_GBps * 1e9 / servers * (1.0 - noisy_share(inp, fig))}
     if g.storage_fabric_GBps > 0:
@@ -470,21 +531,13 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
     if host_cpb > 0:
         limits["host CPU"] = free_for_io * hz / host_cpb
     arm_cpb = dram_pb = 0.0
-    if offload:
-        arm_cpb = dpu.storage_arm_cycles_per_byte(
-            emulation=emulation, isolated=g.isolated, ovs_offload=g.dpu_ovs_offload,
-            read_io_bytes=hc.read_io_bytes, vswitch_packet_bytes=hc.vswitch_packet_bytes, c=dc)
-        # bytes the Arm cores move in software: an object-store proxy (TCP + TLS termination), a
-        # filesystem client, SNAP's NVMe/TCP initiator; each crosses the DPU memory
-        path_bytes = (float(inp.object_store_tls) + float(g.pfs_client)
-                      + float(emulation and inp.storage_transport == "tcp" and not inp.object_store_tls))
-        reader = sto or rail
-        reader_path_cpb = arm_path_cycles_per_byte(reader, inp.packet_bytes, dc)
-        arm_cpb += path_bytes * reader_path_cpb if path_bytes else 0.0
-        dram_pb = (path_bytes + float(g.isolated and not g.dpu_ovs_offload)) * dc.dpu_dram_touches_per_arm_byte
+    if m.offload:
+        arm_cpb, dram_pb = _dpu_read_costs(g, inp, hc, dc, m)
+        reader = m.sto or m.rail
+        assert reader is not None
         # reads arrive in the receive direction; on the rails the collectives' received bytes
         # take their share of it over the iteration
-        taken = coll_dir / T if sto is None else 0.0
+        taken = coll_dir / T if m.sto is None else 0.0
         limits["DPU line rate"] = max(reader.line_Bps - taken, 0.0)
         if g.encrypt:
             limits["DPU crypto"] = max(reader.crypto_Bps - taken, 0.0)
@@ -492,134 +545,243 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
             limits["DPU Arm cores"] = reader.arm_Hz / arm_cpb
         if dram_pb > 0 and reader.dram_Bps > 0:
             limits["DPU memory"] = reader.dram_Bps / dram_pb
-    elif smart and g.encrypt:
-        limits["SmartNIC crypto"] = max(rail.crypto_Bps - coll_dir / T, 0.0)
-    read_rate, read_limit = storage.achieved(limits)
-    if read_b > 0 and not read_rate > 0:
-        raise ValueError(_no_read_path(read_limit, inp, g))
-    read_s = storage.transfer_s(read_b, read_rate)
+    elif m.smart and g.encrypt and m.rail is not None:
+        limits["SmartNIC crypto"] = max(m.rail.crypto_Bps - coll_dir / T, 0.0)
+    rate, limit = storage.achieved(limits)
+    if read_b > 0 and not rate > 0:
+        raise ValueError(_no_read_path(limit, inp, g))
+    return _Reads(read_b=read_b, cpb=cpb, write_cpb=write_cpb, limits=limits, rate=rate, limit=limit,
+                  arm_cpb=arm_cpb, dram_pb=dram_pb, gds_read=gds_read, warnings=tuple(warnings))
 
-    # --- Kubernetes node, CNI and security agents: a constant load, on the DPU's Arm cores when
-    # offloaded. derived: the same work takes (Arm cycles per byte of the DPU's kernel path) /
-    # (x86 cycles per byte of the host's kernel TCP path) as many Arm cycles: the one same-work
-    # comparison of the two core types measured (BlueField-2 kernel path, arXiv 2105.06619, 50
-    # Gb/s on 8 x 2.5 GHz = 3.2 cycles/byte, vs. 0.65 on a Xeon core, Cai et al. SIGCOMM 2021:
-    # 4.9x); taken at the measured 1500-byte frames (agents are not bulk packets: no size gain)
-    agent_cycles = hc.k8s_agent_cores * T * hz if g.k8s_agents and not offload else 0.0
-    agent_arm_Hz = (hc.k8s_agent_cores * hz * arm_path_cycles_per_byte(
-        svc, dc.arm_path_packet_bytes, dc) / hc.tcp_cycles_per_byte if g.k8s_agents and offload else 0.0)
 
-    # --- data loading gets the cores the training processes and the host stacks leave: the
-    # stacks' cycles of the whole iteration (collectives and storage reads) as average cores
-    infra_cores = hostcpu.cores_needed(sum(win.values()) + host_cpb * read_b + agent_cycles, T,
-                                       g.cpu_GHz)
-    training_cores = g.gpus * hc.training_process_cores_per_gpu
-    load_free = hostcpu.loading_free_cores(g.cpu_cores, training_cores, infra_cores)
-    # no free core at all: a very long load rather than an infinite one (as hostcpu.slowdown)
-    load_s = load_cycles / (max(load_free, 1e-3) * hz) if load_cycles else 0.0
-    stall = storage.stall_s(max(read_s, load_s), T)
-    stall_cause = ("data loading" if load_s > read_s else "storage read") if stall > 0 else ""
-    io_rate = read_b / max(T + stall, 1e-12)  # bytes/s actually read over the step
+def _dpu_read_costs(g: ServerGroup, inp: ResourceInputs, hc: HostCosts, dc: DpuCosts,
+                    m: _Mode) -> tuple[float, float]:
+    """Arm cycles and DPU memory passes per byte read through the DPU: SNAP per IO, software
+    switching, and the bytes the Arm cores move in software (an object-store proxy's TCP + TLS
+    termination, a filesystem client, SNAP's NVMe/TCP initiator), each crossing the DPU memory."""
+    arm_cpb = dpu.storage_arm_cycles_per_byte(
+        emulation=m.emulation, isolated=g.isolated, ovs_offload=g.dpu_ovs_offload,
+        read_io_bytes=hc.read_io_bytes, vswitch_packet_bytes=hc.vswitch_packet_bytes, c=dc)
+    path_bytes = (float(inp.object_store_tls) + float(g.pfs_client)
+                  + float(m.emulation and inp.storage_transport == "tcp" and not inp.object_store_tls))
+    reader = m.sto or m.rail
+    assert reader is not None
+    if path_bytes:
+        arm_cpb += path_bytes * arm_path_cycles_per_byte(reader, inp.packet_bytes, dc)
+    dram_pb = (path_bytes + float(g.isolated and not g.dpu_ovs_offload)) * dc.dpu_dram_touches_per_arm_byte
+    return arm_cpb, dram_pb
 
-    # --- collective slowdown: host cores and DPU engines
-    storage_cores = hostcpu.cores_needed(host_cpb * read_b + agent_cycles, T + stall, g.cpu_GHz)
+
+@dataclass(frozen=True)
+class _Slowdown:
+    """How much longer one server's crossing collectives take, and what slows them."""
+
+    host: float  #: >= 1, from the host cores (or host memory bandwidth)
+    dpu: float  #: >= 1, from the adapters' engines
+    dpu_limited: str  #: the engine that slows them most, or ""
+    util: dict[str, float]  #: demand / capacity per engine
+    memory_limited: bool  #: host memory bandwidth, not cores, set ``host``
+    memory_GBps: float  #: host memory bandwidth the kernel-TCP copies ask for
+    demand_cores: float  #: host cores the collectives need while they run
+    free_cores: float  #: host cores free for them
+
+    @property
+    def factor(self) -> float:
+        return max(self.host, self.dpu)
+
+
+def _slowdown(g: ServerGroup, inp: ResourceInputs, hc: HostCosts, dc: DpuCosts, m: _Mode,
+              coll: _Collectives, reads: _Reads, load_cores: float, background_cycles: float,
+              stall: float, agent_arm_Hz: float) -> _Slowdown:
+    """Collective slowdown from the host cores (what the loaders and the storage stack leave),
+    the host memory bandwidth of kernel copies, and the adapters' engines."""
+    T = inp.iteration_s
+    window = g.comm_s if g.comm_s > 0 else T
+    io_rate = reads.read_b / max(T + stall, 1e-12)  # bytes/s actually read over the step
+    storage_cores = hostcpu.cores_needed(background_cycles, T + stall, g.cpu_GHz)
     free = g.cpu_cores - load_cores - storage_cores
-    demand = hostcpu.cores_needed(sum(win.values()), window, g.cpu_GHz)
-    host_slow = hostcpu.slowdown(demand, free) if coll_b > 0 else 1.0
+    demand = hostcpu.cores_needed(sum(coll.window_cycles.values()), window, g.cpu_GHz)
+    host_slow = hostcpu.slowdown(demand, free) if coll.total_b > 0 else 1.0
     memory_limited, memory_demand = False, 0.0
+    kernel_b = coll.kernel_b
     if g.kernel_copy_membw and kernel_b > 0 and g.host_memory_GBps > 0:
         memory_demand = kernel_b / window * hc.kernel_copy_memory_passes / 1e9
         mem_slow = hostcpu.memory_slowdown(kernel_b / window, hc.kernel_copy_memory_passes,
                                            g.host_memory_GBps * 1e9, hc.kernel_copy_memory_share)
         if mem_slow > host_slow:
             host_slow, memory_limited = mem_slow, True
-    dpu_slow, dpu_limited, util = 1.0, "", {}
-    if inline:
-        coll_arm = (dpu.vswitch_arm_cycles(coll_b, g.dpu_ovs_offload, hc.vswitch_packet_bytes, dc)
-                    if g.isolated and offload else 0.0)
-        coll_dram = (coll_dir * dc.dpu_dram_touches_per_arm_byte
-                     if g.isolated and offload and not g.dpu_ovs_offload else 0.0)
-        rail_io = io_rate if sto is None else 0.0
-        rail_agents = agent_arm_Hz if svc is rail else 0.0
-        util = dpu.utilization(rail, line_Bps=coll_dir / window + rail_io,
-                               crypto_Bps=(coll_dir / window + rail_io) if g.encrypt else 0.0,
-                               arm_Hz=coll_arm / window + arm_cpb * rail_io + rail_agents,
-                               dram_Bps=coll_dram / window + dram_pb * rail_io)
-        if smart:
-            util = {k: util[k] for k in ("line", "crypto")}
-        over = {k: v for k, v in _limiting(util, rail, g, coll_b, coll_arm + coll_dram).items() if v > 1.0}
-        if over:
-            dpu_limited = max(over, key=over.__getitem__)
-            dpu_slow = over[dpu_limited]
-        if sto is not None:  # storage-only DPUs: the reads alone
-            su = dpu.utilization(sto, line_Bps=io_rate, crypto_Bps=io_rate if g.encrypt else 0.0,
-                                 arm_Hz=arm_cpb * io_rate + (agent_arm_Hz if svc is sto else 0.0),
-                                 dram_Bps=dram_pb * io_rate)
-            util = {k: max(v, su[k]) for k, v in util.items()}
-    slow = max(host_slow, dpu_slow)
-    extra = exposed_extra_s(g, inp, slow)
+    dpu_slow, dpu_limited = 1.0, ""
+    util: dict[str, float] = {}
+    if m.inline and m.rail is not None:
+        util, dpu_slow, dpu_limited = _engine_load(g, dc, hc, m, coll, reads, window, io_rate,
+                                                   agent_arm_Hz)
+    return _Slowdown(host=host_slow, dpu=dpu_slow, dpu_limited=dpu_limited, util=util,
+                     memory_limited=memory_limited, memory_GBps=memory_demand,
+                     demand_cores=demand, free_cores=free)
 
-    # --- checkpoint write (training paused: all cores free for the storage stack)
-    write_b = storage.checkpoint_bytes(inp.parameters, _bytes_per_param(inp, fig)) / servers
-    # same path elements as the read, without training traffic on the links or DPU engines
-    wlimits = {"storage target": inp.storage_write_GBps * 1e9 / servers}
-    if "fabric" in limits:  # the paths' capacity, not the (demand-capped) read rate
+
+def _engine_load(g: ServerGroup, dc: DpuCosts, hc: HostCosts, m: _Mode, coll: _Collectives,
+                 reads: _Reads, window: float, io_rate: float,
+                 agent_arm_Hz: float) -> tuple[dict[str, float], float, str]:
+    """Demand / capacity of the adapters' engines (rail and storage-only), and the factor and
+    engine by which the rail engines slow the collectives (1.0 and "" when none does)."""
+    rail, sto = m.rail, m.sto
+    assert rail is not None
+    coll_b, coll_dir = coll.total_b, coll.per_direction_b
+    coll_arm = (dpu.vswitch_arm_cycles(coll_b, g.dpu_ovs_offload, hc.vswitch_packet_bytes, dc)
+                if g.isolated and m.offload else 0.0)
+    coll_dram = (coll_dir * dc.dpu_dram_touches_per_arm_byte
+                 if g.isolated and m.offload and not g.dpu_ovs_offload else 0.0)
+    rail_io = io_rate if sto is None else 0.0
+    rail_agents = agent_arm_Hz if m.svc is rail else 0.0
+    util = dpu.utilization(rail, line_Bps=coll_dir / window + rail_io,
+                           crypto_Bps=(coll_dir / window + rail_io) if g.encrypt else 0.0,
+                           arm_Hz=coll_arm / window + reads.arm_cpb * rail_io + rail_agents,
+                           dram_Bps=coll_dram / window + reads.dram_pb * rail_io)
+    if m.smart:
+        util = {k: util[k] for k in ("line", "crypto")}
+    over = {k: v for k, v in _limiting(util, rail, g, coll_b, coll_arm + coll_dram).items() if v > 1.0}
+    dpu_limited = max(over, key=over.__getitem__) if over else ""
+    dpu_slow = over[dpu_limited] if over else 1.0
+    if sto is not None:  # storage-only DPUs: the reads alone
+        su = dpu.utilization(sto, line_Bps=io_rate, crypto_Bps=io_rate if g.encrypt else 0.0,
+                             arm_Hz=reads.arm_cpb * io_rate + (agent_arm_Hz if m.svc is sto else 0.0),
+                             dram_Bps=reads.dram_pb * io_rate)
+        util = {k: max(v, su[k]) for k, v in util.items()}
+    return util, dpu_slow, dpu_limited
+
+
+def _checkpoint_write_s(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: HostCosts,
+                        m: _Mode, reads: _Reads, write_b: float) -> float:
+    """Seconds one server takes to write its share of a checkpoint (training paused: all cores
+    free for the storage stack); the same path elements as the read, without training traffic
+    on the links or DPU engines."""
+    hz = g.cpu_GHz * 1e9
+    wlimits = {"storage target": inp.storage_write_GBps * 1e9 / _servers(inp)}
+    if "fabric" in reads.limits:  # the paths' capacity, not the (demand-capped) read rate
         wlimits["fabric"] = (g.storage_fabric_write_GBps or g.storage_fabric_GBps) * 1e9
-    if write_cpb > 0:
-        wlimits["host CPU"] = g.cpu_cores * hz / write_cpb
+    if reads.write_cpb > 0:
+        wlimits["host CPU"] = g.cpu_cores * hz / reads.write_cpb
     if inp.checkpoint_via_host:  # serialized by one writer thread per GPU through host memory
         wlimits["host serialization"] = (g.gpus * hc.training_process_cores_per_gpu * hz
                                          / hc.checkpoint_serialize_cycles_per_byte)
-    if offload:
-        reader = sto or rail
+    if m.offload:
+        reader = m.sto or m.rail
+        assert reader is not None
         wlimits["DPU line rate"] = reader.line_Bps
         if g.encrypt:
             wlimits["DPU crypto"] = reader.crypto_Bps
-        if arm_cpb > 0:
-            wlimits["DPU Arm cores"] = reader.arm_Hz / arm_cpb
-    write_s = storage.transfer_s(write_b, storage.achieved(wlimits)[0]) \
-        if write_b > 0 and inp.storage_write_GBps > 0 else 0.0
+        if reads.arm_cpb > 0:
+            wlimits["DPU Arm cores"] = reader.arm_Hz / reads.arm_cpb
+    if write_b > 0 and inp.storage_write_GBps > 0:
+        return storage.transfer_s(write_b, storage.achieved(wlimits)[0])
+    return 0.0
 
-    # --- host cycles per iteration by task
+
+def _servers(inp: ResourceInputs) -> int:
+    return sum(g.count for g in inp.groups)
+
+
+def _host_cycles(g: ServerGroup, inp: ResourceInputs, hc: HostCosts, coll: _Collectives,
+                 reads: _Reads, load_cycles: float, write_b: float, slow: float) -> dict[str, float]:
+    """Host cycles per iteration by task (keys: TASKS). Time-based loads are charged over the
+    time they run: the proxies poll as long as the collectives take (slowed or not); the agents
+    run the whole iteration (set in :func:`assess`, where its length is known)."""
     cycles = {t: 0.0 for t in TASKS}
-    for t, c in win.items():
+    for t, c in coll.window_cycles.items():
         cycles[t] += c
-    cycles["storage"] += cpb["storage"] * read_b
-    cycles["crypto"] += cpb["crypto"] * read_b
-    cycles["virtualization"] += cpb["virtualization"] * read_b
-    cycles["filesystem"] += cpb.get("filesystem", 0.0) * read_b
-    cycles["irq"] += cpb.get("irq", 0.0) * read_b
-    # time-based loads are charged over the time they run: the proxies poll as long as the
-    # collectives take (slowed or not), the agents run the whole iteration (set in assess, where
-    # the iteration's length is known), so a constant load shows the same share in every mode
-    cycles["nccl_proxy"] = max(0.0, proxy_Hz * g.comm_s * slow - win["network"])
-    agent_cores = hc.k8s_agent_cores if g.k8s_agents and not offload else 0.0
+    for t in ("storage", "crypto", "virtualization", "filesystem", "irq"):
+        cycles[t] += reads.cpb.get(t, 0.0) * reads.read_b
+    cycles["nccl_proxy"] = max(0.0, coll.proxy_Hz * g.comm_s * slow - coll.window_cycles["network"])
     if inp.checkpoint_via_host and inp.checkpoint_every_iterations > 0:
         cycles["storage"] += write_b * hc.checkpoint_serialize_cycles_per_byte / inp.checkpoint_every_iterations
     cycles["data_loading"] = load_cycles
+    return cycles
+
+
+def _agents(g: ServerGroup, inp: ResourceInputs, hc: HostCosts, dc: DpuCosts,
+            m: _Mode) -> tuple[float, float]:
+    """Kubernetes node, CNI and security agents: host cycles per iteration, and Arm cycles per
+    second when offloaded. derived: the same work takes (Arm cycles per byte of the DPU's kernel
+    path) / (x86 cycles per byte of the host's kernel TCP path) as many Arm cycles: the one
+    same-work comparison of the two core types measured (BlueField-2 kernel path, arXiv
+    2105.06619, 50 Gb/s on 8 x 2.5 GHz = 3.2 cycles/byte, vs. 0.65 on a Xeon core, Cai et al.
+    SIGCOMM 2021: 4.9x); taken at the measured 1500-byte frames (agents are not bulk packets)."""
+    hz = g.cpu_GHz * 1e9
+    if not g.k8s_agents:
+        return 0.0, 0.0
+    if not m.offload:
+        return hc.k8s_agent_cores * inp.iteration_s * hz, 0.0
+    assert m.svc is not None
+    return 0.0, (hc.k8s_agent_cores * hz * arm_path_cycles_per_byte(m.svc, dc.arm_path_packet_bytes, dc)
+                 / hc.tcp_cycles_per_byte)
+
+
+def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: HostCosts,
+            dc: DpuCosts, servers: int) -> _Server:
+    """One server of a group: collectives, storage reads, data loading, slowdown, checkpoint
+    write, host cycles by task and the group's report."""
+    m = _mode(g)
+    T = inp.iteration_s
+    hz = g.cpu_GHz * 1e9
+    coll = _collectives(g, m, hc)
+    # background host work spread over the iteration: data loading
+    samples = inp.samples_per_iteration / servers
+    load_cycles = samples * inp.preprocess_core_s_per_sample * hz
+    load_cores = hostcpu.cores_needed(load_cycles, T, g.cpu_GHz)
+    reads = _reads(g, inp, fig, hc, dc, m, samples, load_cycles > 0, coll.per_direction_b, servers)
+    read_s = storage.transfer_s(reads.read_b, reads.rate)
+    agent_cycles, agent_arm_Hz = _agents(g, inp, hc, dc, m)
+    # data loading gets the cores the training processes and the host stacks leave: the stacks'
+    # cycles of the whole iteration (collectives and storage reads) as average cores
+    background = reads.host_cpb * reads.read_b + agent_cycles
+    infra_cores = hostcpu.cores_needed(sum(coll.window_cycles.values()) + background, T, g.cpu_GHz)
+    training_cores = g.gpus * hc.training_process_cores_per_gpu
+    load_free = hostcpu.loading_free_cores(g.cpu_cores, training_cores, infra_cores)
+    # no free core at all: a very long load rather than an infinite one (as hostcpu.slowdown)
+    load_s = load_cycles / (max(load_free, 1e-3) * hz) if load_cycles else 0.0
+    stall = storage.stall_s(max(read_s, load_s), T)
+    stall_cause = ("data loading" if load_s > read_s else "storage read") if stall > 0 else ""
+    sd = _slowdown(g, inp, hc, dc, m, coll, reads, load_cores, background, stall, agent_arm_Hz)
+    slow = sd.factor
+    extra = exposed_extra_s(g, inp, slow)
+    write_b = storage.checkpoint_bytes(inp.parameters, _bytes_per_param(inp, fig)) / servers
+    write_s = _checkpoint_write_s(g, inp, fig, hc, m, reads, write_b)
+    cycles = _host_cycles(g, inp, hc, coll, reads, load_cycles, write_b, slow)
+    agent_cores = hc.k8s_agent_cores if g.k8s_agents and not m.offload else 0.0
     by_task_cores = {t: hostcpu.cores_needed(c, T + stall + extra, g.cpu_GHz) for t, c in cycles.items()}
     by_task_cores["agents"] = agent_cores
     infra = sum(by_task_cores[t] for t in INFRA_TASKS) / g.cpu_cores
     cv = jitter.worker_sigma(fig["gpu_cv"], jitter.host_cv(infra, fig["detour_s"], T + stall + extra,
                                                            fig["detour_mean_s"]))
-    report = GroupReport(count=g.count, scenario="dpu" if offload else ("smartnic" if smart else "host"),
-                         host_by_task=by_task_cores, host_cores=g.cpu_cores, dpu_utilization=util,
-                         network_slowdown=slow, read_achieved_GBps=read_rate / 1e9,
-                         read_limit=read_limit if read_b > 0 else "", jitter_cv=cv,
+    scenario = "dpu" if m.offload else ("smartnic" if m.smart else "host")
+    report = GroupReport(count=g.count, scenario=scenario,
+                         host_by_task=by_task_cores, host_cores=g.cpu_cores, dpu_utilization=sd.util,
+                         network_slowdown=slow, read_achieved_GBps=reads.rate / 1e9,
+                         read_limit=reads.limit if reads.read_b > 0 else "", jitter_cv=cv,
                          load_cores_needed=load_cores, load_cores_free=load_free,
                          infra_cores=infra_cores, training_cores=training_cores,
-                         stall_cause=stall_cause, gpudirect_storage=gds_read, infra_share=infra)
-    if g.isolation == "bare-metal" and not offload:
-        warnings.append(f"bare-metal tenant isolation on {MODE_LABEL[report.scenario]} servers: the "
-                        f"tenant owns the host, so nothing on it can enforce the isolation; a DPU "
-                        f"(offload dpu) enforces it from outside the tenant's reach")
-    if g.scenario == "smartnic" and not smart:
-        warnings.append("scenario 'smartnic' but the server has no network adapter to offload to; "
-                        "its host CPU runs the stacks")
-    return _Server(report, extra, stall, write_s, cycles, g.cpu_cores * hz, demand, free,
-                   dpu_limited if dpu_slow >= host_slow else "", g.scenario == "dpu" and not offload,
-                   samples, warnings, memory_limited and host_slow > dpu_slow, memory_demand, infra,
-                   agent_cores)
+                         stall_cause=stall_cause, gpudirect_storage=reads.gds_read, infra_share=infra)
+    return _Server(report=report, network_extra_s=extra, stall_s=stall, write_s=write_s,
+                   host_cycles=cycles, capacity_Hz=g.cpu_cores * hz, window_demand_cores=sd.demand_cores,
+                   window_free_cores=sd.free_cores,
+                   dpu_limited=sd.dpu_limited if sd.dpu >= sd.host else "",
+                   fallback=g.scenario == "dpu" and not m.offload, samples=samples,
+                   warnings=list(reads.warnings) + _mode_warnings(g, m, scenario),
+                   memory_limited=sd.memory_limited and sd.host > sd.dpu, memory_GBps=sd.memory_GBps,
+                   infra_share=infra, agent_cores=agent_cores)
+
+
+def _mode_warnings(g: ServerGroup, m: _Mode, scenario: str) -> list[str]:
+    out = []
+    if g.isolation == "bare-metal" and not m.offload:
+        out.append(f"bare-metal tenant isolation on {MODE_LABEL[scenario]} servers: the "
+                   f"tenant owns the host, so nothing on it can enforce the isolation; a DPU "
+                   f"(offload dpu) enforces it from outside the tenant's reach")
+    if g.scenario == "smartnic" and not m.smart:
+        out.append("scenario 'smartnic' but the server has no network adapter to offload to; "
+                   "its host CPU runs the stacks")
+    return out
 
 
 def _no_read_path(limit: str, inp: ResourceInputs, g: ServerGroup) -> str:
