@@ -112,7 +112,8 @@ def format_table(cmp) -> str:
     if all(math.isfinite(f["energy_cost"]) for f in figs):
         row("energy cost (USD)", [f"{f['energy_cost']:,.0f}" if f["energy_cost"] >= 100 else
                                   f"{f['energy_cost']:.3g}" for f in figs])
-    lines += ["", cmp.vendor_claim()["text"]]
+    claim = cmp.vendor_claim()
+    lines += ["", claim["text"], f"verdict: {claim['verdict']}"]
     if cmp.notes:
         lines += ["", *[f"note: {n}" for n in cmp.notes]]
     if cmp.reasons:

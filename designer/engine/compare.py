@@ -101,7 +101,40 @@ class Comparison:
                 "smartnic_fraction": nic, "in_claim": lo <= host <= hi,
                 "text": f"vendor claim: {100 * lo:.0f}–{100 * hi:.0f}% of host cycles on "
                         f"infrastructure; this design: {100 * host:.1f}% host-managed, {mid}"
-                        f"{100 * dpu:.1f}% DPU-offloaded"}
+                        f"{100 * dpu:.1f}% DPU-offloaded",
+                "verdict": verdict(self.runs["host"], self.runs["dpu"], self.runs.get("smartnic"))}
+
+
+#: what each host task is, for the verdict
+TASK_WORDS = {"network": "kernel TCP collectives", "storage": "the storage stack (NVMe-oF initiator, "
+              "block IO, bounce copies)", "crypto": "software encryption", "virtualization":
+              "the host virtual switch", "nccl_proxy": "NCCL proxy threads", "filesystem":
+              "the parallel-filesystem client", "agents": "node agents", "irq": "interrupts"}
+#: scenario switches that add host infrastructure work, named in the verdict when all are off
+_SWITCHES = "encryption, tenants > 1, parallel_fs_client, object_store_tls, k8s_agents, nccl_proxy, irq_handling"
+
+
+def verdict(host: Result, dpu: Result, smartnic: Result | None = None) -> str:
+    """The vendor claim in words: whether this design's host-managed run is inside, below or
+    above the 25–40% claim (``VENDOR_CLAIM``), which host stacks make up its share (largest
+    first, those of at least 0.05% of cycles), and what the SmartNIC and DPU runs leave on the
+    host. The one sentence the CLI, the app and the report show."""
+    lo, hi = VENDOR_CLAIM
+    share = float(host.host_cpu.get("infra_fraction", 0.0))
+    where = "inside" if lo <= share <= hi else ("below" if share < lo else "above")
+    tasks = sorted(((float(v), t) for t, v in host.host_cpu.get("by_task", {}).items()
+                    if t in INFRA_TASKS and v >= 5e-4), reverse=True)
+    if tasks:
+        why = "; ".join(f"{TASK_WORDS.get(t, t)} {100 * v:.1f}%" for v, t in tasks)
+        why = f"the host stacks that take it: {why}"
+    else:
+        why = (f"RDMA carries the collectives and storage with no host stack in the path, and no "
+               f"switch that adds host work is on ({_SWITCHES})")
+    left = [f"{LABEL[name]} {100 * float(r.host_cpu.get('infra_fraction', 0.0)):.1f}%"
+            for name, r in (("smartnic", smartnic), ("dpu", dpu)) if r is not None]
+    return (f"this design is {where} the vendor's {100 * lo:.0f}–{100 * hi:.0f}% claim: "
+            f"{100 * share:.1f}% of host cycles go to infrastructure when host-managed; {why}; "
+            f"left on the host: {', '.join(left)}")
 
 
 def _value(r: Result, metric: str) -> float:

@@ -884,6 +884,12 @@ def assess(inputs: ResourceInputs, figures: dict[str, float] | None = None) -> R
                                         [g.count * g.gpus for g in groups], iteration_s=step,
                                         detour_mean_s=fig["detour_mean_s"], detour_s=fig["detour_s"])
     straggler = step * e_max
+    # the part of it the host stacks add: the same maximum without host-stack noise (infra share
+    # 0 everywhere); the rest is the GPUs' own spread, the same in every mode
+    e_gpu = jitter.expected_max_workers([fig["gpu_cv"]] * len(rows), [0.0] * len(rows),
+                                        [g.count * g.gpus for g in groups], iteration_s=step,
+                                        detour_mean_s=fig["detour_mean_s"], detour_s=fig["detour_s"])
+    host_noise_s = max(0.0, straggler - step * e_gpu)
     write_s = max(r.write_s for r in rows)
     ckpt = storage.amortized_checkpoint_s(write_s, inputs.checkpoint_every_iterations)
     iteration = step + straggler + ckpt
@@ -934,7 +940,8 @@ def assess(inputs: ResourceInputs, figures: dict[str, float] | None = None) -> R
                       samples_per_s_per_kW=energy.samples_per_s_per_kW(
                           inputs.samples_per_iteration, iteration, parts["total"]))
 
-    bottlenecks, flags = _explain(inputs, rows, host, stor, network_extra, stall, straggler, ckpt, fig)
+    bottlenecks, flags = _explain(inputs, rows, host, stor, network_extra, stall,
+                                  (straggler, host_noise_s), ckpt, fig)
     warnings = list(dict.fromkeys(w for r in rows for w in r.warnings))  # once, in group order
     clamp = jitter.out_of_range(step, fig["detour_mean_s"]) if straggler > 0 else ""
     if clamp:
@@ -983,8 +990,27 @@ _ENGINE_WORK = {"line": "the adapter's traffic", "crypto": "inline encryption",
                 "dram": "the Arm-core data paths through the DPU memory"}
 
 
+def _straggler_sentence(inp: ResourceInputs, rows: list[_Server], straggler: float,
+                        host_noise: float, fig: dict[str, float]) -> str:
+    """The straggler wait, split into the GPUs' own spread (``gpu_cv``, Sinha et al. SC 2022: the
+    same in every mode) and what host-stack noise adds (compound-Poisson detours in proportion to
+    the host infrastructure share, :mod:`designer.engine.jitter`): 0 where no host work is left."""
+    cvs = [r.report.jitter_cv for r in rows]
+    share = max(r.infra_share for r in rows)
+    if host_noise >= 5e-4 * straggler:
+        host = (f"host-stack noise adds {host_noise:.3g} s of it (infrastructure share up to "
+                f"{100 * share:.1f}% of host cycles preempting training threads)")
+    else:
+        why = ("no host infrastructure work is left in this mode" if share <= 0 else
+               f"an infrastructure share of {100 * share:.1f}% is too small to matter")
+        host = f"host-stack noise adds {host_noise:.2g} s: {why}, so the wait is the GPUs' own spread"
+    return (f"stragglers {straggler:.3g} s per iteration: slowest of "
+            f"{sum(g.count * g.gpus for g in inp.groups)} GPU workers, per-worker noise "
+            f"{100 * max(cvs):.3g}% (GPU-to-GPU spread {100 * fig['gpu_cv']:.3g}%); {host}")
+
+
 def _explain(inp: ResourceInputs, rows: list[_Server], host: HostCpuReport, stor: StorageReport,
-             network_extra: float, stall: float, straggler: float, ckpt: float,
+             network_extra: float, stall: float, stragglers: tuple[float, float], ckpt: float,
              fig: dict[str, float]):
     """Plain-language bottlenecks (what costs time and why) and flags (conditions to look at)."""
     bottlenecks: list[str] = []
@@ -1061,11 +1087,9 @@ def _explain(inp: ResourceInputs, rows: list[_Server], host: HostCpuReport, stor
                                f"{limit}{extra} at {r.report.read_achieved_GBps:.3g} GB/s per server "
                                f"where each server needs {stor.read_demand_GBps / servers:.3g} GB/s "
                                f"({stor.read_demand_GBps:.3g} GB/s for the cluster)")
+    straggler, host_noise = stragglers
     if straggler > 0:
-        cvs = [r.report.jitter_cv for r in rows]
-        bottlenecks.append(f"stragglers {straggler:.3g} s per iteration: slowest of "
-                           f"{sum(g.count * g.gpus for g in inp.groups)} GPU workers, per-worker noise "
-                           f"{100 * max(cvs):.3g}% (host-stack interrupts add to GPU variation)")
+        bottlenecks.append(_straggler_sentence(inp, rows, straggler, host_noise, fig))
     if ckpt > 0:
         bottlenecks.append(f"checkpoints {ckpt:.3g} s per iteration: {stor.checkpoint_GB:.3g} GB every "
                            f"{inp.checkpoint_every_iterations} iterations, {stor.checkpoint_write_s:.3g} s each")
