@@ -378,12 +378,13 @@ def compare(design, catalog, *, scenario: dict[str, Any] | None = None, seed: in
     mode_reasons = {name: _mode_reasons(runs[a], runs[b], (a, b)) for name, a, b in MODE_PAIRS
                     if name != "dpu_vs_host"}
     layouts = server_layouts(design)
-    notes = (_nic_notes(design, catalog, layouts) + _smartnic_notes(design, catalog, layouts)
+    notes = (_nic_notes(design, catalog, layouts)
+             + _smartnic_notes(design, catalog, layouts, str(base.get("crypto_offload", "ipsec-crypto")))
              + _assumption_notes(design, catalog, layouts))
     return Comparison(runs, deltas, reasons, notes, mode_deltas, modes, mode_reasons)
 
 
-def _smartnic_notes(design, catalog, layouts=None) -> list[str]:
+def _smartnic_notes(design, catalog, layouts=None, protocol: str = "ipsec-crypto") -> list[str]:
     """How the SmartNIC run models the adapters: their own crypto rate, or their crypto-enabled
     OPN's at the measured fraction of line rate."""
     from designer.engine.resources import cost_figures
@@ -405,7 +406,7 @@ def _smartnic_notes(design, catalog, layouts=None) -> list[str]:
                     m = f"{c.model} (as {e.get('id', 'a NIC')})"
                 else:
                     m = c.model
-                seen[m] = smartnic_crypto_Gbps(e, fraction)
+                seen[m] = smartnic_crypto_Gbps(e, fraction, protocol)
     return [f"the SmartNIC run uses each {m} as a ConnectX SmartNIC: inline crypto {rate:.0f} Gb/s "
             f"(its crypto-enabled part; {100 * fraction:.1f}% of line rate when the catalog gives none, "
             f"the measured 193/390 Gb/s), ASAP2 switching, RDMA and SHARP kept, no Arm services"

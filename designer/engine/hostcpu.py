@@ -57,6 +57,13 @@ class HostCosts:
     irq_bytes_per_interrupt: float
     kernel_copy_memory_passes: float
     kernel_copy_memory_share: float  #: share of the peak memory bandwidth kernel copies may use
+    # --- issue 21: packets, memory traffic of software crypto, further consumers
+    ovs_dpdk_cycles_per_packet: float
+    conntrack_cycles_per_packet: float
+    monitoring_agent_cores: float
+    compression_cycles_per_byte: float
+    erasure_code_cycles_per_byte: float
+    software_crypto_memory_passes: float
 
     @classmethod
     def from_figures(cls, figures: dict[str, float]) -> "HostCosts":
@@ -233,3 +240,33 @@ def memory_slowdown(kernel_Bps: float, passes: float, memory_Bps: float,
         return 1.0
     demand = kernel_Bps * passes
     return max(1.0, demand / (memory_Bps * busy_share))
+
+
+def vswitch_cycles_per_packet(vswitch: str, c: HostCosts) -> float:
+    """Host virtual switch cost per packet: the OVS kernel datapath (``vswitch_cycles_per_packet``,
+    Emmerich et al. 2018) or OVS-DPDK's PMD threads (``ovs_dpdk_cycles_per_packet``, Red Hat's
+    pmd-stats-show measurement)."""
+    if vswitch not in ("kernel", "ovs-dpdk"):
+        raise ValueError(f"vswitch must be 'kernel' or 'ovs-dpdk', got {vswitch!r}")
+    return c.ovs_dpdk_cycles_per_packet if vswitch == "ovs-dpdk" else c.vswitch_cycles_per_packet
+
+
+def host_packet_bytes(tenant_packet_bytes: float, c: HostCosts) -> float:
+    """Bytes per packet the host kernel path and its switch handle: the tenant's own packet size
+    when it is given (small-packet services), else bulk flows in TSO/GRO aggregates
+    (``vswitch_packet_bytes``, 64 KiB)."""
+    return float(tenant_packet_bytes) if tenant_packet_bytes > 0 else c.vswitch_packet_bytes
+
+
+def conntrack_cycles(kernel_bytes: float, packet_bytes: float, c: HostCosts) -> float:
+    """Firewall / connection-tracking cycles for ``kernel_bytes`` of host kernel-path traffic in
+    packets of ``packet_bytes`` (``conntrack_cycles_per_packet`` each, an assumption)."""
+    return kernel_bytes / packet_bytes * c.conntrack_cycles_per_packet if packet_bytes > 0 else 0.0
+
+
+def checkpoint_coding_cycles_per_byte(*, compression: bool, erasure_coding: bool,
+                                      c: HostCosts) -> float:
+    """Host cycles per checkpoint byte for client-side compression (zstd level 1, measured) and
+    erasure coding (ISA-L, upper bound); they run on host cores in every mode."""
+    return (c.compression_cycles_per_byte if compression else 0.0) + \
+        (c.erasure_code_cycles_per_byte if erasure_coding else 0.0)

@@ -53,10 +53,10 @@ from designer.engine.hostcpu import HostCosts
 SCENARIOS = ("host", "smartnic", "dpu")
 #: host CPU consumers reported in ``HostCpuReport.by_task``; all but data loading are infrastructure
 TASKS = ("network", "storage", "crypto", "virtualization", "nccl_proxy", "filesystem", "agents",
-         "irq", "data_loading")
+         "irq", "firewall", "monitoring", "checkpoint_coding", "data_loading")
 INFRA_TASKS = TASKS[:-1]
 #: DPU engines reported in ``ResourceReport.dpu`` (a SmartNIC has line and crypto only)
-DPU_ENGINES = ("line", "crypto", "arm", "dram")
+DPU_ENGINES = ("line", "crypto", "arm", "dram", "eswitch")
 #: how each scenario is named in sentences
 MODE_LABEL = {"host": "host-managed", "smartnic": "SmartNIC-offloaded", "dpu": "DPU-offloaded"}
 
@@ -120,6 +120,11 @@ class ServerGroup:
     irq: bool = False  #: NIC interrupt handling counted
     kernel_copy_membw: bool = False  #: kernel-TCP copies bounded by host memory bandwidth
     host_memory_GBps: float = 0.0  #: peak host memory bandwidth (0: not modelled)
+    # --- issue 21: packets and further consumers (scenario switches)
+    tenant_packet_bytes: float = 0.0  #: the tenants' packet size (0: bulk flows in TSO/GRO aggregates)
+    vswitch: str = "kernel"  #: host virtual switch datapath: "kernel" or "ovs-dpdk"
+    firewall: bool = False  #: host firewall / connection tracking on the kernel path
+    monitoring: bool = False  #: monitoring and logging agents (on the host in every mode)
 
 
 @dataclass(frozen=True)
@@ -159,6 +164,8 @@ class ResourceInputs:
     packet_bytes: float = 1500.0  #: frame size of kernel-path traffic (Arm kernel-path rate)
     read_io_bytes: float | None = None  #: storage IO size; None = models/costs/host_cpu.toml figure
     tenant_qos: bool = True  #: per-tenant QoS on the shared storage (off: noisy neighbours)
+    checkpoint_compression: bool = False  #: checkpoints compressed on the host (zstd) before the write
+    checkpoint_erasure_coding: bool = False  #: checkpoints erasure-coded on the host (client side)
 
 
 @dataclass(frozen=True)
@@ -297,6 +304,11 @@ def _check(inputs: ResourceInputs) -> None:
         if g.cpu_cores < 1 or not g.cpu_GHz > 0:
             raise ValueError(f"{where}: the server needs CPU cores and a clock (cpu_cores >= 1, "
                              f"cpu_GHz > 0); check the cpu catalog entry")
+        if g.vswitch not in ("kernel", "ovs-dpdk"):
+            raise ValueError(f"{where}: vswitch must be 'kernel' or 'ovs-dpdk', got {g.vswitch!r}")
+        if g.tenant_packet_bytes and not 64 <= g.tenant_packet_bytes <= 65536:
+            raise ValueError(f"{where}: tenant_packet_bytes must be 0 (bulk flows) or from 64 to 65536 "
+                             f"bytes, got {g.tenant_packet_bytes:g} (set scenario.tenant_packet_bytes)")
         for name in ("rdma_bytes", "tcp_bytes", "comm_s", "dp_comm_s", "storage_fabric_GBps",
                      "storage_fabric_write_GBps"):
             if getattr(g, name) < 0:
@@ -330,6 +342,7 @@ class _Server:
     memory_GBps: float = 0.0  #: host memory bandwidth the kernel-TCP copies ask for
     infra_share: float = 0.0
     agent_cores: float = 0.0  #: host cores the node agents keep busy all the time
+    monitoring_cores: float = 0.0  #: host cores the monitoring and logging agents keep busy
 
 
 def _capacities(g: ServerGroup) -> tuple[DpuCapacity, DpuCapacity | None]:
@@ -447,10 +460,14 @@ def _collectives(g: ServerGroup, m: _Mode, hc: HostCosts) -> _Collectives:
            # host-managed isolation: the kernel path crosses the host virtual switch (RDMA uses
            # SR-IOV functions isolated by the NIC's embedded switch); with a DPU it switches,
            # a SmartNIC's embedded switch takes the flows (ASAP2)
-           "virtualization": hostcpu.vswitch_cycles(kernel_b, hc.vswitch_cycles_per_packet,
-                                                    hc.vswitch_packet_bytes)
-           if g.isolated and not m.inline else 0.0,
-           "irq": hostcpu.irq_cycles(kernel_b, 0.0, g.cpu_GHz, hc) if g.irq else 0.0}
+           "virtualization": hostcpu.vswitch_cycles(
+               kernel_b, hostcpu.vswitch_cycles_per_packet(g.vswitch, hc),
+               hostcpu.host_packet_bytes(g.tenant_packet_bytes, hc)) if g.isolated and not m.inline else 0.0,
+           "irq": hostcpu.irq_cycles(kernel_b, 0.0, g.cpu_GHz, hc) if g.irq else 0.0,
+           # stateful firewall on the host kernel path; a DPU or SmartNIC tracks the connections
+           # in its embedded switch (ASAP2 connection-tracking offload)
+           "firewall": hostcpu.conntrack_cycles(kernel_b, hostcpu.host_packet_bytes(g.tenant_packet_bytes, hc), hc)
+           if g.firewall and not m.inline else 0.0}
     # NCCL's proxy threads poll the network while the crossing collectives run; over kernel TCP
     # (NCCL's socket transport) the same threads execute the socket calls, so the network cycles
     # are part of their busy time: counted once, the proxy adds only what the stack leaves idle
@@ -514,6 +531,11 @@ def _reads(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: HostC
             pfs_client=g.pfs_client, object_store=inp.object_store_tls and reads)
 
     cpb = path_cpb(gds_read and not inp.object_store_tls)
+    pkt = hostcpu.host_packet_bytes(g.tenant_packet_bytes, hc)
+    if cpb["virtualization"] > 0:  # the host switch at the tenants' packet size and datapath
+        cpb["virtualization"] = hostcpu.vswitch_cycles_per_packet(g.vswitch, hc) / pkt
+    if g.firewall and not m.inline and _kernel_read(g, inp, m):
+        cpb["firewall"] = hc.conntrack_cycles_per_packet / pkt
     if g.irq and read_b > 0:  # one completion interrupt per storage IO
         cpb["irq"] = hostcpu.irq_cycles(0.0, 1.0, g.cpu_GHz, hc) / hc.read_io_bytes
     host_cpb = sum(cpb.values())
@@ -545,6 +567,8 @@ def _reads(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: HostC
             limits["DPU Arm cores"] = reader.arm_Hz / arm_cpb
         if dram_pb > 0 and reader.dram_Bps > 0:
             limits["DPU memory"] = reader.dram_Bps / dram_pb
+        if m.emulation and reader.snap_iops > 0 and not inp.object_store_tls:
+            limits["DPU storage emulation"] = dpu.snap_limit_Bps(reader.snap_iops, hc.read_io_bytes)
     elif m.smart and g.encrypt and m.rail is not None:
         limits["SmartNIC crypto"] = max(m.rail.crypto_Bps - coll_dir / T, 0.0)
     rate, limit = storage.achieved(limits)
@@ -554,18 +578,36 @@ def _reads(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: HostC
                   arm_cpb=arm_cpb, dram_pb=dram_pb, gds_read=gds_read, warnings=tuple(warnings))
 
 
+def _kernel_read(g: ServerGroup, inp: ResourceInputs, m: _Mode) -> bool:
+    """Whether storage reads cross the host's kernel network path (NVMe/TCP, an object store over
+    HTTPS, host-managed encryption); with a DPU only when it leaves the NVMe/TCP initiator on the
+    host (no storage emulation)."""
+    if m.offload:
+        return not m.emulation and inp.storage_transport == "tcp" and not inp.object_store_tls
+    return inp.object_store_tls or inp.storage_transport == "tcp" or (g.encrypt and not m.inline)
+
+
+def _arm_switch_cpb(g: ServerGroup, inp: ResourceInputs, cap: DpuCapacity, dc: DpuCosts) -> float:
+    """Arm cycles per byte of software switching on the DPU (``ovs_offload`` false): the Arm
+    kernel-path rate at the packet size (the tenants' own, else the frame size), measured on
+    BlueField-2 (Liu et al., arXiv 2105.06619: about half of 100 Gb/s); 0 with ASAP2 (the
+    embedded switch forwards, only a flow's first packet reaches the Arm cores)."""
+    if not g.isolated or g.dpu_ovs_offload:
+        return 0.0
+    return arm_path_cycles_per_byte(cap, g.tenant_packet_bytes or inp.packet_bytes, dc)
+
+
 def _dpu_read_costs(g: ServerGroup, inp: ResourceInputs, hc: HostCosts, dc: DpuCosts,
                     m: _Mode) -> tuple[float, float]:
     """Arm cycles and DPU memory passes per byte read through the DPU: SNAP per IO, software
     switching, and the bytes the Arm cores move in software (an object-store proxy's TCP + TLS
     termination, a filesystem client, SNAP's NVMe/TCP initiator), each crossing the DPU memory."""
-    arm_cpb = dpu.storage_arm_cycles_per_byte(
-        emulation=m.emulation, isolated=g.isolated, ovs_offload=g.dpu_ovs_offload,
-        read_io_bytes=hc.read_io_bytes, vswitch_packet_bytes=hc.vswitch_packet_bytes, c=dc)
+    arm_cpb = dpu.storage_arm_cycles_per_byte(emulation=m.emulation, read_io_bytes=hc.read_io_bytes, c=dc)
     path_bytes = (float(inp.object_store_tls) + float(g.pfs_client)
                   + float(m.emulation and inp.storage_transport == "tcp" and not inp.object_store_tls))
     reader = m.sto or m.rail
     assert reader is not None
+    arm_cpb += _arm_switch_cpb(g, inp, reader, dc)
     if path_bytes:
         arm_cpb += path_bytes * arm_path_cycles_per_byte(reader, inp.packet_bytes, dc)
     dram_pb = (path_bytes + float(g.isolated and not g.dpu_ovs_offload)) * dc.dpu_dram_touches_per_arm_byte
@@ -605,22 +647,25 @@ def _slowdown(g: ServerGroup, inp: ResourceInputs, hc: HostCosts, dc: DpuCosts, 
     memory_limited, memory_demand = False, 0.0
     kernel_b = coll.kernel_b
     if g.kernel_copy_membw and kernel_b > 0 and g.host_memory_GBps > 0:
-        memory_demand = kernel_b / window * hc.kernel_copy_memory_passes / 1e9
-        mem_slow = hostcpu.memory_slowdown(kernel_b / window, hc.kernel_copy_memory_passes,
+        # software encryption reads the plaintext and writes the ciphertext: 2 more passes
+        passes = hc.kernel_copy_memory_passes + (
+            hc.software_crypto_memory_passes if g.encrypt and not m.inline else 0.0)
+        memory_demand = kernel_b / window * passes / 1e9
+        mem_slow = hostcpu.memory_slowdown(kernel_b / window, passes,
                                            g.host_memory_GBps * 1e9, hc.kernel_copy_memory_share)
         if mem_slow > host_slow:
             host_slow, memory_limited = mem_slow, True
     dpu_slow, dpu_limited = 1.0, ""
     util: dict[str, float] = {}
     if m.inline and m.rail is not None:
-        util, dpu_slow, dpu_limited = _engine_load(g, dc, hc, m, coll, reads, window, io_rate,
+        util, dpu_slow, dpu_limited = _engine_load(g, inp, dc, m, coll, reads, window, io_rate,
                                                    agent_arm_Hz)
     return _Slowdown(host=host_slow, dpu=dpu_slow, dpu_limited=dpu_limited, util=util,
                      memory_limited=memory_limited, memory_GBps=memory_demand,
                      demand_cores=demand, free_cores=free)
 
 
-def _engine_load(g: ServerGroup, dc: DpuCosts, hc: HostCosts, m: _Mode, coll: _Collectives,
+def _engine_load(g: ServerGroup, inp: ResourceInputs, dc: DpuCosts, m: _Mode, coll: _Collectives,
                  reads: _Reads, window: float, io_rate: float,
                  agent_arm_Hz: float) -> tuple[dict[str, float], float, str]:
     """Demand / capacity of the adapters' engines (rail and storage-only), and the factor and
@@ -628,26 +673,30 @@ def _engine_load(g: ServerGroup, dc: DpuCosts, hc: HostCosts, m: _Mode, coll: _C
     rail, sto = m.rail, m.sto
     assert rail is not None
     coll_b, coll_dir = coll.total_b, coll.per_direction_b
-    coll_arm = (dpu.vswitch_arm_cycles(coll_b, g.dpu_ovs_offload, hc.vswitch_packet_bytes, dc)
-                if g.isolated and m.offload else 0.0)
+    coll_arm = coll_b * _arm_switch_cpb(g, inp, rail, dc) if m.offload else 0.0
     coll_dram = (coll_dir * dc.dpu_dram_touches_per_arm_byte
                  if g.isolated and m.offload and not g.dpu_ovs_offload else 0.0)
     rail_io = io_rate if sto is None else 0.0
     rail_agents = agent_arm_Hz if m.svc is rail else 0.0
+    # the embedded switch sees the isolated traffic packet by packet where its size is given
+    pkts = g.tenant_packet_bytes if g.isolated and g.tenant_packet_bytes > 0 else 0.0
     util = dpu.utilization(rail, line_Bps=coll_dir / window + rail_io,
                            crypto_Bps=(coll_dir / window + rail_io) if g.encrypt else 0.0,
                            arm_Hz=coll_arm / window + reads.arm_cpb * rail_io + rail_agents,
-                           dram_Bps=coll_dram / window + reads.dram_pb * rail_io)
+                           dram_Bps=coll_dram / window + reads.dram_pb * rail_io,
+                           packets_ps=dpu.eswitch_packets_ps(coll_dir / window + rail_io, pkts)
+                           if pkts else None)
     if m.smart:
-        util = {k: util[k] for k in ("line", "crypto")}
+        util = {k: v for k, v in util.items() if k in ("line", "crypto", "eswitch")}
     over = {k: v for k, v in _limiting(util, rail, g, coll_b, coll_arm + coll_dram).items() if v > 1.0}
     dpu_limited = max(over, key=over.__getitem__) if over else ""
     dpu_slow = over[dpu_limited] if over else 1.0
     if sto is not None:  # storage-only DPUs: the reads alone
         su = dpu.utilization(sto, line_Bps=io_rate, crypto_Bps=io_rate if g.encrypt else 0.0,
                              arm_Hz=reads.arm_cpb * io_rate + (agent_arm_Hz if m.svc is sto else 0.0),
-                             dram_Bps=reads.dram_pb * io_rate)
-        util = {k: max(v, su[k]) for k, v in util.items()}
+                             dram_Bps=reads.dram_pb * io_rate,
+                             packets_ps=dpu.eswitch_packets_ps(io_rate, pkts) if pkts else None)
+        util = {k: max(v, su.get(k, 0.0)) for k, v in util.items()}
     return util, dpu_slow, dpu_limited
 
 
@@ -665,6 +714,11 @@ def _checkpoint_write_s(g: ServerGroup, inp: ResourceInputs, fig: dict[str, floa
     if inp.checkpoint_via_host:  # serialized by one writer thread per GPU through host memory
         wlimits["host serialization"] = (g.gpus * hc.training_process_cores_per_gpu * hz
                                          / hc.checkpoint_serialize_cycles_per_byte)
+    coding = _coding_cpb(inp, hc)
+    if coding > 0:  # client-side compression / erasure coding on every core (training paused)
+        wlimits["host compression and erasure coding"] = g.cpu_cores * hz / coding
+    if m.emulation and reads.limits.get("DPU storage emulation"):
+        wlimits["DPU storage emulation"] = reads.limits["DPU storage emulation"]
     if m.offload:
         reader = m.sto or m.rail
         assert reader is not None
@@ -676,6 +730,11 @@ def _checkpoint_write_s(g: ServerGroup, inp: ResourceInputs, fig: dict[str, floa
     if write_b > 0 and inp.storage_write_GBps > 0:
         return storage.transfer_s(write_b, storage.achieved(wlimits)[0])
     return 0.0
+
+
+def _coding_cpb(inp: ResourceInputs, hc: HostCosts) -> float:
+    return hostcpu.checkpoint_coding_cycles_per_byte(compression=inp.checkpoint_compression,
+                                                     erasure_coding=inp.checkpoint_erasure_coding, c=hc)
 
 
 def _servers(inp: ResourceInputs) -> int:
@@ -690,11 +749,13 @@ def _host_cycles(g: ServerGroup, inp: ResourceInputs, hc: HostCosts, coll: _Coll
     cycles = {t: 0.0 for t in TASKS}
     for t, c in coll.window_cycles.items():
         cycles[t] += c
-    for t in ("storage", "crypto", "virtualization", "filesystem", "irq"):
+    for t in ("storage", "crypto", "virtualization", "filesystem", "irq", "firewall"):
         cycles[t] += reads.cpb.get(t, 0.0) * reads.read_b
     cycles["nccl_proxy"] = max(0.0, coll.proxy_Hz * g.comm_s * slow - coll.window_cycles["network"])
     if inp.checkpoint_via_host and inp.checkpoint_every_iterations > 0:
         cycles["storage"] += write_b * hc.checkpoint_serialize_cycles_per_byte / inp.checkpoint_every_iterations
+    if inp.checkpoint_every_iterations > 0:
+        cycles["checkpoint_coding"] = write_b * _coding_cpb(inp, hc) / inp.checkpoint_every_iterations
     cycles["data_loading"] = load_cycles
     return cycles
 
@@ -732,6 +793,8 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
     reads = _reads(g, inp, fig, hc, dc, m, samples, load_cycles > 0, coll.per_direction_b, servers)
     read_s = storage.transfer_s(reads.read_b, reads.rate)
     agent_cycles, agent_arm_Hz = _agents(g, inp, hc, dc, m)
+    monitoring_cores = hc.monitoring_agent_cores if g.monitoring else 0.0
+    agent_cycles += monitoring_cores * T * hz  # a constant load like the agents, in every mode
     # data loading gets the cores the training processes and the host stacks leave: the stacks'
     # cycles of the whole iteration (collectives and storage reads) as average cores
     background = reads.host_cpb * reads.read_b + agent_cycles
@@ -751,6 +814,7 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
     agent_cores = hc.k8s_agent_cores if g.k8s_agents and not m.offload else 0.0
     by_task_cores = {t: hostcpu.cores_needed(c, T + stall + extra, g.cpu_GHz) for t, c in cycles.items()}
     by_task_cores["agents"] = agent_cores
+    by_task_cores["monitoring"] = monitoring_cores
     infra = sum(by_task_cores[t] for t in INFRA_TASKS) / g.cpu_cores
     cv = jitter.worker_sigma(fig["gpu_cv"], jitter.host_cv(infra, fig["detour_s"], T + stall + extra,
                                                            fig["detour_mean_s"]))
@@ -769,7 +833,7 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
                    fallback=g.scenario == "dpu" and not m.offload, samples=samples,
                    warnings=list(reads.warnings) + _mode_warnings(g, m, scenario),
                    memory_limited=sd.memory_limited and sd.host > sd.dpu, memory_GBps=sd.memory_GBps,
-                   infra_share=infra, agent_cores=agent_cores)
+                   infra_share=infra, agent_cores=agent_cores, monitoring_cores=monitoring_cores)
 
 
 def _mode_warnings(g: ServerGroup, m: _Mode, scenario: str) -> list[str]:
@@ -796,7 +860,8 @@ def _no_read_path(limit: str, inp: ResourceInputs, g: ServerGroup) -> str:
              "DPU crypto": "use DPUs with a crypto engine (crypto_Gbps) or turn encryption off",
              "DPU line rate": "use DPUs with line rate left for storage",
              "DPU Arm cores": "use DPUs with Arm cores, or keep the storage stack on the host",
-             "DPU memory": "use DPUs with memory bandwidth, or keep the storage stack on the host"}
+             "DPU memory": "use DPUs with memory bandwidth, or keep the storage stack on the host",
+             "DPU storage emulation": "use larger IOs (scenario storage_io_kib) or DPUs with a storage-emulation IO rate"}
     why = (" (the converged fabric is busy with training traffic for the whole iteration)"
            if limit == "fabric" and inp.storage_converged else "")
     return (f"resources: the workload reads {inp.sample_bytes:g} bytes per sample from storage but "
@@ -845,6 +910,8 @@ def _limiting(util: dict[str, float], cap: DpuCapacity, g: ServerGroup, coll_b: 
     if coll_arm > 0:  # software switching on the Arm cores (and through the DPU memory)
         out["arm"] = util.get("arm", 0.0)
         out["dram"] = util.get("dram", 0.0)
+    if "eswitch" in util:  # every isolated packet of the collectives crosses the embedded switch
+        out["eswitch"] = util["eswitch"]
     return out
 
 
@@ -898,6 +965,7 @@ def assess(inputs: ResourceInputs, figures: dict[str, float] | None = None) -> R
     # is in HostCpuReport.infra_fraction); the agents run the whole of it
     for g, r in zip(groups, rows):
         r.host_cycles["agents"] = r.agent_cores * g.cpu_GHz * 1e9 * iteration
+        r.host_cycles["monitoring"] = r.monitoring_cores * g.cpu_GHz * 1e9 * iteration
     cap_total = sum(g.count * r.capacity_Hz for g, r in zip(groups, rows)) * iteration
     raw = {t: sum(g.count * r.host_cycles[t] for g, r in zip(groups, rows)) / cap_total for t in TASKS}
     busy = sum(raw.values())
@@ -987,7 +1055,9 @@ _ENGINE_WORK = {"line": "the adapter's traffic", "crypto": "inline encryption",
                 "arm": "the Arm-core services (storage emulation, proxies, clients, agents; at the "
                        "catalog's Arm kernel-path rate arm_tcp_Gbps, a pktgen upper bound for "
                        "BlueField-2 and an assumption for BlueField-3/-4)",
-                "dram": "the Arm-core data paths through the DPU memory"}
+                "dram": "the Arm-core data paths through the DPU memory",
+                "eswitch": "the embedded switch's packet forwarding (ASAP2; ~90 Mpps measured on "
+                           "BlueField-3, arXiv 2509.21656)"}
 
 
 def _straggler_sentence(inp: ResourceInputs, rows: list[_Server], straggler: float,
@@ -1042,6 +1112,8 @@ def _explain(inp: ResourceInputs, rows: list[_Server], host: HostCpuReport, stor
                 why.append("the host virtual switch")
             if g.nccl_proxy and r.host_cycles["nccl_proxy"] > 0:  # beyond the socket work they run
                 why.append("NCCL proxy threads")
+            if r.host_cycles["firewall"] > 0:
+                why.append("the host firewall's connection tracking")
             if r.memory_limited:
                 flags.append(f"host memory bandwidth saturated: network flows slowed to {100 / s:.0f}% on {who}")
                 bottlenecks.append(

@@ -114,33 +114,58 @@ def nic_for_dpu(catalog, dpu: dict[str, Any], preferred: str | None) -> dict[str
     return {**dpu, "arm_cores": 0}
 
 
-def _capacity(entries: list[dict[str, Any]], catalog=None) -> resources.DpuCapacity:
-    """Engines of some DPUs together, summed DPU by DPU from their catalog figures."""
+#: the catalog figure of each inline-crypto protocol (scenario ``crypto_offload``)
+CRYPTO_FIELD = {"ipsec-crypto": "crypto_Gbps", "ipsec-packet": "ipsec_packet_Gbps", "ktls": "ktls_Gbps"}
+
+
+def crypto_Gbps(entry: dict[str, Any], protocol: str = "ipsec-crypto") -> float:
+    """Inline crypto rate of a DPU for ``protocol``: its figure for that protocol
+    (``ipsec_packet_Gbps``, ``ktls_Gbps``), else ``crypto_Gbps`` (IPsec crypto offload)."""
+    own = float(entry.get(CRYPTO_FIELD.get(protocol, "crypto_Gbps")) or 0.0)
+    return own if own > 0 else float(entry.get("crypto_Gbps") or 0.0)
+
+
+def _capacity(entries: list[dict[str, Any]], catalog=None, protocol: str = "ipsec-crypto",
+              transport: str = "rdma") -> resources.DpuCapacity:
+    """Engines of some DPUs together, summed DPU by DPU from their catalog figures (inline crypto
+    for ``protocol``, storage-emulation IO rate for the NVMe-oF ``transport``)."""
     caps = []
     for e in entries:
         arm, dram = dpu_model_figures(catalog, e) if catalog is not None else (
             dpu_mod.default_arm_tcp_Gbps(int(e.get("arm_cores", 0)), float(e.get("arm_GHz", 0.0))), 0.0)
         caps.append(resources.DpuCapacity.of(1, float(e.get("max_bandwidth_Gbps", 0.0)),
-                                             float(e.get("crypto_Gbps", 0.0)), int(e.get("arm_cores", 0)),
-                                             float(e.get("arm_GHz", 0.0)), arm, dram))
+                                             crypto_Gbps(e, protocol), int(e.get("arm_cores", 0)),
+                                             float(e.get("arm_GHz", 0.0)), arm, dram,
+                                             float(e.get("eswitch_Mpps") or 0.0),
+                                             float(e.get(f"snap_{transport}_kiops") or 0.0)))
     return resources.DpuCapacity(sum(c.line_Bps for c in caps), sum(c.crypto_Bps for c in caps),
                                  sum(c.arm_Hz for c in caps), sum(c.arm_path_Bps for c in caps),
-                                 sum(c.dram_Bps for c in caps))
+                                 sum(c.dram_Bps for c in caps), sum(c.eswitch_pps for c in caps),
+                                 sum(c.snap_iops for c in caps))
 
 
-def smartnic_crypto_Gbps(entry: dict[str, Any], fraction: float) -> float:
-    """Inline crypto rate of an adapter working as a SmartNIC: its catalog ``crypto_Gbps`` when it
-    has one, else its crypto-enabled OPN's: ``fraction`` (models/costs/dpu.toml
-    ``inline_crypto_fraction_of_line``, the measured 193/390) of its line rate."""
+def smartnic_crypto_Gbps(entry: dict[str, Any], fraction: float, protocol: str = "ipsec-crypto") -> float:
+    """Inline crypto rate of an adapter working as a SmartNIC. IPsec crypto offload: its catalog
+    ``crypto_Gbps`` when it has one, else its crypto-enabled OPN's: ``fraction``
+    (models/costs/dpu.toml ``inline_crypto_fraction_of_line``, the measured 193/390) of its line
+    rate. IPsec packet offload and kTLS: the generation's figure for that protocol
+    (``ipsec_packet_Gbps``, ``ktls_Gbps``, crypto-enabled parts), else as IPsec crypto offload."""
+    if protocol != "ipsec-crypto":
+        rate = float(entry.get(CRYPTO_FIELD.get(protocol, "")) or 0.0)
+        if rate > 0:
+            return rate
     own = float(entry.get("crypto_Gbps") or 0.0)
     return own if own > 0 else fraction * float(entry.get("max_bandwidth_Gbps") or 0.0)
 
 
-def _smartnic_capacity(entries: list[dict[str, Any]], fraction: float) -> resources.DpuCapacity:
-    """Line and inline-crypto engines of adapters working as ConnectX SmartNICs (no Arm complex)."""
+def _smartnic_capacity(entries: list[dict[str, Any]], fraction: float,
+                       protocol: str = "ipsec-crypto") -> resources.DpuCapacity:
+    """Line, inline-crypto and embedded-switch engines of adapters working as ConnectX SmartNICs
+    (no Arm complex)."""
     line = sum(float(e.get("max_bandwidth_Gbps") or 0.0) for e in entries) * 1e9 / 8
-    crypto = sum(smartnic_crypto_Gbps(e, fraction) for e in entries) * 1e9 / 8
-    return resources.DpuCapacity(line, crypto, 0.0)
+    crypto = sum(smartnic_crypto_Gbps(e, fraction, protocol) for e in entries) * 1e9 / 8
+    eswitch = sum(float(e.get("eswitch_Mpps") or 0.0) for e in entries) * 1e6
+    return resources.DpuCapacity(line, crypto, 0.0, eswitch_pps=eswitch)
 
 
 def _server_key(srv, adapters, scenario: str) -> tuple:
@@ -174,6 +199,8 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
     groups: dict[str, dict[str, Any]] = {}  # first server of each group -> the group
     fraction = float(resources.cost_figures(catalog)["inline_crypto_fraction_of_line"])
     overlay = isolation_overlay(scen)
+    protocol = str(scen.get("crypto_offload", "ipsec-crypto"))
+    transport = str(scen.get("storage_transport", "rdma"))
     per_server, default_mode = scen.get("per_server", {}), scen.get("offload", "host")
     components = topo.components
     for (info, gpus, mode, count) in _alike_servers(pl, per_server_gpus, per_server, default_mode, topo):
@@ -217,19 +244,24 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
             cpu_GHz=float(cpu.get("all_core_GHz") or cpu.get("base_GHz") or 2.0),
             base_power_W=power["server"], adapters_power_W=power["adapters"],
             dpus=len(dpus), rail_dpus=len(rail), storage_dpus=len(store),
-            rail_capacity=(_capacity([dpus[d] for d in rail], catalog) if rail else
-                           _smartnic_capacity(rail_nics, fraction)),
-            storage_capacity=_capacity([dpus[d] for d in store], catalog) if store else None,
+            rail_capacity=(_capacity([dpus[d] for d in rail], catalog, protocol, transport) if rail else
+                           _smartnic_capacity(rail_nics, fraction, protocol)),
+            storage_capacity=(_capacity([dpus[d] for d in store], catalog, protocol, transport)
+                              if store else None),
             smartnic_capacity=(_smartnic_capacity([stand_ins.get(a.id) or catalog.resolve(a)
                                                    for a in adapters if a.id in info.rails] or
                                                   [stand_ins.get(a.id) or catalog.resolve(a)
-                                                   for a in adapters], fraction)
+                                                   for a in adapters], fraction, protocol)
                                if mode == "smartnic" and adapters else None),
             nccl_proxy=bool(scen.get("nccl_proxy", False)),
             pfs_client=bool(scen.get("parallel_fs_client", False)),
             k8s_agents=bool(scen.get("k8s_agents", False)),
             irq=bool(scen.get("irq_handling", False)),
             kernel_copy_membw=bool(scen.get("kernel_copy_membw", False)),
+            tenant_packet_bytes=float(scen.get("tenant_packet_bytes", 0) or 0),
+            vswitch=str(scen.get("vswitch", "kernel")),
+            firewall=bool(scen.get("firewall_conntrack", False)),
+            monitoring=bool(scen.get("monitoring_agents", False)),
             host_memory_GBps=hostcpu.memory_GBps(int(f.get("cpu_sockets", 1)),
                                                  int(cpu.get("memory_channels", 0) or 0),
                                                  float(cpu.get("memory_MTps", 0) or 0)),
@@ -262,6 +294,8 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
         packet_bytes=float(scen.get("packet_bytes", 1500)),
         read_io_bytes=float(scen["storage_io_kib"]) * 1024 if scen.get("storage_io_kib") else None,
         checkpoint_via_host=bool(scen.get("checkpoint_via_host", False)),
+        checkpoint_compression=bool(scen.get("checkpoint_compression", False)),
+        checkpoint_erasure_coding=bool(scen.get("checkpoint_erasure_coding", False)),
         switch_power_W=sum(switches) / jobs,
         storage_power_W=sum(float(s.get("power_W", 0)) for s in stor) / jobs)
 
