@@ -271,8 +271,8 @@ def _nic_notes(design, catalog, layouts=None) -> list[str]:
         for c in (c for c in kids if c.kind == "nic"):
             nic = catalog.resolve(c)
             d = dpu_for_nic(catalog, nic, f.get("dpu_model"))
-            key = (c.model, str(d.get("id", "DPU")), float(nic.get("max_bandwidth_Gbps") or 0))
-            counts[key] = counts.get(key, 0) + alike
+            nkey = (c.model, str(d.get("id", "DPU")), float(nic.get("max_bandwidth_Gbps") or 0))
+            counts[nkey] = counts.get(nkey, 0) + alike
     out = [f"the DPU-offloaded run models each of the {n} {nic} NICs as a {dpu} DPU of the same "
            f"line rate ({rate:g} Gb/s): the design draws no DPU on those servers" for (nic, dpu, rate), n in counts.items()]
     out += [f"the DPU-offloaded run keeps the drawn layout: {n} {dpu} DPUs run the Arm services"

@@ -961,8 +961,33 @@ def assess(inputs: ResourceInputs, figures: dict[str, float] | None = None) -> R
     ckpt = storage.amortized_checkpoint_s(write_s, inputs.checkpoint_every_iterations)
     iteration = step + straggler + ckpt
 
-    # --- host CPU, server-weighted, as shares of the cycles of a whole iteration (the definition
-    # is in HostCpuReport.infra_fraction); the agents run the whole of it
+    host = _host_report(groups, rows, iteration)
+
+    dpu_util: dict[str, float] = {}
+    for r in rows:
+        for k, v in r.report.dpu_utilization.items():
+            dpu_util[k] = max(dpu_util.get(k, 0.0), v)
+
+    stor = _storage_report(inputs, rows, write_s, fig)
+
+    en = _energy_report(inputs, iteration, fig)
+
+    bottlenecks, flags = _explain(inputs, rows, host, stor, network_extra, stall,
+                                  (straggler, host_noise_s), ckpt, fig)
+    warnings = list(dict.fromkeys(w for r in rows for w in r.warnings))  # once, in group order
+    clamp = jitter.out_of_range(step, fig["detour_mean_s"]) if straggler > 0 else ""
+    if clamp:
+        warnings.append(clamp)
+    return ResourceReport(iteration_s=iteration, network_extra_s=network_extra, data_stall_s=stall,
+                          straggler_s=straggler, checkpoint_s=ckpt, host_cpu=host, dpu=dpu_util,
+                          storage=stor, energy=en, bottlenecks=bottlenecks, flags=flags,
+                          groups=tuple(r.report for r in rows), network_extra_cause=cause,
+                          warnings=warnings)
+
+
+def _host_report(groups: tuple[ServerGroup, ...], rows: list[_Server], iteration: float) -> HostCpuReport:
+    """Host CPU, server-weighted, as shares of the cycles of a whole iteration (the definition is
+    in HostCpuReport.infra_fraction); the agents and monitoring run the whole of it."""
     for g, r in zip(groups, rows):
         r.host_cycles["agents"] = r.agent_cores * g.cpu_GHz * 1e9 * iteration
         r.host_cycles["monitoring"] = r.monitoring_cores * g.cpu_GHz * 1e9 * iteration
@@ -975,13 +1000,14 @@ def assess(inputs: ResourceInputs, figures: dict[str, float] | None = None) -> R
     host = HostCpuReport(cores_total=sum(g.count * g.cpu_cores for g in groups),
                          infra_fraction=infra, by_task=by_task,
                          training_fraction=max(0.0, 1.0 - sum(by_task.values())), saturated=saturated)
+    return host
 
-    dpu_util: dict[str, float] = {}
-    for r in rows:
-        for k, v in r.report.dpu_utilization.items():
-            dpu_util[k] = max(dpu_util.get(k, 0.0), v)
 
-    # --- storage
+def _storage_report(inputs: ResourceInputs, rows: list[_Server], write_s: float,
+                    fig: dict[str, float]) -> StorageReport:
+    """Cluster storage figures: the read demand of the input iteration, what the servers'
+    paths achieve, the checkpoint size and write time."""
+    groups = inputs.groups
     demand = storage.read_demand_Bps(inputs.samples_per_iteration / inputs.iteration_s,
                                      inputs.sample_bytes)
     achieved_total = min(demand, sum(g.count * r.report.read_achieved_GBps * 1e9
@@ -991,9 +1017,13 @@ def assess(inputs: ResourceInputs, figures: dict[str, float] | None = None) -> R
                          checkpoint_GB=storage.checkpoint_bytes(inputs.parameters,
                                                                 _bytes_per_param(inputs, fig)) / 1e9,
                          checkpoint_write_s=write_s if inputs.storage_write_GBps > 0 else None)
+    return stor
 
-    # --- power and energy
-    # the per-server figures come from designer.topology.validation.server_power_W
+
+def _energy_report(inputs: ResourceInputs, iteration: float, fig: dict[str, float]) -> EnergyReport:
+    """Power by part (the per-server figures come from designer.topology.validation.server_power_W,
+    catalog maxima) and the iteration's and run's energy and cost."""
+    groups = inputs.groups
     parts = {"gpu": sum(g.count * g.gpus * g.gpu_power_W for g in groups),
              "server": sum(g.count * g.base_power_W for g in groups),
              "adapters": sum(g.count * g.adapters_power_W for g in groups)}
@@ -1007,18 +1037,7 @@ def assess(inputs: ResourceInputs, figures: dict[str, float] | None = None) -> R
                                           else inputs.price_per_kWh),
                       samples_per_s_per_kW=energy.samples_per_s_per_kW(
                           inputs.samples_per_iteration, iteration, parts["total"]))
-
-    bottlenecks, flags = _explain(inputs, rows, host, stor, network_extra, stall,
-                                  (straggler, host_noise_s), ckpt, fig)
-    warnings = list(dict.fromkeys(w for r in rows for w in r.warnings))  # once, in group order
-    clamp = jitter.out_of_range(step, fig["detour_mean_s"]) if straggler > 0 else ""
-    if clamp:
-        warnings.append(clamp)
-    return ResourceReport(iteration_s=iteration, network_extra_s=network_extra, data_stall_s=stall,
-                          straggler_s=straggler, checkpoint_s=ckpt, host_cpu=host, dpu=dpu_util,
-                          storage=stor, energy=en, bottlenecks=bottlenecks, flags=flags,
-                          groups=tuple(r.report for r in rows), network_extra_cause=cause,
-                          warnings=warnings)
+    return en
 
 
 def _cost(r: _Server) -> str:
@@ -1079,6 +1098,64 @@ def _straggler_sentence(inp: ResourceInputs, rows: list[_Server], straggler: flo
             f"{100 * max(cvs):.3g}% (GPU-to-GPU spread {100 * fig['gpu_cv']:.3g}%); {host}")
 
 
+def _group_sentences(i: int, g: ServerGroup, r: _Server, fig: dict[str, float],
+                     bottlenecks: list[str], flags: list[str]) -> None:
+    """The bottlenecks and flags of one server group: a saturated host CPU or host memory, and
+    the adapter engines that slow its collectives or are over-subscribed."""
+    mode = r.report.scenario
+    who = f"server group {i} ({g.count} x {MODE_LABEL[mode]})"
+    # whose engine: a SmartNIC's; a DPU's; in a DPU server that keeps ConnectX on its rails
+    # (rail_dpus 0) the collectives' line and crypto engines are the rail SmartNICs'
+    rail_nics = mode == "dpu" and g.rail_dpus == 0 and g.storage_capacity is not None
+
+    def owner(e: str, collectives: bool = False) -> str:
+        if mode == "smartnic":
+            return "SmartNIC"
+        if rail_nics and e in ("line", "crypto"):
+            return "rail SmartNIC (ConnectX)" if collectives else "rail SmartNIC or storage DPU"
+        return "DPU"
+    if r.fallback:
+        flags.append(f"{who}: scenario 'dpu' but the server has no DPU; its host CPU runs the stacks")
+    s = r.report.network_slowdown
+    if s > 1.0 and not r.dpu_limited:
+        tasks = [t for t in INFRA_TASKS if r.host_cycles[t] > 0 and t != "storage"]
+        why = []
+        if g.encrypt and r.report.scenario == "host":
+            why.append("software AES-GCM encryption, which also forces collectives off RDMA onto kernel TCP")
+        elif g.tcp_bytes > 0 or not g.rdma:
+            why.append("kernel TCP collectives")
+        if g.isolated and r.report.scenario == "host":
+            why.append("the host virtual switch")
+        if g.nccl_proxy and r.host_cycles["nccl_proxy"] > 0:  # beyond the socket work they run
+            why.append("NCCL proxy threads")
+        if r.host_cycles["firewall"] > 0:
+            why.append("the host firewall's connection tracking")
+        if r.memory_limited:
+            flags.append(f"host memory bandwidth saturated: network flows slowed to {100 / s:.0f}% on {who}")
+            bottlenecks.append(
+                f"host CPU on {who}: its kernel-TCP copies need {r.memory_GBps:.0f} GB/s of host "
+                f"memory bandwidth ({fig['kernel_copy_memory_share']:.0%} of the {g.host_memory_GBps:.0f} "
+                f"GB/s peak is theirs to use); collectives take {s:.2f}x as long{_cost(r)}")
+            return
+        flags.append(f"host CPU saturated: network flows slowed to {100 / s:.0f}% on {who}")
+        bottlenecks.append(
+            f"host CPU on {who}: {', '.join(why) or ', '.join(tasks)} together need {r.window_demand_cores:.0f} "
+            f"cores while collectives run, {max(r.window_free_cores, 0):.0f} are free; "
+            f"collectives take {s:.2f}x as long{_cost(r)}")
+    if r.dpu_limited:
+        u = r.report.dpu_utilization[r.dpu_limited]
+        o = owner(r.dpu_limited, True)
+        flags.append(f"{o} {r.dpu_limited} engine over-subscribed ({u:.2f}x) on {who}")
+        bottlenecks.append(f"{o} {r.dpu_limited} engine on {who} is over-subscribed {u:.2f}x: "
+                           f"collectives take {s:.2f}x as long{_cost(r)}")
+    for e, u in r.report.dpu_utilization.items():  # over-subscribed without slowing collectives
+        if u > 1.0 and e != r.dpu_limited:
+            flags.append(f"{owner(e)} {e} engine over-subscribed ({u:.2f}x) on {who}")
+            bottlenecks.append(f"{owner(e)} {e} engine on {who} is over-subscribed {u:.2f}x: "
+                               f"{_ENGINE_WORK[e]} run{'s' if e != 'dram' else 's'} "
+                               f"{u:.2f}x slower than asked")
+
+
 def _explain(inp: ResourceInputs, rows: list[_Server], host: HostCpuReport, stor: StorageReport,
              network_extra: float, stall: float, stragglers: tuple[float, float], ckpt: float,
              fig: dict[str, float]):
@@ -1086,58 +1163,7 @@ def _explain(inp: ResourceInputs, rows: list[_Server], host: HostCpuReport, stor
     bottlenecks: list[str] = []
     flags: list[str] = []
     for i, (g, r) in enumerate(zip(inp.groups, rows)):
-        mode = r.report.scenario
-        who = f"server group {i} ({g.count} x {MODE_LABEL[mode]})"
-        # whose engine: a SmartNIC's; a DPU's; in a DPU server that keeps ConnectX on its rails
-        # (rail_dpus 0) the collectives' line and crypto engines are the rail SmartNICs'
-        rail_nics = mode == "dpu" and g.rail_dpus == 0 and g.storage_capacity is not None
-
-        def owner(e: str, collectives: bool = False) -> str:
-            if mode == "smartnic":
-                return "SmartNIC"
-            if rail_nics and e in ("line", "crypto"):
-                return "rail SmartNIC (ConnectX)" if collectives else "rail SmartNIC or storage DPU"
-            return "DPU"
-        if r.fallback:
-            flags.append(f"{who}: scenario 'dpu' but the server has no DPU; its host CPU runs the stacks")
-        s = r.report.network_slowdown
-        if s > 1.0 and not r.dpu_limited:
-            tasks = [t for t in INFRA_TASKS if r.host_cycles[t] > 0 and t != "storage"]
-            why = []
-            if g.encrypt and r.report.scenario == "host":
-                why.append("software AES-GCM encryption, which also forces collectives off RDMA onto kernel TCP")
-            elif g.tcp_bytes > 0 or not g.rdma:
-                why.append("kernel TCP collectives")
-            if g.isolated and r.report.scenario == "host":
-                why.append("the host virtual switch")
-            if g.nccl_proxy and r.host_cycles["nccl_proxy"] > 0:  # beyond the socket work they run
-                why.append("NCCL proxy threads")
-            if r.host_cycles["firewall"] > 0:
-                why.append("the host firewall's connection tracking")
-            if r.memory_limited:
-                flags.append(f"host memory bandwidth saturated: network flows slowed to {100 / s:.0f}% on {who}")
-                bottlenecks.append(
-                    f"host CPU on {who}: its kernel-TCP copies need {r.memory_GBps:.0f} GB/s of host "
-                    f"memory bandwidth ({fig['kernel_copy_memory_share']:.0%} of the {g.host_memory_GBps:.0f} "
-                    f"GB/s peak is theirs to use); collectives take {s:.2f}x as long{_cost(r)}")
-                continue
-            flags.append(f"host CPU saturated: network flows slowed to {100 / s:.0f}% on {who}")
-            bottlenecks.append(
-                f"host CPU on {who}: {', '.join(why) or ', '.join(tasks)} together need {r.window_demand_cores:.0f} "
-                f"cores while collectives run, {max(r.window_free_cores, 0):.0f} are free; "
-                f"collectives take {s:.2f}x as long{_cost(r)}")
-        if r.dpu_limited:
-            u = r.report.dpu_utilization[r.dpu_limited]
-            o = owner(r.dpu_limited, True)
-            flags.append(f"{o} {r.dpu_limited} engine over-subscribed ({u:.2f}x) on {who}")
-            bottlenecks.append(f"{o} {r.dpu_limited} engine on {who} is over-subscribed {u:.2f}x: "
-                               f"collectives take {s:.2f}x as long{_cost(r)}")
-        for e, u in r.report.dpu_utilization.items():  # over-subscribed without slowing collectives
-            if u > 1.0 and e != r.dpu_limited:
-                flags.append(f"{owner(e)} {e} engine over-subscribed ({u:.2f}x) on {who}")
-                bottlenecks.append(f"{owner(e)} {e} engine on {who} is over-subscribed {u:.2f}x: "
-                                   f"{_ENGINE_WORK[e]} run{'s' if e != 'dram' else 's'} "
-                                   f"{u:.2f}x slower than asked")
+        _group_sentences(i, g, r, fig, bottlenecks, flags)
     if stall > 0:
         servers = sum(g.count for g in inp.groups)
         i = max(range(len(rows)), key=lambda k: rows[k].stall_s)

@@ -31,6 +31,7 @@ WITHOUT any drawn DPU each NIC is then modelled as the catalog DPU of the same l
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -198,9 +199,9 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
     resolve = Resolver(catalog)
     groups: dict[str, dict[str, Any]] = {}  # first server of each group -> the group
     fraction = float(resources.cost_figures(catalog)["inline_crypto_fraction_of_line"])
-    overlay = isolation_overlay(scen)
     protocol = str(scen.get("crypto_offload", "ipsec-crypto"))
     transport = str(scen.get("storage_transport", "rdma"))
+    switches_of_scenario = _scenario_fields(scen)
     per_server, default_mode = scen.get("per_server", {}), scen.get("offload", "host")
     components = topo.components
     for (info, gpus, mode, count) in _alike_servers(pl, per_server_gpus, per_server, default_mode, topo):
@@ -208,73 +209,32 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
         adapters = info.adapters if info.adapters is not None else topo.attached(srv.id)
         f = catalog.resolve(srv)
         cpu = catalog.get("cpu", f["cpu_model"])
-        drawn = [a for a in adapters if a.kind == "dpu"]
-        # the DPU run keeps a drawn layout (ConnectX on the rails, BlueField for storage and
-        # north-south, as DGX SuperPOD): only a server without any DPU gets its NICs as DPUs
-        as_dpu = mode == "dpu" and bool(scen.get("nic_as_dpu")) and not drawn
-        dpus = {a.id: catalog.resolve(a) if a.kind == "dpu" else
-                dpu_for_nic(catalog, catalog.resolve(a), f.get("dpu_model"))
-                for a in adapters if a.kind == "dpu" or (as_dpu and a.kind == "nic")}
-        nics = [catalog.resolve(a) for a in adapters if a.id not in dpus]
-        rail = [d for d in dpus if d in info.rails]
-        rail_nics = [catalog.resolve(a) for a in adapters if a.id in info.rails and a.id not in dpus]
-        if not rail and not rail_nics:
-            rail = list(dpus)
-        # off-rail DPUs: on the storage network they carry the reads; either way they host the
-        # Arm services (filesystem client, object-store proxy, agents) when the rails are NICs
-        store = [d for d in dpus if d in info.storage_ports and d not in rail] or \
-            ([d for d in dpus if d not in rail] if rail_nics and not rail else [])
-        # what the adapters cost in power: host-managed and SmartNIC servers buy a ConnectX of
-        # the same line rate instead of each drawn DPU; a DPU server buys the DPUs
-        stand_ins = dict(dpus) if mode == "dpu" else {
-            a.id: nic_for_dpu(catalog, catalog.resolve(a), f.get("nic_model")) for a in drawn}
-        rdma = all(a.get("rdma", True) for a in list(dpus.values()) + nics) if adapters else False
+        lay = _layout(catalog, scen, info, adapters, f, mode)
         # ranks of a collective's group on one server = ranks / servers; the server's GPUs hold
         # gpus / that many groups
         sent = {c.name: node_wire_bytes(c) * c.calls_per_iteration * gpus / max(1, c.ranks // c.servers)
                 for c in crossing}
         net_bytes = 2.0 * sum(sent.values())  # sent + received (symmetric, see node_wire_bytes)
-        port = sum(l.capacity_Gbps for e in rail for l in
+        port = sum(l.capacity_Gbps for e in lay.rail for l in
                    (net.links_of(fab, topo, e) if fab is not None else topo.links_of(e)))
-        power = server_power_W(_Attached(topo, srv.id, adapters), srv, resolve, stand_ins)
+        power = server_power_W(_Attached(topo, srv.id, adapters), srv, resolve, lay.stand_ins)  # type: ignore[arg-type]
         groups[info.id] = dict(
             count=count, scenario=mode, gpus=gpus,
             gpu_power_W=power["gpu"] / int(f["gpu_count"]),
             cpu_cores=int(cpu.get("cores", 1)) * int(f.get("cpu_sockets", 1)),
             cpu_GHz=float(cpu.get("all_core_GHz") or cpu.get("base_GHz") or 2.0),
             base_power_W=power["server"], adapters_power_W=power["adapters"],
-            dpus=len(dpus), rail_dpus=len(rail), storage_dpus=len(store),
-            rail_capacity=(_capacity([dpus[d] for d in rail], catalog, protocol, transport) if rail else
-                           _smartnic_capacity(rail_nics, fraction, protocol)),
-            storage_capacity=(_capacity([dpus[d] for d in store], catalog, protocol, transport)
-                              if store else None),
-            smartnic_capacity=(_smartnic_capacity([stand_ins.get(a.id) or catalog.resolve(a)
-                                                   for a in adapters if a.id in info.rails] or
-                                                  [stand_ins.get(a.id) or catalog.resolve(a)
-                                                   for a in adapters], fraction, protocol)
-                               if mode == "smartnic" and adapters else None),
-            nccl_proxy=bool(scen.get("nccl_proxy", False)),
-            pfs_client=bool(scen.get("parallel_fs_client", False)),
-            k8s_agents=bool(scen.get("k8s_agents", False)),
-            irq=bool(scen.get("irq_handling", False)),
-            kernel_copy_membw=bool(scen.get("kernel_copy_membw", False)),
-            tenant_packet_bytes=float(scen.get("tenant_packet_bytes", 0) or 0),
-            vswitch=str(scen.get("vswitch", "kernel")),
-            firewall=bool(scen.get("firewall_conntrack", False)),
-            monitoring=bool(scen.get("monitoring_agents", False)),
+            **_engine_fields(catalog, lay, adapters, info, mode, fraction, protocol, transport),
+            **switches_of_scenario,
             host_memory_GBps=hostcpu.memory_GBps(int(f.get("cpu_sockets", 1)),
                                                  int(cpu.get("memory_channels", 0) or 0),
                                                  float(cpu.get("memory_MTps", 0) or 0)),
-            dpu_storage_emulation=all(bool(dpus[d].get("storage_emulation", True)) for d in store or rail),
-            dpu_ovs_offload=all(bool(dpus[d].get("ovs_offload", True)) for d in rail),
             port_Gbps=float(port),
-            rdma=rdma, rdma_bytes=net_bytes if rdma else 0.0, tcp_bytes=0.0 if rdma else net_bytes,
+            rdma=lay.rdma, rdma_bytes=net_bytes if lay.rdma else 0.0,
+            tcp_bytes=0.0 if lay.rdma else net_bytes,
             comm_s=comm_s, dp_comm_s=dp_comm_s,
             storage_fabric_GBps=storage_alone_GBps.get(info.id, 0.0),
-            storage_fabric_write_GBps=(storage_write_GBps or storage_alone_GBps).get(info.id, 0.0),
-            gpudirect_storage=bool(scen.get("gpudirect_storage", False)),
-            encrypt=bool(scen.get("encryption", False)), isolated=overlay,
-            isolation=str(scen.get("isolation", "auto")))
+            storage_fabric_write_GBps=(storage_write_GBps or storage_alone_GBps).get(info.id, 0.0))
     stor, switches = _storage_and_switches(topo, resolve, kinds)
     interval = float(scen.get("checkpoint_interval_s") or 0.0)
     return resources.ResourceInputs(
@@ -298,6 +258,81 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
         checkpoint_erasure_coding=bool(scen.get("checkpoint_erasure_coding", False)),
         switch_power_W=sum(switches) / jobs,
         storage_power_W=sum(float(s.get("power_W", 0)) for s in stor) / jobs)
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """One server's adapters as a run sees them (ids of the attached components)."""
+
+    dpus: dict[str, dict[str, Any]]  #: adapter id -> its DPU figures (drawn, or a NIC as DPU)
+    rail: list[str]  #: DPUs on the compute rails
+    rail_nics: list[dict[str, Any]]  #: figures of the NICs on the rails
+    store: list[str]  #: DPUs off the rails (storage network or Arm services)
+    stand_ins: dict[str, dict[str, Any]]  #: adapter id -> the figures its power is priced at
+    rdma: bool
+
+
+def _layout(catalog, scen: dict[str, Any], info, adapters, f: dict[str, Any], mode: str) -> _Layout:
+    """Which adapters are DPUs, on the rails or off them, and what each costs in power."""
+    drawn = [a for a in adapters if a.kind == "dpu"]
+    # the DPU run keeps a drawn layout (ConnectX on the rails, BlueField for storage and
+    # north-south, as DGX SuperPOD): only a server without any DPU gets its NICs as DPUs
+    as_dpu = mode == "dpu" and bool(scen.get("nic_as_dpu")) and not drawn
+    dpus = {a.id: catalog.resolve(a) if a.kind == "dpu" else
+            dpu_for_nic(catalog, catalog.resolve(a), f.get("dpu_model"))
+            for a in adapters if a.kind == "dpu" or (as_dpu and a.kind == "nic")}
+    nics = [catalog.resolve(a) for a in adapters if a.id not in dpus]
+    rail = [d for d in dpus if d in info.rails]
+    rail_nics = [catalog.resolve(a) for a in adapters if a.id in info.rails and a.id not in dpus]
+    if not rail and not rail_nics:
+        rail = list(dpus)
+    # off-rail DPUs: on the storage network they carry the reads; either way they host the
+    # Arm services (filesystem client, object-store proxy, agents) when the rails are NICs
+    store = [d for d in dpus if d in info.storage_ports and d not in rail] or \
+        ([d for d in dpus if d not in rail] if rail_nics and not rail else [])
+    # what the adapters cost in power: host-managed and SmartNIC servers buy a ConnectX of
+    # the same line rate instead of each drawn DPU; a DPU server buys the DPUs
+    stand_ins = dict(dpus) if mode == "dpu" else {
+        a.id: nic_for_dpu(catalog, catalog.resolve(a), f.get("nic_model")) for a in drawn}
+    rdma = all(a.get("rdma", True) for a in list(dpus.values()) + nics) if adapters else False
+    return _Layout(dpus=dpus, rail=rail, rail_nics=rail_nics, store=store, stand_ins=stand_ins, rdma=rdma)
+
+
+def _engine_fields(catalog, lay: _Layout, adapters, info, mode: str, fraction: float, protocol: str,
+                   transport: str) -> dict[str, Any]:
+    """ServerGroup fields of the adapters' engines: DPU counts and capacities (rail, storage-only,
+    SmartNIC) and the DPUs' storage-emulation and switch-offload capabilities."""
+    dpus, rail, store = lay.dpus, lay.rail, lay.store
+    smart = [lay.stand_ins.get(a.id) or catalog.resolve(a) for a in adapters if a.id in info.rails] or \
+        [lay.stand_ins.get(a.id) or catalog.resolve(a) for a in adapters]
+    return dict(
+        dpus=len(dpus), rail_dpus=len(rail), storage_dpus=len(store),
+        rail_capacity=(_capacity([dpus[d] for d in rail], catalog, protocol, transport) if rail else
+                       _smartnic_capacity(lay.rail_nics, fraction, protocol)),
+        storage_capacity=(_capacity([dpus[d] for d in store], catalog, protocol, transport)
+                          if store else None),
+        smartnic_capacity=(_smartnic_capacity(smart, fraction, protocol)
+                           if mode == "smartnic" and adapters else None),
+        dpu_storage_emulation=all(bool(dpus[d].get("storage_emulation", True)) for d in store or rail),
+        dpu_ovs_offload=all(bool(dpus[d].get("ovs_offload", True)) for d in rail))
+
+
+def _scenario_fields(scen: dict[str, Any]) -> dict[str, Any]:
+    """ServerGroup fields that every server of a run takes from the scenario: the consumer
+    switches, tenancy and encryption (``designer.topology.design.SCENARIO_SPEC``)."""
+    return dict(
+        nccl_proxy=bool(scen.get("nccl_proxy", False)),
+        pfs_client=bool(scen.get("parallel_fs_client", False)),
+        k8s_agents=bool(scen.get("k8s_agents", False)),
+        irq=bool(scen.get("irq_handling", False)),
+        kernel_copy_membw=bool(scen.get("kernel_copy_membw", False)),
+        tenant_packet_bytes=float(scen.get("tenant_packet_bytes", 0) or 0),
+        vswitch=str(scen.get("vswitch", "kernel")),
+        firewall=bool(scen.get("firewall_conntrack", False)),
+        monitoring=bool(scen.get("monitoring_agents", False)),
+        gpudirect_storage=bool(scen.get("gpudirect_storage", False)),
+        encrypt=bool(scen.get("encryption", False)), isolated=isolation_overlay(scen),
+        isolation=str(scen.get("isolation", "auto")))
 
 
 def _alike_servers(pl: Placement, per_server_gpus: np.ndarray, per_server: dict[str, str], default_mode: str,
