@@ -411,8 +411,11 @@ def _smartnic_notes(design, catalog, layouts=None, protocol: str = "ipsec-crypto
                 else:
                     m = c.model
                 seen[m] = smartnic_crypto_Gbps(e, fraction, protocol)
+    how = {"ipsec-crypto": f"IPsec crypto offload; {100 * fraction:.1f}% of line rate when the catalog "
+                           f"gives none, the measured 193/390 Gb/s",
+           "ipsec-packet": "IPsec packet offload, the generation's ipsec_packet_Gbps",
+           "ktls": "kTLS offload, the generation's ktls_Gbps"}.get(protocol, protocol)
     return [f"the SmartNIC run uses each {m} as a ConnectX SmartNIC: inline crypto {rate:.0f} Gb/s "
-            f"(its crypto-enabled part; {100 * fraction:.1f}% of line rate when the catalog gives none, "
-            f"the measured 193/390 Gb/s), ASAP2 switching, RDMA and SHARP kept, no Arm services"
+            f"(its crypto-enabled part; {how}), ASAP2 switching, RDMA and SHARP kept, no Arm services"
             for m, rate in seen.items()]
 
