@@ -193,3 +193,15 @@ def test_checkpoint_compression_and_erasure_coding_cost_host_cycles_and_bound_th
     cores = coded.groups[0].host_by_task["checkpoint_coding"]
     assert cores == pytest.approx(ckpt_bytes * cpb / 10 / (_seconds(coded) * HZ))
     assert FIG["compression_cycles_per_byte"] == pytest.approx(4.9e9 / 530e6, rel=1e-3)
+
+
+def test_overlay_without_tunnel_offload_is_switched_frame_by_frame():
+    off = one(_host(isolated=True, tunnel_offload=False, frame_bytes=9000.0))
+    on = one(_host(isolated=True))
+    # 64 KiB aggregates with tunnel TSO/LRO, 9000-byte jumbo frames without: 65536 / 9000 times the cycles
+    assert _cores(off, "virtualization") / _seconds(on) * _seconds(off) == pytest.approx(
+        _cores(on, "virtualization") * FIG["vswitch_packet_bytes"] / 9000)
+    # a SmartNIC encapsulates in its embedded switch: no host switch work either way
+    nic = ServerGroup(count=1, scenario="smartnic", rdma=False, tcp_bytes=4e9, comm_s=0.5, cpu_cores=4096,
+                      isolated=True, tunnel_offload=False, smartnic_capacity=DpuCapacity(50e9, 25e9, 0.0))
+    assert one(ResourceInputs(groups=(nic,), iteration_s=1.0)).groups[0].host_by_task["virtualization"] == 0.0

@@ -251,11 +251,17 @@ def vswitch_cycles_per_packet(vswitch: str, c: HostCosts) -> float:
     return c.ovs_dpdk_cycles_per_packet if vswitch == "ovs-dpdk" else c.vswitch_cycles_per_packet
 
 
-def host_packet_bytes(tenant_packet_bytes: float, c: HostCosts) -> float:
+def host_packet_bytes(tenant_packet_bytes: float, c: HostCosts, *, tunnel_offload: bool = True,
+                      frame_bytes: float = 1500.0) -> float:
     """Bytes per packet the host kernel path and its switch handle: the tenant's own packet size
     when it is given (small-packet services), else bulk flows in TSO/GRO aggregates
-    (``vswitch_packet_bytes``, 64 KiB)."""
-    return float(tenant_packet_bytes) if tenant_packet_bytes > 0 else c.vswitch_packet_bytes
+    (``vswitch_packet_bytes``, 64 KiB, include/linux/netdevice.h GSO_MAX_SIZE). Without tunnel
+    offload (``tunnel_offload`` False: the NIC cannot segment or aggregate VXLAN/Geneve-
+    encapsulated traffic) the overlay is encapsulated and switched frame by frame
+    (``frame_bytes``, the scenario's ``packet_bytes``) at the same per-packet cost."""
+    if tenant_packet_bytes > 0:
+        return float(tenant_packet_bytes)
+    return c.vswitch_packet_bytes if tunnel_offload else float(frame_bytes)
 
 
 def conntrack_cycles(kernel_bytes: float, packet_bytes: float, c: HostCosts) -> float:

@@ -132,6 +132,8 @@ class ServerGroup:
     tenant_packet_bytes: float = 0.0  #: the tenants' packet size (0: bulk flows in TSO/GRO aggregates)
     vswitch: str = "kernel"  #: host virtual switch datapath: "kernel" or "ovs-dpdk"
     firewall: bool = False  #: host firewall / connection tracking on the kernel path
+    tunnel_offload: bool = True  #: host NICs segment/aggregate VXLAN/Geneve traffic (TSO/LRO)
+    frame_bytes: float = 1500.0  #: Ethernet frame size (scenario packet_bytes)
     monitoring: bool = False  #: monitoring and logging agents (on the host in every mode)
 
 
@@ -470,11 +472,11 @@ def _collectives(g: ServerGroup, m: _Mode, hc: HostCosts) -> _Collectives:
            # a SmartNIC's embedded switch takes the flows (ASAP2)
            "virtualization": hostcpu.vswitch_cycles(
                kernel_b, hostcpu.vswitch_cycles_per_packet(g.vswitch, hc),
-               hostcpu.host_packet_bytes(g.tenant_packet_bytes, hc)) if g.isolated and not m.inline else 0.0,
+               _host_pkt(g, hc, overlay=True)) if g.isolated and not m.inline else 0.0,
            "irq": hostcpu.irq_cycles(kernel_b, 0.0, g.cpu_GHz, hc) if g.irq else 0.0,
            # stateful firewall on the host kernel path; a DPU or SmartNIC tracks the connections
            # in its embedded switch (ASAP2 connection-tracking offload)
-           "firewall": hostcpu.conntrack_cycles(kernel_b, hostcpu.host_packet_bytes(g.tenant_packet_bytes, hc), hc)
+           "firewall": hostcpu.conntrack_cycles(kernel_b, _host_pkt(g, hc, overlay=g.isolated), hc)
            if g.firewall and not m.inline else 0.0}
     # NCCL's proxy threads poll the network while the crossing collectives run; over kernel TCP
     # (NCCL's socket transport) the same threads execute the socket calls, so the network cycles
@@ -539,11 +541,10 @@ def _reads(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: HostC
             pfs_client=g.pfs_client, object_store=inp.object_store_tls and reads)
 
     cpb = path_cpb(gds_read and not inp.object_store_tls)
-    pkt = hostcpu.host_packet_bytes(g.tenant_packet_bytes, hc)
     if cpb["virtualization"] > 0:  # the host switch at the tenants' packet size and datapath
-        cpb["virtualization"] = hostcpu.vswitch_cycles_per_packet(g.vswitch, hc) / pkt
+        cpb["virtualization"] = hostcpu.vswitch_cycles_per_packet(g.vswitch, hc) / _host_pkt(g, hc, overlay=True)
     if g.firewall and not m.inline and _kernel_read(g, inp, m):
-        cpb["firewall"] = hc.conntrack_cycles_per_packet / pkt
+        cpb["firewall"] = hc.conntrack_cycles_per_packet / _host_pkt(g, hc, overlay=g.isolated)
     if g.irq and read_b > 0:  # one completion interrupt per storage IO
         cpb["irq"] = hostcpu.irq_cycles(0.0, 1.0, g.cpu_GHz, hc) / hc.read_io_bytes
     host_cpb = sum(cpb.values())
@@ -584,6 +585,13 @@ def _reads(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: HostC
         raise ValueError(_no_read_path(limit, inp, g))
     return _Reads(read_b=read_b, cpb=cpb, write_cpb=write_cpb, limits=limits, rate=rate, limit=limit,
                   arm_cpb=arm_cpb, dram_pb=dram_pb, gds_read=gds_read, warnings=tuple(warnings))
+
+
+def _host_pkt(g: ServerGroup, hc: HostCosts, *, overlay: bool) -> float:
+    """Bytes per packet on the host kernel path (:func:`designer.engine.hostcpu.host_packet_bytes`):
+    overlay traffic without tunnel offload goes frame by frame (``packet_bytes``)."""
+    return hostcpu.host_packet_bytes(g.tenant_packet_bytes, hc, tunnel_offload=g.tunnel_offload or not overlay,
+                                     frame_bytes=g.frame_bytes)
 
 
 def _kernel_read(g: ServerGroup, inp: ResourceInputs, m: _Mode) -> bool:

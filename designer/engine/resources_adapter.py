@@ -329,6 +329,8 @@ def _scenario_fields(scen: dict[str, Any]) -> dict[str, Any]:
         tenant_packet_bytes=float(scen.get("tenant_packet_bytes", 0) or 0),
         vswitch=str(scen.get("vswitch", "kernel")),
         firewall=bool(scen.get("firewall_conntrack", False)),
+        tunnel_offload=bool(scen.get("tunnel_offload", True)),
+        frame_bytes=float(scen.get("packet_bytes", 1500)),
         monitoring=bool(scen.get("monitoring_agents", False)),
         gpudirect_storage=bool(scen.get("gpudirect_storage", False)),
         encrypt=bool(scen.get("encryption", False)), isolated=isolation_overlay(scen),

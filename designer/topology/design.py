@@ -152,6 +152,9 @@ SCENARIO_SPEC: dict[str, Setting] = {s.name: s for s in (
             minimum=0, maximum=65536, zero="bulk flows in 64 KiB TSO/GRO aggregates"),
     Setting("vswitch", str, "kernel", "host virtual switch datapath: kernel (OVS kernel datapath) "
             "or ovs-dpdk (OVS with DPDK poll-mode threads)", choices=("kernel", "ovs-dpdk")),
+    Setting("tunnel_offload", bool, True, "the host NICs segment and aggregate VXLAN/Geneve "
+            "traffic (TSO/LRO for tunnels); off: the host encapsulates and switches the overlay "
+            "frame by frame (packet_bytes)"),
     Setting("firewall_conntrack", bool, False, "a stateful host firewall (connection tracking) "
             "filters the kernel-path traffic; SmartNICs and DPUs track connections in their "
             "embedded switch"),
