@@ -64,3 +64,11 @@ def test_markdown_has_one_line_per_case(rows):
     assert text.count("\n") == len(dpu_table.CASES) + 1
     for name, _, _ in dpu_table.CASES:
         assert f"| {name} |" in text
+
+
+def test_readme_table_is_the_scripts_output(rows):
+    # the README's "Where a DPU beats a SmartNIC" table is pasted from `python bench/dpu_table.py`;
+    # when the engine's figures move, regenerate it with that command
+    readme = (Path(__file__).absolute().parent.parent / "README.md").read_text(encoding="utf-8")
+    for line in dpu_table.markdown(list(rows.values())).splitlines():
+        assert line in readme, f"README row out of date (run python bench/dpu_table.py): {line[:80]}"
