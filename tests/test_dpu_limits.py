@@ -205,3 +205,20 @@ def test_overlay_without_tunnel_offload_is_switched_frame_by_frame():
     nic = ServerGroup(count=1, scenario="smartnic", rdma=False, tcp_bytes=4e9, comm_s=0.5, cpu_cores=4096,
                       isolated=True, tunnel_offload=False, smartnic_capacity=DpuCapacity(50e9, 25e9, 0.0))
     assert one(ResourceInputs(groups=(nic,), iteration_s=1.0)).groups[0].host_by_task["virtualization"] == 0.0
+
+
+def test_host_memory_caps_software_tls_reads_before_the_cores():
+    # an object store over HTTPS: host-managed, the host decrypts every byte in software (3 memory
+    # passes with the copy); with a SmartNIC's kTLS offload only the copy's pass is left
+    def inputs(scenario, **g):
+        grp = ServerGroup(count=1, scenario=scenario, cpu_cores=4096, kernel_copy_membw=True,
+                          host_memory_GBps=30.0, **g)
+        return ResourceInputs(groups=(grp,), iteration_s=1.0, samples_per_iteration=100,
+                              sample_bytes=1e9, storage_read_GBps=1e4, object_store_tls=True)
+    share = FIG["kernel_copy_memory_share"]
+    copy, crypto = FIG["kernel_copy_memory_passes"], FIG["software_crypto_memory_passes"]
+    host = one(inputs("host")).groups[0]
+    nic = one(inputs("smartnic", smartnic_capacity=DpuCapacity(400e9, 400e9, 0.0))).groups[0]
+    assert host.read_limit == nic.read_limit == "host memory"
+    assert host.read_achieved_GBps == pytest.approx(30.0 * share / (copy + crypto))
+    assert nic.read_achieved_GBps == pytest.approx(30.0 * share / copy)

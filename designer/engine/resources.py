@@ -561,6 +561,12 @@ def _reads(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: HostC
                             if inp.storage_converged else fabric)
     if host_cpb > 0:
         limits["host CPU"] = free_for_io * hz / host_cpb
+    if g.kernel_copy_membw and g.host_memory_GBps > 0 and _kernel_read(g, inp, m):
+        # the kernel copy of each byte read, and two more passes where the host decrypts it in
+        # software (TLS or IPsec; software_crypto_memory_passes, Netflix: memory bandwidth caps
+        # software kTLS before the cores do)
+        passes = hc.kernel_copy_memory_passes + (hc.software_crypto_memory_passes if cpb["crypto"] > 0 else 0.0)
+        limits["host memory"] = g.host_memory_GBps * 1e9 * hc.kernel_copy_memory_share / passes
     arm_cpb = dram_pb = 0.0
     if m.offload:
         arm_cpb, dram_pb = _dpu_read_costs(g, inp, hc, dc, m)
@@ -878,7 +884,8 @@ def _no_read_path(limit: str, inp: ResourceInputs, g: ServerGroup) -> str:
              "DPU line rate": "use DPUs with line rate left for storage",
              "DPU Arm cores": "use DPUs with Arm cores, or keep the storage stack on the host",
              "DPU memory": "use DPUs with memory bandwidth, or keep the storage stack on the host",
-             "DPU storage emulation": "use larger IOs (scenario storage_io_kib) or DPUs with a storage-emulation IO rate"}
+             "DPU storage emulation": "use larger IOs (scenario storage_io_kib) or DPUs with a storage-emulation IO rate",
+             "host memory": "offload the kernel path (scenario offload smartnic or dpu) or use RDMA"}
     why = (" (the converged fabric is busy with training traffic for the whole iteration)"
            if limit == "fabric" and inp.storage_converged else "")
     return (f"resources: the workload reads {inp.sample_bytes:g} bytes per sample from storage but "
