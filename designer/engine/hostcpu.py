@@ -20,8 +20,14 @@ number, so the functions are testable without the catalog:
   (kernel TCP + AES-GCM per byte), Kubernetes node/CNI/security agents (``k8s_agent_cores``),
   NIC interrupts (``irq_seconds_per_interrupt`` per ``irq_bytes_per_interrupt`` of kernel-path
   traffic and per storage IO), checkpoint serialization through host memory
-  (``checkpoint_serialize_cycles_per_byte``) and the host memory bandwidth of kernel-TCP copies
-  (``kernel_copy_memory_passes``, :func:`memory_slowdown`).
+  (``checkpoint_serialize_cycles_per_byte``), the host memory bandwidth of kernel-TCP copies
+  (``kernel_copy_memory_passes``, plus ``software_crypto_memory_passes`` where the host encrypts,
+  :func:`memory_slowdown`), a stateful firewall (``conntrack_cycles_per_packet``), monitoring
+  agents (``monitoring_agent_cores``) and checkpoint compression / erasure coding
+  (``compression_cycles_per_byte``, ``erasure_code_cycles_per_byte``);
+* packets: the host switch per packet (kernel datapath or OVS-DPDK,
+  :func:`vswitch_cycles_per_packet`) at the tenants' packet size or in TSO/GRO aggregates
+  (:func:`host_packet_bytes`).
 
 A demand of ``c`` cycles in a window of ``t`` seconds on ``n`` cores of ``f`` GHz needs
 ``c / (t * f * 1e9)`` cores; when that exceeds the free cores the work takes proportionally longer

@@ -20,8 +20,13 @@ so mixes are allowed.
 
 Further host consumers (each switched per scenario, off by default): NCCL proxy threads,
 parallel-filesystem clients, object-store ingest over TLS, Kubernetes/CNI/security agents, NIC
-interrupts, checkpoint serialization through host memory and the host memory bandwidth of
-kernel-TCP copies (:mod:`designer.engine.hostcpu`). Offloaded to a DPU, the filesystem client,
+interrupts, checkpoint serialization through host memory, the host memory bandwidth of
+kernel-TCP copies (two more passes per byte where the host encrypts in software), a stateful
+firewall per kernel-path packet, monitoring agents (on the host in every mode) and client-side
+checkpoint compression and erasure coding (:mod:`designer.engine.hostcpu`). Packets: the tenants'
+packet size (``tenant_packet_bytes``; 0 = bulk flows in TSO/GRO aggregates) sets the host
+switch's (kernel or OVS-DPDK) and the firewall's per-packet work and the adapters' embedded-switch
+packet rate (engine ``eswitch``); without tunnel offload the overlay goes frame by frame. Offloaded to a DPU, the filesystem client,
 the object-store proxy and the agents run on its Arm cores at the Arm kernel-path rate, and are
 named when they over-subscribe the Arm cores or the DPU memory.
 
