@@ -222,3 +222,16 @@ def test_host_memory_caps_software_tls_reads_before_the_cores():
     assert host.read_limit == nic.read_limit == "host memory"
     assert host.read_achieved_GBps == pytest.approx(30.0 * share / (copy + crypto))
     assert nic.read_achieved_GBps == pytest.approx(30.0 * share / copy)
+
+
+def test_host_managed_small_packets_cross_the_same_embedded_switch():
+    # the same 180 Mpps of 64-byte tenant packets over RDMA (SR-IOV functions) on a host-managed
+    # server: its NICs' embedded switch forwards them at the same ~90 Mpps, so the host run is
+    # not spared the limit the SmartNIC run meets
+    kw = dict(count=1, rdma_bytes=11.52e9, comm_s=0.5, isolated=True, tenant_packet_bytes=64)
+    host = one(ResourceInputs(groups=(ServerGroup(scenario="host", eswitch_pps=90e6, **kw),), iteration_s=1.0))
+    nic = one(ResourceInputs(groups=(ServerGroup(scenario="smartnic", smartnic_capacity=DpuCapacity(
+        50e9, 24e9, 0.0, eswitch_pps=90e6), **kw),), iteration_s=1.0))
+    assert host.groups[0].dpu_utilization["eswitch"] == pytest.approx(nic.groups[0].dpu_utilization["eswitch"])
+    assert host.groups[0].network_slowdown == pytest.approx(nic.groups[0].network_slowdown) == pytest.approx(2.0)
+    assert any(b.startswith("NIC eswitch engine") for b in host.bottlenecks)

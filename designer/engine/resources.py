@@ -135,6 +135,8 @@ class ServerGroup:
     host_memory_GBps: float = 0.0  #: peak host memory bandwidth (0: not modelled)
     # --- issue 21: packets and further consumers (scenario switches)
     tenant_packet_bytes: float = 0.0  #: the tenants' packet size (0: bulk flows in TSO/GRO aggregates)
+    eswitch_pps: float = 0.0  #: the rail adapters' embedded switches, packets/s per direction (the
+    #: SR-IOV / legacy switch every packet crosses in every mode; SmartNIC and DPU engines carry their own)
     vswitch: str = "kernel"  #: host virtual switch datapath: "kernel" or "ovs-dpdk"
     firewall: bool = False  #: host firewall / connection tracking on the kernel path
     tunnel_offload: bool = True  #: host NICs segment/aggregate VXLAN/Geneve traffic (TSO/LRO)
@@ -687,6 +689,13 @@ def _slowdown(g: ServerGroup, inp: ResourceInputs, hc: HostCosts, dc: DpuCosts, 
     if m.inline and m.rail is not None:
         util, dpu_slow, dpu_limited = _engine_load(g, inp, dc, m, coll, reads, window, io_rate,
                                                    agent_arm_Hz)
+    elif g.isolated and g.tenant_packet_bytes > 0 and g.eswitch_pps > 0 and coll.total_b > 0:
+        # host-managed: the tenants' packets still cross the NICs' embedded switch (SR-IOV
+        # functions, or the uplink of the host switch) at its packet rate
+        util = {"eswitch": dpu.eswitch_packets_ps(coll.per_direction_b / window, g.tenant_packet_bytes)
+                / g.eswitch_pps}
+        if util["eswitch"] > 1.0:
+            dpu_slow, dpu_limited = util["eswitch"], "eswitch"
     return _Slowdown(host=host_slow, dpu=dpu_slow, dpu_limited=dpu_limited, util=util,
                      memory_limited=memory_limited, memory_GBps=memory_demand,
                      demand_cores=demand, free_cores=free)
@@ -1137,7 +1146,8 @@ def _group_sentences(i: int, g: ServerGroup, r: _Server, fig: dict[str, float],
     who = f"server group {i} ({g.count} x {MODE_LABEL[mode]})"
 
     def owner(e: str, collectives: bool = False) -> str:
-        return owner_of(g, r, e, collectives)
+        # a host-managed server's only adapter engine is its NICs' embedded switch
+        return "NIC" if mode == "host" else owner_of(g, r, e, collectives)
     if r.fallback:
         flags.append(f"{who}: scenario 'dpu' but the server has no DPU; its host CPU runs the stacks")
     s = r.report.network_slowdown

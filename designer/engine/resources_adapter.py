@@ -314,7 +314,8 @@ def _engine_fields(catalog, lay: _Layout, adapters, info, mode: str, fraction: f
         smartnic_capacity=(_smartnic_capacity(smart, fraction, protocol)
                            if mode == "smartnic" and adapters else None),
         dpu_storage_emulation=all(bool(dpus[d].get("storage_emulation", True)) for d in store or rail),
-        dpu_ovs_offload=all(bool(dpus[d].get("ovs_offload", True)) for d in rail))
+        dpu_ovs_offload=all(bool(dpus[d].get("ovs_offload", True)) for d in rail),
+        eswitch_pps=_smartnic_capacity(smart, fraction, protocol).eswitch_pps if adapters else 0.0)
 
 
 def _scenario_fields(scen: dict[str, Any]) -> dict[str, Any]:
