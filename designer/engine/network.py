@@ -17,29 +17,30 @@ scipy (whose import alone cost 0.15–0.45 s of every run): the switch graph's c
 from min-label propagation with pointer jumping, distances between switches from a bit-parallel
 breadth-first search of 64 sources per machine word, routes are walked hop by hop for all flows
 at once, and the fairness loop sums flow rates per arc with ``np.bincount``.
-The routing tables and the routes of a flow set are cached on the topology's *structure* (which
-components are joined by which links), so re-solving after a speed edit or a scenario change
-skips routing entirely; an unchanged topology (same object, same ``Topology.version``) gets its
-Fabric without even reading its structure again.
+The routing tables and the routes of a flow set are kept on the Fabric, which an
+:class:`~designer.engine.cache.EngineCache` (the caller's) keeps per *structure* (which components
+are joined by which links), so re-solving after a speed edit or a scenario change skips routing
+entirely; an unchanged topology (same object, same ``Topology.version``) gets its Fabric without
+even reading its structure again. Without a cache every call makes a new Fabric.
 """
 
 from __future__ import annotations
 
-import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from hashlib import blake2b
 from itertools import compress, repeat
 from operator import eq, ne
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from designer.errors import UsageError
 
-try:  # hashlib's own BLAKE2b, without importing hashlib's OpenSSL binding (~4 ms of every run)
-    from _blake2 import blake2b
-except ImportError:  # pragma: no cover - a Python built without it
-    from hashlib import blake2b
 from designer.topology.parts import lowest_labels
+
+if TYPE_CHECKING:
+    from designer.engine.cache import EngineCache
 
 ROUTING = ("ecmp", "adaptive")
 _INF = np.iinfo(np.int32).max // 4
@@ -64,10 +65,11 @@ def sorted_unique(a: np.ndarray, kind: str | None = None) -> np.ndarray:
 
 @dataclass(eq=False)
 class Fabric:
-    """Arrays describing the drawn network (no racks, no GPUs). Compared by identity (one
-    Fabric per structure is cached: see :func:`fabric_of`)."""
+    """Arrays describing the drawn network (no racks, no GPUs). Compared by identity (an
+    :class:`~designer.engine.cache.EngineCache` keeps one Fabric per structure: see
+    :func:`fabric_of`)."""
 
-    #: what it is made of (see :func:`_structure`): a topology with equal lists has this fabric
+    #: what it is made of (see :func:`structure`): a topology with equal lists has this fabric
     structure: tuple[list, ...]
     nodes: list[str]
     index: dict[str, int]
@@ -92,8 +94,8 @@ class Fabric:
     _by_address: tuple[np.ndarray, np.ndarray] | None = None  #: see ``node_indices``
     #: hash of a set of destinations -> what routing needs of it (see ``_destinations``)
     _destinations: dict[bytes, tuple] = field(default_factory=dict)
-    #: id(table) -> (table, its node indices): see ``_table_indices``
-    _tables: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    #: (table, its node indices) of the tables last asked, most recent last: see ``_table_indices``
+    _tables: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
 
     def networks(self, node: str) -> frozenset[int]:
         """The networks ``node`` is linked into: a network is a set of switches joined by links
@@ -143,12 +145,11 @@ class Fabric:
 
     def _table_indices(self, table: np.ndarray) -> np.ndarray:
         """:meth:`node_indices` of the names of ``table`` (an object array), remembered for the
-        few tables last asked (held here, so that their ``id`` names them while remembered)."""
-        hit = self._tables.get(id(table))
+        few tables last asked (found by identity: a placement's rail table is one array object)."""
+        hit = next((h for h in self._tables if h[0] is table), None)
         if hit is None:
             hit = (table, self.node_indices(table.tolist()))
-            self._tables[id(table)] = hit
-            _keep_last(self._tables, 4)
+            self._tables = (self._tables + [hit])[-4:]
         return hit[1]
 
     def _network_sets(self) -> None:
@@ -402,7 +403,7 @@ class _ColumnDistances:
         return out
 
 
-def _structure(topology) -> tuple[tuple[list[str], list[str], list[str], list[str], list[str]], list]:
+def structure(topology) -> tuple[tuple[list[str], list[str], list[str], list[str], list[str]], list]:
     """What a :class:`Fabric` is made of, as lists: ids and kinds of the components that are not
     racks, the link ids, each link's two ends; and the Link objects. Ids are the dicts' keys;
     racks are left out by ``itertools.compress`` over a mask made by ``map`` (C loops)."""
@@ -420,42 +421,13 @@ def _structure(topology) -> tuple[tuple[list[str], list[str], list[str], list[st
     return (ids, kinds, list(topology.links), ends_a, ends_b), links
 
 
-#: the fabrics last made, most recent last
-_FABRICS: list[Fabric] = []
-_FABRIC_CACHE_SIZE = 4
-#: id(topology) -> weak references to it and to its Fabric, and its ``version`` then (see
-#: :func:`fabric_of`; weak, so that only ``_FABRICS`` and the callers keep fabrics alive)
-_BY_TOPOLOGY: dict[int, tuple[weakref.ref, weakref.ref, int]] = {}
-_BY_TOPOLOGY_SIZE = 8
-
-
-def fabric_of(topology) -> Fabric:
-    """The Fabric of a topology: the one last given for the same topology object at the same
-    ``version`` (every edit through the Topology's methods, and a design setting, bumps it), else
-    a cached one made of equal structure lists (list ``==`` compares the same string objects by
-    address: a few ms at 131k GPUs, where hashing them as text took ~0.1 s), else a new one.
-    The version is read before the structure: an edit made meanwhile (another thread) leaves
-    the Fabric remembered under the version before it, so the next call reads the topology again."""
-    version = topology.version
-    seen = _BY_TOPOLOGY.get(id(topology))
-    fab = seen[1]() if seen is not None and seen[0]() is topology and seen[2] == version else None
-    if fab is None:
-        lists, links = _structure(topology)
-        fab = next((f for f in reversed(_FABRICS) if f.structure == lists), None)
-        if fab is None:
-            fab = _new_fabric(topology, lists, links)
-        _remember(topology, fab, version)
-    _FABRICS[:] = [f for f in _FABRICS if f is not fab][1 - _FABRIC_CACHE_SIZE:] + [fab]
-    return fab
-
-
-def _remember(topology, fab: Fabric, version: int) -> None:
-    """``fab`` is ``topology``'s Fabric at ``version`` (read before its structure was)."""
-    key = id(topology)
-    _BY_TOPOLOGY.pop(key, None)
-    _BY_TOPOLOGY[key] = (weakref.ref(topology, lambda _, key=key: _forget(key)), weakref.ref(fab),
-                         version)
-    _keep_last(_BY_TOPOLOGY, _BY_TOPOLOGY_SIZE)
+def fabric_of(topology, cache: EngineCache | None = None) -> Fabric:
+    """The Fabric of ``topology``: ``cache.fabric(topology)`` (the one it keeps for this topology
+    at its version, or for an equal structure; see :class:`~designer.engine.cache.EngineCache`),
+    or without a cache a new one."""
+    if cache is not None:
+        return cache.fabric(topology)
+    return new_fabric(*structure(topology))
 
 
 def _keep_last(memo: dict, size: int) -> None:
@@ -465,13 +437,8 @@ def _keep_last(memo: dict, size: int) -> None:
         memo.pop(key, None)
 
 
-def _forget(key: int) -> None:
-    seen = _BY_TOPOLOGY.get(key)
-    if seen is not None and seen[0]() is None:
-        _BY_TOPOLOGY.pop(key, None)
-
-
-def _new_fabric(topology, lists: tuple[list[str], ...], links: list) -> Fabric:
+def new_fabric(lists: tuple[list[str], ...], links: list) -> Fabric:
+    """A Fabric of the structure ``lists`` (see :func:`structure`) and its Link objects."""
     nodes, kinds, link_ids, ends_a, ends_b = lists
     index = dict(zip(nodes, range(len(nodes))))
     is_switch = np.fromiter(map(eq, kinds, repeat("switch")), dtype=bool, count=len(kinds))

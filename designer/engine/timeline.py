@@ -573,16 +573,17 @@ def write_csv(samples: Samples | Iterable[Samples], path: str, *, inputs: Iterab
 
 
 def inputs_for(design: Any, catalog: Any, scenario: str, *,
-               seed: int | None = None) -> tuple[Any, TimelineInputs]:
+               seed: int | None = None, cache: Any = None) -> tuple[Any, TimelineInputs]:
     """Run the steady-state engine for one scenario ("host" or "dpu") and build the timeline inputs
-    (``seed`` None: the design's scenario seed).
+    (``seed`` None: the design's scenario seed; ``cache``: the caller's ``engine.cache.EngineCache``,
+    None for none).
 
     Returns ``(Result, TimelineInputs)``; the checkpoint interval comes from the design's scenario
     settings (``checkpoint_interval_s``) unless the result carries one.
     """
     from designer.engine import pipeline
 
-    result = pipeline.run(design, catalog, scenario=dict(SCENARIO_SETTINGS[scenario]), seed=seed)
+    result = pipeline.run(design, catalog, scenario=dict(SCENARIO_SETTINGS[scenario]), seed=seed, cache=cache)
     return result, inputs_of(result, design, scenario)
 
 
