@@ -456,16 +456,24 @@ def run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int | 
     collecting meanwhile.
     """
     with collector_paused():
-        scen = {**design.scenario, **(scenario or {})}
-        check_scenario(scen)
-        seed = design_seed(design, seed, scenario)
-        setup = _setup(design, catalog, scen, seed, net.fabric_of(design.topology, cache), overrides)
-        r = setup.run
-        # every job together, then the slowest one alone on the same routes
-        shared = _evaluate(r, setup.pl, _network(r, setup.pl))
-        solo = (_evaluate(r, setup.pl, _alone(shared.phases, shared.job, r.cap), job=shared.job)
-                if setup.jobs > 1 else None)
-        return _result(setup, shared, solo)
+        # the stages in a call of their own: their temporaries are freed when it returns, before
+        # the collector is back on (it would otherwise walk them all in its first pass)
+        return _run(design, catalog, scenario, seed, cache, overrides)
+
+
+def _run(design, catalog, scenario: dict[str, Any] | None, seed: int | None, cache: EngineCache | None,
+         overrides: dict[str, Any]) -> Result:
+    """:func:`run`'s stages: set-up, every job together, then the slowest job alone on the same
+    routes, and the Result."""
+    scen = {**design.scenario, **(scenario or {})}
+    check_scenario(scen)
+    seed = design_seed(design, seed, scenario)
+    setup = _setup(design, catalog, scen, seed, net.fabric_of(design.topology, cache), overrides)
+    r = setup.run
+    shared = _evaluate(r, setup.pl, _network(r, setup.pl))
+    solo = (_evaluate(r, setup.pl, _alone(shared.phases, shared.job, r.cap), job=shared.job)
+            if setup.jobs > 1 else None)
+    return _result(setup, shared, solo)
 
 
 @dataclass

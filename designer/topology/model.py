@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import msgspec
 
+from designer.errors import UsageError
 from designer.topology.kinds import ID_PREFIX, KIND_LABEL, KINDS, MEDIA
 
 if TYPE_CHECKING:  # networkx is imported when a graph is asked for (it costs ~0.1 s to import)
@@ -187,8 +188,10 @@ EVENT_TYPES = (
 )
 
 
-class TopologyError(ValueError):
-    """An edit that would make the model inconsistent (unknown id, duplicate id, bad kind...)."""
+class TopologyError(UsageError, ValueError):
+    """An edit that would make the model inconsistent (unknown id, duplicate id, bad kind, a
+    control character in an id, a containment loop...). A ``UsageError``: a command that meets
+    one (a design file whose items the model refuses) says it in one line, exit 2."""
 
 
 _ID_NUM = re.compile(r"^(.*?)(\d+)$")
@@ -241,6 +244,8 @@ class Topology:
         #: highest id number per prefix, less the ids of ``_unnoted`` (see ``_counters``)
         self._counts: dict[str, int] = {}
         self._unnoted: list[list[str]] = []
+        #: ids ``new_id`` handed out that no item has taken yet (see ``new_id``)
+        self._reserved: set[str] = set()
         self._subscribers: list[Callable[[ChangeEvent], None]] = []
         self._graph: nx.MultiGraph | None = None
         self.version = 0
@@ -307,13 +312,19 @@ class Topology:
 
     # -------------------------------------------------------------------- ids
     def new_id(self, prefix: str) -> str:
-        """A fresh id ``prefix-N``; ids are never reused within this topology (or its file)."""
+        """A fresh id ``prefix-N``; ids are never reused within this topology (or its file).
+
+        The id is *reserved*: no later call hands it out again, but the counters (what a file
+        saves) count it only once an item with it is added. An id asked for and never used (a
+        cable option not taken, an edit undone) then leaves the saved counters as they were, so
+        undo back to a saved state saves the same bytes."""
         n = self._counters.get(prefix, 0)
+        reserved = self._reserved
         while True:
             n += 1
             candidate = f"{prefix}-{n}"
-            if candidate not in self.components and candidate not in self.links:
-                self._counters[prefix] = n
+            if candidate not in self.components and candidate not in self.links and candidate not in reserved:
+                reserved.add(candidate)
                 return candidate
 
     def new_component_id(self, kind: str) -> str:
@@ -382,6 +393,7 @@ class Topology:
         if comp.parent is not None:
             self._children.setdefault(comp.parent, set()).add(comp.id)
         self._note_id(comp.id)
+        self._reserved.discard(comp.id)
         self._emit(ChangeEvent("component_added", comp.id, None, comp.copy()) if self._subscribers else None)
         return comp
 
@@ -481,8 +493,8 @@ class Topology:
     # ------------------------------------------------------------------ links
     def add_new_link(self, a: str, b: str, medium: str, speed_Gbps: float, lanes: int = 1) -> Link:
         """``add_link(Link(new_id("link"), a, b, medium, speed_Gbps, lanes=lanes))`` in one step,
-        for builders of big designs: the same checks and event, without noting an id that
-        ``new_id`` has just counted."""
+        for builders of big designs: the same checks and event, with the id's number counted as
+        it is made (not read back from the id)."""
         if a not in self.components or b not in self.components:
             raise TopologyError(f"link from '{a}' to '{b}' names no component "
                                 f"'{a if a not in self.components else b}'")
@@ -490,7 +502,15 @@ class Topology:
             raise TopologyError(f"a link cannot join '{a}' to itself")
         if medium not in MEDIA:
             raise TopologyError(f"unknown medium '{medium}' (one of {', '.join(MEDIA)})")
-        link = Link(self.new_id("link"), a, b, medium, speed_Gbps, lanes=lanes)
+        counters = self._counters
+        n = counters.get("link", 0)
+        while True:  # new_id's choice, counted at once (the link is made here)
+            n += 1
+            lid = f"link-{n}"
+            if lid not in self.components and lid not in self.links and lid not in self._reserved:
+                break
+        counters["link"] = n
+        link = Link(lid, a, b, medium, speed_Gbps, lanes=lanes)
         self.links[link.id] = link
         self._links_of.setdefault(a, set()).add(link.id)
         self._links_of.setdefault(b, set()).add(link.id)
@@ -514,6 +534,7 @@ class Topology:
         self._links_of.setdefault(link.a, set()).add(link.id)
         self._links_of.setdefault(link.b, set()).add(link.id)
         self._note_id(link.id)
+        self._reserved.discard(link.id)
         self._emit(ChangeEvent("link_added", link.id, None, link) if self._subscribers else None)
         return link
 
