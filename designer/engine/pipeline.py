@@ -546,13 +546,15 @@ def _job_workload(design, catalog, servers: list, split: list[np.ndarray], overr
     return w, ep_note, job_gpus, domain
 
 
-def _check_finite(what: str, value: float) -> None:
+def _check_finite(what: str, value: float, inputs: str = "") -> None:
     """Refuse a figure that is not a finite number where it is made (NaN or infinity from
-    extreme inputs would otherwise reach every figure after it and print as a result)."""
+    extreme inputs would otherwise reach every figure after it and print as a result, exit 0).
+    ``inputs``: the inputs it was made from, for the message."""
     if not math.isfinite(value):
-        raise UsageError(f"{what} came out as {value} for these inputs: a workload or scenario "
-                         f"value is too extreme (check tokens, seq_len, batch sizes, tflops and "
-                         f"the hardware figures overridden in the design)")
+        made = f" from {inputs}" if inputs else ""
+        raise UsageError(f"{what} came out as {value}{made}: a workload or scenario value is too "
+                         f"extreme (check tokens, seq_len, batch sizes, tflops_per_gpu and the "
+                         f"hardware figures overridden in the design)")
 
 
 def _result(setup: _Setup, shared: _Outcome, solo: _Outcome | None) -> Result:
@@ -560,14 +562,17 @@ def _result(setup: _Setup, shared: _Outcome, solo: _Outcome | None) -> Result:
     warnings and the bottleneck sentences."""
     r, w, ct, rep = setup.run, setup.run.w, setup.run.ct, shared.rep
     iteration = shared.iteration
-    _check_finite("the iteration time", iteration)
+    _check_finite("the iteration time", iteration, f"a micro-batch of {ct.micro_batch_s:g} s")
     warnings = setup.warnings
     warnings.extend(rep.warnings)
     if rep.storage.checkpoint_write_s is None:
         warnings.append("no storage in the design: checkpoints are not written (checkpoint_write_s "
                         "is None); add a storage system to model them")
     rate = _throughput(w, ct, iteration, warnings)
-    _check_finite("the training time", rate["train_s"])
+    _check_finite("the training time", rate["train_s"],
+                  f"{w.tokens:g} tokens at {w.tflops_per_gpu:g} TFLOP/s per GPU" if w.tflops_per_gpu > 0
+                  and w.kind == "transformer" else f"{w.training_samples:g} samples at "
+                  f"{rate['samples_per_s']:g} samples/s")
     mem_GB = memory_per_gpu_GB(w)
     cap_GB = float(setup.gpu.get("memory_GB") or 0.0)
     if mem_GB is not None and cap_GB > 0 and mem_GB > cap_GB:

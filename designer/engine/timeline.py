@@ -78,6 +78,9 @@ MAX_SLOWDOWN = 20.0
 #: stops (unfinished, with the reason) once it has yielded ``ROW_CAP_FACTOR x max_rows`` rows in all
 #: (blocks, checkpoints and restarts), which only a run that keeps failing inside its blocks reaches
 MAX_ROWS = 500_000
+#: most iterations (and checkpoint intervals) a run may count: beyond 2^53 a float no longer
+#: holds every whole number, and no training run is within many orders of magnitude of it
+MAX_COUNT = 1e15
 ROW_CAP_FACTOR = 2
 
 #: above this many iterations per block, a block's summed iteration time is drawn from its normal
@@ -139,6 +142,25 @@ class TimelineInputs:
         if self.base_s <= 0:
             raise UsageError("timeline input iteration_s: must be larger than data_stall_s + "
                              "straggler_s + checkpoint_amortized_s (the parts it contains)")
+        self._check_counts()
+
+    def _check_counts(self) -> None:
+        """Refuse inputs whose counts no float holds: more than ``MAX_COUNT`` iterations (a
+        token budget of astronomically many global batches), a run longer than a float, or more
+        than ``MAX_COUNT`` checkpoint intervals in it (an interval far below one iteration)."""
+        ratio = self.token_budget / self.tokens_per_iteration
+        if not ratio <= MAX_COUNT:
+            raise UsageError(f"timeline input token_budget: {self.token_budget:g} tokens at "
+                             f"{self.tokens_per_iteration:g} tokens per iteration is {ratio:.3g} "
+                             f"iterations, more than the {MAX_COUNT:.0e} a timeline counts")
+        length = self.iterations * self.iteration_s
+        if not math.isfinite(length):
+            raise UsageError(f"timeline input iteration_s: {self.iterations:,} iterations of "
+                             f"{self.iteration_s:g} s is longer than a number can hold")
+        if self.checkpoint_interval_s > 0 and not length / self.checkpoint_interval_s <= MAX_COUNT:
+            raise UsageError(f"timeline input checkpoint_interval_s: {self.checkpoint_interval_s:g} s "
+                             f"cuts the {length:g} s run into more than {MAX_COUNT:.0e} intervals; "
+                             f"give an interval of at least one iteration ({self.iteration_s:g} s)")
 
     @property
     def base_s(self) -> float:
@@ -155,7 +177,10 @@ class TimelineInputs:
 
     @property
     def iterations(self) -> int:
-        return math.ceil(self.token_budget / self.tokens_per_iteration - 1e-9)
+        """Iterations of the run: its token budget in global batches, rounded up; at least one
+        (a budget below one global batch still takes a step; 0 iterations would make a run of
+        no length, whose every rate divides by zero)."""
+        return max(1, math.ceil(self.token_budget / self.tokens_per_iteration - 1e-9))
 
     def with_(self, **changes: Any) -> "TimelineInputs":
         """A copy with some fields changed (e.g. failures off: ``failure_rate_per_gpu_hour=0``)."""
@@ -323,7 +348,7 @@ class TimelineRun:
         slowdown = slowdown if slowdown > 2.0 else 1.0
         k = max(1, math.ceil(n * slowdown / max(1, target_samples)))
         if inputs.checkpoint_interval_s > 0:  # several blocks per checkpoint interval
-            k = min(k, max(1, int(inputs.checkpoint_interval_s / (4 * inputs.base_s))))
+            k = min(k, max(1, int(min(inputs.checkpoint_interval_s / (4 * inputs.base_s), k))))
         self.max_rows = max(1, int(max_rows))
         self.note = ""
         floor = math.ceil(n * slowdown / self.max_rows)
