@@ -464,8 +464,9 @@ def new_fabric(lists: tuple[list[str], ...], links: list) -> Fabric:
     src_o, dst_o = arc_src[out_arc], arc_dst[out_arc]
     both = is_switch[src_o] & is_switch[dst_o]
     sw_ptr, sw_idx = _csr(switch_pos[src_o[both]], switch_pos[dst_o[both]], ns, kind="stable")
-    return Fabric(lists, nodes, index, is_switch, arc_src, arc_dst, arc_link, link_ids, out_ptr,
-                  out_arc, switch_pos, _sw_ptr=sw_ptr, _sw_idx=sw_idx, _every_link=bool(keep.all()))
+    return Fabric(structure=lists, nodes=nodes, index=index, is_switch=is_switch, arc_src=arc_src,
+                  arc_dst=arc_dst, arc_link=arc_link, link_ids=link_ids, out_ptr=out_ptr, out_arc=out_arc,
+                  switch_pos=switch_pos, _sw_ptr=sw_ptr, _sw_idx=sw_idx, _every_link=bool(keep.all()))
 
 
 @dataclass
@@ -580,13 +581,10 @@ def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: in
     nn = len(fab.nodes)
     dst_u, dst_inv = unique_below(dst, nn)
     col_of_dst, col_dist, lone_nb, lone_lo, lone_n = _destinations(fab, dst_u)
-    dst_col = col_of_dst[dst_inv]
-    ncol = max(col_dist.ncols, 1)
+    to = _Targets(dst=dst, dst_inv=dst_inv, dst_col=col_of_dst[dst_inv], col_dist=col_dist,
+                  lone_nb=lone_nb, lone_lo=lone_lo, lone_n=lone_n)
     ns = int(fab.is_switch.sum())
-    ordered_arc = fab.out_arc
     hx = fab.hop_index()
-    pair_key = hx.pair_key  # sorted (out_arc order)
-
     flow_hash = _mix(np.arange(nf, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
                      + _mix(src * 1_000_003 + dst) + np.uint64(seed))
     st_f = np.arange(nf, dtype=np.int64)
@@ -600,40 +598,7 @@ def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: in
         st_f, st_node, st_mass = st_f[active], st_node[active], st_mass[active]
         if len(st_f) == 0:
             break
-        # next-hop set of each flow: [lo, lo + n) in ``hx.base`` followed by this hop's ``extra``
-        j = dst_inv[st_f]
-        nb = lone_nb[j]
-        near = st_node == nb
-        lo = np.where(near, lone_lo[j], 0)
-        n = np.where(near, lone_n[j], 0)
-        many = np.flatnonzero(nb < 0)
-        if len(many):
-            q = st_node[many] * nn + dst[st_f[many]]
-            a_lo = np.searchsorted(pair_key, q, "left")
-            a_n = np.searchsorted(pair_key, q, "right") - a_lo
-            lo[many], n[many] = a_lo, a_n
-            near[many] = a_n > 0  # the destination hangs off this node: go straight to it
-        far = np.flatnonzero(~near)
-        if len(far):
-            # an endpoint whose switch arcs all lead to one switch takes them all, if that
-            # switch reaches the destination (the comparison of :func:`_next_hops` has one
-            # candidate distance): no per-(node, column) work for a phase's first hop
-            x = st_node[far]
-            sw = hx.lone_switch[x]
-            ep = sw >= 0
-            if ep.any():
-                fe, xe = far[ep], x[ep]
-                reach = col_dist(fab.switch_pos[sw[ep]], dst_col[st_f[fe]]) < _INF
-                lo[fe] = np.where(reach, len(ordered_arc) + hx.sw_ptr[xe], 0)
-                n[fe] = np.where(reach, hx.sw_ptr[xe + 1] - hx.sw_ptr[xe], 0)
-                far = far[~ep]
-        extra = _EMPTY  # the next-hop arcs found at this hop, after ``hx.base``
-        if len(far):
-            keys, inv = np.unique(st_node[far] * ncol + dst_col[st_f[far]], return_inverse=True)
-            k_lo, k_n, k_arcs = _next_hops(fab, keys // ncol, keys % ncol, col_dist)
-            lo[far] = k_lo[inv] + len(hx.base)
-            n[far] = k_n[inv]
-            extra = k_arcs
+        lo, n, extra = _next_hop_sets(fab, to, st_f, st_node)
         lost = n == 0
         if lost.any():  # no neighbour at all, or none that leads to the destination
             routed[st_f[lost]] = False
@@ -662,12 +627,80 @@ def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: in
             uk, inv = np.unique(key, return_inverse=True)
             st_mass = np.bincount(inv, weights=st_mass)
             st_f, st_node = uk // nn, uk % nn
+    flow, arc, share = _incidence(fab, out_f, out_a, out_m, routing)
+    routed &= src != dst
+    return Routes(flow, arc, share, routed, hops)
+
+
+@dataclass
+class _Targets:
+    """The destinations of a flow set as the routing walk reads them: each flow's destination
+    node, the index of it among the distinct ones, its distance column, and per distinct
+    destination the lone neighbour and its run of arcs (see :func:`_destinations`)."""
+
+    dst: np.ndarray
+    dst_inv: np.ndarray
+    dst_col: np.ndarray
+    col_dist: "_ColumnDistances"
+    lone_nb: np.ndarray
+    lone_lo: np.ndarray
+    lone_n: np.ndarray
+
+
+def _next_hop_sets(fab: Fabric, to: _Targets, st_f: np.ndarray, st_node: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The equal-cost next hops of flows ``st_f`` at nodes ``st_node``: flow i's are the arcs
+    ``[lo[i], lo[i] + n[i])`` of the fabric's ``hop_index().base`` followed by ``extra`` (the
+    arcs this hop worked out); ``n`` 0 where no neighbour leads to the destination."""
+    nn = len(fab.nodes)
+    ncol = max(to.col_dist.ncols, 1)
+    hx = fab.hop_index()
+    ordered_arc = fab.out_arc
+    j = to.dst_inv[st_f]
+    nb = to.lone_nb[j]
+    near = st_node == nb
+    lo = np.where(near, to.lone_lo[j], 0)
+    n = np.where(near, to.lone_n[j], 0)
+    many = np.flatnonzero(nb < 0)
+    if len(many):
+        q = st_node[many] * nn + to.dst[st_f[many]]
+        a_lo = np.searchsorted(hx.pair_key, q, "left")  # pair_key: sorted (out_arc order)
+        a_n = np.searchsorted(hx.pair_key, q, "right") - a_lo
+        lo[many], n[many] = a_lo, a_n
+        near[many] = a_n > 0  # the destination hangs off this node: go straight to it
+    far = np.flatnonzero(~near)
+    if len(far):
+        # an endpoint whose switch arcs all lead to one switch takes them all, if that switch
+        # reaches the destination (the comparison of :func:`_next_hops` has one candidate
+        # distance): no per-(node, column) work for a phase's first hop
+        x = st_node[far]
+        sw = hx.lone_switch[x]
+        ep = sw >= 0
+        if ep.any():
+            fe, xe = far[ep], x[ep]
+            reach = to.col_dist(fab.switch_pos[sw[ep]], to.dst_col[st_f[fe]]) < _INF
+            lo[fe] = np.where(reach, len(ordered_arc) + hx.sw_ptr[xe], 0)
+            n[fe] = np.where(reach, hx.sw_ptr[xe + 1] - hx.sw_ptr[xe], 0)
+            far = far[~ep]
+    extra = _EMPTY
+    if len(far):
+        keys, inv = np.unique(st_node[far] * ncol + to.dst_col[st_f[far]], return_inverse=True)
+        k_lo, k_n, k_arcs = _next_hops(fab, keys // ncol, keys % ncol, to.col_dist)
+        lo[far] = k_lo[inv] + len(hx.base)
+        n[far] = k_n[inv]
+        extra = k_arcs
+    return lo, n, extra
+
+
+def _incidence(fab: Fabric, out_f: list, out_a: list, out_m: list, routing: str
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The walk's (flow, arc, share) steps in (flow, arc) order, the repeated pairs of split flows
+    merged (an ECMP flow takes each arc of its path once, with its whole rate: sorting is all it
+    needs)."""
     flow = np.concatenate(out_f) if out_f else _EMPTY
     arc = np.concatenate(out_a) if out_a else _EMPTY
     share = np.concatenate(out_m) if out_m else np.zeros(0)
     if len(flow):
-        # in (flow, arc) order; merge repeated pairs of split flows (an ECMP flow takes each arc
-        # of its path once, with its whole rate: sorting is all it needs)
         key = flow * len(fab.arc_src) + arc
         if routing == "ecmp":
             uk = np.sort(key)
@@ -676,8 +709,7 @@ def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: in
             uk, inv = np.unique(key, return_inverse=True)
             share = np.bincount(inv, weights=share)
         flow, arc = uk // len(fab.arc_src), uk % len(fab.arc_src)
-    routed &= src != dst
-    return Routes(flow, arc, share, routed, hops)
+    return flow, arc, share
 
 
 def _take(base: np.ndarray, extra: np.ndarray, at: np.ndarray) -> np.ndarray:

@@ -716,7 +716,8 @@ def _evaluate(r: _Run, pl: Placement, phases: dict[str, _Phase], job: int | None
                    read_achieved_GBps=rep.storage.read_achieved_GBps,
                    checkpoint_GB=rep.storage.checkpoint_GB,
                    checkpoint_write_s=rep.storage.checkpoint_write_s)
-    return _Outcome(k, phases, shapes, infos, colls, breakdown, rep.iteration_s, rep, storage)
+    return _Outcome(job=k, phases=phases, shapes=shapes, infos=infos, colls=colls, breakdown=breakdown,
+                    iteration=rep.iteration_s, rep=rep, storage=storage)
 
 
 def _storage_rates(r: _Run, phases: dict[str, _Phase], job: int, others: bool
