@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from hashlib import blake2b
 from itertools import compress, repeat
 from operator import eq, ne
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 import numpy as np
 
@@ -48,7 +48,10 @@ _EMPTY = np.zeros(0, dtype=np.int64)
 _NO_NETWORK: frozenset[int] = frozenset()
 
 
-def sorted_unique(a: np.ndarray, kind: str | None = None) -> np.ndarray:
+SortKind = Literal["quicksort", "mergesort", "heapsort", "stable"]
+
+
+def sorted_unique(a: np.ndarray, kind: SortKind | None = None) -> np.ndarray:
     """The sorted distinct values of ``a``, as ``np.unique(a)`` gives them, by sorting: numpy
     2.4's ``np.unique`` without return flags hashes instead, 30 to 60 times slower on the wide
     int64 keys the engine builds (0.9 s against 0.015 s for 443k keys on the development machine).
@@ -107,10 +110,10 @@ class Fabric:
         if i is None:
             return _NO_NETWORK
         if self._net_of is None:
-            self._network_sets()
+            self._net_of = self._network_sets()
         return self._net_of[i]
 
-    def node_indices(self, names: list) -> np.ndarray:
+    def node_indices(self, names: Sequence[Any]) -> np.ndarray:
         """Node index of each of ``names`` (-1 for a name that is not a node).
 
         The names a stage passes are nearly always the very string objects of :attr:`nodes` (a
@@ -152,7 +155,7 @@ class Fabric:
             self._tables = (self._tables + [hit])[-4:]
         return hit[1]
 
-    def _network_sets(self) -> None:
+    def _network_sets(self) -> list[frozenset[int]]:
         """Every node's networks (see :meth:`networks`): the (node, label) pairs of all arcs at
         once with numpy, then one shared set per label for the nodes on a single network."""
         ns = int(self.is_switch.sum())
@@ -178,7 +181,7 @@ class Fabric:
         out[one] = shared[which]
         for i in np.flatnonzero(count > 1).tolist():
             out[i] = frozenset(labels[cuts[i]:cuts[i + 1]].tolist())
-        self._net_of = out.tolist()
+        return out.tolist()
 
     def hop_index(self) -> "_HopIndex":
         """Lookup arrays of the routing walk (see :class:`_HopIndex`), made once per fabric."""
@@ -189,6 +192,7 @@ class Fabric:
     def parts(self) -> "_SwitchParts":
         """The connected parts of the switch graph (see :class:`_SwitchParts`)."""
         if self._parts is None:
+            assert self._sw_ptr is not None and self._sw_idx is not None  # made with the fabric
             self._parts = _SwitchParts(self._sw_ptr, self._sw_idx)
         return self._parts
 
@@ -245,10 +249,12 @@ class _HopIndex:
         #: the one switch an endpoint's switch arcs all lead to (-1: none, several, or a switch)
         sw_heads = fab.arc_dst[self.sw_arc]
         has = (counts > 0) & ~fab.is_switch
-        first = sw_heads[np.minimum(self.sw_ptr[:-1], max(len(sw_heads) - 1, 0))] if len(sw_heads) else None
-        last = sw_heads[np.maximum(self.sw_ptr[1:] - 1, 0)] if len(sw_heads) else None
-        self.lone_switch = np.where(has & (first == last), first, -1) if len(sw_heads) \
-            else np.full(nn, -1, dtype=np.int64)
+        if len(sw_heads):
+            first = sw_heads[np.minimum(self.sw_ptr[:-1], len(sw_heads) - 1)]
+            last = sw_heads[np.maximum(self.sw_ptr[1:] - 1, 0)]
+            self.lone_switch = np.where(has & (first == last), first, -1)
+        else:
+            self.lone_switch = np.full(nn, -1, dtype=np.int64)
 
 
 class _SwitchParts:
@@ -287,7 +293,7 @@ class _SwitchParts:
         return self._local_csr(c)
 
 
-def _csr(row: np.ndarray, col: np.ndarray, n: int, kind: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+def _csr(row: np.ndarray, col: np.ndarray, n: int, kind: SortKind | None = None) -> tuple[np.ndarray, np.ndarray]:
     """CSR arrays (indptr, indices) of the ``n`` x ``n`` 0/1 matrix with ones at (row, col):
     repeated entries count once and each row's columns are sorted (``kind``: see
     :func:`sorted_unique`)."""
@@ -589,8 +595,10 @@ def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: in
                      + _mix(src * 1_000_003 + dst) + np.uint64(seed))
     st_f = np.arange(nf, dtype=np.int64)
     st_node = src.copy()
-    st_mass = np.ones(nf)
-    out_f, out_a, out_m = [], [], []
+    st_mass: np.ndarray = np.ones(nf)
+    out_f: list[np.ndarray] = []
+    out_a: list[np.ndarray] = []
+    out_m: list[np.ndarray] = []
     hops = np.zeros(nf, dtype=np.int64)
     routed = np.ones(nf, dtype=bool)
     for _ in range(4 * ns + 4):

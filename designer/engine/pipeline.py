@@ -21,7 +21,7 @@ import math
 from array import array
 from dataclasses import dataclass, replace
 from operator import attrgetter
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -116,6 +116,12 @@ class _Phase:
     routes: net.Routes | None = None
     sol: net.Solution | None = None
     idx_src: np.ndarray | None = None
+
+    def solved(self) -> tuple[net.Routes, net.Solution]:
+        """Routes and rates of a phase :func:`_solve_phase` has solved."""
+        if self.routes is None or self.sol is None:
+            raise RuntimeError(f"the {self.name} phase has not been solved")
+        return self.routes, self.sol
 
 
 def _solve_phase(fab: net.Fabric, cap: np.ndarray, ph: _Phase, routing: str, seed: int) -> None:
@@ -265,12 +271,13 @@ def _group_shape(pl: Placement, dim: str, ph: _Phase | None, topology, catalog,
     info: dict[str, Any] = {}
     shape = dict(ranks=ranks, nodes=nodes, nvlink_GBps=nvlink, pcie_gen=srv0.pcie_gen,
                  nvswitch=srv0.nvswitch, nvls=nvls)
-    if nodes > 1 and ph is not None and ph.sol is not None:
+    if nodes > 1 and ph is not None and ph.sol is not None and fab is not None:
+        routes, sol = ph.solved()
         mask = ph.flows.group >= 0
         if job is not None:
             mask &= ph.flows.job == job
         grp = ph.flows.group[mask]
-        rate = ph.sol.rate_GBps[mask]
+        rate = sol.rate_GBps[mask]
         per_group = np.full(len(groups), np.inf)
         np.minimum.at(per_group, grp, rate)
         worst = int(np.argmin(per_group))
@@ -281,8 +288,8 @@ def _group_shape(pl: Placement, dim: str, ph: _Phase | None, topology, catalog,
         # switches the group's flows cross: SHARP capability, depth, latency
         on = np.zeros(len(mask), dtype=bool)
         on[fl] = True
-        on = on[ph.routes.flow]  # the entries of the group's flows
-        heads = net.sorted_unique(fab.arc_dst[ph.routes.arc[on]])
+        on = on[routes.flow]  # the entries of the group's flows
+        heads = net.sorted_unique(fab.arc_dst[routes.arc[on]])
         heads = heads[fab.is_switch[heads]]
         sw = [fab.nodes[h] for h in heads]
         resolve = Resolver(catalog)  # once per switch model and overrides
@@ -294,14 +301,14 @@ def _group_shape(pl: Placement, dim: str, ph: _Phase | None, topology, catalog,
         if sharp:
             info.update(_sharp_trees(ph, mask, heads, sw, figs, fab, topology, pl.group_job(dim)))
             sharp = "sharp_switch" not in info
-        depth = max(1, math.ceil((int(ph.routes.hops[fl].max()) - 1) / 2)) if len(fl) else 1
+        depth = max(1, math.ceil((int(routes.hops[fl].max()) - 1) / 2)) if len(fl) else 1
         lat = max((float(f.get("latency_ns") or 0) for f in figs), default=500.0) / 1000.0
         shape.update(net_GBps=float(per_group[worst]) * coll.NET_EFFICIENCY, net_line_GBps=line,
                      nics_per_node=max(1, nics), sharp=sharp, tree_depth=depth, switch_latency_us=lat)
         info.update(worst_rate_GBps=float(per_group[worst]), line_GBps=line,
                     median_rate_GBps=_median(per_group[np.isfinite(per_group)]),
-                    bottleneck_arc=int(ph.sol.bottleneck_arc[fl[np.argmin(ph.sol.rate_GBps[fl])]]),
-                    hops=int(ph.routes.hops[fl].max()) if len(fl) else 0,
+                    bottleneck_arc=int(sol.bottleneck_arc[fl[np.argmin(sol.rate_GBps[fl])]]),
+                    hops=int(routes.hops[fl].max()) if len(fl) else 0,
                     worst_group=worst, worst_job=int(pl.group_job(dim)[worst]))
     return coll.GroupShape(**shape), info
 
@@ -317,6 +324,7 @@ def sharp_transport_problem(design, catalog, scen: dict[str, Any], servers: list
     topo = design.topology
     rdma_of: dict[tuple, bool] = {}
     per_server = scen.get("per_server") or {}
+    adapters_of: Callable[[Any], Any]
     if all(getattr(s, "adapters", None) is not None for s in servers):
         adapters_of = _adapters  # servers_of found them already
     else:
@@ -359,10 +367,11 @@ def _sharp_trees(ph: _Phase, mask: np.ndarray, heads: np.ndarray, names: list[st
     SHARP Rev 3.13 General Information: Quantum runs one active tree per switch, Quantum-2 one
     per port). Storage reads need none. Names the switch most over its limit, if any, and how
     many jobs (``group_job``: job of each group) those groups belong to."""
-    on = mask[ph.routes.flow]
-    grp = ph.flows.group[ph.routes.flow[on]]
+    routes = ph.solved()[0]
+    on = mask[routes.flow]
+    grp = ph.flows.group[routes.flow[on]]
     width = int(grp.max()) + 1 if len(grp) else 1
-    dst = fab.arc_dst[ph.routes.arc[on]]
+    dst = fab.arc_dst[routes.arc[on]]
     at_head = np.zeros(len(fab.nodes), dtype=bool)
     at_head[heads] = True
     keep = at_head[dst]  # only the switches asked about are counted
@@ -682,8 +691,9 @@ def _alone(phases: dict[str, _Phase], job: int, cap: np.ndarray) -> dict[str, _P
     out = {}
     for name, ph in phases.items():
         demand = np.where(ph.flows.job == job, ph.flows.demand, 0.0)
-        out[name] = _Phase(name, replace(ph.flows, demand=demand), ph.routes,
-                           net.max_min(ph.routes, cap, demand), ph.idx_src)
+        routes = ph.solved()[0]
+        out[name] = _Phase(name, replace(ph.flows, demand=demand), routes,
+                           net.max_min(routes, cap, demand), ph.idx_src)
     return out
 
 
@@ -748,21 +758,23 @@ def _storage_rates(r: _Run, phases: dict[str, _Phase], job: int, others: bool
         sph = phases.get("dp") or phases["storage"]
         is_st = sph.flows.group < 0
         my_st = is_st & (sph.flows.job == job)
-        storage["read_under_training_GBps"] = float(sph.sol.rate_GBps[my_st].sum())
+        s_routes, s_sol = sph.solved()
+        storage["read_under_training_GBps"] = float(s_sol.rate_GBps[my_st].sum())
         solo = _Phase("storage alone", stor)
         _solve_phase(r.fab, r.cap, solo, r.scen.get("routing", "ecmp"), r.seed)
-        storage["read_alone_GBps"] = float(solo.sol.rate_GBps[mine].sum())
+        solo_routes, solo_sol = solo.solved()
+        storage["read_alone_GBps"] = float(solo_sol.rate_GBps[mine].sum())
         owner = {e: s.id for s in r.servers for e in s.endpoints}
         writers = mine if not others else np.ones(len(mine), dtype=bool)
-        elastic = net.max_min(solo.routes, r.cap, np.where(writers, np.inf, 0.0))
+        elastic = net.max_min(solo_routes, r.cap, np.where(writers, np.inf, 0.0))
         mine_dst = np.array(stor.dst, dtype=object)[mine]
-        for dst, rate, wrate in zip(mine_dst, solo.sol.rate_GBps[mine], elastic.rate_GBps[mine]):
+        for dst, rate, wrate in zip(mine_dst, solo_sol.rate_GBps[mine], elastic.rate_GBps[mine]):
             alone[owner[dst]] = alone.get(owner[dst], 0.0) + float(rate)
             write[owner[dst]] = write.get(owner[dst], 0.0) + float(wrate)
-        live = sph.flows.demand[sph.routes.flow] > 0
+        live = sph.flows.demand[s_routes.flow] > 0
         st_arcs = np.zeros(len(r.cap), dtype=bool)
-        st_arcs[sph.routes.arc[my_st[sph.routes.flow]]] = True
-        converged = bool(st_arcs[sph.routes.arc[~is_st[sph.routes.flow] & live]].any())
+        st_arcs[s_routes.arc[my_st[s_routes.flow]]] = True
+        converged = bool(st_arcs[s_routes.arc[~is_st[s_routes.flow] & live]].any())
     return storage, alone, converged, write
 
 
@@ -835,7 +847,7 @@ def _link_results(fab: net.Fabric, topo, phases: dict[str, _Phase]) -> LinkResul
     where = np.zeros(nl, dtype=np.int64)  # 0: no phase, k: the k-th phase
     names = [""]
     for name, ph in phases.items():
-        util = ph.sol.arc_utilization
+        util = ph.solved()[1].arc_utilization
         per_link = np.maximum(np.maximum(0.0, util[:nl]), util[nl:])
         better = per_link > best
         best[better] = per_link[better]

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from itertools import chain
 from operator import attrgetter, itemgetter
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -100,11 +100,11 @@ def _adapters_read(servers: list, adapters_of: dict[str, list]
     no_kids: tuple = ()
     kids_of, names_of, numbers = [], [], []
     for srv in servers:
-        kids = adapters_of.get(srv.id)
-        if kids is None:
-            kids = no_kids
-        else:
-            _slot_sort(kids)
+        found = adapters_of.get(srv.id)
+        kids: Sequence[Any] = no_kids
+        if found is not None:
+            _slot_sort(found)
+            kids = found
         names = [c.id for c in kids]
         names.append(srv.id)
         key = alike_key(srv, kids)
@@ -145,7 +145,8 @@ def _server_infos(servers: list, kids_of: list, names_of: list[list[str]], numbe
     front = _frontend_networks(kinds.get("switch", ()), catalog, fab)
     plans: dict[tuple, _Plan] = {}  # networks of a server's adapters and its own -> which are what
     figures = _ServerFigures(catalog)
-    networks, new, out = fab.networks, object.__new__, []
+    networks, new = fab.networks, object.__new__
+    out: list[ServerInfo] = []
     append = out.append
     end = 0
     for srv, kids, names, number in zip(servers, kids_of, names_of, numbers):
@@ -383,10 +384,10 @@ def _first_unknown_model(topology, catalog) -> None:
             _check_model(catalog, c, key)
             seen.add(key)
         if c.kind == "gpu_server":
-            key = ("server parts", c.model, c.props.get("gpu_model"), c.props.get("cpu_model"))
-            if key not in seen:
-                _check_model(catalog, c, key)
-                seen.add(key)
+            parts = ("server parts", c.model, c.props.get("gpu_model"), c.props.get("cpu_model"))
+            if parts not in seen:
+                _check_model(catalog, c, parts)
+                seen.add(parts)
 
 
 def _check_model(catalog, c, key: tuple) -> None:
@@ -469,7 +470,7 @@ class Placement:
     servers: list[ServerInfo]
     groups: dict[str, np.ndarray]  #: "tp"/"pp"/"dp" -> (groups, size) array of ranks
     #: job of each rank (0 … jobs − 1; None: all ranks are job 0)
-    job: np.ndarray | None = None
+    job: np.ndarray = None  # type: ignore[assignment]  # None: all ranks in job 0 (__post_init__)
     _endpoints: np.ndarray | None = field(default=None, init=False, repr=False)
     _networks: dict[str, frozenset[int]] | None = field(default=None, init=False, repr=False)
     _rails: "RailTable | None" = field(default=None, init=False, repr=False)
@@ -501,7 +502,7 @@ class Placement:
         """Networks a rail of any server is linked into (empty for anything else)."""
         if self._networks is None:
             self._networks = {e: n for s in self.servers for e, n in s.networks.items()}
-        return self._networks.get(endpoint, frozenset())
+        return self._networks.get(endpoint, frozenset()) if endpoint is not None else frozenset()
 
     def endpoint(self, ranks: np.ndarray) -> list[str | None]:
         """Network endpoint id of each rank's GPU (None if its server has no network link)."""

@@ -225,8 +225,8 @@ def _layout_space(w0: Workload, pool: int, domain: int, names: set[str]) -> Iter
                     for mb in MICRO_BATCHES:
                         for v in (INTERLEAVES if pp > 1 else (1,)):
                             for rc, gran in rcs:
-                                lay = {"tp": tp, "pp": pp, "dp": dp, "micro_batch": mb,
-                                       "interleave": v, "recompute": rc}
+                                lay: dict[str, Any] = {"tp": tp, "pp": pp, "dp": dp, "micro_batch": mb,
+                                                       "interleave": v, "recompute": rc}
                                 if "cp" in names:
                                     lay["cp"] = cp
                                 if "ep" in names:
@@ -551,6 +551,8 @@ def search(design, catalog, *, top: int = 5, evaluate: int | None = None,
     for item in search_steps(design, catalog, top=top, evaluate=evaluate, seed=seed, cache=cache):
         if item[0] == "result":
             result = item[1]
+    if result is None:  # search_steps ends with a result or raises
+        raise RuntimeError("the layout search ended without a result")
     return result
 
 
