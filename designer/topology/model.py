@@ -616,9 +616,14 @@ class Topology:
         """Put components (``at``: id -> position) and links (``link_at``) back at the positions
         they had, the others keeping their order around them: undoing a removal re-adds an item
         at the end, and this puts it where it was, so the saved file is byte for byte the one
-        before. No event: the content is the same, only the order of the dicts changes."""
+        before. No event (the content is the same, only the order of the dicts changes), but a
+        new ``version``: what is made from the order (the engine's fabric) is made again."""
+        if not at and not link_at:
+            return
         self.components = _reordered(self.components, at)
         self.links = _reordered(self.links, link_at)
+        self.version += 1
+        self._graph = None
 
     def clear(self) -> None:
         self.components.clear()
