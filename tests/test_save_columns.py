@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from designer.paths import resources_dir
 from designer.topology import fileformat
 from designer.topology.fileformat import DesignFileError, dumps
+from designer.topology.model import replace_item
 from designer.topology.templates import TEMPLATES
 
 
@@ -75,11 +76,12 @@ def odd_designs(draw):
     for _ in range(draw(st.integers(1, 3))):
         if draw(st.booleans()):
             item = draw(st.sampled_from(sorted(topo.components)))
-            obj, field = topo.components[item], draw(st.sampled_from(COMPONENT_FIELDS))
+            items, field = topo.components, draw(st.sampled_from(COMPONENT_FIELDS))
         else:
             item = draw(st.sampled_from(sorted(topo.links)))
-            obj, field = topo.links[item], draw(st.sampled_from(LINK_FIELDS))
-        setattr(obj, field, copy.copy(draw(st.sampled_from(VALUES))))  # set behind the model's back
+            items, field = topo.links, draw(st.sampled_from(LINK_FIELDS))
+        # set behind the model's back (items are immutable: a changed one put in the dict)
+        items[item] = replace_item(items[item], **{field: copy.copy(draw(st.sampled_from(VALUES)))})
     return design
 
 
@@ -94,8 +96,9 @@ def test_any_value_gives_what_the_dict_path_gives(design):
                                          ("name", 5), ("props", {"n": np.int64(1)}), ("props", {"n": math.nan})])
 def test_values_the_column_path_does_not_know_go_the_dict_way(field, value):
     design = BASES["rail"]()
-    comp = next(iter(design.topology.components.values()))
-    setattr(comp, field, value)
+    comps = design.topology.components
+    cid = next(iter(comps))
+    comps[cid] = replace_item(comps[cid], **{field: value})  # behind the model's back
     try:
         text = fileformat._column_text(design)
     except TypeError:  # the C encoder's refusal of a numpy number: dumps takes the dict path
@@ -108,16 +111,19 @@ def test_values_the_column_path_does_not_know_go_the_dict_way(field, value):
                                          ("props", {"n": None, "b": True, "s": "é"}), ("name", "x y")])
 def test_unusual_but_sound_values_are_written_by_columns(field, value):
     design = BASES["rail"]()
-    comp = next(iter(design.topology.components.values()))
-    setattr(comp, field, value)
+    comps = design.topology.components
+    cid = next(iter(comps))
+    comps[cid] = replace_item(comps[cid], **{field: value})  # behind the model's back
     text = fileformat._column_text(design)
     assert text is not None and ("text", text) == dict_path(design)
 
 
 def test_links_with_every_optional_field():
     design = BASES["rail"]()
-    links = list(design.topology.links.values())
-    links[0].latency_us, links[1].lanes, links[2].a_port, links[2].b_port = 0.5, 4, 3, None
-    links[3].latency_us, links[3].lanes, links[3].b_port = -0.0, 1.0, 7  # -0.0 and 1.0 are left out
+    links = design.topology.links
+    ids = list(links)
+    for lid, changes in zip(ids, [{"latency_us": 0.5}, {"lanes": 4}, {"a_port": 3, "b_port": None},
+                                  {"latency_us": -0.0, "lanes": 1.0, "b_port": 7}]):  # -0.0, 1.0 left out
+        links[lid] = replace_item(links[lid], **changes)
     text = fileformat._column_text(design)
     assert text is not None and ("text", text) == dict_path(design)
