@@ -141,7 +141,8 @@ def moe_rows() -> list[dict[str, Any]]:
 
 def memory_rows() -> list[dict[str, Any]]:
     """Memory per GPU against Megatron-LM's estimator (its formulas evaluated by hand; not a
-    measurement): tests/data/megatron_memory.json."""
+    measurement): tests/data/megatron_memory.json; and against measured peaks (torchtitan's
+    reserved-memory peak of Llama 3.1 8B FSDP on H100): tests/data/torchtitan_memory.json."""
     from designer.engine import workload as W
 
     ref = _load("megatron_memory.json")
@@ -155,6 +156,14 @@ def memory_rows() -> list[dict[str, Any]]:
         got = gb * 1e9 / 2 ** 20
         out.append(_row(f"Memory/GPU {row['name'].split(',')[0]}", "Megatron-LM estimator (by hand)", "MiB",
                         row["total_MB"], got))
+    titan = _load("torchtitan_memory.json")
+    for case in titan["cases"].values():
+        w = W.Workload(**titan["workload"], dp=case["dp"], global_batch=case["global_batch"])
+        total, state = W.memory_per_gpu_GB(w), W.model_state_GB(w)
+        parts = f"model state {state / total:.0%}, activations and logits {1 - state / total:.0%}"
+        out.append(_row(f"Memory/GPU Llama 3.1 8B FSDP {case['dp']} H100, 2x8192 tokens (measured)",
+                        f"torchtitan H100 benchmarks 2024-12, {case['table']}", "GiB", case["published_GiB"],
+                        total * 1e9 / 2 ** 30, parts))
     return out
 
 
