@@ -100,3 +100,76 @@ def test_moe_permutation_bytes_are_charged_as_memory_time():
     assert bwd == pytest.approx((2 * t * h + 6 * c * h + c * 5 * F) * 2)
     assert ct.moe_memory_s == pytest.approx(w.stage_layers * 3 / 4 * (fwd + bwd) / (h100["memory_bw_TBps"] * 1e12))
     assert W.moe_memory_bytes(W.Workload(layers=2, hidden=64, heads=2)) == (0.0, 0.0)
+
+
+# --- parts examined for the remaining gap (issue #22) ------------------------------------------------
+
+GPUS = {"h100": "h100-sxm", "b200": "b200", "gb200": "gb200-gpu"}
+
+
+def _compute(key, **changes):
+    from dataclasses import replace
+
+    from designer.topology.catalog import load_catalog
+    w = replace(W.Workload(**RUNS[key].workload), **changes)
+    return w, W.compute(w, load_catalog().get("gpu", GPUS[key]))
+
+
+@pytest.mark.parametrize("key", ["h100", "b200", "gb200"])
+def test_the_mtp_module_fits_in_the_last_stages_spare_slots(key):
+    """Megatron-Bridge v0.2.0 runs DeepSeek-V3 with one MTP module (mtp_num_layers=1) on the last
+    stage, whose layout leaves 3 of the p·v·⌈61/(p·v)⌉ = 64 slots empty there (PP 16: 1 decoder
+    layer + MTP + loss). By the engine's own parts the last GPU (its layers less 3, the output
+    layer twice, one more block and the 2h→h projection) stays below a full GPU plus the output
+    layer, the engine's busiest: the MTP adds nothing to the step, and is not the gap."""
+    w, with_mtp = _compute(key)
+    assert w.mtp_layers == 1 and W.spare_layers(w) == 3
+    _, without = _compute(key, mtp_layers=0)
+    assert with_mtp.mtp_s == 0 and with_mtp.micro_batch_s == without.micro_batch_s
+    L = w.stage_layers
+    layer = (without.gemm_s - without.logit_s + without.memory_s) / L
+    head = without.logit_s / W.logit_share(w)
+    last = (L - 3) * layer + 2 * head + layer  # + the projection, below 1% of a layer
+    assert last < L * layer + without.logit_s
+
+
+def test_an_mtp_module_without_spare_slots_costs_a_block_a_projection_and_the_output_layer():
+    """64 layers on 16 stages (no empty slot): the last GPU runs its 4 layers and the output
+    layer as the busiest one does, plus the MTP block, its 2h→h projection (3 units of
+    2·tokens·2h² FLOPs at the 16-bit GEMM rate) and the output layer once more."""
+    from designer.topology.catalog import load_catalog
+    b200 = load_catalog().get("gpu", "b200")
+    base = dict(layers=64, hidden=4096, heads=32, kv_heads=8, ffn_hidden=14336, vocab=128256, mlp="swiglu",
+                seq_len=4096, tp=1, pp=16, dp=1, global_batch=32, precision="bf16", recompute=False,
+                flash_attention=True)
+    plain, mtp = W.Workload(**base), W.Workload(**base, mtp_layers=1)
+    a, b = W.compute(plain, b200), W.compute(mtp, b200)
+    layer = (a.gemm_s - a.logit_s + a.memory_s) / plain.stage_layers
+    proj = 3 * 2 * 4096 * 2 * 4096 ** 2 / (b200["bf16_dense_tflops"] * 1e12 * b200["gemm_efficiency"])
+    assert b.mtp_s == pytest.approx(layer + proj + a.logit_s)
+    assert b.micro_batch_s == pytest.approx(a.micro_batch_s + b.mtp_s)
+    assert b.backward_fraction < a.backward_fraction + 0.01
+
+
+#: measured grouped-GEMM rates at DeepSeek-V3's expert shapes (K = 7168 for fc1 forward)
+GROUPED_GEMM = {
+    # Megatron-LM docs/discussions/deepseek-v3-gb200-optimization (2025-11), §1 item 3: MXFP8
+    # grouped GEMM, multi-stream cuBLAS, 2,672 TFLOP/s (flush L2) at K = 7,168, N = 2,048, GB200
+    "gb200-gpu": 2672,
+    # deepseek-ai/DeepGEMM README, 'Grouped GEMMs for MoE models (contiguous layout)', H800 (the
+    # H100 SXM's tensor cores and clocks): 4 groups of M = 8,192, N = 4,096, K = 7,168: 1,297 TFLOPS
+    "h100-sxm": 1297,
+}
+
+
+@pytest.mark.parametrize("gpu_id", sorted(GROUPED_GEMM))
+def test_expert_gemms_run_no_faster_than_measured_grouped_gemms(gpu_id):
+    """The issue's suspect 'grouped GEMMs of small experts': DeepSeek-V3's experts see
+    M = 1,024 (B200, EP 8) to 8,192 (EP 64) rows per micro-batch, where measured grouped GEMMs
+    run at dense rates. The engine's FP8 rate at K = 7,168 (BF16 rate x fp8_over_bf16) is at
+    most the measured grouped rate and within 25% of it (training keeps 0.745 of a kernel's
+    ceiling, see gpu.toml gemm_efficiency): a slower grouped-GEMM rate cannot close the gap."""
+    from designer.topology.catalog import load_catalog
+    g = load_catalog().get("gpu", gpu_id)
+    engine = g["bf16_dense_tflops"] * g["gemm_efficiency"] * W.fp8_over_bf16(7168, g)
+    assert 0.75 * GROUPED_GEMM[gpu_id] <= engine <= GROUPED_GEMM[gpu_id], engine

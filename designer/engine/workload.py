@@ -151,7 +151,7 @@ MAX_LAYERLESS_CHUNKS = 2
 
 _BOOL_FIELDS = ("recompute", "optimizer_sharded", "flash_attention", "sequence_parallel",
                 "tp_comm_overlap", "pp_overlap", "dp_overlap", "ep_overlap")
-_INT_FIELDS = {"layers", "hidden", "heads", "kv_heads", "head_dim", "offload_layers", "ffn_hidden", "vocab", "seq_len", "tp", "pp", "dp", "micro_batch",
+_INT_FIELDS = {"layers", "hidden", "heads", "kv_heads", "head_dim", "offload_layers", "mtp_layers", "ffn_hidden", "vocab", "seq_len", "tp", "pp", "dp", "micro_batch",
                "global_batch", "interleave", "cp", "ep", "experts", "top_k", "moe_ffn_hidden",
                "shared_experts", "dense_layers", "q_lora_rank", "kv_lora_rank", "qk_head_dim",
                "rope_head_dim", "v_head_dim", "zero_stage"}
@@ -281,7 +281,7 @@ def _check_ranges(w: Workload, where: str) -> None:
                 "global_batch", "interleave"):
         if getattr(w, key) < 1:
             raise UsageError(f"{where}: '{key}' must be at least 1, got {getattr(w, key)}")
-    for key in ("kv_heads", "head_dim", "offload_layers", "ffn_hidden", "experts", "top_k", "moe_ffn_hidden", "shared_experts",
+    for key in ("kv_heads", "head_dim", "offload_layers", "mtp_layers", "ffn_hidden", "experts", "top_k", "moe_ffn_hidden", "shared_experts",
                 "dense_layers", "q_lora_rank", "kv_lora_rank", "qk_head_dim", "rope_head_dim",
                 "v_head_dim", "zero_stage"):
         if getattr(w, key) < 0:
@@ -600,6 +600,9 @@ class ComputeTimes:
     sms: int = 0  #: the GPU's streaming multiprocessors (catalog ``sms``; 0 = not given)
     #: part of ``memory_s``: activation offload beyond the compute it overlaps (:func:`offload_s`)
     offload_s: float = 0.0
+    #: part of ``gemm_s``: what the multi-token-prediction modules on the last stage add to the
+    #: busiest GPU's micro-batch (:func:`mtp_s`); 0 when they fit in the last stage's spare chunks
+    mtp_s: float = 0.0
 
     @property
     def micro_batch_s(self) -> float:
@@ -923,10 +926,46 @@ def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
     # memory-bound passes 2 of MEMORY_PASSES (reading activations, writing their gradients)
     backward = 2.0 * (linear_unit + expert_unit) + attention_bwd + logit * 2.0 / 3.0 \
         + (memory_s - moe_mem) * 2.0 / MEMORY_PASSES[w.recompute] + moe_mem * moe_bwd_share
+    mtp = mtp_s(w, (gemm_s - logit + memory_s) / L, logit / logit_share(w), g)
+    gemm_s += mtp
+    backward += mtp * 2.0 / 3.0
     off_f, off_b = offload_s(w, gpu, gemm_s + memory_s - backward, backward)
     return ComputeTimes(flops_gpu, gemm_s, memory_s + off_f + off_b, peak, effective, w.recompute,
                         linear, attention, logit, expert, cast_s, backward + off_b,
-                        moe_memory_s=moe_mem, sms=int(gpu.get("sms") or 0), offload_s=off_f + off_b)
+                        moe_memory_s=moe_mem, sms=int(gpu.get("sms") or 0), offload_s=off_f + off_b,
+                        mtp_s=mtp)
+
+
+def spare_layers(w: Workload) -> int:
+    """Layer slots the pipeline's chunks leave empty: p·v·⌈l/(p·v)⌉ − l. The busiest GPU holds
+    ⌈l/(p·v)⌉ layers per chunk (:attr:`Workload.stage_layers`); Megatron-Bridge's DeepSeek-V3
+    layouts (recipes/deepseek/deepseek_v3.py ``set_deepseek_v3_pipeline_model_parallel_layout``,
+    e.g. PP 16: the embedding and 4 layers, 14 stages of 4, the last 1 layer with the MTP module
+    and the loss) take these slots from the last stage, which also holds the output layer."""
+    chunks = w.pp * w.interleave
+    return chunks * math.ceil(w.layers / chunks) - w.layers
+
+
+def mtp_s(w: Workload, layer_s: float, head_s: float, g: _Gemms) -> float:
+    """What ``mtp_layers`` multi-token-prediction modules add to the busiest GPU per micro-batch.
+
+    Each module (DeepSeek-V3 technical report §2.2, Fig. 3) runs one transformer block, a
+    projection of the concatenated [h; embedding] (2h → h: 2·tokens·2h²/tp FLOPs per forward
+    unit, 3 units, at the 16-bit GEMM rate) and the shared output layer and loss once more, all
+    on the pipeline's last stage (Megatron-Core builds MTP there; Megatron-Bridge's layouts
+    put it with the loss). The last GPU then runs its layers less the empty slots
+    (:func:`spare_layers`), the output layer 1 + m times, and m blocks and projections; the
+    engine's busiest GPU already runs every slot full plus the output layer
+    (``stage_layers`` × ``layer_s`` + ``head_s`` × :func:`logit_share`). The MTP part is what the
+    last GPU needs beyond that, or 0 when the modules fit in the spare slots (derived; layer_s is
+    the stage's average layer, head_s the whole output layer's three units)."""
+    m = w.mtp_layers
+    if m <= 0 or w.kind == "vision":
+        return 0.0
+    proj_s = 3.0 * 2.0 * g.tokens * 2.0 * w.hidden * w.hidden / w.tp / g.rate
+    last = max(0, w.stage_layers - spare_layers(w)) * layer_s + (1 + m) * head_s + m * (layer_s + proj_s)
+    busiest = w.stage_layers * layer_s + head_s * logit_share(w)
+    return max(0.0, last - busiest)
 
 
 def moe_memory_bytes(w: Workload) -> tuple[float, float]:
