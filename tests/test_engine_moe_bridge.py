@@ -31,7 +31,8 @@ def _published(key):
     return REF["cases"][key]["published_tokens_per_s_per_gpu"]
 
 
-@pytest.mark.parametrize("blackwell", ["b200", "gb200"])
+@pytest.mark.parametrize("blackwell", ["b200", pytest.param("gb200", marks=pytest.mark.xfail(
+    strict=True, reason="GB200/H100 3.09 vs 2.66: the GB200 case's own +15% (GAPS below), H100 within 1%"))])
 def test_blackwell_over_hopper_within_10_percent(blackwell):
     """Published: B200/H100 = 2265/1297 = 1.75, GB200/H100 = 2.66 per GPU (the issue: the engine
     gave 2.35 where runs show ~1.65)."""
@@ -40,28 +41,42 @@ def test_blackwell_over_hopper_within_10_percent(blackwell):
     assert engine == pytest.approx(published, rel=BAND), (engine, published)
 
 
-#: the absolute gap of each case, by its parts (strict: the test fails once the case is inside)
+#: each case's error and its parts (the prediction is the engine's sum of them)
+PARTS = {
+    "h100": "-1%: compute 82% of the step, of it host-bound MoE launches 37 of 164 ms per micro-batch "
+            "(moe_host_sync, no CUDA graphs in this recipe: 8 x 58/61 MoE layers x (1.69 + 3.21) ms), "
+            "ep_comm 11% (DeepEP dispatch hidden behind the other micro-batch, 20 of 132 SMs taken), straggler 4%",
+    "b200": "+6%: compute 78% (host-bound launches 19 of 83 ms per micro-batch, no CUDA graphs), bubble 10% "
+            "(pp 16, 128 micro-batches), exposed all-to-all 8% (no overlap in this recipe)",
+}
+#: the case still outside the band, by its parts (strict: the test fails once it is inside)
 GAPS = {
-    "h100": "+23%: compute 79% of the step (MoE GEMMs at the catalog's dense GEMM rate, permutations "
-            "counted, mlp and mla_up_proj recomputed), ep_comm 14% (DeepEP dispatch hidden behind the other "
-            "micro-batch, 20 of 132 SMs taken), straggler 4%; not modelled: grouped-GEMM efficiency of the "
-            "small experts, host launch overhead, the MTP layer",
-    "b200": "+33%: compute 76%, exposed all-to-all 11% (no overlap in this recipe), bubble 10% (pp 16, "
-            "128 micro-batches); as h100 the expert GEMMs run at the dense GEMM rate",
-    "gb200": "+28%: compute 78%, exposed NVLink dispatch 16% (EP 64 inside one rack), bubble 2%; as h100",
+    "gb200": "+15%: compute 80% (host-bound launches 26 of 206 ms per micro-batch: the sync's 1.69 ms per "
+             "MoE layer only, cuda_graphs on), exposed NVLink dispatch 15% (EP 64 inside one rack); the "
+             "recipe graphs only the router and EP preprocess (cuda_graph_scope moe_router, moe_preprocess), "
+             "not attention, whose share of the 3.21 ms the graphs save is not separable in the measurement "
+             "and is not charged; and the sync figure is a lower bound ('at least 10%')",
 }
 
 
-@pytest.mark.parametrize("key", [pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=GAPS[k]))
-                                 for k in ("h100", "b200", "gb200")])
+@pytest.mark.parametrize("key", ["h100", "b200"])
 def test_deepseek_v3_within_10_percent(key):
-    assert _tps(key) == pytest.approx(_published(key), rel=BAND)
+    """Megatron-Bridge 25.09, DGX-H100 1,297 and DGX-B200 2,265 tokens/s/GPU (FP8 current
+    scaling; tests/data/moe_megatron_bridge.json)."""
+    assert _tps(key) == pytest.approx(_published(key), rel=BAND), PARTS[key]
+
+
+@pytest.mark.xfail(strict=True, reason=GAPS["gb200"])
+def test_deepseek_v3_gb200_within_10_percent():
+    """Megatron-Bridge 25.09, DGX-GB200 3,454 tokens/s/GPU."""
+    assert _tps("gb200") == pytest.approx(_published("gb200"), rel=BAND)
 
 
 @pytest.mark.parametrize("key", ["h100", "b200", "gb200"])
-def test_the_gap_is_the_one_explained(key):
-    """Each case sits where its GAPS entry says (±3 points): a change that moves it must say why."""
-    want = float(GAPS[key].split("%")[0]) / 100
+def test_the_error_is_the_one_explained(key):
+    """Each case sits where its PARTS / GAPS entry says (±3 points): a change that moves it must
+    say why."""
+    want = float({**PARTS, **GAPS}[key].split("%")[0]) / 100
     assert _tps(key) / _published(key) - 1 == pytest.approx(want, abs=0.03)
 
 
@@ -173,3 +188,30 @@ def test_expert_gemms_run_no_faster_than_measured_grouped_gemms(gpu_id):
     g = load_catalog().get("gpu", gpu_id)
     engine = g["bf16_dense_tflops"] * g["gemm_efficiency"] * W.fp8_over_bf16(7168, g)
     assert 0.75 * GROUPED_GEMM[gpu_id] <= engine <= GROUPED_GEMM[gpu_id], engine
+
+
+def test_host_bound_moe_time_is_charged_per_moe_layer_by_the_switches():
+    """``moe_host_sync``: each MoE layer of the busiest stage waits MOE_SYNC_HOST_S, and
+    MOE_GRAPHABLE_HOST_S more without ``cuda_graphs``; dense layers and models without the
+    sync pay nothing. The figures convert the Megatron-LM GB200 DeepSeek-V3 study's TFLOP/s
+    (970 at the end, +10% without the sync; 610.71 -> 663.27 and 797.67 -> 829.93 with CUDA
+    graphs) with the engine's FLOPs of that job: 9.21e15 per GPU and step, 8 x 64 layer passes."""
+    job = dict(FT._load("moe_reference.json")["deepseek_v3"]["workload"])
+    job = {k: v for k, v in job.items() if k in W._FIELD_NAMES}
+    job.update(tp=1, pp=8, interleave=4, ep=32, dp=32, global_batch=2048, micro_batch=1, seq_len=4096, mtp_layers=0)
+    study = W.Workload(**job)
+    flops = W.model_flops_per_iteration(study, recompute=False) / 256
+    assert flops == pytest.approx(9.21e15, rel=0.005)
+    passes = study.stage_layers * study.micro_batches
+    assert W.MOE_SYNC_HOST_S == pytest.approx(flops / 970e12 * (1 - 1 / 1.1) / passes, rel=0.01)
+    saved = flops * (1 / 610.71e12 - 1 / 663.27e12 + 1 / 797.67e12 - 1 / 829.93e12)
+    assert W.MOE_GRAPHABLE_HOST_S == pytest.approx(saved / passes, rel=0.01)
+
+    w, ct = _compute("b200")
+    moe_layers = w.stage_layers * 58 / 61
+    assert ct.host_s == pytest.approx(moe_layers * (W.MOE_SYNC_HOST_S + W.MOE_GRAPHABLE_HOST_S))
+    assert ct.micro_batch_s == pytest.approx(ct.gemm_s + ct.memory_s + ct.host_s)
+    assert _compute("b200", cuda_graphs=True)[1].host_s == pytest.approx(moe_layers * W.MOE_SYNC_HOST_S)
+    assert _compute("b200", moe_host_sync=False)[1].host_s == 0
+    dense = W.Workload(layers=4, hidden=1024, heads=8, seq_len=1024, dp=1, global_batch=1, moe_host_sync=True)
+    assert W.moe_host_s(dense) == 0

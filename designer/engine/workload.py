@@ -150,7 +150,7 @@ DEFAULT_DATASET_SAMPLES = 1_281_167
 MAX_LAYERLESS_CHUNKS = 2
 
 _BOOL_FIELDS = ("recompute", "optimizer_sharded", "flash_attention", "sequence_parallel",
-                "tp_comm_overlap", "pp_overlap", "dp_overlap", "ep_overlap")
+                "tp_comm_overlap", "pp_overlap", "dp_overlap", "ep_overlap", "moe_host_sync", "cuda_graphs")
 _INT_FIELDS = {"layers", "hidden", "heads", "kv_heads", "head_dim", "offload_layers", "mtp_layers", "ffn_hidden", "vocab", "seq_len", "tp", "pp", "dp", "micro_batch",
                "global_batch", "interleave", "cp", "ep", "experts", "top_k", "moe_ffn_hidden",
                "shared_experts", "dense_layers", "q_lora_rank", "kv_lora_rank", "qk_head_dim",
@@ -603,10 +603,12 @@ class ComputeTimes:
     #: part of ``gemm_s``: what the multi-token-prediction modules on the last stage add to the
     #: busiest GPU's micro-batch (:func:`mtp_s`); 0 when they fit in the last stage's spare chunks
     mtp_s: float = 0.0
+    #: host-bound time of the MoE layers, GPU idle waiting for launches (:func:`moe_host_s`)
+    host_s: float = 0.0
 
     @property
     def micro_batch_s(self) -> float:
-        return self.gemm_s + self.memory_s
+        return self.gemm_s + self.memory_s + self.host_s
 
     @property
     def backward_fraction(self) -> float:
@@ -930,10 +932,41 @@ def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
     gemm_s += mtp
     backward += mtp * 2.0 / 3.0
     off_f, off_b = offload_s(w, gpu, gemm_s + memory_s - backward, backward)
+    host = moe_host_s(w)
     return ComputeTimes(flops_gpu, gemm_s, memory_s + off_f + off_b, peak, effective, w.recompute,
-                        linear, attention, logit, expert, cast_s, backward + off_b,
+                        linear, attention, logit, expert, cast_s, backward + off_b + host * 2.0 / 3.0,
                         moe_memory_s=moe_mem, sms=int(gpu.get("sms") or 0), offload_s=off_f + off_b,
-                        mtp_s=mtp)
+                        mtp_s=mtp, host_s=host)
+
+
+#: Host-bound time of one MoE layer and micro-batch (forward and backward) that a device-host
+#: synchronization in the layer exposes even with every static part in CUDA graphs. Measured,
+#: converted: Megatron-LM docs/discussions/deepseek-v3-gb200-optimization (2025-11), DeepSeek-V3
+#: MXFP8 on 256 GB200, TP1 PP8 VPP4 EP32, micro-batch 1, global batch 2,048 (64 micro-batches,
+#: 8 MoE layers on the busiest GPU): at 970 TFLOP/s per GPU, "eliminate the device-host sync in
+#: the MoE model (its purpose is to get the tokens per expert information) ... at least a 10%
+#: additional performance gain" (§3.1). Its step at 970 TFLOP/s is this engine's model FLOPs of
+#: that job, 9.21e15 per GPU, / 970e12 = 9.50 s; 10% faster is 0.863 s less over 8 × 64 layer
+#: passes: 1.69 ms each (a lower bound: "at least"). Assumed the same on every GPU and host:
+#: the host's launch rate, not the GPU, sets it (a slower GPU would hide some of it).
+MOE_SYNC_HOST_S = 1.69e-3
+#: What the same study's CUDA graphs of attention, router, EP preprocess (610.71 -> 663.27
+#: TFLOP/s) and shared experts (797.67 -> 829.93) saved per MoE layer and micro-batch: 9.21e15 ×
+#: (1/610.71e12 − 1/663.27e12 + 1/797.67e12 − 1/829.93e12) = 1.64 s over 512 layer passes =
+#: 3.21 ms (measured, converted as above): charged on top when ``cuda_graphs`` is off.
+MOE_GRAPHABLE_HOST_S = 3.21e-3
+
+
+def moe_host_s(w: Workload) -> float:
+    """Host-bound time per micro-batch of the busiest GPU's MoE layers (``moe_host_sync``): each
+    MoE layer on the stage (``stage_layers`` × the model's MoE share, as the other per-layer
+    parts) waits ``MOE_SYNC_HOST_S`` for launches after its sync, and ``MOE_GRAPHABLE_HOST_S``
+    more without ``cuda_graphs``. The GPU is idle then, so the time adds to the micro-batch;
+    2 of its 3 units are counted as backward (the backward launches about twice the kernels)."""
+    if not (w.moe and w.moe_host_sync):
+        return 0.0
+    per_layer = MOE_SYNC_HOST_S + (0.0 if w.cuda_graphs else MOE_GRAPHABLE_HOST_S)
+    return w.stage_layers * (w.moe_layers / w.layers) * per_layer
 
 
 def spare_layers(w: Workload) -> int:
