@@ -69,7 +69,9 @@ def test_memory_within_10_percent_of_torchtitan_measured_peak(key):
     """torchtitan benchmarks/llama3_h100_202412_torchtitan.md, Table 1 (8 GPUs, 82.4 GiB) and
     Table 3 (128 GPUs, 67.0 GiB), row FSDP: the measured peak reserved memory of Llama 3.1 8B,
     local batch 2 at 8,192 tokens, FSDP over all ranks. The engine: 18 bytes per parameter / d,
-    32 layers of Korthikanti activations (flash attention), the output layer's logits."""
+    32 layers of Korthikanti activations (flash attention), the output layer's logits. Only the
+    total is checked: torchtitan's selective checkpointing (op policy) stores other tensors than
+    Korthikanti's count and the loss's FP32 logits are not counted (see the 70B case below)."""
     w, case = _titan(key)
     got = W.memory_per_gpu_GB(w) * 1e9 / GIB
     assert got == pytest.approx(case["published_GiB"], rel=0.10), (case["table"], got)
@@ -92,3 +94,17 @@ def test_llama31_8b_parameter_count_as_published():
     """Llama 3.1 8B: 8.03B parameters (Meta's model card), untied 128,256 x 4096 embeddings."""
     w, _ = _titan("fsdp8")
     assert W.parameters(w) == pytest.approx(8.03e9, rel=0.001)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "-48%: the engine's 37 GiB are Megatron's count (model state 5.0 GB, 80 layer inputs 21.5 GB, one "
+    "layer recomputed 4.3 GB, output-layer inputs 8.9 GB); not counted: the loss's FP32 logits and "
+    "their gradient (16 x 8192 x 128256 / 8 x 4 B = 8.4 GB each under loss parallel), FSDP's "
+    "all-gathered layer weights and reduce-scatter buffers, the caching allocator's reserve over "
+    "allocated memory (the measured figure is the reserved peak)"))
+def test_memory_of_torchtitan_70b_2d_within_10_percent():
+    """torchtitan Table 4, row 2D: Llama 3.1 70B on 256 H100, FSDP 32 x TP 8, local batch 16,
+    full activation checkpointing: 71.9 GiB measured."""
+    case = MEASURED["outside"]["70b_2d"]
+    got = W.memory_per_gpu_GB(W.Workload(**case["workload"])) * 1e9 / GIB
+    assert got == pytest.approx(case["published_GiB"], rel=0.10)
