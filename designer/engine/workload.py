@@ -897,7 +897,9 @@ def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
     Memory-bound time (``memory_s``) = MEMORY_PASSES × activation bytes per layer × layers / HBM
     bandwidth (catalog ``memory_bw_TBps``), plus in FP8 the casts of every GEMM input and output
     gradient (``FP8_CAST_BYTES`` per value). ``gemm_efficiency`` of the result is the effective
-    one: counted model FLOPs of the busiest GPU / (gemm_s × peak).
+    one: counted model FLOPs of the busiest GPU / (gemm_s × peak). Also: multi-token-prediction
+    modules beyond the last stage's empty slots (``mtp_s``, in ``gemm_s``) and host-bound MoE
+    launches (``host_s``, :func:`moe_host_s`, in ``micro_batch_s``).
     """
     peak = gpu_peak_tflops(gpu, w.precision)
     eff = _gemm_efficiency(gpu)
