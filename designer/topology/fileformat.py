@@ -52,7 +52,7 @@ from designer.topology.workload_spec import json_schema_properties
 FORMAT = "dpu-cluster-design"
 VERSION = 1
 #: the published schema's identifier (``dpu-designer schema``)
-SCHEMA_ID = "https://dpu-cluster-designer.org/schema/dpu-cluster-design-1.schema.json"
+SCHEMA_ID = "urn:dpu-cluster-designer:schema:dpu-cluster-design:1"
 
 #: a 250,000-component rail design with its ~500,000 cables is ~81 MiB; the link limit ~160 MiB
 MAX_FILE_BYTES = 256 * 1024 * 1024
