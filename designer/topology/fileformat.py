@@ -377,7 +377,8 @@ def _structure_problems(data: dict[str, Any]) -> list[tuple[tuple[Any, ...], str
     its own type (the decoder's, so a document decodes exactly when this finds nothing), the
     first :data:`_EXPLAINED_ITEMS` failing items of each list in full, the rest counted."""
     top = SCHEMA["properties"]
-    found = [((), f"missing field '{k}'") for k in _TOP_DECODED["required"] if k not in data]
+    found: list[tuple[tuple[Any, ...], str]] = [((), f"missing field '{k}'") for k in _TOP_DECODED["required"]
+                                                if k not in data]
     found += [((), f"unknown field '{_printable(k)}'") for k in data if k not in top]
     for key, value in data.items():
         if key not in top or key in ("format", "version"):
@@ -880,12 +881,12 @@ def _meaning_problems(c: dict[str, list[Any]], l: dict[str, list[Any]], written:
                       for i, v in enumerate(col) if (type(v), v) in bad]
     parents = c["parent"]
     parent_kinds = list(map(kind_of.get, parents))
-    wrong = {pair for pair in set(zip(kinds, parent_kinds)) if pair[1] is not None and parent_problem(*pair)}
+    wrong = {(kind, up) for kind, up in set(zip(kinds, parent_kinds)) if up is not None and parent_problem(kind, up)}
     if wrong or parent_kinds.count(None) != parents.count(None):
         for i, (kind, parent, parent_kind) in enumerate(zip(kinds, parents, parent_kinds)):
             if parent is not None and parent_kind is None:
                 found.append(((2, i, 0), f"components[{i}].parent", f"names no component '{parent}'"))
-            elif (kind, parent_kind) in wrong:
+            elif parent_kind is not None and (kind, parent_kind) in wrong:
                 found.append(((2, i, 0), f"components[{i}].parent", str(parent_problem(kind, parent_kind))))
         if wrong:
             found += _loops(ids, parents, kind_of)
@@ -1017,104 +1018,135 @@ def _given(col: list[Any]) -> list[Any]:
 def dumps(design: Design, source: str = "<design>") -> str:
     """The file text: one component or link per line, so files diff well and stay compact.
 
-    A value that the loader would refuse (NaN, a huge integer, a broken string, deep nesting) or
-    that is not JSON at all is refused here, with its path, so that no saved file fails to load.
-    A design whose every item is plainly sound is written from its columns
-    (:func:`_column_text`, the same text); any other goes through :func:`to_dict`."""
+    It is the text of :func:`to_dict` as json's C encoder writes it (``ensure_ascii=False``), one
+    item a line, written from the items' columns (:func:`_field_texts`: each field left out
+    exactly when :func:`to_dict` leaves it out, in its order) with no dict per item. A value that
+    the loader would refuse (NaN, a huge integer, a broken string, deep nesting) or that is not
+    JSON at all is refused here, with its path, so that no saved file fails to load."""
+    topo = design.topology
+    items: dict[str, list[Any]] = {"components": list(topo.components.values()), "links": list(topo.links.values())}
+    for key, limit in (("components", MAX_COMPONENTS), ("links", MAX_LINKS)):
+        if len(items[key]) > limit:
+            raise DesignFileError(source, [(key, (
+                f"cannot be saved: {len(items[key]):,} {key}; this program reads design files "
+                f"of up to {limit:,} {key}"))])
+    encode = _item_encoder()
     try:
-        text = _column_text(design)
-    except (TypeError, ValueError, AttributeError, IndexError, KeyError):
-        text = None  # the dict path below writes it, or words what is wrong
-    if text is not None:
-        return text
-    try:
-        data = to_dict(design)
-        for key, limit in (("components", MAX_COMPONENTS), ("links", MAX_LINKS)):
-            if len(data[key]) > limit:
-                raise DesignFileError(source, [(key, (
-                    f"cannot be saved: {len(data[key]):,} {key}; this program reads design files "
-                    f"of up to {limit:,} {key}"))])
-        errors = _check_tree(data)
+        head = _head_dict(design)
+        errors = _check_tree(head)
+        failed: list[tuple[tuple[int, int, int], Exception]] = []
+        fields = {key: [_field_texts(key, name, list(map(attrgetter(name), items[key])), encode, errors, failed)
+                        for name in _WRITTEN[key]] for key in _ITEM_LISTS}
+        if failed:  # what to_dict would raise: the first item's (in the file's order)
+            raise min(failed, key=itemgetter(0))[1]
         if errors:
-            raise DesignFileError(source, [(p, f"cannot be saved: {m}") for p, m in errors])
-        head = {k: v for k, v in data.items() if k not in ("components", "links")}
-        encode = _item_encoder()
-        lines = ["{"]
-        for key, value in head.items():
-            lines.append(f" {json.dumps(key)}: {encode(value)},")
-        for key in ("components", "links"):
-            body = _item_lines(encode, data[key])
-            lines.append(f" {json.dumps(key)}: [\n  {body}\n ]" if body else f" {json.dumps(key)}: []")
-            lines[-1] += "," if key == "components" else ""
+            raise DesignFileError(source, [(p, f"cannot be saved: {m}") for p, m in sorted(errors)])
+        lines = ["{"] + [f" {json.dumps(key)}: {encode(value)}," for key, value in head.items()]
+        for key in _ITEM_LISTS:
+            cols = [_encoded(col, encode) for col in fields[key] if col is not None]
+            body = "},\n  {".join(map("".join, zip(*cols)))
+            lines.append(f' "{key}": [\n  {{{body}}}\n ]' if items[key] else f' "{key}": []')
+        lines[-2] += ","
         lines.append("}")
     except (TypeError, ValueError) as exc:  # a value that is not JSON (a set, a numpy integer...)
         raise DesignFileError(source, [("", f"cannot be saved: {exc}")]) from None
     return "\n".join(lines) + "\n"
 
 
-def _column_text(design: Design) -> str | None:
-    """:func:`dumps`' text written from the items' columns, with no dict per item, or None when
-    any written value is not plainly sound (then the dict path writes it or refuses it).
+#: the fields an item writes, in :func:`to_dict`'s order, with what the value is ("str",
+#: "number", "props", "pos") and when the field is left out (never, its value None, falsy, 1)
+_WRITTEN = {
+    "components": {"id": ("str", None), "kind": ("str", None), "model": ("str", None), "name": ("str", "falsy"),
+                   "parent": ("str", "none"), "slot": ("number", "none"), "props": ("props", "falsy"),
+                   "pos": ("pos", "none")},
+    "links": {"id": ("str", None), "a": ("str", None), "b": ("str", None), "medium": ("str", None),
+              "speed_Gbps": ("number", None), "latency_us": ("number", "falsy"), "lanes": ("number", "one"),
+              "a_port": ("number", "none"), "b_port": ("number", "none")}}
+#: marks an item that leaves a field out (in a column still to be encoded)
+_LEFT_OUT = object()
 
-    What the dict path proves by :func:`_check_tree` is proved here column by column: every
-    written string is a ``str`` that UTF-8 can hold (one join, one check), every written number
-    an ``int`` or ``float`` (not bool, not numpy) that is finite and within ±MAX_INT, every props
-    object sound to the depth limit. The text is the dict path's: strings through json's C
-    encoder (``ensure_ascii=False``), numbers by ``repr`` (json's own text for int and float),
-    a props object by the same C encoder, each field left out exactly when :func:`to_dict`
-    leaves it out, fields in the same order, one item a line."""
-    topo = design.topology
-    comps, links = list(topo.components.values()), list(topo.links.values())
-    if len(comps) > MAX_COMPONENTS or len(links) > MAX_LINKS or not set(map(type, comps)) <= {Component} \
-            or not set(map(type, links)) <= {Link}:
-        return None
-    head = _head_dict(design)
-    if _check_tree(head):
-        return None
-    enc = json.encoder.encode_basestring
-    encode = _item_encoder()
-    # --- components: id, kind, model, name?, parent?, slot?, props?, pos?
-    ids, kinds, models, names, parents, slots, props, poss = (
-        list(map(attrgetter(f), comps)) for f in ("id", "kind", "model", "name", "parent", "slot", "props", "pos"))
-    given_props = [p for p in props if p]
-    given_pos = _given(poss)
-    pairs = set(map(type, given_pos)) <= {tuple} and set(map(len, given_pos)) <= {2}
-    coords = list(chain.from_iterable(given_pos)) if pairs else [p[0] for p in given_pos] + [p[1] for p in given_pos]
-    if not (_saved_strings(ids) and _saved_strings(kinds) and _saved_strings(models) and _saved_strings(names)
-            and _saved_strings(_given(parents)) and _saved_numbers(_given(slots)) and _saved_numbers(coords)
-            and set(map(type, given_props)) <= {dict} and _props_sound(given_props)):
-        return None
-    name_text = {n: f', "name": {enc(n)}' if n else "" for n in set(names)}
-    parent_text = {p: f', "parent": {enc(p)}' if p is not None else "" for p in set(parents)}
-    tails = [map(name_text.__getitem__, names) if any(names) else None,
-             map(parent_text.__getitem__, parents) if parents.count(None) != len(parents) else None,
-             [f', "slot": {v!r}' if v is not None else "" for v in slots] if slots.count(None) != len(slots) else None,
-             [f', "props": {encode(p)}' if p else "" for p in props] if given_props else None,
-             (map(operator.mod, repeat(', "pos": [%r, %r]'), poss) if pairs and not len(given_pos) < len(poss)
-              else [f', "pos": [{p[0]!r}, {p[1]!r}]' if p is not None else "" for p in poss]) if given_pos else None]
-    comp_lines = _joined_items('{"id": %s, "kind": %s, "model": %s', [
-        map(enc, ids), _coded(enc, kinds), _coded(enc, models)], tails)
-    # --- links: id, a, b, medium, speed_Gbps, latency_us?, lanes?, a_port?, b_port?
-    lids, a_end, b_end, media, speeds, latency, lanes, a_port, b_port = (
-        list(map(attrgetter(f), links))
-        for f in ("id", "a", "b", "medium", "speed_Gbps", "latency_us", "lanes", "a_port", "b_port"))
-    written_latency = [v for v in latency if v]
-    written_lanes = [v for v in lanes if v != 1]
-    if not (_saved_strings(lids) and _saved_strings(a_end) and _saved_strings(b_end) and _saved_strings(media)
-            and _saved_numbers(speeds) and _saved_numbers(written_latency) and _saved_numbers(written_lanes)
-            and _saved_numbers(_given(a_port)) and _saved_numbers(_given(b_port))):
-        return None
-    tails = [[f', "latency_us": {v!r}' if v else "" for v in latency] if written_latency else None,
-             [f', "lanes": {v!r}' if v != 1 else "" for v in lanes] if written_lanes else None,
-             [f', "a_port": {v!r}' if v is not None else "" for v in a_port] if a_port.count(None) != len(a_port) else None,
-             [f', "b_port": {v!r}' if v is not None else "" for v in b_port] if b_port.count(None) != len(b_port) else None]
-    link_lines = _joined_items('{"id": %s, "a": %s, "b": %s, "medium": %s, "speed_Gbps": %s', [
-        map(enc, lids), map(enc, a_end), map(enc, b_end), _coded(enc, media), map(repr, speeds)], tails)
-    lines = ["{"] + [f" {json.dumps(key)}: {encode(value)}," for key, value in head.items()]
-    lines.append(f' "components": [\n  {comp_lines}\n ],' if comps else ' "components": [],')
-    lines.append(f' "links": [\n  {link_lines}\n ]' if links else ' "links": []')
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+
+def _kept(omit: str | None, v: Any) -> bool:
+    return omit is None or (v is not None if omit == "none" else bool(v) if omit == "falsy" else v != 1)
+
+
+class _Values(list):  # type: ignore[type-arg]
+    """A column of values still to be encoded (after ``prefix``; :data:`_LEFT_OUT` where an item
+    leaves the field out)."""
+
+    prefix = ""
+
+
+def _field_texts(key: str, name: str, col: list[Any], encode: Callable[[Any], str],
+                 errors: list[tuple[str, str]], failed: list[tuple[tuple[int, int, int], Exception]]) -> list[Any] | None:
+    """The text of one field of every item ("" where the item leaves it out), or None when no
+    item writes it. A column of plain values (exact ``str``, ``int``/``float`` within the
+    loader's limits, 2-tuples of numbers, props of sound scalars) is written in C loops (one
+    ``repr`` or string encoding per value, per distinct value for strings); any other value is
+    looked at on its own: :func:`_check_tree` adds its problems to ``errors`` and it is left for
+    :func:`_encoded` (json's encoder) as :func:`to_dict` holds it; what :func:`to_dict` would
+    raise on it (a value with no truth value, props that are no mapping) goes to ``failed``."""
+    what, omit = _WRITTEN[key][name]
+    prefix = f'"{name}": ' if name == "id" else f', "{name}": '
+    try:
+        given = col if omit is None else _given(col) if omit == "none" else [v for v in col if _kept(omit, v)]
+        if what == "str":
+            plain = _saved_strings(given)
+        elif what == "number":
+            plain = _saved_numbers(given)
+        elif what == "pos":
+            plain = set(map(type, given)) <= {tuple} and set(map(len, given)) <= {2} \
+                and _saved_numbers(list(chain.from_iterable(given)))
+        else:
+            plain = set(map(type, given)) <= {dict} and _props_sound(given)
+    except (TypeError, ValueError):  # a value with no truth value or no type the checks know
+        plain = False
+    if plain:
+        if not given:
+            return None
+        enc = json.encoder.encode_basestring  # type: ignore[attr-defined]
+        if what == "str":
+            if omit is None and name in ("id", "a", "b"):  # (distinct values: no table)
+                return list(map(prefix.__add__, map(enc, col)))
+            table = {v: prefix + enc(v) for v in set(given)}
+            if omit == "falsy":
+                return [table[v] if v else "" for v in col]
+            table[None] = ""  # (left out: None)
+            return list(map(table.__getitem__, col))
+        if what == "number":
+            if len(given) == len(col):
+                return list(map(prefix.__add__, map(repr, col)))
+            return [prefix + repr(v) if _kept(omit, v) else "" for v in col]
+        if what == "pos":
+            template = prefix + "[%r, %r]"
+            if len(given) == len(col):
+                return list(map(operator.mod, repeat(template), col))
+            return [template % v if v is not None else "" for v in col]
+        return [prefix + encode(v) if v else "" for v in col]
+    out = _Values()
+    out.prefix = prefix
+    order = (_ITEM_LISTS.index(key), list(_WRITTEN[key]).index(name))
+    for i, v in enumerate(col):
+        try:
+            if not _kept(omit, v):
+                out.append(_LEFT_OUT)
+                continue
+            value = dict(v) if what == "props" else [v[0], v[1]] if what == "pos" else v
+        except (TypeError, ValueError, KeyError, IndexError) as exc:
+            failed.append(((order[0], i, order[1]), exc))
+            out.append(_LEFT_OUT)
+            continue
+        errors += _check_tree(value, (key, i, name))
+        out.append(value)
+    return out
+
+
+def _encoded(col: list[Any], encode: Callable[[Any], str]) -> list[str]:
+    """A column of :func:`_field_texts`: its texts, or its values encoded (after its prefix)."""
+    if type(col) is not _Values:
+        return col
+    prefix = col.prefix  # type: ignore[attr-defined]
+    return ["" if v is _LEFT_OUT else prefix + encode(v) for v in col]
 
 
 def _props_sound(given: list[dict[str, Any]]) -> bool:
@@ -1145,38 +1177,6 @@ def _saved_numbers(col: list[Any]) -> bool:
     """Every value an ``int`` or ``float`` (exactly: not bool, not a numpy number, whose text
     ``repr`` would not give as json does), finite, integers within ±MAX_INT."""
     return not col or (set(map(type, col)) <= {int, float} and _sound_numbers(col))
-
-
-def _coded(enc: Callable[[str], str], col: list[str]) -> Iterator[str]:
-    """``enc(value)`` of each value, each distinct value encoded once (kinds, models and media:
-    a handful of distinct strings)."""
-    text = {v: enc(v) for v in set(col)}
-    return map(text.__getitem__, col)
-
-
-def _joined_items(template: str, fields: list[Any], tails: list[Any]) -> str:
-    """Items ``template % fields`` followed by their optional fields' text and ``}``, joined by
-    ``,\n  `` (the file's one item a line). ``fields``: columns of text; ``tails``: columns of
-    optional text ("" where an item leaves the field out), None for a field no item writes. All
-    in C loops: ``%`` per item, ``"".join`` per item of the tails, one join."""
-    tails = [t for t in tails if t is not None]
-    if tails:
-        fields = [*fields, map("".join, zip(*tails))]
-        template += "%s"
-    return ",\n  ".join(map(operator.mod, repeat(template + "}"), zip(*fields)))
-
-
-def _item_lines(encode: Callable[[Any], str], items: list[dict[str, Any]]) -> str:
-    """``",\n  ".join(map(encode, items))`` for a list of dicts, encoded in one call when that is
-    provably the same text: the list encodes as ``[i1, i2, ...]``, so each of the n - 1 joins
-    between items is a ``}, {``; when the text holds exactly n - 1 of them (none inside an item,
-    e.g. in a string or a list of dicts) they are the joins, and each becomes ``},\n  {``."""
-    if not items:
-        return ""
-    text = encode(items)
-    if text.count("}, {") == len(items) - 1:
-        return text[1:-1].replace("}, {", "},\n  {")
-    return ",\n  ".join(map(encode, items))
 
 
 def _item_encoder() -> Callable[[Any], str]:
