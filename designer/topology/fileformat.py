@@ -9,11 +9,25 @@ Layout of a file (format version 1)::
      "workload": {...}, "scenario": {...}, "meta": {...}, "id_counters": {"srv": 12, ...}}
 
 Optional keys are left out when they hold their default, so ``to_dict(from_dict(d)) == d`` for every
-saved file. Loading checks the structure against :data:`SCHEMA` (jsonschema for the top level; each
-component and link with a check compiled from the same schema, jsonschema explaining the items that
-fail it), then the meaning (kinds, field values, link ends, duplicate ids, parents) and reports the
-first few problems with their JSON path. Nothing in a file is ever executed: it is read with
-:mod:`json` only.
+saved file. :data:`SCHEMA` is the one description of the structure: the published JSON Schema
+(:func:`schema_text`, ``dpu-designer schema``, ``resources/schema/``) and the loader's decoder
+(msgspec Struct types made from it, :func:`_decoded_type`) both come from it.
+
+Loading has one path (:func:`_decoded`, :func:`from_dict` for a document already parsed):
+
+1. msgspec decodes the bytes into the Struct types: JSON syntax, types, bounds, required and
+   unknown fields in one pass, in C. A key given twice is kept once by any decoder; the text's
+   members (``"key":`` pairs, :func:`_text_members`) are counted against the decoded ones.
+2. One pass over the items' columns (:func:`_built`) checks what the types do not say (integers
+   within ±MAX_INT, JSON Schema's integers given as 2.0, the workload and scenario settings, ids
+   unique, link ends, parents, props fields of each kind), each check a set, a min/max or a spec
+   check per distinct value, and words each problem it finds with its JSON path; then builds.
+
+A file refused in step 1 is read again by :func:`_parse` (json with a duplicate-key hook) only to
+word the problem where it is: a syntax error with its line and column, NaN, a key given twice, or
+each field decoded on its own (:func:`_structure_problems`). The first few problems are reported.
+Nothing in a file is ever executed. Writing (:func:`dumps`) has one path too: the text of
+:func:`to_dict` written from the items' columns.
 
 Limits (a file beyond them is refused with a message): :data:`MAX_FILE_BYTES` (256 MiB),
 :data:`MAX_COMPONENTS` components, :data:`MAX_LINKS` links, :data:`MAX_DEPTH` levels of nesting,
