@@ -466,8 +466,7 @@ def _head_problems(data: dict[str, Any]) -> list[tuple[tuple[Any, ...], str]]:
     if type(counters) is dict:
         schema = SCHEMA["properties"]["id_counters"]["additionalProperties"]
         found += [p for k, v in counters.items() if (p := _integral(v, ("id_counters", k), schema))]
-    version = _integral(data.get("version"), ("version",), {"type": "integer"})
-    return found + ([version] if version else [])
+    return found
 
 
 def _in_order(found: list[tuple[tuple[Any, ...], str]]) -> list[tuple[str, str]]:
@@ -569,8 +568,7 @@ def _sound_numbers(col: list[Any]) -> bool:
 # --------------------------------------------------------------------------- loading
 def _migrate(data: dict[str, Any], source: str) -> dict[str, Any]:
     version = data.get("version")
-    if not isinstance(version, (int, float)) or isinstance(version, bool) or version < 1 \
-            or not float(version).is_integer():
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise DesignFileError(source, [("version", "must be a format version number (1 or more)")])
     if version > VERSION:
         raise DesignFileError(source, [("", (
@@ -591,7 +589,13 @@ def from_dict(data: Any, source: str = "<file>") -> Design:
             raise DesignFileError(source, [("", "not a design file (the top level must be a JSON object)")])
         if data.get("format") != FORMAT:
             raise DesignFileError(source, [("format", f"not a design file (expected \"format\": \"{FORMAT}\")")])
-        data = _migrate(data, source)
+        try:
+            data = _migrate(data, source)
+        except DesignFileError:  # (the values are looked at first, as ever)
+            errors = _check_tree(data)
+            if errors:
+                raise DesignFileError(source, errors) from None
+            raise
         try:
             decoded = msgspec.convert(data, _DesignFile)
         except (msgspec.ValidationError, UnicodeEncodeError):
@@ -601,36 +605,38 @@ def from_dict(data: Any, source: str = "<file>") -> Design:
 
 def loads(text: str | bytes, source: str = "<file>") -> Design:
     """Read design-file text or its UTF-8 bytes (see :func:`load`)."""
-    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-    return _decoded(raw, source)
+    if isinstance(text, str):  # (a lone surrogate in the text is refused as the loader refuses it in a file)
+        return _decoded(text.encode("utf-8", "surrogatepass"), source, text)
+    return _decoded(text, source)
 
 
-def _decoded(raw: bytes, source: str) -> Design:
+def _decoded(raw: bytes, source: str, text: str | None = None) -> Design:
     """The one way a file's bytes become a design: msgspec decodes them into the file's Struct
     types (JSON syntax, types, bounds, required and unknown fields in one pass, in C), the
     text's members are counted against the decoded ones (:func:`_text_members`: a key given
     twice is the only way they differ), and :func:`_built` checks the rest and builds. A file
-    that fails any of it is read again by :func:`_parse` only to word what is wrong, where."""
+    that fails any of it is read again by :func:`_parse` only to word what is wrong, where
+    (``text``: the text ``raw`` was encoded from, when it was given as text)."""
     if raw.startswith(codecs.BOM_UTF8):
         raw = raw[len(codecs.BOM_UTF8):]
     with collector_paused():
         try:
             decoded = _DECODER.decode(raw)
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
-            raise _refusal(raw, source, exc) from None
+            raise _refusal(text if text is not None else raw, source, exc) from None
         if decoded.format != FORMAT or decoded.version != VERSION or type(decoded.version) is not int:
             del decoded
-            return from_dict(_parse(raw, source), source)
+            return from_dict(_parse(text if text is not None else raw, source), source)
         columns = _columns(decoded)
         if _text_members(raw) != _decoded_members(decoded, columns[2]):
-            raise _refusal(raw, source, None)
+            raise _refusal(text if text is not None else raw, source, None)
         del raw  # (66 MB at 131k GPUs) gone before the objects are made
         decoded.components.clear()  # (their values live on in the columns)
         decoded.links.clear()
         return _built(decoded, columns, source, text=True)
 
 
-def _refusal(raw: bytes, source: str, exc: Exception | None) -> DesignFileError:
+def _refusal(raw: bytes | str, source: str, exc: Exception | None) -> DesignFileError:
     """The message for bytes the decoder refused (``exc``) or that hold a key twice (None): the
     text is read again by :func:`_parse`, which words a syntax error with its line and column,
     then the document's problems are found with their paths (:func:`from_dict`)."""
