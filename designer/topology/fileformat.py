@@ -51,7 +51,7 @@ import tempfile
 from itertools import chain, repeat
 from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Annotated, Any, Callable, Iterator, Literal, Union
+from typing import Annotated, Any, Callable, Iterable, Literal, Union
 
 import msgspec
 
@@ -1098,9 +1098,9 @@ class _Values(list):  # type: ignore[type-arg]
 
 
 def _field_texts(key: str, name: str, col: list[Any], encode: Callable[[Any], str],
-                 errors: list[tuple[str, str]], failed: list[tuple[tuple[int, int, int], Exception]]) -> list[Any] | None:
-    """The text of one field of every item ("" where the item leaves it out), or None when no
-    item writes it. A column of plain values (exact ``str``, ``int``/``float`` within the
+                 errors: list[tuple[str, str]], failed: list[tuple[tuple[int, int, int], Exception]]) -> Iterable[Any] | None:
+    """The text of one field of every item ("" where the item leaves it out; an iterator, so
+    that the texts of one item at a time are held), or None when no item writes it. A column of plain values (exact ``str``, ``int``/``float`` within the
     loader's limits, 2-tuples of numbers, props of sound scalars) is written in C loops (one
     ``repr`` or string encoding per value, per distinct value for strings); any other value is
     looked at on its own: :func:`_check_tree` adds its problems to ``errors`` and it is left for
@@ -1127,22 +1127,22 @@ def _field_texts(key: str, name: str, col: list[Any], encode: Callable[[Any], st
         enc = json.encoder.encode_basestring  # type: ignore[attr-defined]
         if what == "str":
             if omit is None and name in ("id", "a", "b"):  # (distinct values: no table)
-                return list(map(prefix.__add__, map(enc, col)))
+                return map(prefix.__add__, map(enc, col))
             table = {v: prefix + enc(v) for v in set(given)}
             if omit == "falsy":
-                return [table[v] if v else "" for v in col]
+                return (table[v] if v else "" for v in col)
             table[None] = ""  # (left out: None)
-            return list(map(table.__getitem__, col))
+            return map(table.__getitem__, col)
         if what == "number":
             if len(given) == len(col):
-                return list(map(prefix.__add__, map(repr, col)))
-            return [prefix + repr(v) if _kept(omit, v) else "" for v in col]
+                return map(prefix.__add__, map(repr, col))
+            return (prefix + repr(v) if _kept(omit, v) else "" for v in col)
         if what == "pos":
             template = prefix + "[%r, %r]"
             if len(given) == len(col):
-                return list(map(operator.mod, repeat(template), col))
-            return [template % v if v is not None else "" for v in col]
-        return [prefix + encode(v) if v else "" for v in col]
+                return map(operator.mod, repeat(template), col)
+            return (template % v if v is not None else "" for v in col)
+        return (prefix + encode(v) if v else "" for v in col)
     out = _Values()
     out.prefix = prefix
     order = (_ITEM_LISTS.index(key), list(_WRITTEN[key]).index(name))
@@ -1161,12 +1161,12 @@ def _field_texts(key: str, name: str, col: list[Any], encode: Callable[[Any], st
     return out
 
 
-def _encoded(col: list[Any], encode: Callable[[Any], str]) -> list[str]:
+def _encoded(col: Iterable[Any], encode: Callable[[Any], str]) -> Iterable[str]:
     """A column of :func:`_field_texts`: its texts, or its values encoded (after its prefix)."""
     if type(col) is not _Values:
         return col
     prefix = col.prefix  # type: ignore[attr-defined]
-    return ["" if v is _LEFT_OUT else prefix + encode(v) for v in col]
+    return ("" if v is _LEFT_OUT else prefix + encode(v) for v in col)
 
 
 def _props_sound(given: list[dict[str, Any]]) -> bool:
