@@ -348,24 +348,31 @@ def _zero_meaning(where: tuple[Any, ...]) -> str:
     return f" (0: {spec.zero})" if spec is not None and spec.zero else ""
 
 
-def _convert_problem(value: Any, type_: Any, where: tuple[Any, ...],
-                     schema: dict[str, Any]) -> tuple[tuple[Any, ...], str] | None:
-    """None, or the worded problem of decoding one value with its type (an object of values
-    of one schema, such as the id counters, key by key: msgspec does not name a key)."""
+def _convert_problems(value: Any, type_: Any, where: tuple[Any, ...],
+                      schema: dict[str, Any]) -> list[tuple[tuple[Any, ...], str]]:
+    """The worded problems of decoding one value with its type: a fraction where an integer goes
+    first, then what msgspec finds (an object of values of one schema, such as the id counters,
+    key by key: msgspec does not name a key)."""
+    found = [p] if (p := _integral(value, where, schema)) else []
     try:
         msgspec.convert(value, type_)
     except UnicodeEncodeError:  # a lone surrogate held against a list of names (msgspec encodes it)
-        return where, _value_message("", where, schema, value)
+        found.append((where, _value_message("", where, schema, value)))
     except msgspec.ValidationError as exc:
         each = schema.get("additionalProperties")
         if type(value) is dict and isinstance(each, dict):
             inner = _decoded_type(each)
-            for k, v in value.items():
-                found = _convert_problem(v, inner, where + (k,), each)
-                if found is not None:
-                    return found
-        return _problem(exc, where, schema, value)
-    return _integral(value, where, schema)
+            found += [p for k, v in value.items() for p in _convert_problems(v, inner, where + (k,), each)]
+        elif type(value) is list and "items" in schema:  # (its length and each value: all problems)
+            if len(value) < schema.get("minItems", 0):
+                found.append((where, _value_message("Expected `array` of length >= ", where, schema, value)))
+            if len(value) > schema.get("maxItems", len(value)):
+                found.append((where, _value_message("Expected `array` of length <= ", where, schema, value)))
+            inner = _decoded_type(schema["items"])
+            found += [p for j, v in enumerate(value) for p in _convert_problems(v, inner, where + (j,), schema["items"])]
+        else:
+            found.append(_problem(exc, where, schema, value))
+    return found
 
 
 def _integral(value: Any, where: tuple[Any, ...], schema: dict[str, Any]) -> tuple[tuple[Any, ...], str] | None:
@@ -382,8 +389,8 @@ def workload_problem(name: str, value: Any) -> str | None:
     check loading does; ``--set workload.NAME=VALUE`` uses it too)."""
     if name not in _WORKLOAD_TYPES:
         return None
-    found = _convert_problem(value, _WORKLOAD_TYPES[name], ("workload", name), _WORKLOAD_PROPERTIES[name])
-    return None if found is None else found[1]
+    found = _convert_problems(value, _WORKLOAD_TYPES[name], ("workload", name), _WORKLOAD_PROPERTIES[name])
+    return found[0][1] if found else None
 
 
 def _structure_problems(data: dict[str, Any]) -> list[tuple[tuple[Any, ...], str]]:
@@ -403,10 +410,8 @@ def _structure_problems(data: dict[str, Any]) -> list[tuple[tuple[Any, ...], str
                 continue
             found += _item_problems(key, value)
         else:
-            problem = _convert_problem(value, _FIELD_TYPES[""][key], (key,), top[key])
-            if problem is not None:
-                found.append(problem)
-    found += _head_problems(data)
+            found += _convert_problems(value, _FIELD_TYPES[""][key], (key,), top[key])
+    found += _head_problems(data, counters=False)
     return found
 
 
@@ -440,18 +445,16 @@ def _item_problems(key: str, items: list[Any]) -> list[tuple[tuple[Any, ...], st
         found += [((key, i), f"unknown field '{_printable(k)}'") for k in item if k not in types]
         for name, value in item.items():
             if name in types:
-                problem = _convert_problem(value, types[name], (key, i, name), schema["properties"][name])
-                if problem is not None:
-                    found.append(problem)
+                found += _convert_problems(value, types[name], (key, i, name), schema["properties"][name])
     if unexplained:
         found.append(((key,), f"{unexplained} more entries do not match the file format either"))
     return found
 
 
-def _head_problems(data: dict[str, Any]) -> list[tuple[tuple[Any, ...], str]]:
+def _head_problems(data: dict[str, Any], counters: bool = True) -> list[tuple[tuple[Any, ...], str]]:
     """The workload and scenario settings a file gives, each decoded with its own type (the two
-    objects admit other keys, so the decoder takes them whole), and the integers of the head
-    given as floats with a fraction."""
+    objects admit other keys, so the decoder takes them whole), and (``counters``) the id
+    counters given as floats with a fraction."""
     found = []
     for key, types, schemas in (("workload", _WORKLOAD_TYPES, _WORKLOAD_PROPERTIES),
                                 ("scenario", _SCENARIO_TYPES, _SCENARIO_SCHEMA)):
@@ -459,13 +462,11 @@ def _head_problems(data: dict[str, Any]) -> list[tuple[tuple[Any, ...], str]]:
         if type(values) is dict:
             for name, value in values.items():
                 if name in types:
-                    problem = _convert_problem(value, types[name], (key, name), schemas[name])
-                    if problem is not None:
-                        found.append(problem)
-    counters = data.get("id_counters")
-    if type(counters) is dict:
+                    found += _convert_problems(value, types[name], (key, name), schemas[name])
+    given = data.get("id_counters")
+    if counters and type(given) is dict:
         schema = SCHEMA["properties"]["id_counters"]["additionalProperties"]
-        found += [p for k, v in counters.items() if (p := _integral(v, ("id_counters", k), schema))]
+        found += [p for k, v in given.items() if (p := _integral(v, ("id_counters", k), schema))]
     return found
 
 
@@ -668,9 +669,10 @@ def _parse(raw: bytes | str, source: str) -> Any:
         raise DesignFileError(source, [("", f"nested more than {MAX_DEPTH} levels deep")]) from None
     except ValueError as exc:  # an integer literal with more digits than Python converts
         raise DesignFileError(source, [("", f"not valid JSON: {exc.args[0].split(':')[0]}")]) from None
-    errors = _check_tree(data)
-    if errors:
-        raise DesignFileError(source, errors)
+    if isinstance(data, dict) and data.get("format") == FORMAT:  # (else from_dict says what it is not)
+        errors = _check_tree(data)
+        if errors:
+            raise DesignFileError(source, errors)
     return data
 
 
