@@ -1172,9 +1172,9 @@ def _encoded(col: Iterable[Any], encode: Callable[[Any], str]) -> Iterable[str]:
 
 
 def _props_sound(given: list[dict[str, Any]]) -> bool:
-    """What :func:`_tree_is_sound` proves of the props objects (at their depth in the file),
-    proved by columns when every value is a scalar: string keys and values that UTF-8 can hold,
-    numbers finite and integers within ±MAX_INT."""
+    """What :func:`_check_tree` asks of the props objects (at their depth in the file), proved by
+    columns when every value is a scalar: string keys and values that UTF-8 can hold, numbers
+    finite and integers within ±MAX_INT (nested values are walked)."""
     values = list(chain.from_iterable(map(dict.values, given)))
     types = set(map(type, values))
     if not types <= {str, int, float, bool, type(None)}:
