@@ -400,7 +400,7 @@ def _structure_problems(data: dict[str, Any]) -> list[tuple[tuple[Any, ...], str
     top = SCHEMA["properties"]
     found: list[tuple[tuple[Any, ...], str]] = [((), f"missing field '{k}'") for k in _TOP_DECODED["required"]
                                                 if k not in data]
-    found += [((), f"unknown field '{_printable(k)}'") for k in data if k not in top]
+    found += [((), f"unknown field '{_printable(str(k))}'") for k in data if k not in top]
     for key, value in data.items():
         if key not in top or key in ("format", "version"):
             continue
@@ -442,7 +442,7 @@ def _item_problems(key: str, items: list[Any]) -> list[tuple[tuple[Any, ...], st
                 found.append(_problem(exc, (key, i), schema, item))
                 continue
         found += [((key, i), f"missing field '{k}'") for k in schema["required"] if k not in item]
-        found += [((key, i), f"unknown field '{_printable(k)}'") for k in item if k not in types]
+        found += [((key, i), f"unknown field '{_printable(str(k))}'") for k in item if k not in types]
         for name, value in item.items():
             if name in types:
                 found += _convert_problems(value, types[name], (key, i, name), schema["properties"][name])
@@ -600,7 +600,8 @@ def from_dict(data: Any, source: str = "<file>") -> Design:
         try:
             decoded = msgspec.convert(data, _DesignFile)
         except (msgspec.ValidationError, UnicodeEncodeError):
-            raise DesignFileError(source, _check_tree(data) or _in_order(_structure_problems(data))) from None
+            raise DesignFileError(source, _check_tree(data) or _in_order(_structure_problems(data))
+                                  or [("", "does not match the file format")]) from None
         return _built(decoded, _columns(decoded), source)
 
 
