@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from designer.paths import resources_dir
 from designer.topology import fileformat
 from designer.topology.fileformat import DesignFileError, dumps, to_dict
+from designer.topology.model import replace_item
 from designer.topology.templates import TEMPLATES
 
 
@@ -83,11 +84,12 @@ def odd_designs(draw):
     for _ in range(draw(st.integers(1, 3))):
         if draw(st.booleans()):
             item = draw(st.sampled_from(sorted(topo.components)))
-            obj, field = topo.components[item], draw(st.sampled_from(COMPONENT_FIELDS))
+            items, field = topo.components, draw(st.sampled_from(COMPONENT_FIELDS))
         else:
             item = draw(st.sampled_from(sorted(topo.links)))
-            obj, field = topo.links[item], draw(st.sampled_from(LINK_FIELDS))
-        setattr(obj, field, copy.copy(draw(st.sampled_from(VALUES))))  # set behind the model's back
+            items, field = topo.links, draw(st.sampled_from(LINK_FIELDS))
+        # set behind the model's back (items are immutable: a changed one put in the dict)
+        items[item] = replace_item(items[item], **{field: copy.copy(draw(st.sampled_from(VALUES)))})
     return design
 
 
@@ -102,8 +104,9 @@ def test_any_value_gives_what_the_reference_gives(design):
                                          ("name", 5), ("props", {"n": np.int64(1)}), ("props", {"n": math.nan})])
 def test_values_that_are_not_plain_are_written_or_refused_as_json_would(field, value):
     design = BASES["rail"]()
-    comp = next(iter(design.topology.components.values()))
-    setattr(comp, field, value)
+    comps = design.topology.components
+    cid = next(iter(comps))
+    comps[cid] = replace_item(comps[cid], **{field: value})  # behind the model's back
     assert written(design) == dict_path(design)
 
 
@@ -111,14 +114,17 @@ def test_values_that_are_not_plain_are_written_or_refused_as_json_would(field, v
                                          ("props", {"n": None, "b": True, "s": "é"}), ("name", "x y")])
 def test_unusual_but_sound_values_are_written(field, value):
     design = BASES["rail"]()
-    comp = next(iter(design.topology.components.values()))
-    setattr(comp, field, value)
+    comps = design.topology.components
+    cid = next(iter(comps))
+    comps[cid] = replace_item(comps[cid], **{field: value})  # behind the model's back
     assert written(design)[0] == "text" and written(design) == dict_path(design)
 
 
 def test_links_with_every_optional_field():
     design = BASES["rail"]()
-    links = list(design.topology.links.values())
-    links[0].latency_us, links[1].lanes, links[2].a_port, links[2].b_port = 0.5, 4, 3, None
-    links[3].latency_us, links[3].lanes, links[3].b_port = -0.0, 1.0, 7  # -0.0 and 1.0 are left out
+    links = design.topology.links
+    ids = list(links)
+    for lid, changes in zip(ids, [{"latency_us": 0.5}, {"lanes": 4}, {"a_port": 3, "b_port": None},
+                                  {"latency_us": -0.0, "lanes": 1.0, "b_port": 7}]):  # -0.0, 1.0 left out
+        links[lid] = replace_item(links[lid], **changes)
     assert written(design)[0] == "text" and written(design) == dict_path(design)

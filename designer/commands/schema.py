@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import argparse
 
+from designer.commands import COMMANDS
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("schema", help="print the JSON Schema of a design file",
+    p = subparsers.add_parser("schema", help=COMMANDS["schema"],
                               description="Print the JSON Schema of a design file (or write it with -o).")
     p.add_argument("-o", "--output", metavar="FILE", help="write the schema to FILE instead of printing it")
     p.set_defaults(func=run)
