@@ -1093,7 +1093,7 @@ def _kept(omit: str | None, v: Any) -> bool:
     return omit is None or (v is not None if omit == "none" else bool(v) if omit == "falsy" else v != 1)
 
 
-class _Values(list):  # type: ignore[type-arg]
+class _Values(list):
     """A column of values still to be encoded (after ``prefix``; :data:`_LEFT_OUT` where an item
     leaves the field out)."""
 
@@ -1127,7 +1127,7 @@ def _field_texts(key: str, name: str, col: list[Any], encode: Callable[[Any], st
     if plain:
         if not given:
             return None
-        enc = json.encoder.encode_basestring  # type: ignore[attr-defined]
+        enc = json.encoder.encode_basestring
         if what == "str":
             if omit is None and name in ("id", "a", "b"):  # (distinct values: no table)
                 return map(prefix.__add__, map(enc, col))
@@ -1168,7 +1168,7 @@ def _encoded(col: Iterable[Any], encode: Callable[[Any], str]) -> Iterable[str]:
     """A column of :func:`_field_texts`: its texts, or its values encoded (after its prefix)."""
     if type(col) is not _Values:
         return col
-    prefix = col.prefix  # type: ignore[attr-defined]
+    prefix = col.prefix
     return ("" if v is _LEFT_OUT else prefix + encode(v) for v in col)
 
 
