@@ -40,24 +40,20 @@ Older format versions are brought up to date by :data:`MIGRATIONS` (version n ->
 from __future__ import annotations
 
 import codecs
-import functools
 import json
 import math
 import operator
 import os
 import re
 import stat
-import tempfile
 from itertools import chain, repeat
 from operator import attrgetter, itemgetter
-from pathlib import Path
 from typing import Annotated, Any, Callable, Iterable, Literal, Union
 
 import msgspec
 
 from designer.errors import UsageError
 from designer.gcpause import collector_paused
-from designer.safeio import _fsync_folder  # the one rename-durability step
 from designer.topology.design import SCENARIO_SPEC, Design, number_text
 from designer.topology.kinds import FIELDS, KINDS, LINK_FIELDS, MEDIA
 from designer.topology.model import Component, Link, Topology, parent_problem
@@ -1258,55 +1254,31 @@ def save(design: Design, path: str | os.PathLike[str], *,
     ``inputs`` (the files the design was made from); a symlink stays a link and the file it points
     to is replaced. The design is refused too when the loader would refuse the file (more
     components or links than it reads, or a file over :data:`MAX_FILE_BYTES`)."""
-    from designer.safeio import check_output_path
+    from designer.safeio import atomic_write_bytes, check_output_path
+
+    def refused(exc: UsageError) -> DesignFileError:
+        err = DesignFileError(str(path), [("", str(exc))])
+        err.args = (str(exc),)  # the message names the file already
+        return err
 
     try:
-        target = check_output_path(path, inputs=inputs, what="design file")
+        check_output_path(path, inputs=inputs, what="design file")
     except DesignFileError:
         raise
     except UsageError as exc:
-        err = DesignFileError(str(path), [("", str(exc))])
-        err.args = (str(exc),)  # the message names the file already
-        raise err from None
-    folder = target.parent
+        raise refused(exc) from None
     data = dumps(design, str(path)).encode("utf-8")
     if len(data) > MAX_FILE_BYTES:
         raise DesignFileError(str(path), [("", (
             f"cannot be saved: the file would be {len(data) / 2**20:.1f} MiB and this program reads "
             f"design files up to {MAX_FILE_BYTES // 2**20} MiB; make the design smaller"))])
-    tmp_name = None
-    try:
-        mode = _mode_for(target)
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp_name, mode)  # mkstemp makes it 0600
-        os.replace(tmp_name, target)
-        tmp_name = None
-        _fsync_folder(folder)
+    try:  # safeio's one atomic write: temporary, fsync, rename, folder fsync; "-" is stdout
+        atomic_write_bytes(path, data, inputs=inputs, what="design file")
+    except DesignFileError:
+        raise
+    except UsageError as exc:
+        raise refused(exc) from None
     except OSError as exc:
         raise DesignFileError(str(path), [("", f"cannot save: {exc.strerror or exc}")]) from None
-    finally:
-        if tmp_name is not None:
-            try:
-                os.unlink(tmp_name)
-            except OSError:
-                pass
 
 
-def _mode_for(target: Path) -> int:
-    """Permission bits for the saved file: the old file's, else 0666 less the umask."""
-    try:
-        return stat.S_IMODE(os.stat(target).st_mode)
-    except FileNotFoundError:
-        return 0o666 & ~_umask()
-
-
-@functools.cache
-def _umask() -> int:
-    """The process umask (read once: it can only be read by setting it)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
