@@ -267,10 +267,11 @@ def _shape_of(pl, dim: str, size: int, srv, line_GBps: float, sharp: bool) -> co
     per_node = max(1, size // nodes)
     nvlink = float(srv.gpu.get("nvlink_GBps") or 0.0) if srv.nvlink_domain >= min(per_node, size) \
         and srv.nvlink_domain > 1 else 0.0
-    nvls = bool(srv.nvswitch and int(srv.gpu.get("nvlink_gen") or 0) >= 4)
+    gen = int(srv.gpu.get("nvlink_gen") or 0)  # the catalog's generation, not one guessed from the rate
+    nvls = bool(srv.nvswitch and gen >= 4)
     rails = max(1, len(srv.rails))
     return coll.GroupShape(ranks=max(1, size), nodes=nodes, nvlink_GBps=nvlink, pcie_gen=srv.pcie_gen,
-                           nvswitch=srv.nvswitch, nvls=nvls, net_GBps=line_GBps * coll.NET_EFFICIENCY,
+                           nvswitch=srv.nvswitch, nvls=nvls, nvlink_gen=gen, net_GBps=line_GBps * coll.NET_EFFICIENCY,
                            net_line_GBps=line_GBps, nics_per_node=min(per_node, rails),
                            sharp=sharp, tree_depth=1, switch_latency_us=0.0)
 
@@ -310,7 +311,7 @@ class _Space:
     current: dict[str, Any]  #: the design's layout
     base: dict[str, Any]  #: the workload dict every layout is set on
     line: float  #: the first rail's line rate (GB/s)
-    order: Any  #: the design's placement order
+    order: str | None  #: the rank order of the design's workload (``_order``)
     sharp: bool
 
 
@@ -389,8 +390,16 @@ def _space(design, catalog, cache: EngineCache) -> _Space:
     return _Space(servers=servers, used=used, job_gpus=job_gpus, gpu=gpu, domain=domain, data=data, w0=w0,
                   refused=refused, pool=pool, cap=cap, names=names, current=current,
                   base={k: v for k, v in data.items() if k not in ("gpus",)},
-                  line=_rail_line_GBps(design.topology, used[0]), order=data.get("placement"),
+                  line=_rail_line_GBps(design.topology, used[0]), order=_order(data),
                   sharp=_sharp_possible(design, catalog, used))
+
+
+def _order(data: dict[str, Any]) -> str | None:
+    """The rank order ``pipeline.run`` places the design's workload with
+    (``placement.workload_order``: its own, else Megatron-Core's for a Megatron recipe)."""
+    from designer.engine.placement import workload_order
+
+    return workload_order(data)
 
 
 def _estimates(sp: _Space, tally: _Tally) -> Iterator[tuple]:
