@@ -552,7 +552,8 @@ def is_megatron_recipe(data: dict[str, Any]) -> bool:
     """Whether the workload ``data`` (a preset's fields, ``pipeline.workload_data``) is a Megatron
     recipe: its name or source, or the source of one of its tp/pp/ep/cp sizes, names
     Megatron-LM, Megatron-Core, Megatron-Bridge or NeMo."""
-    sources = data.get("sources") if isinstance(data.get("sources"), dict) else {}
+    given = data.get("sources")
+    sources: dict[str, Any] = given if isinstance(given, dict) else {}
     texts = [data.get("name"), data.get("source")] + [sources.get(k) for k in ("tp", "pp", "ep", "cp")]
     return any(word in str(t).lower() for t in texts if t for word in _MEGATRON_WORDS)
 
