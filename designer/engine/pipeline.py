@@ -33,8 +33,9 @@ from designer.engine import resources_adapter
 from designer.engine import timing
 from designer.engine import traffic as tr
 from designer.engine.cache import EngineCache
-from designer.engine.placement import (Placement, attached_all, components_by_kind, ep_block, ep_within_domain, job_servers,
-                                      parse_order, place, place_jobs, servers_of, usable_gpus, workload_order)
+from designer.engine.placement import (Placement, attached_all, components_by_kind, ep_block, ep_within_domain,
+                                      job_servers, parse_order, place, place_jobs, servers_of, usable_gpus,
+                                      workload_order)
 from designer.engine.result import CollectiveResult, LinkResults, Result
 from designer.engine.workload import (DEFAULT_DATASET_SAMPLES, Workload, bubble_s, compute, from_dict,
                                       memory_per_gpu_GB, model_flops_per_iteration, model_state_GB, parameters, short,

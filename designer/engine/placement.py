@@ -4,8 +4,11 @@ GPUs are numbered server by server in the design's order (``gpu_count`` each, fr
 Rank r sits on GPU r. The parallel dimensions are nested in ``order``, innermost first; the
 default ``"tp,pp,dp"`` keeps a TP group inside one server's NVLink domain, puts consecutive
 pipeline stages on neighbouring servers and spreads data-parallel replicas last (so each DP group
-holds the same local GPU of many servers: one rail). Megatron-LM's own order is ``"tp,dp,pp"``;
-any permutation may be given. A tp that does not divide the GPUs of a server (tp 6 on 8-GPU
+holds the same local GPU of many servers: one rail). Megatron-LM's own order is ``"tp,dp,pp"``,
+Megatron-Core's ``"tp-cp-ep-dp-pp"`` (``MEGATRON_CORE_ORDER``), the default of the presets that
+are Megatron recipes (:func:`workload_order`); any permutation may be given. With the workload's
+``ep_within_domain`` the GPUs an expert-parallel group would split across an NVLink-domain edge
+stay idle (:func:`usable_gpus`). A tp that does not divide the GPUs of a server (tp 6 on 8-GPU
 servers) puts some TP groups across two servers: their all-reduces are costed over the network, as
 NCCL would run them, and the run carries a warning (not a refusal: the layout is legal, only slow).
 
