@@ -167,3 +167,22 @@ def test_ep_within_domain_is_refused_when_a_group_cannot_fit_a_domain():
     design.workload["ep_within_domain"] = "yes"
     with pytest.raises(UsageError, match="'ep_within_domain' must be true or false"):
         pipeline.run(design, CAT, tp=1, pp=1, ep=16, global_batch=1152)
+
+
+def test_plan_fits_an_ep_within_domain_layout_to_the_gpus_it_leaves():
+    from designer.engine.cache import EngineCache
+    from designer.engine.workload import from_dict
+
+    design = nvl72(servers=2, catalog=CAT)
+    design.workload = {"preset": "mixtral-8x7b", "experts": 16, "global_batch": 1152, "gpus": 144,
+                       "ep_within_domain": True}
+    sp = plan._space(design, CAT, EngineCache())
+    lay = {"tp": 1, "pp": 1, "dp": 144, "ep": 16, "micro_batch": 1, "interleave": 1, "recompute": False}
+    w = from_dict({**sp.base, **lay}, sp.job_gpus, gpu=sp.gpu)
+    fitted, w2 = plan._fit_domains(sp, lay, w)
+    assert fitted["dp"] == 128 and w2.gpus == 128  # 64 of each rack's 72 GPUs
+    assert plan._fit_domains(sp, {**lay, "ep": 8}, from_dict({**sp.base, **lay, "ep": 8}, sp.job_gpus,
+                                                               gpu=sp.gpu))[1].gpus == 144  # 72 = 9 x 8
+    with pytest.raises(UsageError, match="dp 128.*not a multiple"):
+        plan._fit_domains(sp, {**lay, "micro_batch": 2}, from_dict({**sp.base, **lay, "micro_batch": 2},
+                                                                     sp.job_gpus, gpu=sp.gpu))
