@@ -41,10 +41,13 @@ class SweepResult:
     values: tuple[float, ...]
     #: ``rows[i][scenario][metric]`` for ``values[i]``
     rows: tuple[dict[str, dict[str, float]], ...]
+    #: what was changed beyond the parameter (a layout refitted to a changed global batch)
+    notes: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
         return {"param": self.param, "scenarios": list(SCENARIOS), "metrics": list(METRICS),
-                "points": [{"value": v, **row} for v, row in zip(self.values, self.rows)]}
+                "points": [{"value": v, **row} for v, row in zip(self.values, self.rows)],
+                "notes": list(self.notes)}
 
     def series(self, scenario: str, metric: str) -> list[float]:
         return [row[scenario][metric] for row in self.rows]
@@ -111,8 +114,8 @@ def _regenerate(design: Design, servers: float) -> Design:
     new.meta = {**design.meta, "template": name, "options": options}
     workload = new.workload
     if workload.get("preset") and not workload.get("dp") and not workload.get("gpus"):
-        # a preset saved to fill the design (as `new` writes it) keeps filling it at every size,
-        # its global batch rounded up to whole micro-batches per replica as `new` does
+        # a preset saved to fill the design (as `new` wrote it before layouts were fitted) keeps
+        # filling it at every size, its global batch rounded up to whole micro-batches per replica
         from designer.topology.catalog import load_catalog
 
         catalog = load_catalog()
@@ -122,11 +125,29 @@ def _regenerate(design: Design, servers: float) -> Design:
             raise UsageError(f"workload: {exc.args[0]}") from None
         gpus = sum(int(catalog.resolve(s)["gpu_count"]) for s in new.topology.servers())
         workload["global_batch"] = whole_batch(entry, gpus)
+    elif workload.get("preset"):
+        # a layout `new` fitted to the design (nobody chose it) is fitted again at every size:
+        # the published batch kept, the layout that divides it on this many GPUs
+        from designer.engine import fit
+        from designer.topology.catalog import load_catalog
+
+        catalog = load_catalog()
+        if fit.is_fitted(workload, design, catalog):
+            new.workload = fit.fitted_workload(str(workload["preset"]), new, catalog,
+                                               where="--param servers")
     return new
 
 
-def apply_param(design: Design, param: str, value: float) -> Design:
-    """A copy of ``design`` with ``param`` (see the module docstring) set to ``value``."""
+#: workload settings whose change refits dp and micro-batch when the layout stops dividing the batch
+REFIT_ON = ("global_batch", "micro_batch")
+
+
+def apply_param(design: Design, param: str, value: float, notes: list[str] | None = None) -> Design:
+    """A copy of ``design`` with ``param`` (see the module docstring) set to ``value``.
+
+    A global batch (or micro-batch) that the design's dp x micro-batch does not split refits dp
+    and micro-batch, tp, cp and pp kept (:func:`designer.engine.fit.refit_for_batch`); the line
+    saying so is appended to ``notes``."""
     if param == "servers":
         return _regenerate(design, value)
     new = design.copy()
@@ -149,6 +170,13 @@ def apply_param(design: Design, param: str, value: float) -> Design:
             raise UsageError(f"--param {param}: the {section} setting '{name}' is not numeric "
                              f"(it is {current!r})")
         getattr(new, section)[name] = value
+        if section == "workload" and name in REFIT_ON:
+            from designer.engine.fit import refit_for_batch
+            from designer.topology.catalog import load_catalog
+
+            note = refit_for_batch(new.workload, new, load_catalog())
+            if note and notes is not None:
+                notes.append(f"{param} = {value:g}: {note}")
         return new
     topo = new.topology
     if head in KINDS:
@@ -204,7 +232,12 @@ def sweep(design: Design, param: str, values: Sequence[float], *, seed: int | No
     seed = design_seed(design, seed)  # None: the design's scenario seed
     if not values:
         raise UsageError("sweep: give at least one value")
-    apply_param(design, param, values[0])  # bad parameter names fail here, before any process starts
+    notes: list[str] = []
+    # bad parameter names fail here, before any process starts; the refit lines are gathered here
+    # too (each point refits the same way in its process)
+    for i, value in enumerate(values):
+        if i == 0 or (param.partition(".")[2] or param) in REFIT_ON:
+            apply_param(design, param, value, notes)
     payload = to_dict(design)
     tasks = [(payload, param, v, seed, evaluate) for v in values]
     n = len(tasks)
@@ -225,4 +258,4 @@ def sweep(design: Design, param: str, values: Sequence[float], *, seed: int | No
     else:
         with ProcessPoolExecutor(max_workers=workers) as pool:
             collect(pool.map(_point, tasks))
-    return SweepResult(param, tuple(values), tuple(rows))
+    return SweepResult(param, tuple(values), tuple(rows), tuple(notes))

@@ -45,7 +45,7 @@ def dropped_lines(result) -> list[str]:
              f"through the engine ({result.seconds:.1f} s)."]
     if result.current_note:
         lines.append(result.current_note[0].upper() + result.current_note[1:] + ".")
-    from designer.commands.plan import settled
+    from designer.services.planning import settled
 
     text = settled(result).replace("--evaluate", "Engine runs")
     lines.append(text[0].upper() + text[1:] + ".")
