@@ -58,8 +58,10 @@ def run(args: argparse.Namespace) -> int:
     size = parse_size(args.png_size)
     catalog = load_catalog()
     report_problems(catalog)
+    from designer.gui.scene import DesignScene  # the canvas draws the report's topology
+
     info = build_report(design, catalog, args.output, png_dir=args.png_dir, png_size=size,
-                        seed=design_seed(design, args.seed), inputs=[args.file])
+                        seed=design_seed(design, args.seed), inputs=[args.file], canvas=DesignScene)
     print(f"{info.pdf}: {info.pages} pages" + "".join(f"\n{p}" for p in info.pngs),
           file=sys.stdout)
     return 0
