@@ -100,3 +100,21 @@ def test_the_layers_contract_fails_on_an_upward_import(tmp_path):
     assert "designer.report is not allowed to import designer.gui" in done.stdout
     assert "designer.report.upward -> designer.gui.plots" in done.stdout
     assert "designer.services is not allowed to import designer.report" in done.stdout
+
+
+def test_networkx_is_not_a_runtime_import():
+    """networkx is a test dependency (pyproject's test extra): no module of designer/ imports it at
+    module level; only Topology.graph()/shortest_path() import it when called (tests call them)."""
+    import tomllib
+
+    found = []
+    for f in sorted((ROOT / "designer").rglob("*.py")):
+        tree = ast.parse(f.read_text(), str(f))
+        for node in tree.body:  # module level only
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            found += [(f.name, n) for n in names if n.split(".")[0] == "networkx"]
+    assert found == []
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert not any(d.startswith("networkx") for d in project["dependencies"])
+    assert any(d.startswith("networkx") for d in project["optional-dependencies"]["test"])
