@@ -119,13 +119,13 @@ def test_plan_with_a_changed_batch_refits_and_says_so(tmp_path, capsys):
     assert cli.main(["plan", str(out), "--set", "workload.global_batch=1000", "--top", "2",
                      "--evaluate", "2", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["refit"] == []  # dp 1 splits any batch
+    assert data["current_note"] is None  # dp 1 splits any batch: nothing refitted
     assert cli.main(["plan", str(out), "--set", "workload.dp=0", "--set", "workload.pp=8",
                      "--set", "workload.global_batch=1001", "--top", "2", "--evaluate", "2"]) == 0
     text = capsys.readouterr().out
     # dp 0 fills 128 GPUs with tp8 pp8: dp 2, which 1001 = 7 x 11 x 13 does not split: dp 1
-    assert text.startswith("refit     global batch 1001 does not split into dp x micro-batch = "
-                           "fill x 1: refitted to dp 1, micro-batch 1 (tp8 pp8 dp1 mb1, 64 of 128 GPUs)")
+    assert ("note      global batch 1001 does not split into dp x micro-batch = fill x 1: "
+            "refitted to dp 1, micro-batch 1 (tp8 pp8 dp1 mb1, 64 of 128 GPUs)") in text
     assert "plan      GPT-3 175B" in text
 
 

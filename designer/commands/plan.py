@@ -68,8 +68,8 @@ def run(args: argparse.Namespace) -> int:
     apply_sets(design, args.sets)
     catalog = load_catalog()
     report_problems(catalog)
-    result, notes = planning.search(design, catalog, top=args.top, evaluate=args.evaluate,
-                                    seed=design_seed(design, args.seed))
+    result = planning.search(design, catalog, top=args.top, evaluate=args.evaluate,
+                             seed=design_seed(design, args.seed))
     saved = None
     if (args.apply or args.output) and result.best is not None:
         from designer.topology.fileformat import save
@@ -80,11 +80,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         data = result.to_json()
         data["saved_to"] = saved
-        data["refit"] = notes
         print(json.dumps(data, indent=2))
         return 0
-    for note in notes:
-        print(f"refit     {note}")
     sys.stdout.write(table(result))
     if saved:
         print(f"saved {result.best.label} to {saved}")

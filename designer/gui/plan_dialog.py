@@ -1,6 +1,6 @@
 """Run → Plan layout: the best-layout search of :mod:`designer.engine.plan` in a dialog.
 
-The search (:func:`designer.engine.plan.search_steps`, the same as ``dpu-designer plan``) runs in
+The search (:func:`designer.services.planning.search_steps`, as ``dpu-designer plan``) runs in
 a :class:`~designer.gui.worker.GeneratorWorker`: progress arrives between its steps and Cancel takes
 effect at the next one (during the estimate every few hundred layouts, then between two engine
 runs). The ranked layouts fill a table, the reasons the others were left out a list below it.
@@ -123,7 +123,7 @@ class PlanDialog(WorkerOwner, QDialog):
 
     # --- running
     def start(self) -> None:
-        from designer.engine.plan import search_steps
+        from designer.services.planning import search_steps
 
         self.cancel()
         design = self.window_.design

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from designer.engine.fit import refit_for_batch
@@ -20,13 +21,28 @@ def prepare(design: Any, catalog: Any) -> list[str]:
     return [note]
 
 
-def search(design: Any, catalog: Any, *, top: int = 5, evaluate: int | None = None,
-           seed: int | None = None) -> tuple[Any, list[str]]:
-    """:func:`prepare`, then ``engine.plan.search``: (PlanResult, the prepare lines)."""
+def search_steps(design: Any, catalog: Any, *, top: int = 5, evaluate: int | None = None,
+                 seed: int | None = None) -> Iterator[tuple]:
+    """:func:`prepare`, then ``engine.plan.search_steps`` (its items unchanged); a refit is said
+    in the result's ``current_note`` (the design's layout in the ranking is the refitted one)."""
     from designer.engine import plan
 
     notes = prepare(design, catalog)
-    return plan.search(design, catalog, top=top, evaluate=evaluate, seed=seed), notes
+    for item in plan.search_steps(design, catalog, top=top, evaluate=evaluate, seed=seed):
+        if item[0] == "result" and notes:
+            result = item[1]
+            result.current_note = "; ".join(notes + ([result.current_note] if result.current_note else []))
+        yield item
+
+
+def search(design: Any, catalog: Any, *, top: int = 5, evaluate: int | None = None,
+           seed: int | None = None) -> Any:
+    """Run :func:`search_steps` to the end and return its ``PlanResult``."""
+    result = None
+    for item in search_steps(design, catalog, top=top, evaluate=evaluate, seed=seed):
+        if item[0] == "result":
+            result = item[1]
+    return result
 
 
 def settled(result: Any) -> str:
