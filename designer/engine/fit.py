@@ -218,17 +218,19 @@ def is_fitted(workload: dict[str, Any], design: Any, catalog: Any) -> bool:
     return all(workload.get(k) == fitted[k] for k in (*LAYOUT_KEYS, "global_batch"))
 
 
-def refit_for_batch(workload: dict[str, Any], design: Any, catalog: Any) -> str | None:
+def refit_for_batch(workload: dict[str, Any], design: Any, catalog: Any,
+                    gpus: int | None = None) -> str | None:
     """When the workload's global batch does not split into dp x micro-batch, set dp and
     micro-batch (tp, cp, pp kept; :func:`refit_batch`) in place and return the line that says so;
     None when nothing changed (the layout divides, or no layout does: the engine's own message
-    then names the problem)."""
+    then names the problem). ``gpus``: the design's GPU count if known (else counted)."""
     from types import SimpleNamespace
 
     from designer.engine.pipeline import workload_data
 
     data = workload_data(SimpleNamespace(workload=workload), catalog)
-    gpus, _ = design_gpus(design, catalog)
+    if gpus is None:
+        gpus, _ = design_gpus(design, catalog)
     try:
         fit = refit_batch(data, gpus)
     except UsageError:

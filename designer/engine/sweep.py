@@ -142,6 +142,17 @@ def _regenerate(design: Design, servers: float) -> Design:
 REFIT_ON = ("global_batch", "micro_batch")
 
 
+def _refit(workload: dict, design: Design, param: str, value: float,
+           gpus: int | None = None) -> str | None:
+    """:func:`designer.engine.fit.refit_for_batch` on ``workload`` (in place), its line prefixed
+    with the swept value."""
+    from designer.engine.fit import refit_for_batch
+    from designer.topology.catalog import load_catalog
+
+    note = refit_for_batch(workload, design, load_catalog(), gpus)
+    return f"{param} = {value:g}: {note}" if note else None
+
+
 def apply_param(design: Design, param: str, value: float, notes: list[str] | None = None) -> Design:
     """A copy of ``design`` with ``param`` (see the module docstring) set to ``value``.
 
@@ -171,12 +182,9 @@ def apply_param(design: Design, param: str, value: float, notes: list[str] | Non
                              f"(it is {current!r})")
         getattr(new, section)[name] = value
         if section == "workload" and name in REFIT_ON:
-            from designer.engine.fit import refit_for_batch
-            from designer.topology.catalog import load_catalog
-
-            note = refit_for_batch(new.workload, new, load_catalog())
+            note = _refit(new.workload, new, param, value)
             if note and notes is not None:
-                notes.append(f"{param} = {value:g}: {note}")
+                notes.append(note)
         return new
     topo = new.topology
     if head in KINDS:
@@ -233,11 +241,19 @@ def sweep(design: Design, param: str, values: Sequence[float], *, seed: int | No
     if not values:
         raise UsageError("sweep: give at least one value")
     notes: list[str] = []
-    # bad parameter names fail here, before any process starts; the refit lines are gathered here
-    # too (each point refits the same way in its process)
-    for i, value in enumerate(values):
-        if i == 0 or (param.partition(".")[2] or param) in REFIT_ON:
-            apply_param(design, param, value, notes)
+    apply_param(design, param, values[0], notes)  # bad parameter names fail here, before any process starts
+    name = param.partition(".")[2] or param
+    if name in REFIT_ON and param.partition(".")[0] in ("workload", name) and len(values) > 1:
+        # the refit lines of the other values, said here (each point refits the same way in its
+        # process); the workload alone changes, so the design is neither copied nor recounted
+        from designer.engine.fit import design_gpus
+        from designer.topology.catalog import load_catalog
+
+        gpus, _ = design_gpus(design, load_catalog())
+        for value in values[1:]:
+            note = _refit({**design.workload, name: value}, design, param, value, gpus)
+            if note:
+                notes.append(note)
     payload = to_dict(design)
     tasks = [(payload, param, v, seed, evaluate) for v in values]
     n = len(tasks)
