@@ -26,7 +26,7 @@ def test_a_named_workload_wins(tmp_path):
 
 # --- issue #24: layouts a planner can start from; issue #21: a vision preset -----------------
 
-from designer.engine.fit import divisible_layout, refit_batch  # noqa: E402
+from designer.engine.fit import divisible_layout, layout_of, refit_batch  # noqa: E402
 from designer.engine.workload import from_dict  # noqa: E402
 from designer.errors import UsageError  # noqa: E402
 from designer.services.workloads import fitted_workload  # noqa: E402
@@ -58,13 +58,13 @@ def test_every_catalog_llm_gets_a_layout_that_divides_its_published_batch(catalo
             w = fitted_workload(entry["id"], design, catalog)
             where = f"{entry['id']} on {n} GPUs"
             assert w["global_batch"] == entry["global_batch"], where  # the published batch kept
-            assert w["global_batch"] % (w["dp"] * w["micro_batch"]) == 0, where
-            assert w["tp"] == entry.get("tp", 1) and w["pp"] >= entry.get("pp", 1), where
-            used = w["tp"] * w["cp"] * w["pp"] * w["dp"]
-            assert 0 < used <= n, where
             gpus, gpu = design_gpus(design, catalog)
-            resolved = from_dict({**entry, **w}, gpus, gpu=gpu)  # what a run checks
-            assert resolved.dp == w["dp"] and resolved.global_batch == entry["global_batch"]
+            lay = from_dict({**entry, **w}, gpus, gpu=gpu)  # what a run checks
+            assert lay.global_batch % (lay.dp * lay.micro_batch) == 0, where
+            assert lay.tp == entry.get("tp", 1) and lay.pp >= entry.get("pp", 1), where
+            assert 0 < lay.gpus <= n, where
+            assert layout_of(w, catalog, gpus).fields() == {
+                "tp": lay.tp, "cp": lay.cp, "pp": lay.pp, "dp": lay.dp, "micro_batch": lay.micro_batch}
 
 
 def test_gpt3_layouts_on_1k_and_8k_gpus(catalog, rail_designs):
@@ -73,9 +73,23 @@ def test_gpt3_layouts_on_1k_and_8k_gpus(catalog, rail_designs):
     (24 each; pp32 dp32 loses: 8192 x 48 / (48 + 31) = 4,977 useful GPUs < 8192 x 24 / 39 = 5,041)."""
     small = fitted_workload("gpt3-175b", rail_designs[1024], catalog)
     big = fitted_workload("gpt3-175b", rail_designs[8192], catalog)
-    assert (small["tp"], small["pp"], small["dp"], small["micro_batch"]) == (8, 16, 8, 1)
-    assert (big["tp"], big["pp"], big["dp"], big["micro_batch"]) == (8, 16, 64, 1)
-    assert small["global_batch"] == big["global_batch"] == 1536
+    # only what differs from the preset's tp8 pp12 mb1 is saved
+    assert small == {"preset": "gpt3-175b", "pp": 16, "dp": 8, "gpus": 0, "global_batch": 1536}
+    assert big == {"preset": "gpt3-175b", "pp": 16, "dp": 64, "gpus": 0, "global_batch": 1536}
+
+
+def test_a_preset_whose_own_layout_divides_is_saved_as_fill(catalog, rail_designs):
+    """Llama 3 8B (tp2, batch 512) on 32 GPUs: its own layout fills them with dp 16, which splits
+    512: saved as before layouts were fitted (dp 0), so that another preset set over it with
+    --set workload.preset=... brings its own tp/pp; so on 1,024 GPUs (dp 512). On 8,192 GPUs dp
+    4,096 would not split 512: dp 512 is saved (1,024 GPUs; deeper pipelines score no more, one
+    micro-batch per replica, and the preset's pp 1 wins the tie)."""
+    small = TEMPLATES["rail-optimized"](servers=4, catalog=catalog)
+    assert fitted_workload("llama3-8b", small, catalog) == {
+        "preset": "llama3-8b", "dp": 0, "gpus": 0, "global_batch": 512}
+    assert fitted_workload("llama3-8b", rail_designs[1024], catalog)["dp"] == 0
+    assert fitted_workload("llama3-8b", rail_designs[8192], catalog) == {
+        "preset": "llama3-8b", "dp": 512, "gpus": 0, "global_batch": 512}
 
 
 def test_divisible_layout_score_and_fallbacks():
@@ -102,9 +116,9 @@ def test_new_saves_the_fitted_layout_and_prints_it(tmp_path, capsys):
     assert cli.main(["new", "--template", "rail-optimized", "--servers", "128", "--workload",
                      "gpt3-175b", "-o", str(out)]) == 0
     w = json.loads(out.read_text())["workload"]
-    assert w == {"preset": "gpt3-175b", "tp": 8, "cp": 1, "pp": 16, "dp": 8, "micro_batch": 1,
-                 "gpus": 0, "global_batch": 1536}
-    assert "layout tp8 pp16 dp8 mb1 on 1024 GPUs" in capsys.readouterr().out
+    assert w == {"preset": "gpt3-175b", "pp": 16, "dp": 8, "gpus": 0, "global_batch": 1536}
+    assert ("workload gpt3-175b: global batch 1536, layout tp8 pp16 dp8 mb1 on 1024 of 1024 GPUs"
+            in capsys.readouterr().out)
 
 
 def test_plan_with_a_changed_batch_refits_and_says_so(tmp_path, capsys):
@@ -114,7 +128,7 @@ def test_plan_with_a_changed_batch_refits_and_says_so(tmp_path, capsys):
     assert cli.main(["new", "--template", "rail-optimized", "--servers", "16", "--workload",
                      "gpt3-175b", "-o", str(out)]) == 0  # 128 GPUs: tp8 pp16 dp1
     w = json.loads(out.read_text())["workload"]
-    assert (w["pp"], w["dp"]) == (16, 1)
+    assert (w["pp"], w["dp"]) == (16, 1)  # 128 GPUs: tp8 pp16 dp1
     capsys.readouterr()
     assert cli.main(["plan", str(out), "--set", "workload.global_batch=1000", "--top", "2",
                      "--evaluate", "2", "--json"]) == 0

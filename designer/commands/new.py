@@ -127,9 +127,11 @@ def _run(args: argparse.Namespace) -> int:
     print(f"wrote {args.output}: {len(topo.servers())} servers, {len(topo.switches())} switches, "
           f"{len(topo.links)} links ({errors} design errors, {len(problems) - errors} warnings)")
     w = design.workload
-    if w.get("dp"):
-        print(f"workload {w['preset']}: global batch {w['global_batch']}, layout tp{w['tp']}"
-              + (f" cp{w['cp']}" if w["cp"] > 1 else "")
-              + f" pp{w['pp']} dp{w['dp']} mb{w['micro_batch']} on "
-              f"{w['tp'] * w['cp'] * w['pp'] * w['dp']} GPUs ('dpu-designer plan' searches the others)")
+    from designer.engine.fit import design_gpus, layout_of
+
+    gpus, _ = design_gpus(design, catalog)
+    if gpus and catalog.workload(w["preset"]).get("global_batch"):
+        lay = layout_of(w, catalog, gpus)
+        print(f"workload {w['preset']}: global batch {w['global_batch']}, layout {lay.label()} on "
+              f"{lay.gpus} of {gpus} GPUs ('dpu-designer plan' searches the others)")
     return 0

@@ -172,9 +172,10 @@ def design_gpus(design: Any, catalog: Any) -> tuple[int, dict[str, Any] | None]:
 
 def fitted_workload(preset: str, design: Any, catalog: Any, where: str = "workload") -> dict[str, Any]:
     """The design's workload setting for a catalog preset: the preset's published global batch kept,
-    and a layout that divides it on the design's GPUs (:func:`divisible_layout`), saved explicitly
-    (``tp``, ``cp``, ``pp``, ``dp``, ``micro_batch``; ``gpus`` 0) so that ``plan`` and ``sweep``
-    start from a layout that runs. Raises UsageError (``{where}: ...``) for an unknown preset or
+    and a layout that divides it on the design's GPUs (:func:`divisible_layout`), so that ``plan``
+    and ``sweep`` start from a layout that runs: ``dp`` 0 (fill the design) when the preset's own
+    layout filling it divides the batch, else ``dp`` and whichever of ``pp`` and ``micro_batch``
+    differ from the preset's (``gpus`` 0 either way). Raises UsageError (``{where}: ...``) for an unknown preset or
     one the design cannot run (checked by ``engine.workload.from_dict`` with the design's GPU, so
     a vision preset takes its ``samples_per_s_<gpu model>`` figure as a run does)."""
     from designer.engine.workload import from_dict
@@ -199,23 +200,51 @@ def fitted_workload(preset: str, design: Any, catalog: Any, where: str = "worklo
         fit = divisible_layout(entry, gpus)
     except UsageError as exc:
         raise UsageError(f"{where}: {str(exc).removeprefix('workload: ')}") from None
-    out: dict[str, Any] = {"preset": preset, **fit.fields(), "gpus": 0,
-                           "global_batch": _int(entry, "global_batch")}
+    batch = _int(entry, "global_batch")
+    tp, cp, pp = (max(_int(entry, k), 1) for k in ("tp", "cp", "pp"))
+    mb = max(_int(entry, "micro_batch"), 1)
+    out: dict[str, Any] = {"preset": preset}
+    if (fit.pp, fit.micro_batch) == (pp, mb) and fit.dp == gpus // (tp * cp * pp):
+        # the preset's own layout filling the design divides the batch: saved as "fill" (dp 0),
+        # as before layouts were fitted, so that another preset set over it brings its own
+        out["dp"] = 0
+    else:  # only what differs from the preset (tp and cp never do)
+        out.update({k: v for k, v in (("pp", fit.pp), ("micro_batch", fit.micro_batch))
+                    if v != {"pp": pp, "micro_batch": mb}[k]})
+        out["dp"] = fit.dp
+    out.update({"gpus": 0, "global_batch": batch})
     from_dict({**entry, **out}, gpus, where=where, gpu=gpu)
     return out
+
+
+def layout_of(workload: dict[str, Any], catalog: Any, gpus: int) -> Fit:
+    """The layout a workload setting resolves to on ``gpus`` GPUs (its preset's fields under its
+    own; dp 0 fills the GPUs), as a :class:`Fit` (score 0)."""
+    from types import SimpleNamespace
+
+    from designer.engine.pipeline import workload_data
+
+    data = workload_data(SimpleNamespace(workload=workload), catalog)
+    tp, cp, pp = (max(_int(data, k), 1) for k in ("tp", "cp", "pp"))
+    dp = _int(data, "dp", 0)
+    if dp < 1:
+        cap = _int(data, "gpus", 0)
+        dp = max((cap if 0 < cap <= gpus else gpus) // (tp * cp * pp), 1)
+    return Fit(tp, cp, pp, dp, max(_int(data, "micro_batch"), 1), 0.0)
 
 
 def is_fitted(workload: dict[str, Any], design: Any, catalog: Any) -> bool:
     """``workload`` is what :func:`fitted_workload` gives its preset on ``design`` (a layout nobody
     chose by hand, so it may be fitted again when the design changes size)."""
     preset = workload.get("preset")
-    if not preset or not workload.get("dp"):
+    if not preset:
         return False
     try:
         fitted = fitted_workload(str(preset), design, catalog)
     except UsageError:
         return False
-    return all(workload.get(k) == fitted[k] for k in (*LAYOUT_KEYS, "global_batch"))
+    keys = {*fitted, *workload} - {"preset"}
+    return all(workload.get(k) == fitted.get(k) for k in keys if k in (*LAYOUT_KEYS, "gpus", "global_batch"))
 
 
 def refit_for_batch(workload: dict[str, Any], design: Any, catalog: Any,

@@ -113,28 +113,25 @@ def _regenerate(design: Design, servers: float) -> Design:
     new.name, new.workload, new.scenario = design.name, dict(design.workload), dict(design.scenario)
     new.meta = {**design.meta, "template": name, "options": options}
     workload = new.workload
-    if workload.get("preset") and not workload.get("dp") and not workload.get("gpus"):
-        # a preset saved to fill the design (as `new` wrote it before layouts were fitted) keeps
-        # filling it at every size, its global batch rounded up to whole micro-batches per replica
-        from designer.topology.catalog import load_catalog
-
-        catalog = load_catalog()
-        try:
-            entry = {**catalog.workload(workload["preset"]), **workload}
-        except KeyError as exc:
-            raise UsageError(f"workload: {exc.args[0]}") from None
-        gpus = sum(int(catalog.resolve(s)["gpu_count"]) for s in new.topology.servers())
-        workload["global_batch"] = whole_batch(entry, gpus)
-    elif workload.get("preset"):
-        # a layout `new` fitted to the design (nobody chose it) is fitted again at every size:
-        # the published batch kept, the layout that divides it on this many GPUs
+    if workload.get("preset"):
         from designer.engine import fit
         from designer.topology.catalog import load_catalog
 
         catalog = load_catalog()
         if fit.is_fitted(workload, design, catalog):
+            # a layout `new` fitted to the design (nobody chose it) is fitted again at every
+            # size: the published batch kept, the layout that divides it on this many GPUs
             new.workload = fit.fitted_workload(str(workload["preset"]), new, catalog,
                                                where="--param servers")
+        elif not workload.get("dp") and not workload.get("gpus"):
+            # a preset saved to fill the design by an older `new` (its batch rounded up to whole
+            # micro-batches per replica) keeps filling it at every size, rounded up the same way
+            try:
+                entry = {**catalog.workload(workload["preset"]), **workload}
+            except KeyError as exc:
+                raise UsageError(f"workload: {exc.args[0]}") from None
+            gpus = sum(int(catalog.resolve(s)["gpu_count"]) for s in new.topology.servers())
+            workload["global_batch"] = whole_batch(entry, gpus)
     return new
 
 
