@@ -156,9 +156,14 @@ def test_vision_preset_new_then_run(tmp_path, capsys):
     assert cli.main(["run", str(out), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["gpus"] == 32 and data["iteration_time_s"] > 0
-    bad = tmp_path / "u.json"
+    # on A100 servers the entry's samples_per_s_a100_80gb (423.8 a GPU) is the one taken
+    a100 = tmp_path / "a.json"
     assert cli.main(["new", "--template", "leaf-spine", "--servers", "2", "--server", "dgx-a100",
-                     "--workload", "resnet50-imagenet", "-o", str(bad)]) == 0
+                     "--workload", "resnet50-imagenet", "-o", str(a100)]) == 0
+    capsys.readouterr()
+    assert cli.main(["run", str(a100), "--json"]) == 0
+    a = json.loads(capsys.readouterr().out)
+    assert a["gpus"] == 16 and a["workload"]["samples_per_s_per_gpu"] == pytest.approx(423.8)
 
 
 def test_plan_on_the_8k_design_from_new_is_near_the_1k_one(tmp_path, capsys):
