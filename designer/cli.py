@@ -2,21 +2,27 @@
 
 ``dpu-designer [FILE] [--screenshot OUT.png]`` opens the main window (on FILE, or on the embedded
 example design). ``dpu-designer COMMAND ...`` runs a headless command (see ``--help``).
-Exit codes: 0 success, 1 the command ran and found problems (``validate``), 2 bad input (one line on
-stderr, never a traceback).
+Exit codes: 0 success, 1 the command ran and found problems (``validate``) or its result holds a
+figure that is not a finite number, 2 bad input (one line on stderr, never a traceback), 130
+interrupted (Ctrl-C), 143 terminated (SIGTERM).
+
+Conventions: an output file named ``-`` is standard output and an input named ``-`` standard input
+(``designer.safeio``); whatever a command prints goes through ``designer.console`` (design strings
+escaped, any console encoding).
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
+import contextlib
 import importlib
-import importlib.util
+import signal
 import sys
 
 from designer import __version__
 from designer.commands import COMMANDS
-from designer.errors import UsageError
+from designer.console import console_streams, real, shown
+from designer.errors import ResultError, UsageError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -41,40 +47,13 @@ def _command_module(name: str):
         return None
 
 
-def _static_help(name: str) -> str | None:
-    """The ``help=`` text a command module gives its sub-parser, read from its source without
-    importing it (its imports may take half a second: numpy, scipy, the engine); None when the
-    module is missing or the text is not a plain string there."""
-    try:
-        spec = importlib.util.find_spec(f"designer.commands.{name}")
-    except ModuleNotFoundError:
-        return None
-    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
-        return None
-    try:
-        with open(spec.origin, encoding="utf-8") as fh:
-            tree = ast.parse(fh.read())
-    except (OSError, SyntaxError, ValueError):
-        return None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "add_parser" and node.args \
-                and isinstance(node.args[0], ast.Constant) and node.args[0].value == name:
-            for kw in node.keywords:
-                if kw.arg == "help":
-                    try:
-                        value = ast.literal_eval(kw.value)
-                    except ValueError:
-                        return None
-                    return value if isinstance(value, str) else None
-    return None
-
-
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The CLI's parser. ``only``: the sub-command about to run: only its module is imported and
     its sub-parser registered (its own usage, help and errors are all that parsing its line can
-    print). ``only`` None (``dpu-designer --help``): every command gets a stand-in sub-parser with
-    its help line (read from its module's source), so the list shows them all without importing
-    the engine, numpy or Qt; ``"*"``: every command registered for real."""
+    print). ``only`` None (``dpu-designer --help``): every command whose module exists gets a
+    stand-in sub-parser with its help line from :data:`designer.commands.COMMANDS`, so the list
+    shows them all without importing the engine, numpy or Qt; ``"*"``: every command registered
+    for real."""
     parser = _Parser(
         prog="dpu-designer",
         description="Design GPU training clusters with DPUs and see what the design gives.",
@@ -90,14 +69,16 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             if module is not None:
                 module.register(sub)  # type: ignore[attr-defined]
             continue
-        text = _static_help(name)
-        if text is None:
-            module = _command_module(name)  # help not in plain sight: ask the module itself
-            if module is not None:
-                module.register(sub)  # type: ignore[attr-defined]
-            continue
-        sub.add_parser(name, help=text, add_help=False)
+        if _module_exists(name):
+            sub.add_parser(name, help=COMMANDS[name], add_help=False)
     return parser
+
+
+def _module_exists(name: str) -> bool:
+    """Whether ``designer.commands.<name>`` can be imported, found without importing it."""
+    import importlib.util
+
+    return importlib.util.find_spec(f"designer.commands.{name}") is not None
 
 
 def build_gui_parser() -> argparse.ArgumentParser:
@@ -110,10 +91,22 @@ def build_gui_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+class Terminated(BaseException):
+    """SIGTERM arrived (raised by :func:`console`'s handler, so that ``finally`` blocks run: a
+    temporary output file is removed as on Ctrl-C)."""
+
+
+def main(argv: list[str] | None = None, *, window: bool = False) -> int:
+    """Run one command line; return its exit code. Everything printed meanwhile goes through
+    :func:`designer.console.console_streams`. ``window``: the line is the window's only
+    (``dpu-designer-gui [FILE]``), never a sub-command."""
+    with console_streams():
+        return _main(list(sys.argv[1:] if argv is None else argv), window)
+
+
+def _main(argv: list[str], window: bool = False) -> int:
     try:
-        if argv and argv[0] in COMMANDS or (argv and argv[0] in ("-h", "--help")):
+        if not window and (argv and argv[0] in COMMANDS or (argv and argv[0] in ("-h", "--help"))):
             parser = build_parser(argv[0] if argv[0] in COMMANDS else None)
             args = parser.parse_args(argv)
             if not getattr(args, "func", None):
@@ -125,11 +118,17 @@ def main(argv: list[str] | None = None) -> int:
 
         return int(run_gui(args.file, screenshot=args.screenshot, size=args.size) or 0)
     except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {shown(exc)}", file=sys.stderr)
         return 2
+    except ResultError as exc:
+        print(f"error: {shown(exc)}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("terminated", file=sys.stderr)
+        return 143
     except BrokenPipeError:
         return 0
     except OSError as exc:  # the output cannot be written (a full disk...): one line, not a traceback
@@ -139,74 +138,72 @@ def main(argv: list[str] | None = None) -> int:
 
 def _say_unwritable(exc: OSError) -> None:
     """``error: cannot write ...: <why>`` on stderr, when there is a stderr to write to."""
-    what = f"cannot write {exc.filename}" if exc.filename else "cannot write the output"
+    what = f"cannot write {shown(exc.filename)}" if exc.filename else "cannot write the output"
     try:
         print(f"error: {what}: {exc.strerror or exc}", file=sys.stderr, flush=True)
     except (OSError, ValueError, AttributeError):
         pass
 
 
-#: glibc ``mallopt`` parameters (malloc.h)
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
-
-
-def _keep_freed_memory() -> None:
-    """Let glibc keep the memory a headless command frees, for its next allocations.
-
-    By default glibc hands an allocation above its mmap threshold (128 KiB, raised to at most
-    32 MiB as such blocks are freed) its own fresh pages from the kernel, and gives them back when
-    it is freed; it also gives back the top of the heap once 128 KiB of it are free. The engine
-    makes and drops numpy arrays of megabytes at every stage, the loader a file's bytes and the
-    output its text: each new block is zero pages again, one page fault per 4 KiB. Raising both
-    thresholds to 1 GiB makes freed blocks reusable in the process; the peak memory is the same
-    (what is kept was in use before). Measured (``dpu-designer run --json``, GPT-3 175B TP 8 PP 8,
-    getrusage at the end of the command): 131,072 GPUs, page faults 230k -> 166k, system time
-    0.76-0.94 -> 0.45-0.53 s, peak RSS 659 -> 660 MB; 16,384 GPUs, 31.2k -> 22.9k faults.
-    Only for a command's own short-lived process (:func:`console`): a long-lived process, the
-    window, should give memory back. Silently nothing where the C library is not glibc."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL("libc.so.6")
-        libc.mallopt(_M_MMAP_THRESHOLD, 1 << 30)
-        libc.mallopt(_M_TRIM_THRESHOLD, 1 << 30)
-    except (OSError, AttributeError):
-        pass
+def _terminate(signum, frame) -> None:
+    raise Terminated()
 
 
 def console() -> None:
-    """The ``dpu-designer`` program (console script and ``python -m designer.cli``): :func:`main`
-    in a process of its own. A headless command runs with :func:`_keep_freed_memory`, and once it
-    is done its output is flushed and the process ends at once (``os._exit``): tearing down the
-    interpreter would free every object of the design one by one, ~0.1-0.3 s of a 131k-GPU run,
-    for memory the kernel takes back anyway. The window (Qt) and a run with other threads still
-    alive end the usual way."""
-    import os
-    import threading
+    """The ``dpu-designer`` program (console script, ``python -m designer``): :func:`main` in a
+    process of its own, then its exit code.
 
+    Two steps that belong to a process of its own, not to :func:`main` (which tests and other
+    programs call): for a headless command, SIGTERM raises :class:`Terminated` (exit 143) so that
+    a terminated run removes its temporary output file as an interrupted one does (the window
+    keeps Qt's handling); and at the end the output is flushed here, so that a reader gone away
+    (``| head``) is not an error and a full disk is one line and exit 1, not Python's "Exception
+    ignored" at interpreter exit."""
     argv = sys.argv[1:]
     headless = bool(argv) and argv[0] in COMMANDS
     if headless:
-        _keep_freed_memory()
+        with contextlib.suppress(ValueError, OSError):  # not in the main thread: leave it
+            signal.signal(signal.SIGTERM, _terminate)
     code = main(argv)
-    if not headless or "PySide6" in sys.modules or threading.active_count() > 1:
-        sys.exit(code)
-    # what Python's own ending does with the two streams: flush them (a closed one is None)
-    try:
-        if sys.stdout is not None:
-            sys.stdout.flush()
-    except BrokenPipeError:  # the reader went away: as main() does, not an error
-        pass
-    except (OSError, ValueError) as exc:
-        if isinstance(exc, OSError):
-            _say_unwritable(exc)
-        code = code or 1
-    try:
-        if sys.stderr is not None:
-            sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
-    os._exit(code)
+    sys.exit(_flushed(code))
+
+
+def gui() -> None:
+    """The ``dpu-designer-gui`` program (``[project.gui-scripts]``, the desktop entry
+    ``resources/dpu-designer.desktop``): the window on ``[FILE]``, never a sub-command (a file
+    named ``run`` opens that file), and on Windows without a console window."""
+    sys.exit(_flushed(main(sys.argv[1:], window=True)))
+
+
+def _flushed(code: int) -> int:
+    """Flush stdout and stderr as Python's own ending would, reporting instead of raising: a
+    reader gone away is not an error (as in :func:`main`), another failure is one line and code
+    1. A stream that failed is pointed at /dev/null so that the interpreter's last flush is quiet."""
+    for name in ("stdout", "stderr"):
+        stream = real(getattr(sys, name))
+        if stream is None:  # closed (``>&-``)
+            continue
+        try:
+            stream.flush()
+        except BrokenPipeError:
+            _silence(stream)
+        except (OSError, ValueError) as exc:
+            _silence(stream)
+            if name == "stdout" and isinstance(exc, OSError):
+                _say_unwritable(exc)
+            code = code or 1
+    return code
+
+
+def _silence(stream) -> None:
+    """Point the descriptor under ``stream`` at /dev/null (what is left in its buffer goes
+    nowhere, quietly)."""
+    import os
+
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -49,7 +49,7 @@ def test_write_follows_the_storage_link(cat):
     (stor,) = design.topology.storage()
     links = [l for l in design.topology.links.values() if stor.id in (l.a, l.b)]
     assert len(links) == 1 and links[0].lanes == 8 and links[0].medium == "infiniband"
-    links[0].speed_Gbps = 8.0
+    design.topology.update_link(links[0].id, speed_Gbps=8.0)
     for bps in (100, 114660):
         s = _storage(design, cat, bps)
         assert s["checkpoint_write_s"] == pytest.approx(s["checkpoint_GB"] / 8.0, rel=1e-9)

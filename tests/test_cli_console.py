@@ -1,6 +1,7 @@
 """The ``dpu-designer`` program as its own process (``designer.cli:console``): a headless command
-ends with its whole output written and its exit code, also when it ends the process at once
-(``os._exit``), and when the reader of its output goes away early."""
+ends with its whole output written and its exit code, also when the reader of its output goes
+away early, the output device is full or the streams are closed; and console() sets no allocator
+thresholds and ends through SystemExit (issue 20: no mallopt, no os._exit)."""
 
 from __future__ import annotations
 
@@ -109,3 +110,17 @@ def test_closed_streams_are_not_an_error(design, tmp_path):
                           stdout=subprocess.DEVNULL, timeout=120).returncode == 0
     assert subprocess.run(base + [str(tmp_path / "missing.json")], env=env, cwd=ROOT,
                           preexec_fn=closed(1, 2), timeout=120).returncode == 2
+
+
+def test_a_headless_command_ends_the_usual_way(design):
+    """console() of a headless command ends through SystemExit, so the interpreter's own ending
+    runs (an atexit handler the child registers prints; ``os._exit`` would have skipped it)."""
+    code = ("import atexit, sys\n"
+            "atexit.register(lambda: print('atexit ran', file=sys.stderr, flush=True))\n"
+            "import designer.cli as cli\n"
+            f"sys.argv = ['dpu-designer', 'validate', {str(design)!r}]\n"
+            "cli.console()\n")
+    done = subprocess.run([sys.executable, "-c", code], env=_env(), cwd=ROOT, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert b"atexit ran" in done.stderr and b"components" in done.stdout
+

@@ -111,8 +111,11 @@ def test_alltoall_time_crosses_the_rail_for_remote_ranks():
     two = coll.GroupShape(ranks=16, nodes=2, nvlink_GBps=450, nvswitch=True, net_GBps=46.875,
                           net_line_GBps=50)
     nbytes = 256e6
-    assert T.alltoall_s(nbytes, two) == pytest.approx(nbytes / 2 / 46.875e9 + 14e-6)
-    assert T.alltoall_s(nbytes, one) < T.alltoall_s(nbytes, two) / 4
+    def t(g):
+        return coll.best("alltoall", nbytes, g).time_s
+    assert t(two) == pytest.approx(nbytes / 2 / 46.875e9 + 14e-6)
+    assert t(one) < t(two) / 4
+    assert coll.best("alltoall", nbytes, two).algorithm == "pairwise"
 
 
 def test_preset_ep_shrinks_to_what_the_data_parallel_ranks_split_into():

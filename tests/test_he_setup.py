@@ -24,9 +24,8 @@ def _mixed():
     override on its rail 5: three kinds of server."""
     d = rail_optimized(servers=4, catalog=CAT)
     servers = servers_of(d, CAT)
-    comps = d.topology.components
-    comps[servers[1].rails[2]].model = "connectx-8"
-    comps[servers[3].rails[5]].props["power_W"] = 30.0
+    d.topology.update_component(servers[1].rails[2], model="connectx-8")
+    d.topology.set_prop(servers[3].rails[5], "power_W", 30.0)
     return d
 
 
@@ -67,7 +66,7 @@ def test_sharp_check_finds_a_rail_without_rdma_on_a_server_of_its_own_kind():
     servers = servers_of(d, CAT)
     assert len({s.alike for s in servers}) == 1
     nic = servers[3].rails[6]
-    d.topology.components[nic].props["rdma"] = False
+    d.topology.set_prop(nic, "rdma", False)
     servers = servers_of(d, CAT)
     assert len({s.alike for s in servers}) == 2
     why = pipeline.sharp_transport_problem(d, CAT, {"offload": "dpu"}, servers)
@@ -88,9 +87,10 @@ def test_usable_capacity_is_the_line_rate_times_the_medium_factor(routing):
     d = rail_optimized(servers=4, catalog=CAT)
     topo = d.topology
     links = list(topo.links.values())
-    links[0].medium = "ethernet"
-    links[1].lanes = 2
-    links[2].speed_Gbps = 199.7
+    topo.update_link(links[0].id, medium="ethernet")
+    topo.update_link(links[1].id, lanes=2)
+    topo.update_link(links[2].id, speed_Gbps=199.7)
+    links = list(topo.links.values())
     fab = net.fabric_of(topo)
     cap = pipeline.usable_capacity_GBps(fab, topo, {"routing": routing})
     assert np.array_equal(cap, _reference_capacity(fab, topo, routing))
@@ -100,7 +100,7 @@ def test_usable_capacity_is_the_line_rate_times_the_medium_factor(routing):
         assert cap[i] / (links[0].speed_Gbps / 8) < cap[ib] / (links[3].speed_Gbps / 8)
     assert cap[fab.link_ids.index(links[1].id)] == 2 * cap[ib]
     for link in links:  # all ethernet: one factor for every link
-        link.medium = "ethernet"
+        topo.update_link(link.id, medium="ethernet")
     assert np.array_equal(pipeline.usable_capacity_GBps(fab, topo, {"routing": routing}),
                           _reference_capacity(fab, topo, routing))
 
@@ -108,7 +108,7 @@ def test_usable_capacity_is_the_line_rate_times_the_medium_factor(routing):
 def test_a_link_that_carries_nothing_is_named():
     d = rail_optimized(servers=2, catalog=CAT)
     link = list(d.topology.links.values())[3]
-    link.lanes = 0
+    d.topology.update_link(link.id, lanes=0)
     with pytest.raises(UsageError, match=f"link '{link.id}'"):
         pipeline.usable_capacity_GBps(net.fabric_of(d.topology), d.topology, {})
 
@@ -122,12 +122,13 @@ def test_storage_and_switch_figures_are_each_components_own():
     d = rail_optimized(servers=4, catalog=CAT)
     topo = d.topology
     switches = [c for c in topo.components.values() if c.kind == "switch"]
-    switches[1].props["power_W"] = 1234.0
-    switches[2].props["power_W"] = 1234  # the same value as an int
-    switches[3].props["ports"] = [1, 2]  # not hashable
+    topo.set_prop(switches[1].id, "power_W", 1234.0)
+    topo.set_prop(switches[2].id, "power_W", 1234)  # the same value as an int
+    topo.set_prop(switches[3].id, "ports", [1, 2])  # not hashable
     stores = [c for c in topo.components.values() if c.kind == "storage"]
-    stores[0].props["read_GBps"] = 10  # an int where the model has a float: figures as written
-    switches[4].props["tier"] = "spine"  # another override: the model's power
+    topo.set_prop(stores[0].id, "read_GBps", 10)  # an int where the model has a float: figures as written
+    topo.set_prop(switches[4].id, "tier", "spine")  # another override: the model's power
+    switches = [c for c in topo.components.values() if c.kind == "switch"]
     want = [float(CAT.resolve(c).get("power_W", 0)) for c in switches]
     for kinds in (None, components_by_kind(topo)):
         stor, got = _storage_and_switches(topo, Resolver(CAT), kinds)
@@ -234,7 +235,7 @@ def test_the_lowest_line_rate_of_endpoints_with_one_link_or_several():
     fab = net.fabric_of(topo)
     assert _min_line_GBps(topo, eps, fab) == min(_line_GBps(topo, e, fab) for e in eps) == 50.0
     slow = topo.links_of(eps[5])[0]
-    slow.speed_Gbps = 100
+    topo.update_link(slow.id, speed_Gbps=100)
     assert _min_line_GBps(topo, eps, fab) == 12.5
     # a NIC with two links: its rate is their sum (200 + 400 Gb/s), above the slow one's
     sw = next(c.id for c in topo.components.values() if c.kind == "switch")
@@ -294,7 +295,7 @@ def test_components_by_kind_in_order_and_an_unknown_model_is_named():
     for kind, comps in kinds.items():
         assert comps == [c for c in topo.components.values() if c.kind == kind]
     nic = next(c for c in topo.components.values() if c.kind == "nic")
-    nic.model = "connectx-99"
+    topo.update_component(nic.id, model="connectx-99")
     with pytest.raises(UsageError, match=f"'{nic.id}'.*connectx-99"):
         check_models(topo, CAT, components_by_kind(topo))
 
@@ -313,7 +314,7 @@ def test_servers_of_names_an_adapter_whose_model_is_not_in_the_catalog(where):
         bad = next(c for c in topo.components.values() if c.kind == "dpu" and c.parent == servers[2].id)
     else:
         bad = topo.add_component(Component("nic-loose", "nic", "connectx-7"))
-    bad.model = "mystery-nic-9"
+    topo.update_component(bad.id, model="mystery-nic-9")
     with pytest.raises(UsageError, match=f"'{bad.id}'.*mystery-nic-9"):
         servers_of(d, CAT)
     with pytest.raises(UsageError, match=f"'{bad.id}'"):
@@ -329,9 +330,9 @@ def test_mixed_gpu_models_and_the_smallest_nvlink_domain_are_found_over_all_serv
     assert not any("different GPU models" in x for x in warned)
     assert not any("NVLink domain" in x for x in warned)
     servers = servers_of(d, CAT)
-    d.topology.components[servers[3].id].props["gpu_model"] = "h200"
+    d.topology.set_prop(servers[3].id, "gpu_model", "h200")
     assert any("different GPU models" in x for x in pipeline.run(d, CAT, **kw).warnings)
-    d.topology.components[servers[3].id].props.clear()
-    d.topology.components[servers[2].id].props["nvlink_domain"] = 3
+    d.topology.update_component(servers[3].id, props={})
+    d.topology.set_prop(servers[2].id, "nvlink_domain", 3)
     warned = pipeline.run(d, CAT, **kw).warnings
     assert any(x.startswith("tp 8 does not divide the 3 GPUs of a server's NVLink domain") for x in warned)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from designer.engine import network as net
+from designer.engine.cache import EngineCache
 from designer.engine import traffic as tr
 from designer.engine.placement import place, servers_of
 from designer.topology.catalog import load_catalog
@@ -125,46 +126,47 @@ def _arrays(fab):
 
 def _fresh(topo):
     """The Fabric made from scratch (no cache)."""
-    lists, links = net._structure(topo)
-    return net._new_fabric(topo, lists, links)
+    lists, links = net.structure(topo)
+    return net.new_fabric(lists, links)
 
 
 def test_fabric_follows_every_edit_and_undo():
     from designer.gui.commands import apply_event, record
     from designer.topology.model import Component
+    cache = EngineCache()
     design = rail_optimized(servers=4)
     topo = design.topology
-    fab0 = net.fabric_of(topo)
-    assert net.fabric_of(topo) is fab0 and _arrays(fab0) == _arrays(_fresh(topo))
+    fab0 = cache.fabric(topo)
+    assert cache.fabric(topo) is fab0 and _arrays(fab0) == _arrays(_fresh(topo))
     # a speed edit or a scenario change keeps the structure: same Fabric, fresh capacities
     lid = fab0.link_ids[0]
     cap0 = net.arc_capacity_GBps(fab0, topo)
     events = record(design, lambda d: d.topology.update_link(lid, speed_Gbps=100.0))
     design.set("scenario", {**design.scenario, "routing": "adaptive"})
-    assert net.fabric_of(topo) is fab0
+    assert cache.fabric(topo) is fab0
     cap1 = net.arc_capacity_GBps(fab0, topo)
     assert cap1[fab0.arc_link == 0].tolist() == [12.5, 12.5] != cap0[fab0.arc_link == 0].tolist()
     # move a link's end, then undo it
     link = topo.links[lid]
     other = next(c.id for c in topo.components.values() if c.kind == "switch" and c.id not in (link.a, link.b))
     moved = record(design, lambda d: d.topology.update_link(lid, b=other))
-    fab1 = net.fabric_of(topo)
+    fab1 = cache.fabric(topo)
     assert fab1 is not fab0 and _arrays(fab1) == _arrays(_fresh(topo)) != _arrays(fab0)
     for ev in reversed(moved):
         apply_event(design, ev, forward=False)
-    assert _arrays(net.fabric_of(topo)) == _arrays(fab0) == _arrays(_fresh(topo))
+    assert _arrays(cache.fabric(topo)) == _arrays(fab0) == _arrays(_fresh(topo))
     for ev in reversed(events):
         apply_event(design, ev, forward=False)
-    assert net.fabric_of(topo) is fab0  # a speed undo changes no structure: the cached one
+    assert cache.fabric(topo) is fab0  # a speed undo changes no structure: the cached one
     # add a switch and a link to it; remove a component; each time the fabric is the new topology's
     record(design, lambda d: (d.topology.add_component(Component("sw-new", "switch", "qm9700")),
                               d.topology.add_new_link("sw-new", other, "infiniband", 400.0)))
-    fab2 = net.fabric_of(topo)
+    fab2 = cache.fabric(topo)
     assert "sw-new" in fab2.index and fab2.is_switch[fab2.index["sw-new"]]
     assert _arrays(fab2) == _arrays(_fresh(topo))
     gone = next(c.id for c in topo.components.values() if c.kind == "nic")
     record(design, lambda d: d.topology.remove_component(gone))
-    fab3 = net.fabric_of(topo)
+    fab3 = cache.fabric(topo)
     assert gone not in fab3.index and _arrays(fab3) == _arrays(_fresh(topo))
 
 
@@ -172,21 +174,22 @@ def test_an_edit_made_while_the_structure_is_read_is_seen_by_the_next_call(monke
     """Another thread edits the topology after fabric_of read its structure (here: the edit is
     made right after the read): the Fabric then made is of the structure before the edit, and
     the next call must not take it for the edited topology's."""
+    cache = EngineCache()
     design = rail_optimized(servers=4)
     topo = design.topology
     lid = next(iter(topo.links))
-    read = net._structure
+    read = net.structure
 
     def read_then_edit(topology):
         got = read(topology)
-        monkeypatch.setattr(net, "_structure", read)  # once
+        monkeypatch.setattr(net, "structure", read)  # once
         topology.remove_link(lid)
         return got
 
-    monkeypatch.setattr(net, "_structure", read_then_edit)
-    before = net.fabric_of(topo)
+    monkeypatch.setattr(net, "structure", read_then_edit)
+    before = cache.fabric(topo)
     assert lid in before.link_ids  # made from what was read, before the edit
-    after = net.fabric_of(topo)
+    after = cache.fabric(topo)
     assert lid not in after.link_ids and _arrays(after) == _arrays(_fresh(topo))
 
 
@@ -195,14 +198,15 @@ def test_equal_structures_share_a_fabric_and_a_cleared_one_is_rebuilt():
     its structure lists; a cleared topology, or one refilled differently, does not."""
     from designer.topology.fileformat import loads
     from designer.topology.fileformat import dumps
+    cache = EngineCache()
     design = rail_optimized(servers=4)
-    fab = net.fabric_of(design.topology)
-    assert net.fabric_of(design.topology.copy()) is fab
+    fab = cache.fabric(design.topology)
+    assert cache.fabric(design.topology.copy()) is fab
     again = loads(dumps(design))  # equal strings, made anew
     assert again.topology.components.keys() == design.topology.components.keys()
-    assert net.fabric_of(again.topology) is fab
+    assert cache.fabric(again.topology) is fab
     design.topology.clear()
-    empty = net.fabric_of(design.topology)
+    empty = cache.fabric(design.topology)
     assert empty is not fab and empty.nodes == [] and len(empty.arc_src) == 0
 
 
@@ -300,10 +304,11 @@ def test_remembered_fabrics_live_only_as_long_as_the_cache_keeps_them():
     is freed (a 131k-GPU fabric with its routes is hundreds of MB), and asking again rebuilds it."""
     import gc
     import weakref
+    cache = EngineCache()
     topos = [rail_optimized(servers=k).topology for k in (2, 3, 4, 5, 6)]  # five structures
-    fabs = [weakref.ref(net.fabric_of(t)) for t in topos]
+    fabs = [weakref.ref(cache.fabric(t)) for t in topos]
     gc.collect()
     assert fabs[0]() is None and all(f() is not None for f in fabs[1:])
-    assert net.fabric_of(topos[-1]) is fabs[-1]()
-    again = net.fabric_of(topos[0])
-    assert _arrays(again) == _arrays(_fresh(topos[0])) and len(net._FABRICS) == 4
+    assert cache.fabric(topos[-1]) is fabs[-1]()
+    again = cache.fabric(topos[0])
+    assert _arrays(again) == _arrays(_fresh(topos[0])) and len(cache.fabrics()) == 4

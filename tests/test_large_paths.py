@@ -105,7 +105,7 @@ def test_bundles_count_every_cable_between_two_groups_once(qapp, catalog):
 def test_the_cable_summary_counted_with_arrays_is_the_summary_of_every_cable(catalog):
     """Racks and free-standing boxes (placed by tier), multi-lane links, NVLink (not cabled),
     several speeds: the same counts as summarising each cable (``cabling.cables``)."""
-    from dataclasses import replace
+    from designer.topology.model import replace_item as replace
 
     from designer.report import cabling
     from designer.topology.templates import fat_tree, leaf_spine, nvl72
@@ -159,7 +159,7 @@ def test_compare_notes_of_alike_servers_grouped_are_those_of_every_server(catalo
     """``compare.server_layouts``: notes worked out per group of alike servers, counts times the
     group's size, say what looking at every server says (servers with and without DPUs, a NIC
     and a server with figures of their own, counts that differ per layout)."""
-    from dataclasses import replace
+    from designer.topology.model import replace_item as replace
 
     from designer.engine import compare
 
@@ -187,7 +187,7 @@ def test_the_overviews_merged_cables_are_the_lanes_counted_link_by_link(catalog)
     """``topology_picture.merged_cables``: per pair of boxes (ids in order), the lanes of the
     links between them, in the order the pairs first come; links inside one box left out."""
     from collections import Counter
-    from dataclasses import replace
+    from designer.topology.model import replace_item as replace
 
     from designer.report.topology_picture import Overview
 

@@ -21,12 +21,17 @@ def test_same_as_new_id_and_add_link():
     assert a.add_new_link("nic-2", "sw-1", "ethernet", 200.0).id == "link-2"
 
 
-def test_event_sent_with_a_copy():
+def test_event_sent_with_the_link_which_nobody_can_change():
+    """A Link is immutable, so the event may carry the model's own: a subscriber that tries to
+    change it is refused, and the model's link stays as it was."""
     t = _topo()
     seen = []
     t.subscribe(seen.append)
     link = t.add_new_link("nic-1", "sw-1", "infiniband", 400.0)
-    assert [e.type for e in seen] == ["link_added"] and seen[0].new == link and seen[0].new is not link
+    assert [e.type for e in seen] == ["link_added"] and seen[0].new == link
+    with pytest.raises(AttributeError):
+        seen[0].new.speed_Gbps = 1.0
+    assert t.links[link.id].speed_Gbps == 400.0
 
 
 @pytest.mark.parametrize("a, b, medium, what", [("nic-1", "nope", "infiniband", "names no component 'nope'"),

@@ -161,11 +161,11 @@ def test_the_engine_imports_no_scipy():
     assert out.stdout.strip() == "False"
 
 
-def _pair_topology():
+def _pair_topology(kind_of_n1: str = "nic"):
     from designer.topology.model import Component, Link, Topology
     topo = Topology()
     for i in range(3):
-        topo.add_component(Component(f"n{i}", "nic", "cx7"))
+        topo.add_component(Component(f"n{i}", kind_of_n1 if i == 1 else "nic", "cx7"))
     topo.add_link(Link("l0", "n0", "n1"))
     return topo
 
@@ -183,25 +183,27 @@ def test_a_fabric_without_switches_routes_only_direct_links(routing):
 
 
 def test_structure_follows_ends_and_kinds_not_speeds_or_parents():
-    """What fabric_of compares to share a Fabric (the structure lists) changes with link ends and
-    component kinds, not with speeds or parents."""
+    """What an EngineCache compares to share a Fabric (the structure lists) changes with link
+    ends and component kinds, not with speeds or parents (every change made through the model:
+    its items cannot be changed behind its back)."""
     from designer.topology.model import Component
 
     def structure(topology):
-        return net._structure(topology)[0]
+        return net.structure(topology)[0]
 
     topo = _pair_topology()
     key = structure(topo)
-    topo.links["l0"].speed_Gbps = 100.0
+    topo.update_link("l0", speed_Gbps=100.0)
     topo.add_component(Component("s0", "gpu_server", "dgx-h100"))
     before_parent = structure(topo)
-    topo.components["n2"].parent = "s0"
+    topo.update_component("n2", parent="s0")
     assert structure(topo) == before_parent != key
-    topo.links["l0"].b = "n2"
+    topo.update_link("l0", b="n2")
     moved = structure(topo)
     assert moved != before_parent
-    topo.components["n1"].kind = "dpu"
-    assert structure(topo) != moved
+    with pytest.raises(AttributeError):
+        topo.components["n1"].kind = "dpu"
+    assert structure(_pair_topology("dpu")) != structure(_pair_topology())
 
 
 def test_links_of_through_the_fabric_are_the_topologys():
@@ -258,7 +260,7 @@ def test_sharp_is_ruled_out_by_the_first_rail_without_rdma_or_by_host_encryption
     assert pipeline.sharp_transport_problem(design, cat, {}, servers) is None
     third = servers[2]
     nic = third.rails[1]
-    design.topology.components[nic].props["rdma"] = False
+    design.topology.set_prop(nic, "rdma", False)
     servers = servers_of(design, cat)
     why = pipeline.sharp_transport_problem(design, cat, {}, servers)
     assert why.startswith(f"'{nic}' (") and f"of '{third.id}' has no RDMA" in why

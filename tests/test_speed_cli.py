@@ -41,8 +41,3 @@ def test_help_lines_are_the_ones_the_modules_register():
     lazy = _help_lines(cli.build_parser())
     full = _help_lines(cli.build_parser(only="*"))
     assert lazy == full and set(lazy) == set(cli._available_commands())
-
-
-def test_static_help_of_a_missing_and_of_a_plain_command():
-    assert cli._static_help("no-such-command") is None
-    assert cli._static_help("validate") == "check a design file"

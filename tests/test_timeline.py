@@ -296,3 +296,40 @@ def test_a_run_failing_inside_every_block_stops_at_the_row_cap():
     assert s.rows == sum(sizes) and 2 * 500 <= s.rows <= 2 * 500 + 2
     assert max(sizes) <= 64 + 2
     assert "stopped after" in s.unfinished_text() and "timeline rows" in s.unfinished_text()
+
+
+# -- issue 23: tiny token budgets and counts no float holds -------------------------------------
+
+@pytest.mark.parametrize("budget", [5e-324, 1e-300, 1e-9, 0.5, 4095.0])
+@pytest.mark.parametrize("interval", [0.0, 1.0])
+def test_a_token_budget_below_one_batch_is_one_iteration(budget, interval):
+    """A budget of less than one global batch (4,096 tokens here) runs one step; it used to
+    count 0 iterations, a run of no length, and divide by zero."""
+    from designer.engine.timeline import TimelineInputs, simulate
+    inp = TimelineInputs(iteration_s=2.0, tokens_per_iteration=4096.0, token_budget=budget,
+                         checkpoint_interval_s=interval, checkpoint_write_s=1.0, n_gpus=8,
+                         failure_rate_per_gpu_hour=0.0)
+    assert inp.iterations == 1
+    _, summary = simulate(inp)
+    assert summary.iterations == summary.iterations_run == 1 and summary.finished
+    assert summary.wall_s == pytest.approx(2.0) and summary.goodput == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("fields,what", [
+    ({"token_budget": 1e300, "tokens_per_iteration": 1.0}, "token_budget: .* iterations, more than"),
+    ({"token_budget": 1.0, "tokens_per_iteration": 1e-300}, "token_budget: .* iterations, more than"),
+    ({"iteration_s": 1e300, "token_budget": 1e10, "tokens_per_iteration": 1.0}, "iteration_s: .* longer than"),
+    ({"checkpoint_interval_s": 5e-324}, "checkpoint_interval_s: .* more than 1e\\+15 intervals"),
+])
+def test_counts_beyond_a_float_are_refused_with_the_input_named(fields, what):
+    from designer.engine.timeline import TimelineInputs
+    base = dict(iteration_s=1.0, tokens_per_iteration=4096.0, token_budget=4096.0 * 100)
+    with pytest.raises(UsageError, match=what):
+        TimelineInputs(**{**base, **fields})
+
+
+def test_a_tiny_iteration_with_checkpoints_makes_blocks_without_overflow():
+    from designer.engine.timeline import TimelineInputs, TimelineRun
+    run = TimelineRun(TimelineInputs(iteration_s=5e-324, tokens_per_iteration=1.0, token_budget=10.0,
+                                     checkpoint_interval_s=1.0, checkpoint_write_s=1.0))
+    assert run.block >= 1 and list(run.batches()) and run.summary.finished

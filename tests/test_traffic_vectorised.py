@@ -173,13 +173,14 @@ def test_unknown_models_name_the_first_component_in_design_order():
             with pytest.raises(UsageError, match=match):
                 check_models(topo, CAT, kinds)
 
-    srv2.props["gpu_model"] = "no-such-gpu"
-    nics[-1].model = "no-such-nic"
+    topo.set_prop(srv2.id, "gpu_model", "no-such-gpu")
+    topo.update_component(nics[-1].id, model="no-such-nic")
     refused("GPU server 'srv-2': no gpu 'no-such-gpu'")  # srv-2 comes before the last NIC
-    nics[0].model = "no-such-nic"
+    topo.update_component(nics[0].id, model="no-such-nic")
     refused(f"'{nics[0].id}': no nic 'no-such-nic'")  # the first NIC comes before srv-2
-    del srv2.props["gpu_model"]
-    nics[0].model = nics[-1].model = "connectx-7"
+    topo.set_prop(srv2.id, "gpu_model", None)
+    for nic in (nics[0], nics[-1]):
+        topo.update_component(nic.id, model="connectx-7")
     check_models(topo, CAT, components_by_kind(topo))  # all known: no error
 
 

@@ -23,6 +23,14 @@ KEY_FIGURES = {
                    "bytes_per_sample"),
 }
 _SOURCE_WIDTH = 70
+#: the limits the engine reads of each adapter kind, listed one per line with kind and source
+LIMITS = {
+    "dpu": ("max_bandwidth_Gbps", "crypto_Gbps", "ipsec_packet_Gbps", "ktls_Gbps", "eswitch_Mpps",
+            "arm_cores", "arm_GHz", "arm_tcp_Gbps", "dram_GBps", "snap_tcp_kiops", "snap_rdma_kiops",
+            "power_W"),
+    "nic": ("max_bandwidth_Gbps", "crypto_Gbps", "ipsec_packet_Gbps", "ktls_Gbps", "eswitch_Mpps",
+            "power_W"),
+}
 
 
 def register(subparsers) -> None:
@@ -47,7 +55,24 @@ def run(args: argparse.Namespace) -> int:
         if n:
             print()
         print(_table(kind, catalog.entries(kind)))
+        if kind in LIMITS:
+            print(_limits(kind, catalog.entries(kind)))
     return 0
+
+
+def _limits(kind: str, entries: list[dict]) -> str:
+    """Each limit of each entry on its own line: figure, kind (measured / datasheet / derived /
+    assumed, and whether a tuning limit) and the whole source."""
+    lines = ["", f"{kind} limits (figure, kind, source)"]
+    width = max(len(f) for f in LIMITS[kind])
+    for e in entries:
+        lines.append(f"  {e['id']}")
+        for f in LIMITS[kind]:
+            if f not in e:
+                continue
+            src = e.get("sources", {}).get(f) or e.get("source", "")
+            lines.append(f"    {f:<{width}}  {_fmt(e[f]):>7}  {cat.figure_kind(src):<22}  {src}")
+    return "\n".join(lines)
 
 
 def _kinds(kind: str | None) -> tuple[str, ...]:

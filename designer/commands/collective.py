@@ -18,15 +18,34 @@ def register(subparsers) -> None:
                               description="Predict size/time/algbw/busbw of a collective on the drawn "
                                           "fabric, like nccl-tests' *_perf -b MIN -e MAX -f 2.")
     p.add_argument("file", help="design file (.json)")
-    p.add_argument("--op", default="allreduce",
-                   choices=("allreduce", "reduce_scatter", "allgather", "broadcast", "sendrecv"))
+    p.add_argument("--op", default="allreduce", type=op_name, metavar="OP",
+                   help="collective, by the engine's or nccl-tests' name: allreduce (all_reduce), "
+                        "reduce_scatter, allgather (all_gather), alltoall (all_to_all), broadcast, "
+                        "sendrecv; default allreduce")
     p.add_argument("--min", default="8", help="smallest size (bytes, K, M, G suffixes; default 8)")
     p.add_argument("--max", default="8G", help="largest size (default 8G)")
     p.add_argument("--gpus", type=_positive_int, help="GPUs in the communicator (default: all)")
     p.add_argument("--algorithm", help="force one algorithm (ring, tree, hierarchical, nvls, sharp, "
-                                       "nvls_tree)")
+                                       "nvls_tree, pairwise)")
     p.add_argument("--routing", choices=("ecmp", "adaptive"))
     p.set_defaults(func=run)
+
+
+#: nccl-tests' names (all_reduce_perf, all_gather_perf, alltoall_perf ...) for the engine's ops
+_OP_ALIASES = {"all_reduce": "allreduce", "all_gather": "allgather", "all_to_all": "alltoall",
+               "reducescatter": "reduce_scatter", "send_recv": "sendrecv"}
+
+
+def op_name(text: str) -> str:
+    """The engine's name of a collective given as the engine or nccl-tests spells it."""
+    key = text.strip().lower().replace("-", "_")
+    op = _OP_ALIASES.get(key, key)
+    from designer.engine import collectives as coll
+
+    if op not in coll.OPS:
+        raise UsageError(f"--op {text!r} is not a collective; use one of {', '.join(coll.OPS)} "
+                         f"(or nccl-tests' all_reduce, all_gather, all_to_all)")
+    return op
 
 
 def parse_size(text: str) -> int:
@@ -55,6 +74,7 @@ _NEEDS = {
     "sharp": "an all-reduce across two or more servers whose switches all reduce in-network (SHARP)",
     "nvls_tree": "an all-reduce across two or more servers with two or more GPUs each in an NVSwitch "
                  "domain with NVLink 4 or newer (NVLink SHARP inside, a tree between)",
+    "pairwise": "an all-to-all (--op alltoall): every rank sends to every other rank at once",
 }
 
 

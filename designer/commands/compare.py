@@ -57,9 +57,9 @@ def format_table(cmp) -> str:
 
     def row(label: str, values: list[str], delta: dict | None = None, fmt: str = "{:+.3g}") -> None:
         ok = delta is not None and math.isfinite(delta["delta"])
-        d = (fmt.format(delta["delta"]) if ok else "").rjust(14)
+        d = (fmt.format(delta["delta"]) if delta is not None and ok else "").rjust(14)
         lines.append(f"{label:<24}" + "".join(v.rjust(W) for v in values) + d
-                     + (_pct(delta["percent"]).rjust(9) if ok else ""))
+                     + (_pct(delta["percent"]).rjust(9) if delta is not None and ok else ""))
 
     D = cmp.deltas
     row("iteration time (s)", [f"{r.iteration_time_s:.4g}" for r in runs], D["iteration_time_s"])
@@ -112,7 +112,8 @@ def format_table(cmp) -> str:
     if all(math.isfinite(f["energy_cost"]) for f in figs):
         row("energy cost (USD)", [f"{f['energy_cost']:,.0f}" if f["energy_cost"] >= 100 else
                                   f"{f['energy_cost']:.3g}" for f in figs])
-    lines += ["", cmp.vendor_claim()["text"]]
+    claim = cmp.vendor_claim()
+    lines += ["", claim["text"], f"verdict: {claim['verdict']}"]
     if cmp.notes:
         lines += ["", *[f"note: {n}" for n in cmp.notes]]
     if cmp.reasons:

@@ -5,6 +5,8 @@ cable type and length class: ``designer.report.cabling``), the bill of materials
 transceivers (``designer.report.bom.planner_rows``) and the rack elevation picture
 (``designer.report.elevation``). Every file is checked before any work (not a folder, device, pipe
 or the design itself; no two outputs the same) and written atomically (``designer.safeio``).
+``--cabling -`` or ``--bom -`` writes that table to standard output; what the command says about
+its outputs then goes to standard error. ``FILE`` ``-`` reads the design from standard input.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import csv
 import os
 import sys
 
+from designer.commands import COMMANDS
+from designer.console import shown
 from designer.errors import UsageError
 
 #: most pixels of an elevation PNG (larger drawings are scaled down; SVG is vector and not capped)
@@ -26,20 +30,20 @@ MAX_PNG_PIXELS = 64_000_000  # as designer.report.export.MAX_PIXELS
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "export", help="cabling plan and bill of materials (CSV), rack elevation (SVG/PNG)",
+        "export", help=COMMANDS["export"],
         description="Write what a planner needs: the cabling plan (one row per cable: ends, ports, "
                     "medium, speed, DAC/AOC/optics by length class, estimated length), the bill of "
                     "materials with cables and transceivers, and the rack elevation picture.")
-    p.add_argument("file", help="design file (.json)")
-    p.add_argument("--cabling", metavar="OUT.csv", help="cabling plan, one row per cable")
-    p.add_argument("--bom", metavar="OUT.csv", help="bill of materials incl. cables and optics")
+    p.add_argument("file", help="design file (.json); - reads it from standard input")
+    p.add_argument("--cabling", metavar="OUT.csv", help="cabling plan, one row per cable (- for standard output)")
+    p.add_argument("--bom", metavar="OUT.csv", help="bill of materials incl. cables and optics (- for standard output)")
     p.add_argument("--elevation", metavar="OUT.svg", help="rack elevation picture (.svg or .png)")
     p.add_argument("--racks", metavar="ID,ID", help="racks of the elevation (default: all)")
     p.set_defaults(func=run)
 
 
 def _outputs(args) -> dict[str, str]:
-    from designer.safeio import check_output_path
+    from designer.safeio import check_output_path, is_console, is_stdin
 
     outs = {opt: getattr(args, opt) for opt in ("cabling", "bom", "elevation")
             if getattr(args, opt) is not None}
@@ -48,16 +52,21 @@ def _outputs(args) -> dict[str, str]:
                          "--elevation OUT.svg")
     seen: dict[str, str] = {}
     for opt, path in outs.items():
-        target = check_output_path(path, inputs=[args.file], what=f"--{opt}")
-        if opt in ("cabling", "bom") and not str(path).lower().endswith(".csv"):
+        target = check_output_path(path, inputs=[] if is_stdin(args.file) else [args.file], what=f"--{opt}")
+        console = is_console(path)
+        if opt in ("cabling", "bom") and not console and not str(path).lower().endswith(".csv"):
             raise UsageError(f"--{opt} {path}: the {opt} is a CSV table; name the file .csv")
         if opt == "elevation":
             from designer.report.export import FORMATS
 
+            if console:
+                raise UsageError(f"--elevation {path}: the picture's format comes from its file name; "
+                                 "give a file name ending .svg or .png")
             if os.path.splitext(str(path))[1].lower() not in FORMATS:
                 raise UsageError(f"--elevation {path}: name the picture .svg or .png")
         if str(target) in seen:
-            raise UsageError(f"--{opt} and --{seen[str(target)]} name the same file {path}; "
+            what = "standard output" if console else f"the same file {path}"
+            raise UsageError(f"--{opt} and --{seen[str(target)]} both name {what}; "
                              "give each output its own file")
         seen[str(target)] = opt
     return outs
@@ -81,16 +90,18 @@ def write_csv(path: str, header, rows, *, inputs) -> int:
 def run(args: argparse.Namespace) -> int:
     from designer.report import cabling
     from designer.report.bom import PLAN_COLUMNS, bill_of_materials, planner_rows
-    from designer.topology import fileformat
     from designer.topology.catalog import load_catalog, report_problems
+
+    from designer.commands.run import load_design
+    from designer.safeio import is_console, is_stdin
 
     outs = _outputs(args)
     rack_ids = [r.strip() for r in args.racks.split(",") if r.strip()] if args.racks else None
-    design = fileformat.load(args.file)
+    design = load_design(args.file)
     catalog = load_catalog()
     report_problems(catalog)
     _check_models(design, catalog)
-    inputs = [args.file]
+    inputs = [] if is_stdin(args.file) else [args.file]
     kinds = {cid: c.kind for cid, c in design.topology.components.items()}
     lines = []
     summary = None
@@ -104,12 +115,12 @@ def run(args: argparse.Namespace) -> int:
 
         n = write_csv(outs["cabling"], cabling.CSV_COLUMNS, rows(), inputs=inputs)
         summary = tally.summary()
-        lines.append(f"{outs['cabling']}: {n} cables")
+        lines.append(f"{_name(outs['cabling'])}: {n} cables")
     if "bom" in outs:
         summary = summary or cabling.summary_of(design, catalog)
         plan = planner_rows(design, catalog, bill_of_materials(design, catalog), summary)
         n = write_csv(outs["bom"], PLAN_COLUMNS, ([r[c] for c in PLAN_COLUMNS] for r in plan), inputs=inputs)
-        lines.append(f"{outs['bom']}: {n} lines, {summary.total_cables} cables, "
+        lines.append(f"{_name(outs['bom'])}: {n} lines, {summary.total_cables} cables, "
                      f"{summary.total_transceivers} transceivers")
     if "elevation" in outs:
         lines.append(_elevation(design, catalog, outs["elevation"], rack_ids, inputs))
@@ -118,8 +129,16 @@ def run(args: argparse.Namespace) -> int:
         if too_long:
             lines.append(f"warning: {too_long} cables run longer than 2 km (no optic reaches): "
                          f"move their racks closer on the canvas")
-    print("\n".join(lines), file=sys.stdout)
+    out = sys.stderr if any(is_console(p) for p in outs.values()) else sys.stdout
+    print("\n".join(map(shown, lines)), file=out)
     return 0
+
+
+def _name(path: str) -> str:
+    """An output as the summary names it."""
+    from designer.safeio import is_console
+
+    return "standard output" if is_console(path) else path
 
 
 def _check_models(design, catalog) -> None:

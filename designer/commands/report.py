@@ -11,17 +11,20 @@ import argparse
 import os
 import sys
 
+from designer.commands import COMMANDS
 from designer.commands.run import design_seed, seed_arg
+from designer.console import shown
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "report", help="write the design report (PDF, optionally PNG figures)",
+        "report", help=COMMANDS["report"],
         description="Run the engine (host-managed and DPU-offloaded) and write an A4 PDF report: "
                     "topology, bill of materials, workload, results, utilization, comparison, "
                     "bottlenecks and the sources of every catalog figure used.")
-    p.add_argument("file", help="design file (.json)")
-    p.add_argument("-o", "--output", required=True, metavar="OUT.pdf", help="PDF file to write")
+    p.add_argument("file", help="design file (.json); - reads it from standard input")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.pdf",
+                   help="PDF file to write (- for standard output, when it is not a terminal)")
     p.add_argument("--png-dir", metavar="DIR",
                    help="also write the figures (topology, breakdown, utilization) as PNGs here")
     p.add_argument("--png-size", default="1600x1000", metavar="WxH",
@@ -41,16 +44,22 @@ def qt_application():
 
 
 def run(args: argparse.Namespace) -> int:
+    from designer.commands.run import load_design
     from designer.errors import UsageError
-    from designer.topology import fileformat
+    from designer.safeio import check_output_path, console_target, is_console, is_stdin
     from designer.topology.catalog import load_catalog, report_problems
 
-    from designer.safeio import check_output_path
-
-    if not args.output.lower().endswith(".pdf"):
+    console = is_console(args.output)
+    if not console and not args.output.lower().endswith(".pdf"):
         raise UsageError(f"-o {args.output}: the report is a PDF; name the file .pdf")
-    check_output_path(args.output, inputs=[args.file], what="-o")  # before the engine runs
-    design = fileformat.load(args.file)
+    inputs = [] if is_stdin(args.file) else [args.file]
+    check_output_path(args.output, inputs=inputs, what="-o")  # before the engine runs
+    if console:
+        stream = sys.stdout if console_target(args.output) == 1 else sys.stderr
+        if stream is None or stream.isatty():
+            raise UsageError(f"-o {args.output}: the report is a PDF, binary data; redirect "
+                             "standard output (> report.pdf, | program) or give a file name")
+    design = load_design(args.file)
     app = qt_application()  # noqa: F841 - must live while the report is drawn
     from designer.report.build import build_report
     from designer.report.export import parse_size
@@ -61,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
     from designer.gui.scene import DesignScene  # the canvas draws the report's topology
 
     info = build_report(design, catalog, args.output, png_dir=args.png_dir, png_size=size,
-                        seed=design_seed(design, args.seed), inputs=[args.file], canvas=DesignScene)
-    print(f"{info.pdf}: {info.pages} pages" + "".join(f"\n{p}" for p in info.pngs),
-          file=sys.stdout)
+                        seed=design_seed(design, args.seed), inputs=inputs, canvas=DesignScene)
+    out = sys.stderr if console else sys.stdout
+    name = "standard output" if console else info.pdf
+    print("\n".join(map(shown, [f"{name}: {info.pages} pages", *map(str, info.pngs)])), file=out)
     return 0

@@ -8,25 +8,28 @@ import math
 import os
 from dataclasses import fields
 
-from designer.errors import UsageError
+from designer.commands import COMMANDS
+from designer.console import shown
+from designer.errors import ResultError, UsageError
 from designer.engine.resources import INFRA_TASKS
 from designer.topology.design import SCENARIO_SPEC, Setting
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("run", help="predict iteration time, throughput and bottlenecks of a design",
+    p = subparsers.add_parser("run", help=COMMANDS["run"],
                               description="Run the performance engine on a design file.")
     add_engine_options(p)
     p.add_argument("--timeline", metavar="OUT.csv",
                    help="also simulate the whole run (failures, checkpoints, stalls) and write its "
-                        "timeline as CSV; --json then carries its summary as 'timeline'")
+                        "timeline as CSV (- for standard output: the table then goes to standard "
+                        "error); --json then carries its summary as 'timeline'")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
 
 def add_engine_options(p) -> None:
     """The design file and the workload/scenario options ``run`` and ``compare`` share."""
-    p.add_argument("file", help="design file (.json)")
+    p.add_argument("file", help="design file (.json); - reads it from standard input")
     p.add_argument("--workload", help="catalog workload id (see 'dpu-designer catalog') or a JSON file")
     for opt, help_ in (("--tp", "tensor-parallel size"), ("--pp", "pipeline-parallel size"),
                        ("--dp", "data-parallel size (default: fill the design)"),
@@ -95,9 +98,90 @@ def _workload_arg(text: str | None):
 
 
 def load_design(path: str):
+    """The design in file ``path``; ``-`` (or ``/dev/stdin``) reads it from standard input, with
+    the design file's size cap (``fileformat.MAX_FILE_BYTES``). Every command that reads a
+    design takes it from here."""
+    from designer.safeio import is_stdin, read_stdin_bytes
     from designer.topology import fileformat
 
-    return fileformat.load(path)
+    if not is_stdin(path):
+        return fileformat.load(path)
+    raw = read_stdin_bytes(what="design", max_bytes=fileformat.MAX_FILE_BYTES)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise fileformat.DesignFileError("<stdin>", [("", f"not a text (UTF-8) file (byte {exc.start})")]) from None
+    return fileformat.loads(text, source="<stdin>")
+
+
+def nonfinite_figures(data, where: str = "") -> list[str]:
+    """The dotted names of every figure in ``data`` (a ``to_json()``-style tree of dicts, lists,
+    numbers) that is a float but not a finite number; a list item is named ``name[i]``."""
+    found: list[str] = []
+    stack = [(where, data)]
+    while stack:
+        name, value = stack.pop()
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                found.append(name)
+        elif isinstance(value, dict):
+            stack.extend((f"{name}.{k}" if name else str(k), v) for k, v in reversed(value.items()))
+        elif isinstance(value, (list, tuple)):
+            stack.extend((f"{name}[{i}]", v) for i, v in reversed(list(enumerate(value))))
+    return found
+
+
+#: the figures of a Result checked by :func:`check_finite` (what the table and --json show; the
+#: links are arrays checked at once, the optional ones may be None)
+_RESULT_FIGURES = ("iteration_time_s", "breakdown_s", "tflops_per_gpu", "mfu", "percent_of_peak",
+                   "tokens_per_s", "training_time_days", "parameters", "collectives", "storage",
+                   "host_cpu", "dpu", "power_W", "samples_per_s", "memory_per_gpu_GB", "tenants")
+
+
+def check_finite(result) -> None:
+    """Raise :class:`ResultError` (exit 1) naming the figures of ``result`` that are NaN or
+    infinite: printed, they would be ``nan`` in the table and ``null`` in the JSON with exit 0,
+    a result that looks like one. ``energy_kwh`` is left out: it is NaN by design where the
+    power of a part is not known (the table prints ``-``)."""
+    from dataclasses import asdict, is_dataclass
+
+    import numpy as np
+
+    bad: list[str] = []
+    for name in _RESULT_FIGURES:
+        value = getattr(result, name, None)
+        if isinstance(value, list):
+            value = [asdict(v) if is_dataclass(v) else v for v in value]
+        bad += nonfinite_figures(_plain(value), name)
+    links = getattr(result, "links", None)
+    util = getattr(links, "utilization", None)
+    if util is not None:
+        util = np.asarray(util, dtype=float)
+        if not np.isfinite(util).all():
+            bad.append(f"links.utilization ({int((~np.isfinite(util)).sum())} links)")
+    else:
+        for i, link in enumerate(links or []):
+            if not math.isfinite(float(link.utilization)):
+                bad.append(f"links[{i}].utilization")
+    if bad:
+        shown_names = ", ".join(bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+        raise ResultError(f"the result is not a finite number for {shown_names}, so it is not "
+                          f"printed; check the options and the workload (e.g. --tflops-per-gpu, "
+                          f"--tokens, --set) and the design (dpu-designer validate FILE)")
+
+
+def _plain(value):
+    """numpy scalars as Python numbers, for :func:`nonfinite_figures`."""
+    if hasattr(value, "item") and not isinstance(value, (list, dict, tuple, str)):
+        try:
+            return value.item()
+        except (ValueError, TypeError):
+            return value
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
 
 
 #: scenario keys --set accepts besides the design file's own (``designer.topology.design``)
@@ -188,57 +272,74 @@ def prepare(args):
 
 def run(args) -> int:
     """The command. The loaded design's objects (~600k at 131k GPUs) are made with the cycle
-    collector paused and then frozen (``gc.freeze``): they hold no cycles, and a collector pass
-    over them when it is switched back on, and in the engine's full passes, is time spent for
-    nothing (~0.3 s of a 131k-GPU run). They are unfrozen when the command ends, whichever way
-    (``main`` may run in a longer-lived process, such as the tests)."""
+    collector paused (``designer.gcpause``) and then frozen (``gc.freeze``): they hold no cycles,
+    and a collector pass over them when it is switched back on, and in the engine's full passes,
+    is time spent for nothing (~0.3 s of a 131k-GPU run). They are unfrozen when the command
+    ends, whichever way (``main`` may run in a longer-lived process, such as the tests)."""
+    from designer.gcpause import collector_paused
+    from designer.safeio import is_console, is_stdin
+
     inputs = [args.file] + ([args.workload] if args.workload and os.path.lexists(args.workload) else [])
     if args.timeline is not None:  # refuse a bad output path before the engine runs
         from designer.safeio import check_output_path
 
-        check_output_path(args.timeline, inputs=inputs, what="--timeline")
+        check_output_path(args.timeline, inputs=[p for p in inputs if not is_stdin(p)], what="--timeline")
+        if is_console(args.timeline) and args.json:
+            raise UsageError(f"--timeline {args.timeline} and --json both write to standard output; "
+                             "write the timeline to a file (--timeline OUT.csv)")
     freeze = gc.isenabled() and not gc.get_freeze_count()
-    if freeze:
-        gc.disable()
     try:
-        try:
-            design, catalog, seed, kwargs = prepare(args)
-        finally:
-            if freeze:
-                gc.freeze()
-                gc.enable()
-        return _run(args, design, catalog, seed, kwargs, inputs)
+        with collector_paused():
+            try:
+                design, catalog, seed, kwargs = prepare(args)
+            finally:
+                if freeze:
+                    gc.freeze()
+        return _run(args, design, catalog, seed, kwargs, [p for p in inputs if not is_stdin(p)])
     finally:
         if freeze:
             gc.unfreeze()
 
 
 def _run(args, design, catalog, seed, kwargs, inputs) -> int:
-    """``run`` once the design is loaded: solve, then print the table or the JSON."""
+    """``run`` once the design is loaded: solve, check every figure is a number, then print the
+    table (on stderr when the timeline CSV takes stdout) or the JSON."""
+    import sys
+
     from designer.engine.pipeline import run as engine_run
+    from designer.safeio import is_console
 
     result = engine_run(design, catalog, seed=seed, **kwargs)
+    check_finite(result)
     extra = {}
     if args.timeline:
         from designer.engine.timeline import TimelineRun, inputs_of, write_csv
 
         tl = TimelineRun(inputs_of(result, design), seed=seed)
-        rows = write_csv(tl.batches(), args.timeline, inputs=inputs)
-        extra["timeline"] = tl.summary.to_json()
+        rows = write_csv(tl.batches(), args.timeline, inputs=inputs)  # the summary is made as it goes
+        summary = tl.summary.to_json()
+        bad = nonfinite_figures(summary, "timeline")
+        if bad:
+            raise ResultError(f"the timeline's summary is not a number for {', '.join(bad[:5])} "
+                              f"(its CSV is written); check the design's failure and checkpoint settings")
+        extra["timeline"] = summary
         extra["timeline"]["csv"], extra["timeline"]["rows"] = args.timeline, rows
     if args.json:
         print(result.json_text(extra, indent=1))  # json.dumps' text, its links written from arrays
         return 0
-    print(format_table(result, design))
+    out = sys.stderr if args.timeline and is_console(args.timeline) else sys.stdout
+    print(format_table(result, design), file=out)
     if args.timeline:
         t = extra["timeline"]
-        print(f"\ntimeline            {rows} rows written to {args.timeline}: "
-              f"{t['training_time_days']:.1f} days wall time, goodput {100 * t['goodput']:.1f}%, "
-              f"{t['failures']} failures, {t['checkpoints']} checkpoints")
+        where = "standard output" if is_console(args.timeline) else args.timeline
+        print(file=out)
+        print(shown(f"timeline            {rows} rows written to {where}: "
+                    f"{t['training_time_days']:.1f} days wall time, goodput {100 * t['goodput']:.1f}%, "
+                    f"{t['failures']} failures, {t['checkpoints']} checkpoints"), file=out)
         if not tl.summary.finished:
-            print(f"warning: {tl.summary.unfinished_text()}")
+            print(f"warning: {shown(tl.summary.unfinished_text())}", file=out)
         if tl.summary.note:
-            print(f"note: {tl.summary.note}")
+            print(f"note: {shown(tl.summary.note)}", file=out)
     return 0
 
 
@@ -286,7 +387,7 @@ def format_table(r, design=None) -> str:
         lines += ["", "bottlenecks"] + [f"  {i + 1}. {b}" for i, b in enumerate(r.bottlenecks[:5])]
     for warn in r.warnings:
         lines.append(f"warning: {warn}")
-    return "\n".join(lines)
+    return "\n".join(map(shown, lines))  # one printable line each, whatever the design's names hold
 
 
 def resource_lines(r) -> list[str]:
@@ -329,7 +430,10 @@ def job_lines(r) -> list[str]:
 
 
 def _days(days: float) -> str:
-    """Days with one decimal, or hours/seconds for short runs (a vision epoch can take minutes)."""
+    """Days with one decimal, or hours/seconds for short runs (a vision epoch can take minutes);
+    beyond a million days (a token budget of 1e300) in powers of ten, not 300 digits."""
+    if days >= 1e6:
+        return f"{days:10.3g} days"
     if days >= 1:
         return f"{days:10.1f} days"
     if days * 24 >= 1:

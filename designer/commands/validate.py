@@ -1,32 +1,63 @@
-"""``dpu-designer validate FILE``: check a design file and its design rules.
+"""``dpu-designer validate FILE [--json]``: check a design file and its design rules.
 
-Exit 0: no errors (warnings are printed); 1: the design breaks rules (each printed); 2: the file cannot
-be read (one line: ``error: FILE: json.path: message``).
+``FILE`` ``-`` reads the design from standard input. Exit 0: no errors (warnings are printed); 1:
+the design breaks rules (each printed); 2: the file cannot be read (one line:
+``error: FILE: json.path: message``).
+
+``--json`` prints one JSON object instead of lines (its form is stable; fields are only ever
+added): ``{"file", "components", "links", "errors", "warnings", "problems": [{"severity",
+"code", "message", "hint", "component", "link"}, ...]}``, ``component``/``link`` null where the
+problem is not about one; the exit code is the same. A file that cannot be read is still one
+``error:`` line on stderr and exit 2 (there is no design to report on).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+
+from designer.commands import COMMANDS
+from designer.console import shown
+
+#: the fields of each problem in ``--json``, in this order (``designer.topology.validation.Problem``)
+PROBLEM_FIELDS = ("severity", "code", "message", "hint", "component", "link")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("validate", help="check a design file",
+    p = subparsers.add_parser("validate", help=COMMANDS["validate"],
                               description="Check a design file: format, then design rules.")
-    p.add_argument("file", help="design file (.json)")
+    p.add_argument("file", help="design file (.json); - reads it from standard input")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object: counts and the list of problems (severity, code, "
+                        "message, hint, component, link)")
     p.set_defaults(func=run)
 
 
+def problems_json(problems) -> list[dict]:
+    """The problems as ``--json`` lists them."""
+    return [{f: getattr(p, f) or (None if f in ("component", "link") else "") for f in PROBLEM_FIELDS}
+            for p in problems]
+
+
 def run(args: argparse.Namespace) -> int:
-    from designer.topology import fileformat
+    from designer.commands.run import load_design
     from designer.topology.validation import validate
 
-    design = fileformat.load(args.file)
+    design = load_design(args.file)
     problems = validate(design)
-    for problem in problems:
-        print(problem)
     errors = sum(p.severity == "error" for p in problems)
     topo = design.topology
-    print(f"{args.file}: {len(topo.components)} components ({len(topo.servers())} servers, "
+    if args.json:
+        print(json.dumps({"file": args.file, "components": len(topo.components), "links": len(topo.links),
+                          "errors": errors, "warnings": len(problems) - errors,
+                          "problems": problems_json(problems)}, indent=1))
+        return 1 if errors else 0
+    for problem in problems:
+        print(shown(problem))
+    from designer.safeio import is_stdin
+
+    name = "standard input" if is_stdin(args.file) else args.file
+    print(f"{shown(name)}: {len(topo.components)} components ({len(topo.servers())} servers, "
           f"{len(topo.switches())} switches, {len(topo.storage())} storage), {len(topo.links)} links: "
           f"{errors} errors, {len(problems) - errors} warnings")
     return 1 if errors else 0

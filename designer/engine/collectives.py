@@ -16,7 +16,12 @@ reduces and multicasts (``nvls``), between servers either the switches reduce in
 (``sharp``: NCCL's NVLS with CollNet/IB SHARP; plain CollNet with rings inside servers without
 NVLink SHARP) or a double binary tree does (``nvls_tree``). NCCL pipelines the two stages, so
 the slower one sets the rate (tuning.cc: bw = min(bwIntra, bwInter) for NVLS and NVLSTree).
-Reference figures: ``tests/data/nccl_reference.json``.
+NVLink 5 (B200, GB200 NVL72): NVLink SHARP is capped at the measured bus bandwidth
+(``NVLS_BUSBW_CAP_GBPS``), so its algbw falls with the rank count as measured. All-to-all
+(``alltoall``, algorithm ``pairwise``) sends every rank's share to every other rank at once, the
+remote shares over the rails and the rest over NVLink; :func:`dispatch_s` is the MoE dispatch of a
+DeepEP/HybridEP-style dispatcher (one copy per token and remote server).
+Reference figures: ``tests/data/nccl_reference.json``, ``tests/data/nccl_blackwell.json``.
 """
 
 from __future__ import annotations
@@ -26,8 +31,8 @@ from dataclasses import dataclass
 
 from designer.errors import UsageError
 
-OPS = ("allreduce", "reduce_scatter", "allgather", "broadcast", "sendrecv")
-ALGORITHMS = ("ring", "tree", "hierarchical", "nvls", "sharp", "nvls_tree")
+OPS = ("allreduce", "reduce_scatter", "allgather", "broadcast", "sendrecv", "alltoall")
+ALGORITHMS = ("ring", "tree", "hierarchical", "nvls", "sharp", "nvls_tree", "pairwise")
 
 #: Achieved fraction of the NVLink per-direction rate for ring collectives. Derivation: nccl-tests
 #: all_reduce_perf on 8×H100 SXM (NVLink4, 450 GB/s per direction) reaches ≈370 GB/s busbw
@@ -51,6 +56,21 @@ NVLS_EFFICIENCY = 0.85
 #: 2 servers NVLSTree 437 GB/s busbw (measured 430, NVIDIA/nccl#1221) and 32 servers 373 GB/s
 #: (GTC 2024 S62129 via NVIDIA/nccl#1649: 370-380), tests/test_collectives_nccl.py.
 NVLS_NET_FACTOR = 5.0 / 6.0
+#: NVLink SHARP bus-bandwidth ceiling per NVLink generation (GB/s, nccl-tests busbw), MEASURED.
+#: On NVLink 5 the n/(n+1) stage model above over-predicts and grows with the rank count, while
+#: measurements stay flat: 8x B200 (one HGX/DGX B200, NCCL 2.27.1) "830+" GB/s busbw
+#: (NVIDIA/nccl#1807) and a whole GB200 NVL72 rack of 72 GPUs 834.6 GB/s busbw at 8 GB
+#: (coreweave/nccl-tests PR #43, out-of-place; algbw 423 GB/s, below the 8-GPU 474). The ceiling
+#: is taken from the 8-GPU figure; the 72-GPU figure checks it (tests/test_collectives_blackwell.py).
+#: A constant busbw means algbw = cap·n/(2(n−1)), falling with n, as measured. Not modelled: why
+#: (the NVSwitch's multimem reduction rate per port or the kernel's SM budget); NVLink 4 has no
+#: entry: its n/(n+1) model is within 2% of the measured 480 GB/s (tests/test_collectives_nccl.py),
+#: so Hopper results stay as they were.
+NVLS_BUSBW_CAP_GBPS = {5: 830.0}
+#: highest per-GPU NVLink rate (GB/s per direction) before NVLink 5: 18 links x 25 GB/s (H100,
+#: NVLink 4); NVLink 5 doubles the link rate to 50 GB/s (18 x 50 = 900, B200/GB200 datasheets).
+#: Names the generation of a shape that does not carry one (``GroupShape.nvlink_gen`` = 0).
+NVLINK4_MAX_GBPS = 450.0
 #: Double-binary-tree bandwidth derating: NCCL tuning.cc multiplies tree busBw by 0.92.
 TREE_EFFICIENCY = 0.92
 #: PCIe per-direction GB/s of an x16 slot per generation (PCI-SIG: 8/16/32/64 GT/s per lane,
@@ -102,6 +122,22 @@ class GroupShape:
     sharp: bool = False
     tree_depth: int = 1
     switch_latency_us: float = 0.5
+    nvlink_gen: int = 0  #: NVLink generation (catalog ``nvlink_gen``); 0 = from the rate
+
+    @property
+    def generation(self) -> int:
+        """NVLink generation: ``nvlink_gen``, else 5 above ``NVLINK4_MAX_GBPS`` per GPU (only
+        NVLink 5 reaches it), else 0 (an earlier one: no generation-specific figure applies)."""
+        if self.nvlink_gen:
+            return self.nvlink_gen
+        return 5 if self.nvlink_GBps > NVLINK4_MAX_GBPS else 0
+
+    def nvls_cap_algbw(self, n: int) -> float:
+        """Highest NVLink SHARP algorithm bandwidth among ``n`` GPUs of this generation's
+        NVSwitch domain: the measured busbw ceiling (``NVLS_BUSBW_CAP_GBPS``) over nccl-tests'
+        2(n−1)/n; infinite where the generation has no measured ceiling."""
+        cap = NVLS_BUSBW_CAP_GBPS.get(self.generation)
+        return math.inf if cap is None or n < 2 else cap * n / (2.0 * (n - 1))
 
     @property
     def per_node(self) -> int:
@@ -138,7 +174,7 @@ def bus_factor(op: str, n: int) -> float:
         return 1.0
     if op == "allreduce":
         return 2.0 * (n - 1) / n
-    if op in ("reduce_scatter", "allgather"):
+    if op in ("reduce_scatter", "allgather", "alltoall"):
         return (n - 1) / n
     return 1.0
 
@@ -149,7 +185,10 @@ def _ring_steps(op: str, n: int) -> int:
 
 def _ring(op: str, nbytes: float, g: GroupShape, proto: str) -> tuple[float, float] | None:
     """Flat ring through all ranks; each server's ring hop to the next server uses one NIC, and
-    NCCL runs one channel per NIC, so inter-server busbw = min(per_node, NICs) × rail rate."""
+    NCCL runs one channel per NIC, so inter-server busbw = min(per_node, NICs) × rail rate.
+    All-to-all is no ring collective (:func:`_pairwise`)."""
+    if op == "alltoall":
+        return None
     n, N = g.ranks, g.nodes
     if N == 1:
         busbw = g.intra_GBps
@@ -193,7 +232,8 @@ def _intra(op: str, nbytes: float, g: GroupShape) -> float:
     if k <= 1:
         return 0.0
     local = GroupShape(ranks=k, nodes=1, nvlink_GBps=g.nvlink_GBps, pcie_gen=g.pcie_gen)
-    return _ring(op, nbytes, local, "simple")[0]
+    ring = _ring(op, nbytes, local, "simple")
+    return ring[0] if ring is not None else math.inf
 
 
 def _hierarchical(op: str, nbytes: float, g: GroupShape, proto: str) -> tuple[float, float] | None:
@@ -214,11 +254,12 @@ def _hierarchical(op: str, nbytes: float, g: GroupShape, proto: str) -> tuple[fl
 def _nvls(op: str, nbytes: float, g: GroupShape, proto: str) -> tuple[float, float] | None:
     """NVLink SHARP inside one NVSwitch domain (all-reduce). The switch reduces (multimem
     ld_reduce) and multicasts (multimem st): each GPU sends and receives S·(1 + 1/n) bytes, so
-    algbw = B·n/(n+1) with B the NVLink rate × NVLINK_EFFICIENCY × NVLS_EFFICIENCY."""
+    algbw = B·n/(n+1) with B the NVLink rate × NVLINK_EFFICIENCY × NVLS_EFFICIENCY, at most the
+    generation's measured ceiling (``GroupShape.nvls_cap_algbw``: NVLink 5)."""
     if op != "allreduce" or not g.nvls or g.nodes != 1 or g.ranks < 2 or proto != "simple":
         return None
     n = g.ranks
-    algbw = g.intra_GBps * NVLS_EFFICIENCY * n / (n + 1)
+    algbw = min(g.intra_GBps * NVLS_EFFICIENCY * n / (n + 1), g.nvls_cap_algbw(n))
     return BASE_LAT_US[("nvls", "simple")] * 1e-6 + nbytes / (algbw * 1e9), algbw
 
 
@@ -226,11 +267,12 @@ def _nvls_stage_GBps(g: GroupShape) -> float:
     """Algorithm bandwidth of the NVLink SHARP stage among one server's ``per_node`` ranks when
     the group spans servers (:func:`_nvls` for one server), 0 where NVLink SHARP does not apply.
     Each GPU moves S·(1 + 1/k) over its NVLink per direction (the switch reads its share for the
-    reduction and writes the multicast result, see :func:`_nvls`), times ``NVLS_NET_FACTOR``."""
+    reduction and writes the multicast result, see :func:`_nvls`), at most the generation's
+    measured one-domain ceiling (``GroupShape.nvls_cap_algbw``), times ``NVLS_NET_FACTOR``."""
     k = g.per_node
     if not g.nvls or k < 2 or g.nvlink_GBps <= 0:
         return 0.0
-    return g.intra_GBps * NVLS_EFFICIENCY * k / (k + 1) * NVLS_NET_FACTOR
+    return min(g.intra_GBps * NVLS_EFFICIENCY * k / (k + 1), g.nvls_cap_algbw(k)) * NVLS_NET_FACTOR
 
 
 def _sharp(op: str, nbytes: float, g: GroupShape, proto: str) -> tuple[float, float] | None:
@@ -279,8 +321,47 @@ def _nvls_tree(op: str, nbytes: float, g: GroupShape, proto: str) -> tuple[float
     return lat * 1e-6 + nbytes / (algbw * 1e9), algbw
 
 
+def _pairwise(op: str, nbytes: float, g: GroupShape, proto: str) -> tuple[float, float] | None:
+    """All-to-all as NCCL runs it (nccl-tests alltoall_perf; Megatron's and DeepEP-less MoE
+    dispatch): every rank posts a send and a receive to every peer in one group, its ``nbytes``
+    spread evenly over the n ranks (derived). The share for ranks in other servers,
+    (n − local)/n, leaves over the rank's rail at ``net_GBps``, the rest over NVLink/PCIe
+    (``intra_GBps``), both at once; plus one network (or NVLink) latency, as the pairs are posted
+    together. Simple protocol only (the bulk transfers of MoE layers)."""
+    if op != "alltoall" or proto != "simple":
+        return None
+    n = max(g.ranks, 1)
+    local = g.per_node if g.nodes > 1 else n
+    remote = nbytes * (n - local) / n
+    intra = nbytes * (local - 1) / n
+    if remote > 0 and g.net_GBps <= 0:
+        return None
+    t_net = remote / (g.net_GBps * 1e9) if remote > 0 else 0.0
+    t_in = intra / (g.intra_GBps * 1e9) if intra > 0 else 0.0
+    lat = (NET_LAT_US[("ring", "simple")] if g.nodes > 1 else g.intra_lat[("ring", "simple")]) * 1e-6
+    t = max(t_net, t_in) + lat
+    return t, nbytes / t / 1e9
+
+
+def dispatch_s(nbytes: float, remote_bytes: float, g: GroupShape) -> float:
+    """One MoE dispatch (or combine) of a DeepEP/HybridEP-style dispatcher in which every rank
+    holds ``nbytes`` of token copies for the group's experts and sends ``remote_bytes`` of them
+    (one per token and other server) over its rail at ``net_GBps``, the server forwarding each
+    copy to its expert's GPU over NVLink: every copy not for this rank crosses NVLink once,
+    (n − 1)/n of ``nbytes`` at ``intra_GBps``, at the same time (derived, as :func:`_pairwise`).
+    DeepEP's measured RDMA rate on CX7 400G is 43-51 GB/s of ~50 (DeepEP README, normal kernels,
+    EP 16-64 on H800), the rail rate NET_EFFICIENCY already gives (46.9 GB/s)."""
+    n = max(g.ranks, 1)
+    if n < 2:
+        return 0.0
+    t_net = remote_bytes / (g.net_GBps * 1e9) if remote_bytes > 0 and g.net_GBps > 0 else 0.0
+    t_in = nbytes * (n - 1) / n / (g.intra_GBps * 1e9) if g.intra_GBps > 0 else 0.0
+    lat = (NET_LAT_US[("ring", "simple")] if g.nodes > 1 else g.intra_lat[("ring", "simple")]) * 1e-6
+    return max(t_net, t_in) + lat
+
+
 _IMPL = {"ring": _ring, "tree": _tree, "hierarchical": _hierarchical, "nvls": _nvls,
-         "sharp": _sharp, "nvls_tree": _nvls_tree}
+         "sharp": _sharp, "nvls_tree": _nvls_tree, "pairwise": _pairwise}
 
 
 def cost(op: str, nbytes: float, g: GroupShape, algorithm: str, protocol: str = "simple") -> Choice | None:

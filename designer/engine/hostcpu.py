@@ -20,8 +20,14 @@ number, so the functions are testable without the catalog:
   (kernel TCP + AES-GCM per byte), Kubernetes node/CNI/security agents (``k8s_agent_cores``),
   NIC interrupts (``irq_seconds_per_interrupt`` per ``irq_bytes_per_interrupt`` of kernel-path
   traffic and per storage IO), checkpoint serialization through host memory
-  (``checkpoint_serialize_cycles_per_byte``) and the host memory bandwidth of kernel-TCP copies
-  (``kernel_copy_memory_passes``, :func:`memory_slowdown`).
+  (``checkpoint_serialize_cycles_per_byte``), the host memory bandwidth of kernel-TCP copies
+  (``kernel_copy_memory_passes``, plus ``software_crypto_memory_passes`` where the host encrypts,
+  :func:`memory_slowdown`), a stateful firewall (``conntrack_cycles_per_packet``), monitoring
+  agents (``monitoring_agent_cores``) and checkpoint compression / erasure coding
+  (``compression_cycles_per_byte``, ``erasure_code_cycles_per_byte``);
+* packets: the host switch per packet (kernel datapath or OVS-DPDK,
+  :func:`vswitch_cycles_per_packet`) at the tenants' packet size or in TSO/GRO aggregates
+  (:func:`host_packet_bytes`).
 
 A demand of ``c`` cycles in a window of ``t`` seconds on ``n`` cores of ``f`` GHz needs
 ``c / (t * f * 1e9)`` cores; when that exceeds the free cores the work takes proportionally longer
@@ -57,6 +63,13 @@ class HostCosts:
     irq_bytes_per_interrupt: float
     kernel_copy_memory_passes: float
     kernel_copy_memory_share: float  #: share of the peak memory bandwidth kernel copies may use
+    # --- issue 21: packets, memory traffic of software crypto, further consumers
+    ovs_dpdk_cycles_per_packet: float
+    conntrack_cycles_per_packet: float
+    monitoring_agent_cores: float
+    compression_cycles_per_byte: float
+    erasure_code_cycles_per_byte: float
+    software_crypto_memory_passes: float
 
     @classmethod
     def from_figures(cls, figures: dict[str, float]) -> "HostCosts":
@@ -233,3 +246,39 @@ def memory_slowdown(kernel_Bps: float, passes: float, memory_Bps: float,
         return 1.0
     demand = kernel_Bps * passes
     return max(1.0, demand / (memory_Bps * busy_share))
+
+
+def vswitch_cycles_per_packet(vswitch: str, c: HostCosts) -> float:
+    """Host virtual switch cost per packet: the OVS kernel datapath (``vswitch_cycles_per_packet``,
+    Emmerich et al. 2018) or OVS-DPDK's PMD threads (``ovs_dpdk_cycles_per_packet``, Red Hat's
+    pmd-stats-show measurement)."""
+    if vswitch not in ("kernel", "ovs-dpdk"):
+        raise ValueError(f"vswitch must be 'kernel' or 'ovs-dpdk', got {vswitch!r}")
+    return c.ovs_dpdk_cycles_per_packet if vswitch == "ovs-dpdk" else c.vswitch_cycles_per_packet
+
+
+def host_packet_bytes(tenant_packet_bytes: float, c: HostCosts, *, tunnel_offload: bool = True,
+                      frame_bytes: float = 1500.0) -> float:
+    """Bytes per packet the host kernel path and its switch handle: the tenant's own packet size
+    when it is given (small-packet services), else bulk flows in TSO/GRO aggregates
+    (``vswitch_packet_bytes``, 64 KiB, include/linux/netdevice.h GSO_MAX_SIZE). Without tunnel
+    offload (``tunnel_offload`` False: the NIC cannot segment or aggregate VXLAN/Geneve-
+    encapsulated traffic) the overlay is encapsulated and switched frame by frame
+    (``frame_bytes``, the scenario's ``packet_bytes``) at the same per-packet cost."""
+    if tenant_packet_bytes > 0:
+        return float(tenant_packet_bytes)
+    return c.vswitch_packet_bytes if tunnel_offload else float(frame_bytes)
+
+
+def conntrack_cycles(kernel_bytes: float, packet_bytes: float, c: HostCosts) -> float:
+    """Firewall / connection-tracking cycles for ``kernel_bytes`` of host kernel-path traffic in
+    packets of ``packet_bytes`` (``conntrack_cycles_per_packet`` each, an assumption)."""
+    return kernel_bytes / packet_bytes * c.conntrack_cycles_per_packet if packet_bytes > 0 else 0.0
+
+
+def checkpoint_coding_cycles_per_byte(*, compression: bool, erasure_coding: bool,
+                                      c: HostCosts) -> float:
+    """Host cycles per checkpoint byte for client-side compression (zstd level 1, measured) and
+    erasure coding (ISA-L, upper bound); they run on host cores in every mode."""
+    return (c.compression_cycles_per_byte if compression else 0.0) + \
+        (c.erasure_code_cycles_per_byte if erasure_coding else 0.0)

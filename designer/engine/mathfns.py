@@ -35,7 +35,7 @@ def log_ndtr(z) -> np.ndarray | float:
     far = arr < _ASYMPTOTIC_BELOW
     mid = low & ~far
     if mid.any():
-        out[mid] = np.log(_erfc(-arr[mid] / _SQRT2).astype(float) * 0.5)
+        out[mid] = np.log(np.asarray(_erfc(-arr[mid] / _SQRT2), dtype=float) * 0.5)
     high = ~low & ~np.isnan(arr)
     if high.any():
         out[high] = np.log1p(-0.5 * _erfc(arr[high] / _SQRT2).astype(float))

@@ -17,29 +17,30 @@ scipy (whose import alone cost 0.15–0.45 s of every run): the switch graph's c
 from min-label propagation with pointer jumping, distances between switches from a bit-parallel
 breadth-first search of 64 sources per machine word, routes are walked hop by hop for all flows
 at once, and the fairness loop sums flow rates per arc with ``np.bincount``.
-The routing tables and the routes of a flow set are cached on the topology's *structure* (which
-components are joined by which links), so re-solving after a speed edit or a scenario change
-skips routing entirely; an unchanged topology (same object, same ``Topology.version``) gets its
-Fabric without even reading its structure again.
+The routing tables and the routes of a flow set are kept on the Fabric, which an
+:class:`~designer.engine.cache.EngineCache` (the caller's) keeps per *structure* (which components
+are joined by which links), so re-solving after a speed edit or a scenario change skips routing
+entirely; an unchanged topology (same object, same ``Topology.version``) gets its Fabric without
+even reading its structure again. Without a cache every call makes a new Fabric.
 """
 
 from __future__ import annotations
 
-import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from hashlib import blake2b
 from itertools import compress, repeat
 from operator import eq, ne
+from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 import numpy as np
 
 from designer.errors import UsageError
 
-try:  # hashlib's own BLAKE2b, without importing hashlib's OpenSSL binding (~4 ms of every run)
-    from _blake2 import blake2b
-except ImportError:  # pragma: no cover - a Python built without it
-    from hashlib import blake2b
 from designer.topology.parts import lowest_labels
+
+if TYPE_CHECKING:
+    from designer.engine.cache import EngineCache
 
 ROUTING = ("ecmp", "adaptive")
 _INF = np.iinfo(np.int32).max // 4
@@ -47,7 +48,10 @@ _EMPTY = np.zeros(0, dtype=np.int64)
 _NO_NETWORK: frozenset[int] = frozenset()
 
 
-def sorted_unique(a: np.ndarray, kind: str | None = None) -> np.ndarray:
+SortKind = Literal["quicksort", "mergesort", "heapsort", "stable"]
+
+
+def sorted_unique(a: np.ndarray, kind: SortKind | None = None) -> np.ndarray:
     """The sorted distinct values of ``a``, as ``np.unique(a)`` gives them, by sorting: numpy
     2.4's ``np.unique`` without return flags hashes instead, 30 to 60 times slower on the wide
     int64 keys the engine builds (0.9 s against 0.015 s for 443k keys on the development machine).
@@ -64,10 +68,11 @@ def sorted_unique(a: np.ndarray, kind: str | None = None) -> np.ndarray:
 
 @dataclass(eq=False)
 class Fabric:
-    """Arrays describing the drawn network (no racks, no GPUs). Compared by identity (one
-    Fabric per structure is cached: see :func:`fabric_of`)."""
+    """Arrays describing the drawn network (no racks, no GPUs). Compared by identity (an
+    :class:`~designer.engine.cache.EngineCache` keeps one Fabric per structure: see
+    :func:`fabric_of`)."""
 
-    #: what it is made of (see :func:`_structure`): a topology with equal lists has this fabric
+    #: what it is made of (see :func:`structure`): a topology with equal lists has this fabric
     structure: tuple[list, ...]
     nodes: list[str]
     index: dict[str, int]
@@ -92,8 +97,8 @@ class Fabric:
     _by_address: tuple[np.ndarray, np.ndarray] | None = None  #: see ``node_indices``
     #: hash of a set of destinations -> what routing needs of it (see ``_destinations``)
     _destinations: dict[bytes, tuple] = field(default_factory=dict)
-    #: id(table) -> (table, its node indices): see ``_table_indices``
-    _tables: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    #: (table, its node indices) of the tables last asked, most recent last: see ``_table_indices``
+    _tables: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
 
     def networks(self, node: str) -> frozenset[int]:
         """The networks ``node`` is linked into: a network is a set of switches joined by links
@@ -105,10 +110,10 @@ class Fabric:
         if i is None:
             return _NO_NETWORK
         if self._net_of is None:
-            self._network_sets()
+            self._net_of = self._network_sets()
         return self._net_of[i]
 
-    def node_indices(self, names: list) -> np.ndarray:
+    def node_indices(self, names: Sequence[Any]) -> np.ndarray:
         """Node index of each of ``names`` (-1 for a name that is not a node).
 
         The names a stage passes are nearly always the very string objects of :attr:`nodes` (a
@@ -143,15 +148,14 @@ class Fabric:
 
     def _table_indices(self, table: np.ndarray) -> np.ndarray:
         """:meth:`node_indices` of the names of ``table`` (an object array), remembered for the
-        few tables last asked (held here, so that their ``id`` names them while remembered)."""
-        hit = self._tables.get(id(table))
+        few tables last asked (found by identity: a placement's rail table is one array object)."""
+        hit = next((h for h in self._tables if h[0] is table), None)
         if hit is None:
             hit = (table, self.node_indices(table.tolist()))
-            self._tables[id(table)] = hit
-            _keep_last(self._tables, 4)
+            self._tables = (self._tables + [hit])[-4:]
         return hit[1]
 
-    def _network_sets(self) -> None:
+    def _network_sets(self) -> list[frozenset[int]]:
         """Every node's networks (see :meth:`networks`): the (node, label) pairs of all arcs at
         once with numpy, then one shared set per label for the nodes on a single network."""
         ns = int(self.is_switch.sum())
@@ -177,7 +181,7 @@ class Fabric:
         out[one] = shared[which]
         for i in np.flatnonzero(count > 1).tolist():
             out[i] = frozenset(labels[cuts[i]:cuts[i + 1]].tolist())
-        self._net_of = out.tolist()
+        return out.tolist()
 
     def hop_index(self) -> "_HopIndex":
         """Lookup arrays of the routing walk (see :class:`_HopIndex`), made once per fabric."""
@@ -188,6 +192,7 @@ class Fabric:
     def parts(self) -> "_SwitchParts":
         """The connected parts of the switch graph (see :class:`_SwitchParts`)."""
         if self._parts is None:
+            assert self._sw_ptr is not None and self._sw_idx is not None  # made with the fabric
             self._parts = _SwitchParts(self._sw_ptr, self._sw_idx)
         return self._parts
 
@@ -244,10 +249,12 @@ class _HopIndex:
         #: the one switch an endpoint's switch arcs all lead to (-1: none, several, or a switch)
         sw_heads = fab.arc_dst[self.sw_arc]
         has = (counts > 0) & ~fab.is_switch
-        first = sw_heads[np.minimum(self.sw_ptr[:-1], max(len(sw_heads) - 1, 0))] if len(sw_heads) else None
-        last = sw_heads[np.maximum(self.sw_ptr[1:] - 1, 0)] if len(sw_heads) else None
-        self.lone_switch = np.where(has & (first == last), first, -1) if len(sw_heads) \
-            else np.full(nn, -1, dtype=np.int64)
+        if len(sw_heads):
+            first = sw_heads[np.minimum(self.sw_ptr[:-1], len(sw_heads) - 1)]
+            last = sw_heads[np.maximum(self.sw_ptr[1:] - 1, 0)]
+            self.lone_switch = np.where(has & (first == last), first, -1)
+        else:
+            self.lone_switch = np.full(nn, -1, dtype=np.int64)
 
 
 class _SwitchParts:
@@ -286,7 +293,7 @@ class _SwitchParts:
         return self._local_csr(c)
 
 
-def _csr(row: np.ndarray, col: np.ndarray, n: int, kind: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+def _csr(row: np.ndarray, col: np.ndarray, n: int, kind: SortKind | None = None) -> tuple[np.ndarray, np.ndarray]:
     """CSR arrays (indptr, indices) of the ``n`` x ``n`` 0/1 matrix with ones at (row, col):
     repeated entries count once and each row's columns are sorted (``kind``: see
     :func:`sorted_unique`)."""
@@ -402,7 +409,7 @@ class _ColumnDistances:
         return out
 
 
-def _structure(topology) -> tuple[tuple[list[str], list[str], list[str], list[str], list[str]], list]:
+def structure(topology) -> tuple[tuple[list[str], list[str], list[str], list[str], list[str]], list]:
     """What a :class:`Fabric` is made of, as lists: ids and kinds of the components that are not
     racks, the link ids, each link's two ends; and the Link objects. Ids are the dicts' keys;
     racks are left out by ``itertools.compress`` over a mask made by ``map`` (C loops)."""
@@ -420,42 +427,13 @@ def _structure(topology) -> tuple[tuple[list[str], list[str], list[str], list[st
     return (ids, kinds, list(topology.links), ends_a, ends_b), links
 
 
-#: the fabrics last made, most recent last
-_FABRICS: list[Fabric] = []
-_FABRIC_CACHE_SIZE = 4
-#: id(topology) -> weak references to it and to its Fabric, and its ``version`` then (see
-#: :func:`fabric_of`; weak, so that only ``_FABRICS`` and the callers keep fabrics alive)
-_BY_TOPOLOGY: dict[int, tuple[weakref.ref, weakref.ref, int]] = {}
-_BY_TOPOLOGY_SIZE = 8
-
-
-def fabric_of(topology) -> Fabric:
-    """The Fabric of a topology: the one last given for the same topology object at the same
-    ``version`` (every edit through the Topology's methods, and a design setting, bumps it), else
-    a cached one made of equal structure lists (list ``==`` compares the same string objects by
-    address: a few ms at 131k GPUs, where hashing them as text took ~0.1 s), else a new one.
-    The version is read before the structure: an edit made meanwhile (another thread) leaves
-    the Fabric remembered under the version before it, so the next call reads the topology again."""
-    version = topology.version
-    seen = _BY_TOPOLOGY.get(id(topology))
-    fab = seen[1]() if seen is not None and seen[0]() is topology and seen[2] == version else None
-    if fab is None:
-        lists, links = _structure(topology)
-        fab = next((f for f in reversed(_FABRICS) if f.structure == lists), None)
-        if fab is None:
-            fab = _new_fabric(topology, lists, links)
-        _remember(topology, fab, version)
-    _FABRICS[:] = [f for f in _FABRICS if f is not fab][1 - _FABRIC_CACHE_SIZE:] + [fab]
-    return fab
-
-
-def _remember(topology, fab: Fabric, version: int) -> None:
-    """``fab`` is ``topology``'s Fabric at ``version`` (read before its structure was)."""
-    key = id(topology)
-    _BY_TOPOLOGY.pop(key, None)
-    _BY_TOPOLOGY[key] = (weakref.ref(topology, lambda _, key=key: _forget(key)), weakref.ref(fab),
-                         version)
-    _keep_last(_BY_TOPOLOGY, _BY_TOPOLOGY_SIZE)
+def fabric_of(topology, cache: EngineCache | None = None) -> Fabric:
+    """The Fabric of ``topology``: ``cache.fabric(topology)`` (the one it keeps for this topology
+    at its version, or for an equal structure; see :class:`~designer.engine.cache.EngineCache`),
+    or without a cache a new one."""
+    if cache is not None:
+        return cache.fabric(topology)
+    return new_fabric(*structure(topology))
 
 
 def _keep_last(memo: dict, size: int) -> None:
@@ -465,13 +443,8 @@ def _keep_last(memo: dict, size: int) -> None:
         memo.pop(key, None)
 
 
-def _forget(key: int) -> None:
-    seen = _BY_TOPOLOGY.get(key)
-    if seen is not None and seen[0]() is None:
-        _BY_TOPOLOGY.pop(key, None)
-
-
-def _new_fabric(topology, lists: tuple[list[str], ...], links: list) -> Fabric:
+def new_fabric(lists: tuple[list[str], ...], links: list) -> Fabric:
+    """A Fabric of the structure ``lists`` (see :func:`structure`) and its Link objects."""
     nodes, kinds, link_ids, ends_a, ends_b = lists
     index = dict(zip(nodes, range(len(nodes))))
     is_switch = np.fromiter(map(eq, kinds, repeat("switch")), dtype=bool, count=len(kinds))
@@ -497,8 +470,9 @@ def _new_fabric(topology, lists: tuple[list[str], ...], links: list) -> Fabric:
     src_o, dst_o = arc_src[out_arc], arc_dst[out_arc]
     both = is_switch[src_o] & is_switch[dst_o]
     sw_ptr, sw_idx = _csr(switch_pos[src_o[both]], switch_pos[dst_o[both]], ns, kind="stable")
-    return Fabric(lists, nodes, index, is_switch, arc_src, arc_dst, arc_link, link_ids, out_ptr,
-                  out_arc, switch_pos, _sw_ptr=sw_ptr, _sw_idx=sw_idx, _every_link=bool(keep.all()))
+    return Fabric(structure=lists, nodes=nodes, index=index, is_switch=is_switch, arc_src=arc_src,
+                  arc_dst=arc_dst, arc_link=arc_link, link_ids=link_ids, out_ptr=out_ptr, out_arc=out_arc,
+                  switch_pos=switch_pos, _sw_ptr=sw_ptr, _sw_idx=sw_idx, _every_link=bool(keep.all()))
 
 
 @dataclass
@@ -613,19 +587,18 @@ def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: in
     nn = len(fab.nodes)
     dst_u, dst_inv = unique_below(dst, nn)
     col_of_dst, col_dist, lone_nb, lone_lo, lone_n = _destinations(fab, dst_u)
-    dst_col = col_of_dst[dst_inv]
-    ncol = max(col_dist.ncols, 1)
+    to = _Targets(dst=dst, dst_inv=dst_inv, dst_col=col_of_dst[dst_inv], col_dist=col_dist,
+                  lone_nb=lone_nb, lone_lo=lone_lo, lone_n=lone_n)
     ns = int(fab.is_switch.sum())
-    ordered_arc = fab.out_arc
     hx = fab.hop_index()
-    pair_key = hx.pair_key  # sorted (out_arc order)
-
     flow_hash = _mix(np.arange(nf, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
                      + _mix(src * 1_000_003 + dst) + np.uint64(seed))
     st_f = np.arange(nf, dtype=np.int64)
     st_node = src.copy()
-    st_mass = np.ones(nf)
-    out_f, out_a, out_m = [], [], []
+    st_mass: np.ndarray = np.ones(nf)
+    out_f: list[np.ndarray] = []
+    out_a: list[np.ndarray] = []
+    out_m: list[np.ndarray] = []
     hops = np.zeros(nf, dtype=np.int64)
     routed = np.ones(nf, dtype=bool)
     for _ in range(4 * ns + 4):
@@ -633,40 +606,7 @@ def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: in
         st_f, st_node, st_mass = st_f[active], st_node[active], st_mass[active]
         if len(st_f) == 0:
             break
-        # next-hop set of each flow: [lo, lo + n) in ``hx.base`` followed by this hop's ``extra``
-        j = dst_inv[st_f]
-        nb = lone_nb[j]
-        near = st_node == nb
-        lo = np.where(near, lone_lo[j], 0)
-        n = np.where(near, lone_n[j], 0)
-        many = np.flatnonzero(nb < 0)
-        if len(many):
-            q = st_node[many] * nn + dst[st_f[many]]
-            a_lo = np.searchsorted(pair_key, q, "left")
-            a_n = np.searchsorted(pair_key, q, "right") - a_lo
-            lo[many], n[many] = a_lo, a_n
-            near[many] = a_n > 0  # the destination hangs off this node: go straight to it
-        far = np.flatnonzero(~near)
-        if len(far):
-            # an endpoint whose switch arcs all lead to one switch takes them all, if that
-            # switch reaches the destination (the comparison of :func:`_next_hops` has one
-            # candidate distance): no per-(node, column) work for a phase's first hop
-            x = st_node[far]
-            sw = hx.lone_switch[x]
-            ep = sw >= 0
-            if ep.any():
-                fe, xe = far[ep], x[ep]
-                reach = col_dist(fab.switch_pos[sw[ep]], dst_col[st_f[fe]]) < _INF
-                lo[fe] = np.where(reach, len(ordered_arc) + hx.sw_ptr[xe], 0)
-                n[fe] = np.where(reach, hx.sw_ptr[xe + 1] - hx.sw_ptr[xe], 0)
-                far = far[~ep]
-        extra = _EMPTY  # the next-hop arcs found at this hop, after ``hx.base``
-        if len(far):
-            keys, inv = np.unique(st_node[far] * ncol + dst_col[st_f[far]], return_inverse=True)
-            k_lo, k_n, k_arcs = _next_hops(fab, keys // ncol, keys % ncol, col_dist)
-            lo[far] = k_lo[inv] + len(hx.base)
-            n[far] = k_n[inv]
-            extra = k_arcs
+        lo, n, extra = _next_hop_sets(fab, to, st_f, st_node)
         lost = n == 0
         if lost.any():  # no neighbour at all, or none that leads to the destination
             routed[st_f[lost]] = False
@@ -695,12 +635,80 @@ def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: in
             uk, inv = np.unique(key, return_inverse=True)
             st_mass = np.bincount(inv, weights=st_mass)
             st_f, st_node = uk // nn, uk % nn
+    flow, arc, share = _incidence(fab, out_f, out_a, out_m, routing)
+    routed &= src != dst
+    return Routes(flow, arc, share, routed, hops)
+
+
+@dataclass
+class _Targets:
+    """The destinations of a flow set as the routing walk reads them: each flow's destination
+    node, the index of it among the distinct ones, its distance column, and per distinct
+    destination the lone neighbour and its run of arcs (see :func:`_destinations`)."""
+
+    dst: np.ndarray
+    dst_inv: np.ndarray
+    dst_col: np.ndarray
+    col_dist: "_ColumnDistances"
+    lone_nb: np.ndarray
+    lone_lo: np.ndarray
+    lone_n: np.ndarray
+
+
+def _next_hop_sets(fab: Fabric, to: _Targets, st_f: np.ndarray, st_node: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The equal-cost next hops of flows ``st_f`` at nodes ``st_node``: flow i's are the arcs
+    ``[lo[i], lo[i] + n[i])`` of the fabric's ``hop_index().base`` followed by ``extra`` (the
+    arcs this hop worked out); ``n`` 0 where no neighbour leads to the destination."""
+    nn = len(fab.nodes)
+    ncol = max(to.col_dist.ncols, 1)
+    hx = fab.hop_index()
+    ordered_arc = fab.out_arc
+    j = to.dst_inv[st_f]
+    nb = to.lone_nb[j]
+    near = st_node == nb
+    lo = np.where(near, to.lone_lo[j], 0)
+    n = np.where(near, to.lone_n[j], 0)
+    many = np.flatnonzero(nb < 0)
+    if len(many):
+        q = st_node[many] * nn + to.dst[st_f[many]]
+        a_lo = np.searchsorted(hx.pair_key, q, "left")  # pair_key: sorted (out_arc order)
+        a_n = np.searchsorted(hx.pair_key, q, "right") - a_lo
+        lo[many], n[many] = a_lo, a_n
+        near[many] = a_n > 0  # the destination hangs off this node: go straight to it
+    far = np.flatnonzero(~near)
+    if len(far):
+        # an endpoint whose switch arcs all lead to one switch takes them all, if that switch
+        # reaches the destination (the comparison of :func:`_next_hops` has one candidate
+        # distance): no per-(node, column) work for a phase's first hop
+        x = st_node[far]
+        sw = hx.lone_switch[x]
+        ep = sw >= 0
+        if ep.any():
+            fe, xe = far[ep], x[ep]
+            reach = to.col_dist(fab.switch_pos[sw[ep]], to.dst_col[st_f[fe]]) < _INF
+            lo[fe] = np.where(reach, len(ordered_arc) + hx.sw_ptr[xe], 0)
+            n[fe] = np.where(reach, hx.sw_ptr[xe + 1] - hx.sw_ptr[xe], 0)
+            far = far[~ep]
+    extra = _EMPTY
+    if len(far):
+        keys, inv = np.unique(st_node[far] * ncol + to.dst_col[st_f[far]], return_inverse=True)
+        k_lo, k_n, k_arcs = _next_hops(fab, keys // ncol, keys % ncol, to.col_dist)
+        lo[far] = k_lo[inv] + len(hx.base)
+        n[far] = k_n[inv]
+        extra = k_arcs
+    return lo, n, extra
+
+
+def _incidence(fab: Fabric, out_f: list, out_a: list, out_m: list, routing: str
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The walk's (flow, arc, share) steps in (flow, arc) order, the repeated pairs of split flows
+    merged (an ECMP flow takes each arc of its path once, with its whole rate: sorting is all it
+    needs)."""
     flow = np.concatenate(out_f) if out_f else _EMPTY
     arc = np.concatenate(out_a) if out_a else _EMPTY
     share = np.concatenate(out_m) if out_m else np.zeros(0)
     if len(flow):
-        # in (flow, arc) order; merge repeated pairs of split flows (an ECMP flow takes each arc
-        # of its path once, with its whole rate: sorting is all it needs)
         key = flow * len(fab.arc_src) + arc
         if routing == "ecmp":
             uk = np.sort(key)
@@ -709,8 +717,7 @@ def _route(fab: Fabric, src: np.ndarray, dst: np.ndarray, routing: str, seed: in
             uk, inv = np.unique(key, return_inverse=True)
             share = np.bincount(inv, weights=share)
         flow, arc = uk // len(fab.arc_src), uk % len(fab.arc_src)
-    routed &= src != dst
-    return Routes(flow, arc, share, routed, hops)
+    return flow, arc, share
 
 
 def _take(base: np.ndarray, extra: np.ndarray, at: np.ndarray) -> np.ndarray:

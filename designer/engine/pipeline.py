@@ -17,12 +17,11 @@ sharing costs it.
 
 from __future__ import annotations
 
-import gc
 import math
 from array import array
 from dataclasses import dataclass, replace
 from operator import attrgetter
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -33,6 +32,7 @@ from designer.engine import network as net
 from designer.engine import resources_adapter
 from designer.engine import timing
 from designer.engine import traffic as tr
+from designer.engine.cache import EngineCache
 from designer.engine.placement import (Placement, attached_all, components_by_kind, job_servers, place, place_jobs,
                                       servers_of)
 from designer.engine.result import CollectiveResult, LinkResults, Result
@@ -41,6 +41,7 @@ from designer.engine.workload import (DEFAULT_DATASET_SAMPLES, Workload, bubble_
                                       shrunk_ep_warning,
                                       training_time_s)
 from designer.errors import UsageError
+from designer.gcpause import collector_paused
 from designer.topology.design import SCENARIO_CHOICES, SCENARIO_SPEC
 from designer.topology.validation import Resolver
 
@@ -115,6 +116,12 @@ class _Phase:
     routes: net.Routes | None = None
     sol: net.Solution | None = None
     idx_src: np.ndarray | None = None
+
+    def solved(self) -> tuple[net.Routes, net.Solution]:
+        """Routes and rates of a phase :func:`_solve_phase` has solved."""
+        if self.routes is None or self.sol is None:
+            raise RuntimeError(f"the {self.name} phase has not been solved")
+        return self.routes, self.sol
 
 
 def _solve_phase(fab: net.Fabric, cap: np.ndarray, ph: _Phase, routing: str, seed: int) -> None:
@@ -264,12 +271,13 @@ def _group_shape(pl: Placement, dim: str, ph: _Phase | None, topology, catalog,
     info: dict[str, Any] = {}
     shape = dict(ranks=ranks, nodes=nodes, nvlink_GBps=nvlink, pcie_gen=srv0.pcie_gen,
                  nvswitch=srv0.nvswitch, nvls=nvls)
-    if nodes > 1 and ph is not None and ph.sol is not None:
+    if nodes > 1 and ph is not None and ph.sol is not None and fab is not None:
+        routes, sol = ph.solved()
         mask = ph.flows.group >= 0
         if job is not None:
             mask &= ph.flows.job == job
         grp = ph.flows.group[mask]
-        rate = ph.sol.rate_GBps[mask]
+        rate = sol.rate_GBps[mask]
         per_group = np.full(len(groups), np.inf)
         np.minimum.at(per_group, grp, rate)
         worst = int(np.argmin(per_group))
@@ -280,8 +288,8 @@ def _group_shape(pl: Placement, dim: str, ph: _Phase | None, topology, catalog,
         # switches the group's flows cross: SHARP capability, depth, latency
         on = np.zeros(len(mask), dtype=bool)
         on[fl] = True
-        on = on[ph.routes.flow]  # the entries of the group's flows
-        heads = net.sorted_unique(fab.arc_dst[ph.routes.arc[on]])
+        on = on[routes.flow]  # the entries of the group's flows
+        heads = net.sorted_unique(fab.arc_dst[routes.arc[on]])
         heads = heads[fab.is_switch[heads]]
         sw = [fab.nodes[h] for h in heads]
         resolve = Resolver(catalog)  # once per switch model and overrides
@@ -293,14 +301,14 @@ def _group_shape(pl: Placement, dim: str, ph: _Phase | None, topology, catalog,
         if sharp:
             info.update(_sharp_trees(ph, mask, heads, sw, figs, fab, topology, pl.group_job(dim)))
             sharp = "sharp_switch" not in info
-        depth = max(1, math.ceil((int(ph.routes.hops[fl].max()) - 1) / 2)) if len(fl) else 1
+        depth = max(1, math.ceil((int(routes.hops[fl].max()) - 1) / 2)) if len(fl) else 1
         lat = max((float(f.get("latency_ns") or 0) for f in figs), default=500.0) / 1000.0
         shape.update(net_GBps=float(per_group[worst]) * coll.NET_EFFICIENCY, net_line_GBps=line,
                      nics_per_node=max(1, nics), sharp=sharp, tree_depth=depth, switch_latency_us=lat)
         info.update(worst_rate_GBps=float(per_group[worst]), line_GBps=line,
                     median_rate_GBps=_median(per_group[np.isfinite(per_group)]),
-                    bottleneck_arc=int(ph.sol.bottleneck_arc[fl[np.argmin(ph.sol.rate_GBps[fl])]]),
-                    hops=int(ph.routes.hops[fl].max()) if len(fl) else 0,
+                    bottleneck_arc=int(sol.bottleneck_arc[fl[np.argmin(sol.rate_GBps[fl])]]),
+                    hops=int(routes.hops[fl].max()) if len(fl) else 0,
                     worst_group=worst, worst_job=int(pl.group_job(dim)[worst]))
     return coll.GroupShape(**shape), info
 
@@ -316,6 +324,7 @@ def sharp_transport_problem(design, catalog, scen: dict[str, Any], servers: list
     topo = design.topology
     rdma_of: dict[tuple, bool] = {}
     per_server = scen.get("per_server") or {}
+    adapters_of: Callable[[Any], Any]
     if all(getattr(s, "adapters", None) is not None for s in servers):
         adapters_of = _adapters  # servers_of found them already
     else:
@@ -358,10 +367,11 @@ def _sharp_trees(ph: _Phase, mask: np.ndarray, heads: np.ndarray, names: list[st
     SHARP Rev 3.13 General Information: Quantum runs one active tree per switch, Quantum-2 one
     per port). Storage reads need none. Names the switch most over its limit, if any, and how
     many jobs (``group_job``: job of each group) those groups belong to."""
-    on = mask[ph.routes.flow]
-    grp = ph.flows.group[ph.routes.flow[on]]
+    routes = ph.solved()[0]
+    on = mask[routes.flow]
+    grp = ph.flows.group[routes.flow[on]]
     width = int(grp.max()) + 1 if len(grp) else 1
-    dst = fab.arc_dst[ph.routes.arc[on]]
+    dst = fab.arc_dst[routes.arc[on]]
     at_head = np.zeros(len(fab.nodes), dtype=bool)
     at_head[heads] = True
     keep = at_head[dst]  # only the switches asked about are counted
@@ -433,23 +443,11 @@ class _Outcome:
 
 
 def run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int | None = None,
-        **overrides: Any) -> Result:
-    """:func:`_run` with Python's cycle collector paused: a big design is millions of objects, and
-    every full collection the engine's own allocations set off walks all of them (about a third
-    of a 131k-GPU solve); the engine makes no reference cycles that need collecting meanwhile."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return _run(design, catalog, scenario=scenario, seed=seed, **overrides)
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def _run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int | None = None,
-         **overrides: Any) -> Result:
+        cache: EngineCache | None = None, **overrides: Any) -> Result:
     """Run every stage for ``design`` and return the Result (see module docstring). ``seed``
-    None: the design's scenario seed (:func:`design_seed`).
+    None: the design's scenario seed (:func:`design_seed`). ``cache``: the caller's
+    :class:`~designer.engine.cache.EngineCache` (the fabric and its routes of an earlier run of
+    the same structure are reused); None: nothing is kept after the run.
 
     Several jobs (``scenario.tenants`` = T > 1; servers split as ``placement.place_jobs`` says):
     every job's traffic is solved together (links, ``Result.links``, are the fabric's) and the
@@ -460,42 +458,68 @@ def _run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int |
     and its power and energy: its servers' plus 1/T of the switches' and storage systems', so the
     whole machine uses about T times that (exactly T times when all servers are alike).
     ``Result.tenants`` compares the slowest job with itself alone on the fabric.
+
+    Python's cycle collector is paused meanwhile (``designer.gcpause``): a big design is millions
+    of objects, and every full collection the engine's own allocations set off walks all of them
+    (about a third of a 131k-GPU solve); the engine makes no reference cycles that need
+    collecting meanwhile.
     """
+    with collector_paused():
+        # the stages in a call of their own: their temporaries are freed when it returns, before
+        # the collector is back on (it would otherwise walk them all in its first pass)
+        return _run(design, catalog, scenario, seed, cache, overrides)
+
+
+def _run(design, catalog, scenario: dict[str, Any] | None, seed: int | None, cache: EngineCache | None,
+         overrides: dict[str, Any]) -> Result:
+    """:func:`run`'s stages: set-up, every job together, then the slowest job alone on the same
+    routes, and the Result."""
     scen = {**design.scenario, **(scenario or {})}
     check_scenario(scen)
     seed = design_seed(design, seed, scenario)
+    setup = _setup(design, catalog, scen, seed, net.fabric_of(design.topology, cache), overrides)
+    r = setup.run
+    shared = _evaluate(r, setup.pl, _network(r, setup.pl))
+    solo = (_evaluate(r, setup.pl, _alone(shared.phases, shared.job, r.cap), job=shared.job)
+            if setup.jobs > 1 else None)
+    return _result(setup, shared, solo)
+
+
+@dataclass
+class _Setup:
+    """What :func:`_setup` makes: the shared inputs of the stages after placement, the stacked
+    placement of every job and the warnings so far."""
+
+    run: _Run
+    pl: Placement
+    jobs: int
+    how: str  #: ``scenario.tenant_placement``
+    split: list[np.ndarray]  #: each job's servers
+    gpu: dict[str, Any]  #: the first server's GPU figures
+    warnings: list[str]
+
+
+def _setup(design, catalog, scen: dict[str, Any], seed: int, fab: net.Fabric,
+           overrides: dict[str, Any]) -> _Setup:
+    """Servers, the workload of one job, the placement of every job, compute, traffic volumes and
+    the storage reads: everything the network stage and the evaluations take."""
     topo = design.topology
-    fab = net.fabric_of(topo)
     kinds = components_by_kind(topo)
     servers = servers_of(design, catalog, fab, kinds)
     if not servers:
         raise UsageError("the design has no GPU server; add one before running the engine")
-
-    # --- jobs and placement
     jobs, how = int(scen.get("tenants", 1)), scen.get("tenant_placement", "packed")
     split = job_servers(len(servers), jobs, how)
-    server_gpus = np.fromiter(map(_gpus, servers), dtype=np.int64, count=len(servers))
-    job_gpus = min(int(server_gpus[idx].sum()) for idx in split)
-    gpu = servers[0].gpu
-    domain = int(np.minimum(np.fromiter(map(_nvlink_domain, servers), dtype=np.int64, count=len(servers)),
-                            server_gpus).min())
-    try:
-        w = resolve_workload(design, catalog, job_gpus, gpu, overrides, domain)
-        ep_note = shrunk_ep_warning(workload_data(design, catalog, overrides), w)
-    except UsageError as exc:
-        if jobs == 1:
-            raise
-        raise UsageError(f"{exc} (scenario tenants {jobs}: each job runs the workload on "
-                         f"{len(split[0])} servers, {job_gpus} GPUs)") from None
+    w, ep_note, job_gpus, domain = _job_workload(design, catalog, servers, split, overrides)
     pl = place_jobs(w, servers, overrides.get("placement") or design.workload.get("placement"), jobs, how)
     pl.groups.update(tr.derived_groups(pl, w))
     warnings = _placement_warnings(w, pl, servers, split, job_gpus, domain)
     if ep_note:
         warnings.append(ep_note)
-    ct = compute(w, gpu)
+    ct = compute(w, servers[0].gpu)
+    _check_finite("the compute stage's micro-batch time", ct.micro_batch_s)
     vol = tr.volumes(w)
-
-    # --- storage reads: the global batch's bytes every iteration. The storage flows of the network
+    # storage reads: the global batch's bytes every iteration. The storage flows of the network
     # phases ask for them at the compute-only pace (the fastest the GPUs could consume them); the
     # demand reported is per iteration of the steady state (resources stage)
     read_GB = w.global_batch * w.bytes_per_sample / 1e9
@@ -505,24 +529,90 @@ def _run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int |
     job_servers_used = len(net.sorted_unique(pl.server[pl.job == 0]))
     stor = tr.storage_flows(pl, read_GB / compute_only / job_servers_used)
     used = [servers[i] for i in net.sorted_unique(pl.server).tolist()]
-    r = _Run(design, catalog, scen, seed, fab, usable_capacity_GBps(fab, topo, scen), w, ct, vol, stor, read_GB,
-             servers, sharp_transport_problem(design, catalog, scen, used), kinds)
+    r = _Run(design=design, catalog=catalog, scen=scen, seed=seed, fab=fab,
+             cap=usable_capacity_GBps(fab, topo, scen), w=w, ct=ct, vol=vol, stor=stor, read_GB=read_GB,
+             servers=servers, no_sharp=sharp_transport_problem(design, catalog, scen, used), kinds=kinds)
+    return _Setup(run=r, pl=pl, jobs=jobs, how=how, split=split, gpu=servers[0].gpu, warnings=warnings)
 
-    # --- every job together, then the slowest one alone on the same routes
-    shared = _evaluate(r, pl, _network(r, pl))
-    solo = _evaluate(r, pl, _alone(shared.phases, shared.job, r.cap), job=shared.job) if jobs > 1 else None
-    iteration, rep = shared.iteration, shared.rep
+
+def _job_workload(design, catalog, servers: list, split: list[np.ndarray], overrides: dict[str, Any]
+                  ) -> tuple[Workload, str | None, int, int]:
+    """The workload resolved for one job's GPUs (the smallest job's), the note when its expert
+    parallelism was shrunk to fit, that job's GPUs and the smallest NVLink domain of a server."""
+    jobs = len(split)
+    server_gpus = np.fromiter(map(_gpus, servers), dtype=np.int64, count=len(servers))
+    job_gpus = min(int(server_gpus[idx].sum()) for idx in split)
+    domain = int(np.minimum(np.fromiter(map(_nvlink_domain, servers), dtype=np.int64, count=len(servers)),
+                            server_gpus).min())
+    try:
+        w = resolve_workload(design, catalog, job_gpus, servers[0].gpu, overrides, domain)
+        ep_note = shrunk_ep_warning(workload_data(design, catalog, overrides), w)
+    except UsageError as exc:
+        if jobs == 1:
+            raise
+        raise UsageError(f"{exc} (scenario tenants {jobs}: each job runs the workload on "
+                         f"{len(split[0])} servers, {job_gpus} GPUs)") from None
+    return w, ep_note, job_gpus, domain
+
+
+def _check_finite(what: str, value: float, inputs: str = "") -> None:
+    """Refuse a figure that is not a finite number where it is made (NaN or infinity from
+    extreme inputs would otherwise reach every figure after it and print as a result, exit 0).
+    ``inputs``: the inputs it was made from, for the message."""
+    if not math.isfinite(value):
+        made = f" from {inputs}" if inputs else ""
+        raise UsageError(f"{what} came out as {value}{made}: a workload or scenario value is too "
+                         f"extreme (check tokens, seq_len, batch sizes, tflops_per_gpu and the "
+                         f"hardware figures overridden in the design)")
+
+
+def _result(setup: _Setup, shared: _Outcome, solo: _Outcome | None) -> Result:
+    """The Result of the evaluations: throughput, training time, memory, links, power, energy,
+    warnings and the bottleneck sentences."""
+    r, w, ct, rep = setup.run, setup.run.w, setup.run.ct, shared.rep
+    iteration = shared.iteration
+    _check_finite("the iteration time", iteration, f"a micro-batch of {ct.micro_batch_s:g} s")
+    warnings = setup.warnings
     warnings.extend(rep.warnings)
     if rep.storage.checkpoint_write_s is None:
         warnings.append("no storage in the design: checkpoints are not written (checkpoint_write_s "
                         "is None); add a storage system to model them")
+    rate = _throughput(w, ct, iteration, warnings)
+    _check_finite("the training time", rate["train_s"],
+                  f"{w.tokens:g} tokens at {w.tflops_per_gpu:g} TFLOP/s per GPU" if w.tflops_per_gpu > 0
+                  and w.kind == "transformer" else f"{w.training_samples:g} samples at "
+                  f"{rate['samples_per_s']:g} samples/s")
+    mem_GB = memory_per_gpu_GB(w)
+    cap_GB = float(setup.gpu.get("memory_GB") or 0.0)
+    if mem_GB is not None and cap_GB > 0 and mem_GB > cap_GB:
+        warnings.append(memory_warning(w, mem_GB, model_state_GB(w) or 0.0, cap_GB))
+    topo = r.design.topology
+    resources = rep.to_dict()
+    result = Result(
+        iteration_time_s=iteration, breakdown_s=shared.breakdown, tflops_per_gpu=rate["tflops"],
+        mfu=rate["mfu"], percent_of_peak=100.0 * rate["tflops"] / ct.peak_tflops,
+        tokens_per_s=rate["tokens_per_s"], samples_per_s=rate["samples_per_s"], memory_per_gpu_GB=mem_GB,
+        training_time_days=rate["train_s"] / 86400.0, gpus=w.gpus, parameters=rate["params"],
+        workload=w.to_dict(), placement=setup.pl.only(shared.job).summary(), collectives=shared.colls,
+        links=_link_results(r.fab, topo, shared.phases), bottlenecks=[], storage=shared.storage,
+        resources=resources, warnings=warnings, host_cpu=resources["host_cpu"], dpu=rep.dpu,
+        power_W=rep.energy.power_W, energy_kwh=energy.kwh(rep.energy.power_W["total"], rate["train_s"]),
+        tenants=_tenants(setup.jobs, setup.how, setup.split, len(r.servers), shared, solo))
+    from designer.engine.bottlenecks import explain
+    result.bottlenecks = explain(result, w, r.fab, topo, shared.phases, shared.shapes, shared.infos, rep,
+                                 alone_infos=solo.infos if solo else None, catalog=r.catalog)
+    return result
 
-    # --- throughput
-    # TFLOP/s count the recomputed forward pass (Narayanan et al. SC'21 eq. 3); MFU counts only the
-    # model's own FLOPs, without recomputation (Chowdhery et al. 2023, App. B)
-    F = model_flops_per_iteration(w)
+
+def _throughput(w: Workload, ct: Any, iteration: float, warnings: list[str]) -> dict[str, float]:
+    """TFLOP/s and MFU per GPU, samples and tokens per second, parameters and training time.
+
+    TFLOP/s count the recomputed forward pass (Narayanan et al. SC'21 eq. 3); MFU counts only the
+    model's own FLOPs, without recomputation (Chowdhery et al. 2023, App. B). Training time: the
+    token budget at the GPUs' sustained TFLOP/s when the workload gives one
+    (``workload.training_time_s``), else the training samples at the engine's sample rate."""
     n = w.gpus
-    tflops = F / (iteration * n) / 1e12
+    tflops = model_flops_per_iteration(w) / (iteration * n) / 1e12
     mfu = model_flops_per_iteration(w, recompute=False) / (iteration * n * ct.peak_tflops * 1e12)
     samples_per_s = w.global_batch / iteration
     tokens_per_s = samples_per_s * w.seq_len if w.kind == "transformer" else 0.0
@@ -538,25 +628,8 @@ def _run(design, catalog, *, scenario: dict[str, Any] | None = None, seed: int |
         if P <= 0:
             warnings.append("the vision workload gives no parameter count (params): no gradient "
                             "all-reduce, checkpoint or GPU memory is modelled")
-    mem_GB = memory_per_gpu_GB(w)
-    cap_GB = float(gpu.get("memory_GB") or 0.0)
-    if mem_GB is not None and cap_GB > 0 and mem_GB > cap_GB:
-        warnings.append(memory_warning(w, mem_GB, model_state_GB(w) or 0.0, cap_GB))
-    links = _link_results(fab, topo, shared.phases)
-    resources = rep.to_dict()
-    result = Result(
-        iteration_time_s=iteration, breakdown_s=shared.breakdown, tflops_per_gpu=tflops, mfu=mfu,
-        percent_of_peak=100.0 * tflops / ct.peak_tflops, tokens_per_s=tokens_per_s,
-        samples_per_s=samples_per_s, memory_per_gpu_GB=mem_GB,
-        training_time_days=train_s / 86400.0, gpus=n, parameters=P, workload=w.to_dict(),
-        placement=pl.only(shared.job).summary(), collectives=shared.colls, links=links, bottlenecks=[],
-        storage=shared.storage, resources=resources, warnings=warnings, host_cpu=resources["host_cpu"],
-        dpu=rep.dpu, power_W=rep.energy.power_W, energy_kwh=energy.kwh(rep.energy.power_W["total"], train_s),
-        tenants=_tenants(jobs, how, split, len(servers), shared, solo))
-    from designer.engine.bottlenecks import explain
-    result.bottlenecks = explain(result, w, fab, topo, shared.phases, shared.shapes, shared.infos, rep,
-                                 alone_infos=solo.infos if solo else None, catalog=catalog)
-    return result
+    return {"tflops": tflops, "mfu": mfu, "samples_per_s": samples_per_s, "tokens_per_s": tokens_per_s,
+            "params": P, "train_s": train_s}
 
 
 def _placement_warnings(w: Workload, pl: Placement, servers: list, split: list[np.ndarray],
@@ -618,8 +691,9 @@ def _alone(phases: dict[str, _Phase], job: int, cap: np.ndarray) -> dict[str, _P
     out = {}
     for name, ph in phases.items():
         demand = np.where(ph.flows.job == job, ph.flows.demand, 0.0)
-        out[name] = _Phase(name, replace(ph.flows, demand=demand), ph.routes,
-                           net.max_min(ph.routes, cap, demand), ph.idx_src)
+        routes = ph.solved()[0]
+        out[name] = _Phase(name, replace(ph.flows, demand=demand), routes,
+                           net.max_min(routes, cap, demand), ph.idx_src)
     return out
 
 
@@ -652,7 +726,8 @@ def _evaluate(r: _Run, pl: Placement, phases: dict[str, _Phase], job: int | None
                    read_achieved_GBps=rep.storage.read_achieved_GBps,
                    checkpoint_GB=rep.storage.checkpoint_GB,
                    checkpoint_write_s=rep.storage.checkpoint_write_s)
-    return _Outcome(k, phases, shapes, infos, colls, breakdown, rep.iteration_s, rep, storage)
+    return _Outcome(job=k, phases=phases, shapes=shapes, infos=infos, colls=colls, breakdown=breakdown,
+                    iteration=rep.iteration_s, rep=rep, storage=storage)
 
 
 def _storage_rates(r: _Run, phases: dict[str, _Phase], job: int, others: bool
@@ -683,21 +758,23 @@ def _storage_rates(r: _Run, phases: dict[str, _Phase], job: int, others: bool
         sph = phases.get("dp") or phases["storage"]
         is_st = sph.flows.group < 0
         my_st = is_st & (sph.flows.job == job)
-        storage["read_under_training_GBps"] = float(sph.sol.rate_GBps[my_st].sum())
+        s_routes, s_sol = sph.solved()
+        storage["read_under_training_GBps"] = float(s_sol.rate_GBps[my_st].sum())
         solo = _Phase("storage alone", stor)
         _solve_phase(r.fab, r.cap, solo, r.scen.get("routing", "ecmp"), r.seed)
-        storage["read_alone_GBps"] = float(solo.sol.rate_GBps[mine].sum())
+        solo_routes, solo_sol = solo.solved()
+        storage["read_alone_GBps"] = float(solo_sol.rate_GBps[mine].sum())
         owner = {e: s.id for s in r.servers for e in s.endpoints}
         writers = mine if not others else np.ones(len(mine), dtype=bool)
-        elastic = net.max_min(solo.routes, r.cap, np.where(writers, np.inf, 0.0))
+        elastic = net.max_min(solo_routes, r.cap, np.where(writers, np.inf, 0.0))
         mine_dst = np.array(stor.dst, dtype=object)[mine]
-        for dst, rate, wrate in zip(mine_dst, solo.sol.rate_GBps[mine], elastic.rate_GBps[mine]):
+        for dst, rate, wrate in zip(mine_dst, solo_sol.rate_GBps[mine], elastic.rate_GBps[mine]):
             alone[owner[dst]] = alone.get(owner[dst], 0.0) + float(rate)
             write[owner[dst]] = write.get(owner[dst], 0.0) + float(wrate)
-        live = sph.flows.demand[sph.routes.flow] > 0
+        live = sph.flows.demand[s_routes.flow] > 0
         st_arcs = np.zeros(len(r.cap), dtype=bool)
-        st_arcs[sph.routes.arc[my_st[sph.routes.flow]]] = True
-        converged = bool(st_arcs[sph.routes.arc[~is_st[sph.routes.flow] & live]].any())
+        st_arcs[s_routes.arc[my_st[s_routes.flow]]] = True
+        converged = bool(st_arcs[s_routes.arc[~is_st[s_routes.flow] & live]].any())
     return storage, alone, converged, write
 
 
@@ -770,7 +847,7 @@ def _link_results(fab: net.Fabric, topo, phases: dict[str, _Phase]) -> LinkResul
     where = np.zeros(nl, dtype=np.int64)  # 0: no phase, k: the k-th phase
     names = [""]
     for name, ph in phases.items():
-        util = ph.sol.arc_utilization
+        util = ph.solved()[1].arc_utilization
         per_link = np.maximum(np.maximum(0.0, util[:nl]), util[nl:])
         better = per_link > best
         best[better] = per_link[better]
@@ -780,12 +857,13 @@ def _link_results(fab: net.Fabric, topo, phases: dict[str, _Phase]) -> LinkResul
 
 
 def group_shape_for(design, catalog, gpus: int | None = None, *,
-                    scenario: dict[str, Any] | None = None, seed: int | None = None) -> coll.GroupShape:
+                    scenario: dict[str, Any] | None = None, seed: int | None = None,
+                    cache: EngineCache | None = None) -> coll.GroupShape:
     """Communicator of the first ``gpus`` GPUs of the design (all by default), with the rail rate
     its per-rail rings get on the drawn fabric (for ``dpu-designer collective``)."""
     scen = {**design.scenario, **(scenario or {})}
     seed = design_seed(design, seed, scenario)
-    fab = net.fabric_of(design.topology)
+    fab = net.fabric_of(design.topology, cache)
     servers = servers_of(design, catalog, fab)
     total = sum(s.gpus for s in servers)
     if not servers:

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from itertools import chain
 from operator import attrgetter, itemgetter
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -78,30 +78,33 @@ def servers_of(design, catalog, fab: Fabric | None = None,
     if kinds is None:
         kinds = components_by_kind(topo)
     fab = fab or fabric_of(topo)
-    storage = [s.id for s in kinds.get("storage", ()) if fab.networks(s.id)]
-    storage_nets = frozenset().union(*(fab.networks(s) for s in storage))
-    reached: dict[frozenset[int], tuple[str, ...]] = {}  # storage networks -> systems on them
-    out = []
-    gpus: dict[str, dict[str, Any]] = {}  # one entry per GPU model, shared by its servers
-    figures: dict[str, dict[str, Any]] = {}  # one resolve per server model without overrides
     servers = kinds.get("gpu_server", [])
     adapters = [c for k in ATTACHABLE for c in kinds.get(k, ())]
-    adapters_of = _by_parent({s.id for s in servers}, adapters)
-    networks = fab.networks
-    front = _frontend_networks(kinds.get("switch", ()), catalog, fab)
-    plans: dict[tuple, _Plan] = {}  # networks of a server's adapters and its own -> which are what
-    parts: dict[str, tuple] = {}  # server model without overrides -> its figures below
+    kids_of, names_of, numbers, alike = _adapters_read(servers, _by_parent({s.id for s in servers}, adapters))
+    _check_adapter_models(topo, catalog, kinds, servers, adapters, kids_of, alike)
+    # the networks of every endpoint at once: node indices by the ids' addresses
+    # (Fabric.node_indices), then a gather from the fabric's table of every node's networks
+    table = np.empty(len(fab.nodes) + 1, dtype=object)
+    table[:-1] = _node_networks(fab)
+    table[-1] = frozenset()  # not a node of the fabric: no network
+    sets_of = table[fab.node_indices(list(chain.from_iterable(names_of)))].tolist()
+    return _server_infos(servers, kids_of, names_of, numbers, sets_of, catalog, fab, kinds)
+
+
+def _adapters_read(servers: list, adapters_of: dict[str, list]
+                   ) -> tuple[list, list[list[str]], list[int], dict[tuple, int]]:
+    """What each server's adapters give, read together while they are at hand: their slot order
+    (``attached_all``'s), the endpoint ids (adapters, then the server) and the number of the
+    servers alike (:func:`alike_key`); and those keys with their numbers."""
     alike: dict[tuple, int] = {}  # alike_key -> its number
-    new, append, no_kids = object.__new__, out.append, ()
-    # first what each server's adapters give, read together while they are at hand: their slot
-    # order (attached_all's), endpoint ids (adapters, then the server) and the key of servers alike
+    no_kids: tuple = ()
     kids_of, names_of, numbers = [], [], []
     for srv in servers:
-        kids = adapters_of.get(srv.id)
-        if kids is None:
-            kids = no_kids
-        else:
-            _slot_sort(kids)
+        found = adapters_of.get(srv.id)
+        kids: Sequence[Any] = no_kids
+        if found is not None:
+            _slot_sort(found)
+            kids = found
         names = [c.id for c in kids]
         names.append(srv.id)
         key = alike_key(srv, kids)
@@ -111,8 +114,13 @@ def servers_of(design, catalog, fab: Fabric | None = None,
         kids_of.append(kids)
         names_of.append(names)
         numbers.append(number)
-    # every model is in the catalog: the servers' adapters' models are in the keys of the
-    # servers alike (a handful), so only adapters on no server are read again for theirs
+    return kids_of, names_of, numbers, alike
+
+
+def _check_adapter_models(topo, catalog, kinds: dict[str, list], servers: list, adapters: list,
+                          kids_of: list, alike: dict[tuple, int]) -> None:
+    """Every model is in the catalog (``check_models``): the servers' adapters' models are in
+    the keys of the servers alike (a handful), so only adapters on no server are read again."""
     models: dict[str, set[str]] = {k: set() for k in ATTACHABLE if k in kinds}
     for key in alike:
         for kind, model in zip(key[2], key[3]):
@@ -123,26 +131,26 @@ def servers_of(design, catalog, fab: Fabric | None = None,
             if c.parent not in ids:
                 models[c.kind].add(c.model)
     check_models(topo, catalog, kinds, models)
-    # the networks of every endpoint at once: node indices by the ids' addresses
-    # (Fabric.node_indices), then a gather from the fabric's table of every node's networks
-    every = list(chain.from_iterable(names_of))
-    table = np.empty(len(fab.nodes) + 1, dtype=object)
-    table[:-1] = _node_networks(fab)
-    table[-1] = frozenset()  # not a node of the fabric: no network
-    sets_of = table[fab.node_indices(every)].tolist()
+
+
+def _server_infos(servers: list, kids_of: list, names_of: list[list[str]], numbers: list[int],
+                  sets_of: list, catalog, fab: Fabric, kinds: dict[str, list]) -> list[ServerInfo]:
+    """The ServerInfo of each server from its endpoints' networks (``sets_of``, all endpoints in
+    ``names_of`` order): the figures of a server model without overrides and the plan of a set
+    of endpoint networks (which endpoints are rails, which storage ports) are made once and
+    shared by the servers alike."""
+    storage = [s.id for s in kinds.get("storage", ()) if fab.networks(s.id)]
+    storage_nets = frozenset().union(*(fab.networks(s) for s in storage))
+    reached: dict[frozenset[int], tuple[str, ...]] = {}  # storage networks -> systems on them
+    front = _frontend_networks(kinds.get("switch", ()), catalog, fab)
+    plans: dict[tuple, _Plan] = {}  # networks of a server's adapters and its own -> which are what
+    figures = _ServerFigures(catalog)
+    networks, new = fab.networks, object.__new__
+    out: list[ServerInfo] = []
+    append = out.append
     end = 0
     for srv, kids, names, number in zip(servers, kids_of, names_of, numbers):
-        fig = None if srv.props else parts.get(srv.model)
-        if fig is None:
-            if srv.props:
-                f = catalog.resolve(srv)
-            else:
-                f = figures.get(srv.model) or figures.setdefault(srv.model, catalog.resolve(srv))
-            gpu = gpus.get(f["gpu_model"]) or gpus.setdefault(f["gpu_model"], catalog.get("gpu", f["gpu_model"]))
-            fig = (int(f["gpu_count"]), gpu, int(f["nvlink_domain"]), bool(f["nvswitch"]),
-                   int(f.get("pcie_gen", 5)))
-            if not srv.props:
-                parts[srv.model] = fig
+        fig = figures.of(srv)
         start, end = end, end + len(names)
         sets = tuple(sets_of[start:end])
         plan = plans.get(sets)
@@ -158,6 +166,34 @@ def servers_of(design, catalog, fab: Fabric | None = None,
                                                 dict(zip(rails, plan.rail_sets)), tuple(kids), number)))
         append(info)
     return out
+
+
+class _ServerFigures:
+    """A server's GPU count, GPU figures, NVLink domain, NVSwitch and PCIe generation: resolved
+    once per server model without overrides, and per server with overrides (one catalog entry
+    per GPU model, shared)."""
+
+    def __init__(self, catalog) -> None:
+        self.catalog = catalog
+        self.gpus: dict[str, dict[str, Any]] = {}  # one entry per GPU model, shared by its servers
+        self.figures: dict[str, dict[str, Any]] = {}  # one resolve per server model without overrides
+        self.parts: dict[str, tuple] = {}  # server model without overrides -> its figures below
+
+    def of(self, srv) -> tuple:
+        fig = None if srv.props else self.parts.get(srv.model)
+        if fig is not None:
+            return fig
+        catalog = self.catalog
+        if srv.props:
+            f = catalog.resolve(srv)
+        else:
+            f = self.figures.get(srv.model) or self.figures.setdefault(srv.model, catalog.resolve(srv))
+        gpu = self.gpus.get(f["gpu_model"]) or self.gpus.setdefault(f["gpu_model"],
+                                                                    catalog.get("gpu", f["gpu_model"]))
+        fig = (int(f["gpu_count"]), gpu, int(f["nvlink_domain"]), bool(f["nvswitch"]), int(f.get("pcie_gen", 5)))
+        if not srv.props:
+            self.parts[srv.model] = fig
+        return fig
 
 
 _INFO_FIELDS = tuple(f.name for f in fields(ServerInfo))
@@ -348,10 +384,10 @@ def _first_unknown_model(topology, catalog) -> None:
             _check_model(catalog, c, key)
             seen.add(key)
         if c.kind == "gpu_server":
-            key = ("server parts", c.model, c.props.get("gpu_model"), c.props.get("cpu_model"))
-            if key not in seen:
-                _check_model(catalog, c, key)
-                seen.add(key)
+            parts = ("server parts", c.model, c.props.get("gpu_model"), c.props.get("cpu_model"))
+            if parts not in seen:
+                _check_model(catalog, c, parts)
+                seen.add(parts)
 
 
 def _check_model(catalog, c, key: tuple) -> None:
@@ -434,7 +470,7 @@ class Placement:
     servers: list[ServerInfo]
     groups: dict[str, np.ndarray]  #: "tp"/"pp"/"dp" -> (groups, size) array of ranks
     #: job of each rank (0 … jobs − 1; None: all ranks are job 0)
-    job: np.ndarray | None = None
+    job: np.ndarray = None  # type: ignore[assignment]  # None: all ranks in job 0 (__post_init__)
     _endpoints: np.ndarray | None = field(default=None, init=False, repr=False)
     _networks: dict[str, frozenset[int]] | None = field(default=None, init=False, repr=False)
     _rails: "RailTable | None" = field(default=None, init=False, repr=False)
@@ -466,7 +502,7 @@ class Placement:
         """Networks a rail of any server is linked into (empty for anything else)."""
         if self._networks is None:
             self._networks = {e: n for s in self.servers for e, n in s.networks.items()}
-        return self._networks.get(endpoint, frozenset())
+        return self._networks.get(endpoint, frozenset()) if endpoint is not None else frozenset()
 
     def endpoint(self, ranks: np.ndarray) -> list[str | None]:
         """Network endpoint id of each rank's GPU (None if its server has no network link)."""

@@ -35,9 +35,10 @@ import math
 import time
 from collections import Counter
 from dataclasses import dataclass, field, fields
-from typing import Any, Iterator
+from typing import Any, Callable, Generator, Iterator
 
 from designer.engine import collectives as coll
+from designer.engine.cache import EngineCache
 from designer.engine.workload import (MAX_LAYERLESS_CHUNKS, Workload, compute, from_dict, memory_per_gpu_GB,
                                       model_state_GB)
 from designer.errors import UsageError
@@ -186,12 +187,12 @@ def workload_data(design, catalog) -> dict[str, Any]:
     return pipeline.workload_data(design, catalog)
 
 
-def _job(design, catalog):
+def _job(design, catalog, cache: EngineCache):
     """Servers, GPUs of one job and the job's GPU figures, as ``pipeline.run`` sets them up."""
     from designer.engine import network as net
     from designer.engine.placement import job_servers, servers_of
 
-    servers = servers_of(design, catalog, net.fabric_of(design.topology))
+    servers = servers_of(design, catalog, net.fabric_of(design.topology, cache))
     if not servers:
         raise UsageError("the design has no GPU server; add one before searching for a layout")
     jobs = int((design.scenario or {}).get("tenants", 1) or 1)
@@ -224,8 +225,8 @@ def _layout_space(w0: Workload, pool: int, domain: int, names: set[str]) -> Iter
                     for mb in MICRO_BATCHES:
                         for v in (INTERLEAVES if pp > 1 else (1,)):
                             for rc, gran in rcs:
-                                lay = {"tp": tp, "pp": pp, "dp": dp, "micro_batch": mb,
-                                       "interleave": v, "recompute": rc}
+                                lay: dict[str, Any] = {"tp": tp, "pp": pp, "dp": dp, "micro_batch": mb,
+                                                       "interleave": v, "recompute": rc}
                                 if "cp" in names:
                                     lay["cp"] = cp
                                 if "ep" in names:
@@ -289,17 +290,73 @@ def _estimate(w: Workload, gpu: dict[str, Any], shapes: dict[str, coll.GroupShap
         return w.micro_batches * ct.micro_batch_s + bubble_s(w, ct.micro_batch_s)
 
 
-def search_steps(design, catalog, *, top: int = 5, evaluate: int | None = None,
-                 seed: int | None = None) -> Iterator[tuple]:
-    """The search (module docstring) as a generator: ``("progress", stage, done, total)`` with
-    stage "estimate" or "engine", then ``("result", PlanResult)``."""
-    from designer.engine import pipeline
-    from designer.engine.placement import place
+@dataclass
+class _Space:
+    """What the search knows before it estimates: the job's servers and GPUs, the workload as the
+    design gives it (``w0``; ``refused``: why the design's own layout is illegal), the GPUs
+    searched (``pool``), the GPU memory, the design's layout and the shape inputs."""
 
+    servers: list
+    used: list  #: the first job's servers
+    job_gpus: int
+    gpu: dict[str, Any]
+    domain: int  #: the smallest NVLink domain of a server
+    data: dict[str, Any]  #: the design's workload dict
+    w0: Workload
+    refused: str | None
+    pool: int
+    cap: float  #: GPU memory (GB)
+    names: set[str]  #: the Workload's field names
+    current: dict[str, Any]  #: the design's layout
+    base: dict[str, Any]  #: the workload dict every layout is set on
+    line: float  #: the first rail's line rate (GB/s)
+    order: Any  #: the design's placement order
+    sharp: bool
+
+
+@dataclass
+class _Tally:
+    """What the estimate pass finds: layouts dropped (by reason, with an example each), the
+    layouts that fit, the uncongested shapes per placement, and the note on the design's own."""
+
+    current_note: str | None
+    dropped: Counter = field(default_factory=Counter)
+    examples: dict[str, str] = field(default_factory=dict)
+    fits: list[Candidate] = field(default_factory=list)
+    placements: dict[tuple, Any] = field(default_factory=dict)
+    searched: int = 0
+
+
+def search_steps(design, catalog, *, top: int = 5, evaluate: int | None = None,
+                 seed: int | None = None, cache: EngineCache | None = None) -> Iterator[tuple]:
+    """The search (module docstring) as a generator: ``("progress", stage, done, total)`` with
+    stage "estimate" or "engine", then ``("result", PlanResult)``. ``cache``: the caller's
+    :class:`~designer.engine.cache.EngineCache` (None: one for this search, shared by its runs)."""
     if top < 1:
         raise UsageError(f"--top must be 1 or more, got {top}")
     started = time.perf_counter()
-    servers, used, job_gpus = _job(design, catalog)
+    cache = cache if cache is not None else EngineCache()
+    sp = _space(design, catalog, cache)
+    tally = _Tally(current_note=(
+        f"the design's layout {layout_label({**sp.current, 'dp': sp.w0.dp})} is not among the "
+        f"layouts searched (all {sp.pool} GPUs, micro-batch {', '.join(map(str, MICRO_BATCHES))}, "
+        f"interleave {', '.join(map(str, INTERLEAVES))})"))
+    if sp.refused:
+        sp.current, tally.current_note = {}, f"the design's own layout is refused: {sp.refused}"
+    yield from _estimates(sp, tally)
+    if not tally.fits:
+        raise UsageError(_nothing_fits(tally.dropped, tally.examples, sp.pool, sp.cap))
+    tally.fits.sort(key=lambda c: c.estimate_s)
+    run = lambda cand: _run_engine(cand, design, catalog, sp.base, seed, tally, cache)  # noqa: E731
+    queue, mine, best = yield from _engine_runs(tally, top, evaluate, run)
+    yield ("result", _plan_result(sp, tally, queue, mine, best, top, time.perf_counter() - started))
+
+
+def _space(design, catalog, cache: EngineCache) -> _Space:
+    """The inputs of the search (see :class:`_Space`), or a refusal of the design."""
+    from designer.engine import pipeline
+
+    servers, used, job_gpus = _job(design, catalog, cache)
     gpu = servers[0].gpu
     domain = min(min(s.nvlink_domain, s.gpus) for s in servers)
     data = workload_data(design, catalog)
@@ -329,85 +386,90 @@ def search_steps(design, catalog, *, top: int = 5, evaluate: int | None = None,
     current = {k: getattr(w0, k) for k in LAYOUT_FIELDS if k in names}
     if not current.get("recompute"):
         current.pop("recompute_granularity", None)
-    base = {k: v for k, v in data.items() if k not in ("gpus",)}
-    srv = used[0]
-    line = _rail_line_GBps(design.topology, srv)
-    order = data.get("placement")
-    sharp = _sharp_possible(design, catalog, used)
+    return _Space(servers=servers, used=used, job_gpus=job_gpus, gpu=gpu, domain=domain, data=data, w0=w0,
+                  refused=refused, pool=pool, cap=cap, names=names, current=current,
+                  base={k: v for k, v in data.items() if k not in ("gpus",)},
+                  line=_rail_line_GBps(design.topology, used[0]), order=data.get("placement"),
+                  sharp=_sharp_possible(design, catalog, used))
 
-    dropped: Counter = Counter()
-    examples: dict[str, str] = {}
-    fits: list[Candidate] = []
-    placements: dict[tuple, Any] = {}
-    searched = 0
-    current_note = (f"the design's layout {layout_label({**current, 'dp': w0.dp})} is not among the "
-                    f"layouts searched (all {pool} GPUs, micro-batch {', '.join(map(str, MICRO_BATCHES))}, "
-                    f"interleave {', '.join(map(str, INTERLEAVES))})")
-    if refused:
-        current, current_note = {}, f"the design's own layout is refused: {refused}"
-    space = list(_layout_space(w0, pool, domain, names))
+
+def _estimates(sp: _Space, tally: _Tally) -> Iterator[tuple]:
+    """Every layout of the space: dropped with a reason (a cheap rule, the workload's own rules,
+    GPU memory) or estimated on uncongested shapes into ``tally.fits``; progress as it goes."""
+    space = list(_layout_space(sp.w0, sp.pool, sp.domain, sp.names))
     total = len(space)
     for i, lay in enumerate(space):
         if i % ESTIMATES_PER_STEP == 0:
             yield ("progress", "estimate", i, total)
-        searched += 1
-        why = _rule(w0, lay, domain)
-        w = None
-        if why is None:
-            try:
-                w = from_dict({**base, **lay}, job_gpus, gpu=gpu)
-            except UsageError as exc:
-                why = "rules"
-                examples.setdefault(why, f"{layout_label(lay)}: {str(exc).removeprefix('workload: ')}")
-        is_current = _same_layout(lay, current)
-        if why is not None:
-            dropped[why] += 1
-            if why not in examples:
-                examples[why] = layout_label(lay)
-            if is_current:
-                current_note = f"the design's layout {layout_label(lay)}: {REASONS[why]}"
-            continue
-        state, mem = model_state_GB(w), memory_per_gpu_GB(w)
-        if state is not None and mem is not None:
-            mem = max(mem, state)  # the whole never needs less than its model-state part
-        over = "model_state" if state is not None and state > cap else \
-            "memory" if mem is not None and mem > cap else None
-        if over:
-            need = state if over == "model_state" else mem
-            dropped[over] += 1
-            examples.setdefault(over, f"{layout_label(lay)}: {need:.0f} GB > {cap:g} GB")
-            if is_current:
-                current_note = (f"the design's layout {layout_label(lay)} needs {need:.0f} GB per "
-                                f"GPU, more than the {cap:g} GB it has ({REASONS[over]})")
-            continue
-        key = tuple(lay.get(k, 1) for k in ("tp", "cp", "pp", "dp", "ep"))
-        if key not in placements:
-            pl = place(w, used, order)
-            placements[key] = {d: _shape_of(pl, d, getattr(w, d, 1) if d != "dp" else _dp_size(w),
-                                            srv, line, sharp)
-                               for d in ("tp", "pp", "dp", "cp", "ep")}
-        est = _estimate(w, gpu, placements[key])
-        fits.append(Candidate(lay, mem, state, est, current=is_current, key=key))
+        tally.searched += 1
+        _estimate_one(sp, tally, lay)
     yield ("progress", "estimate", total, total)
 
-    if not fits:
-        raise UsageError(_nothing_fits(dropped, examples, pool, cap))
-    fits.sort(key=lambda c: c.estimate_s)
+
+def _estimate_one(sp: _Space, tally: _Tally, lay: dict[str, Any]) -> None:
+    """Drop layout ``lay`` (counted by reason) or add its estimate to ``tally.fits``."""
+    from designer.engine.placement import place
+
+    why = _rule(sp.w0, lay, sp.domain)
+    w = None
+    if why is None:
+        try:
+            w = from_dict({**sp.base, **lay}, sp.job_gpus, gpu=sp.gpu)
+        except UsageError as exc:
+            why = "rules"
+            tally.examples.setdefault(why, f"{layout_label(lay)}: {str(exc).removeprefix('workload: ')}")
+    is_current = _same_layout(lay, sp.current)
+    if why is not None or w is None:
+        why = why or "rules"
+        tally.dropped[why] += 1
+        if why not in tally.examples:
+            tally.examples[why] = layout_label(lay)
+        if is_current:
+            tally.current_note = f"the design's layout {layout_label(lay)}: {REASONS[why]}"
+        return
+    state, mem = model_state_GB(w), memory_per_gpu_GB(w)
+    if state is not None and mem is not None:
+        mem = max(mem, state)  # the whole never needs less than its model-state part
+    over = "model_state" if state is not None and state > sp.cap else \
+        "memory" if mem is not None and mem > sp.cap else None
+    if over:
+        need = state if over == "model_state" else mem
+        tally.dropped[over] += 1
+        tally.examples.setdefault(over, f"{layout_label(lay)}: {need:.0f} GB > {sp.cap:g} GB")
+        if is_current:
+            tally.current_note = (f"the design's layout {layout_label(lay)} needs {need:.0f} GB per "
+                                  f"GPU, more than the {sp.cap:g} GB it has ({REASONS[over]})")
+        return
+    key = tuple(lay.get(k, 1) for k in ("tp", "cp", "pp", "dp", "ep"))
+    if key not in tally.placements:
+        pl = place(w, sp.used, sp.order)
+        tally.placements[key] = {d: _shape_of(pl, d, getattr(w, d, 1) if d != "dp" else _dp_size(w),
+                                              sp.used[0], sp.line, sp.sharp)
+                                 for d in ("tp", "pp", "dp", "cp", "ep")}
+    est = _estimate(w, sp.gpu, tally.placements[key])
+    tally.fits.append(Candidate(lay, mem, state, est, current=is_current, key=key))
+
+
+def _engine_runs(tally: _Tally, top: int, evaluate: int | None, run: Callable[[Candidate], None]
+                 ) -> Generator[tuple, None, tuple[list[Candidate], Candidate | None, float]]:
+    """Run the engine (``run``) on the best estimates, one per placement first, then branch and
+    bound: the estimate never exceeds the engine's time for the same layout (same compute and
+    timing, no congestion, no resources stage), so a layout whose estimate is at or above the
+    best engine time cannot beat it; the others run, up to BOUND_RUNS x the evaluated number.
+    Returns the layouts run, the design's own layout (when it fits) and the best engine time."""
+    fits = tally.fits
     n_eval = max(evaluate if evaluate is not None else max(MIN_EVALUATED, top), 1)
     queue = _pick(fits, n_eval)
     mine = next((c for c in fits if c.current), None)
     if mine is not None:
-        current_note = None
+        tally.current_note = None
         if mine not in queue:
             queue.append(mine)
     runs = 0
     for cand in queue:
         yield ("progress", "engine", runs, len(queue))
-        _run_engine(cand, design, catalog, base, seed, dropped, examples)
+        run(cand)
         runs += 1
-    # branch and bound: the estimate never exceeds the engine's time for the same layout (same
-    # compute and timing, no congestion, no resources stage), so a layout whose estimate is at
-    # or above the best engine time cannot beat it; the others run, up to BOUND_RUNS x n_eval
     best = min((c.iteration_time_s for c in queue if c.iteration_time_s is not None), default=math.inf)
     for cand in fits:
         if cand.estimate_s >= best or runs >= BOUND_RUNS * n_eval + (mine is not None):
@@ -416,42 +478,50 @@ def search_steps(design, catalog, *, top: int = 5, evaluate: int | None = None,
             continue
         yield ("progress", "engine", runs, runs + 1)
         queue.append(cand)
-        _run_engine(cand, design, catalog, base, seed, dropped, examples)
+        run(cand)
         runs += 1
         if cand.iteration_time_s is not None:
             best = min(best, cand.iteration_time_s)
     yield ("progress", "engine", runs, runs)
+    return queue, mine, best
+
+
+def _plan_result(sp: _Space, tally: _Tally, queue: list[Candidate], mine: Candidate | None, best: float,
+                 top: int, seconds: float) -> PlanResult:
+    """The ranked layouts run, the rest counted as left by their estimate (or one refusal when
+    the engine refused every layout)."""
     ran = set(map(id, queue))
-    rest = [c for c in fits if id(c) not in ran]
+    rest = [c for c in tally.fits if id(c) not in ran]
     if rest:
-        dropped["estimate"] += len(rest)
-        examples["estimate"] = f"{rest[0].label}: estimate {rest[0].estimate_s:.3g} s"
+        tally.dropped["estimate"] += len(rest)
+        tally.examples["estimate"] = f"{rest[0].label}: estimate {rest[0].estimate_s:.3g} s"
     open_ = sum(1 for c in rest if c.estimate_s < best)
     ranked = sorted((c for c in queue if c.iteration_time_s is not None),
                     key=lambda c: (c.iteration_time_s, c.estimate_s))
     if not ranked:
         errors = {c.error for c in queue}
         if len(errors) == 1:  # the design, not a layout: one message
-            raise UsageError(errors.pop())
+            raise UsageError(str(errors.pop()))
         raise UsageError(f"the engine refused every layout it was given; the first: "
                          f"{queue[0].label}: {queue[0].error}")
-    label = str(data.get("name") or data.get("id") or w0.name)
-    yield ("result", PlanResult(pool, sum(s.gpus for s in servers), cap, label, searched, len(fits),
-                                ranked, top, dropped, examples, mine,
-                                time.perf_counter() - started, current_note, open_))
+    label = str(sp.data.get("name") or sp.data.get("id") or sp.w0.name)
+    return PlanResult(gpus=sp.pool, design_gpus=sum(s.gpus for s in sp.servers), memory_cap_GB=sp.cap,
+                      workload=label, searched=tally.searched, fit=len(tally.fits), ranked=ranked, top=top,
+                      dropped=tally.dropped, examples=tally.examples, current=mine, seconds=seconds,
+                      current_note=tally.current_note, unsettled=open_)
 
 
 def _run_engine(cand: Candidate, design, catalog, base: dict[str, Any], seed: int | None,
-                dropped: Counter, examples: dict[str, str]) -> None:
+                tally: _Tally, cache: EngineCache | None = None) -> None:
     """Run the full engine on ``cand``'s layout and keep its figures (or why it was refused)."""
     from designer.engine import pipeline
 
     try:
-        r = pipeline.run(design, catalog, seed=seed, workload={**base, **cand.layout})
+        r = pipeline.run(design, catalog, seed=seed, cache=cache, workload={**base, **cand.layout})
     except UsageError as exc:
         cand.error = str(exc)
-        dropped["engine"] += 1
-        examples.setdefault("engine", f"{cand.label}: {exc}")
+        tally.dropped["engine"] += 1
+        tally.examples.setdefault("engine", f"{cand.label}: {exc}")
         return
     cand.iteration_time_s, cand.mfu = r.iteration_time_s, r.mfu
     cand.tflops_per_gpu, cand.tokens_per_s = r.tflops_per_gpu, r.tokens_per_s
@@ -475,12 +545,14 @@ def _pick(fits: list[Candidate], n: int) -> list[Candidate]:
 
 
 def search(design, catalog, *, top: int = 5, evaluate: int | None = None,
-           seed: int | None = None) -> PlanResult:
+           seed: int | None = None, cache: EngineCache | None = None) -> PlanResult:
     """Run :func:`search_steps` to the end and return its :class:`PlanResult`."""
     result = None
-    for item in search_steps(design, catalog, top=top, evaluate=evaluate, seed=seed):
+    for item in search_steps(design, catalog, top=top, evaluate=evaluate, seed=seed, cache=cache):
         if item[0] == "result":
             result = item[1]
+    if result is None:  # search_steps ends with a result or raises
+        raise RuntimeError("the layout search ended without a result")
     return result
 
 

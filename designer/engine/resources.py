@@ -20,8 +20,13 @@ so mixes are allowed.
 
 Further host consumers (each switched per scenario, off by default): NCCL proxy threads,
 parallel-filesystem clients, object-store ingest over TLS, Kubernetes/CNI/security agents, NIC
-interrupts, checkpoint serialization through host memory and the host memory bandwidth of
-kernel-TCP copies (:mod:`designer.engine.hostcpu`). Offloaded to a DPU, the filesystem client,
+interrupts, checkpoint serialization through host memory, the host memory bandwidth of
+kernel-TCP copies (two more passes per byte where the host encrypts in software), a stateful
+firewall per kernel-path packet, monitoring agents (on the host in every mode) and client-side
+checkpoint compression and erasure coding (:mod:`designer.engine.hostcpu`). Packets: the tenants'
+packet size (``tenant_packet_bytes``; 0 = bulk flows in TSO/GRO aggregates) sets the host
+switch's (kernel or OVS-DPDK) and the firewall's per-packet work and the adapters' embedded-switch
+packet rate (engine ``eswitch``); without tunnel offload the overlay goes frame by frame. Offloaded to a DPU, the filesystem client,
 the object-store proxy and the agents run on its Arm cores at the Arm kernel-path rate, and are
 named when they over-subscribe the Arm cores or the DPU memory.
 
@@ -53,10 +58,18 @@ from designer.engine.hostcpu import HostCosts
 SCENARIOS = ("host", "smartnic", "dpu")
 #: host CPU consumers reported in ``HostCpuReport.by_task``; all but data loading are infrastructure
 TASKS = ("network", "storage", "crypto", "virtualization", "nccl_proxy", "filesystem", "agents",
-         "irq", "data_loading")
+         "irq", "firewall", "monitoring", "checkpoint_coding", "data_loading")
 INFRA_TASKS = TASKS[:-1]
+#: tasks of consumers that are off by default (issue 21): reported only where their switch puts
+#: work on the host, so that runs without them keep the same task keys as before
+OPTIONAL_TASKS = ("firewall", "monitoring", "checkpoint_coding")
+
+
+def _reported(by_task: dict[str, float]) -> dict[str, float]:
+    """``by_task`` without the optional tasks that are 0 (see ``OPTIONAL_TASKS``)."""
+    return {t: v for t, v in by_task.items() if v or t not in OPTIONAL_TASKS}
 #: DPU engines reported in ``ResourceReport.dpu`` (a SmartNIC has line and crypto only)
-DPU_ENGINES = ("line", "crypto", "arm", "dram")
+DPU_ENGINES = ("line", "crypto", "arm", "dram", "eswitch")
 #: how each scenario is named in sentences
 MODE_LABEL = {"host": "host-managed", "smartnic": "SmartNIC-offloaded", "dpu": "DPU-offloaded"}
 
@@ -120,6 +133,15 @@ class ServerGroup:
     irq: bool = False  #: NIC interrupt handling counted
     kernel_copy_membw: bool = False  #: kernel-TCP copies bounded by host memory bandwidth
     host_memory_GBps: float = 0.0  #: peak host memory bandwidth (0: not modelled)
+    # --- issue 21: packets and further consumers (scenario switches)
+    tenant_packet_bytes: float = 0.0  #: the tenants' packet size (0: bulk flows in TSO/GRO aggregates)
+    eswitch_pps: float = 0.0  #: the rail adapters' embedded switches, packets/s per direction (the
+    #: SR-IOV / legacy switch every packet crosses in every mode; SmartNIC and DPU engines carry their own)
+    vswitch: str = "kernel"  #: host virtual switch datapath: "kernel" or "ovs-dpdk"
+    firewall: bool = False  #: host firewall / connection tracking on the kernel path
+    tunnel_offload: bool = True  #: host NICs segment/aggregate VXLAN/Geneve traffic (TSO/LRO)
+    frame_bytes: float = 1500.0  #: Ethernet frame size (scenario packet_bytes)
+    monitoring: bool = False  #: monitoring and logging agents (on the host in every mode)
 
 
 @dataclass(frozen=True)
@@ -159,6 +181,8 @@ class ResourceInputs:
     packet_bytes: float = 1500.0  #: frame size of kernel-path traffic (Arm kernel-path rate)
     read_io_bytes: float | None = None  #: storage IO size; None = models/costs/host_cpu.toml figure
     tenant_qos: bool = True  #: per-tenant QoS on the shared storage (off: noisy neighbours)
+    checkpoint_compression: bool = False  #: checkpoints compressed on the host (zstd) before the write
+    checkpoint_erasure_coding: bool = False  #: checkpoints erasure-coded on the host (client side)
 
 
 @dataclass(frozen=True)
@@ -297,6 +321,11 @@ def _check(inputs: ResourceInputs) -> None:
         if g.cpu_cores < 1 or not g.cpu_GHz > 0:
             raise ValueError(f"{where}: the server needs CPU cores and a clock (cpu_cores >= 1, "
                              f"cpu_GHz > 0); check the cpu catalog entry")
+        if g.vswitch not in ("kernel", "ovs-dpdk"):
+            raise ValueError(f"{where}: vswitch must be 'kernel' or 'ovs-dpdk', got {g.vswitch!r}")
+        if g.tenant_packet_bytes and not 64 <= g.tenant_packet_bytes <= 65536:
+            raise ValueError(f"{where}: tenant_packet_bytes must be 0 (bulk flows) or from 64 to 65536 "
+                             f"bytes, got {g.tenant_packet_bytes:g} (set scenario.tenant_packet_bytes)")
         for name in ("rdma_bytes", "tcp_bytes", "comm_s", "dp_comm_s", "storage_fabric_GBps",
                      "storage_fabric_write_GBps"):
             if getattr(g, name) < 0:
@@ -330,6 +359,7 @@ class _Server:
     memory_GBps: float = 0.0  #: host memory bandwidth the kernel-TCP copies ask for
     infra_share: float = 0.0
     agent_cores: float = 0.0  #: host cores the node agents keep busy all the time
+    monitoring_cores: float = 0.0  #: host cores the monitoring and logging agents keep busy
 
 
 def _capacities(g: ServerGroup) -> tuple[DpuCapacity, DpuCapacity | None]:
@@ -387,80 +417,149 @@ def exposed_extra_s(g: ServerGroup, inp: ResourceInputs, slow: float) -> float:
     return (g.comm_s - g.dp_comm_s) * (slow - 1.0) + after - before
 
 
-def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: HostCosts,
-            dc: DpuCosts, servers: int) -> _Server:
+@dataclass(frozen=True)
+class _Mode:
+    """Where one server group's infrastructure work runs, and on which engines."""
+
+    offload: bool  #: the DPUs run the stacks (scenario "dpu" and the server has DPUs)
+    smart: bool  #: the adapters work as ConnectX SmartNICs (scenario "smartnic" with adapters)
+    emulation: bool  #: the DPUs emulate the storage device (SNAP)
+    rail: DpuCapacity | None  #: engines of the rail adapters (None: host-managed)
+    sto: DpuCapacity | None  #: engines of the storage-only DPUs (None: reads arrive on the rails)
+    svc: DpuCapacity | None  #: the DPUs that host the Arm services
+
+    @property
+    def inline(self) -> bool:
+        """The adapter encrypts inline and switches in hardware (DPU or SmartNIC)."""
+        return self.offload or self.smart
+
+
+def _mode(g: ServerGroup) -> _Mode:
     offload = g.scenario == "dpu" and g.dpus > 0
     smart = g.scenario == "smartnic" and g.smartnic_capacity is not None
-    inline = offload or smart  # the adapter encrypts inline and switches in hardware
-    emulation = offload and g.dpu_storage_emulation
-    T = inp.iteration_s
-    window = g.comm_s if g.comm_s > 0 else T
-    hz = g.cpu_GHz * 1e9
     rail, sto = _capacities(g) if offload else ((g.smartnic_capacity, None) if smart else (None, None))
     # the DPUs that host the Arm services: the storage/north-south DPUs when the server has them
     # (and they have Arm cores), else the rail DPUs; each uses ITS OWN Arm kernel-path rate
     svc = sto if sto is not None and sto.arm_Hz > 0 else rail
+    return _Mode(offload=offload, smart=smart, emulation=offload and g.dpu_storage_emulation,
+                 rail=rail, sto=sto, svc=svc)
 
-    # --- collectives (inside the communication window)
-    kernel_b, rdma_b = hostcpu.collective_paths(offload=inline, rdma=g.rdma, encrypt=g.encrypt,
+
+@dataclass(frozen=True)
+class _Collectives:
+    """One server's crossing collectives in one iteration: bytes by path and host cycles by task
+    inside the communication window."""
+
+    kernel_b: float  #: sent + received over kernel TCP
+    rdma_b: float  #: sent + received over RDMA
+    window_cycles: dict[str, float]  #: host cycles by task while the collectives run
+    proxy_Hz: float  #: cycles per second the NCCL proxy threads keep busy
+
+    @property
+    def total_b(self) -> float:
+        return self.kernel_b + self.rdma_b
+
+    @property
+    def per_direction_b(self) -> float:
+        """What the DPU line and crypto engines see per direction."""
+        return per_direction(self.total_b)
+
+
+def _collectives(g: ServerGroup, m: _Mode, hc: HostCosts) -> _Collectives:
+    """Host cycles of the crossing collectives (network stack, software crypto, host virtual
+    switch, interrupts, NCCL proxies)."""
+    hz = g.cpu_GHz * 1e9
+    kernel_b, rdma_b = hostcpu.collective_paths(offload=m.inline, rdma=g.rdma, encrypt=g.encrypt,
                                                 rdma_bytes=g.rdma_bytes, tcp_bytes=g.tcp_bytes)
     coll_b = kernel_b + rdma_b  # sent + received: the host stacks handle both
-    coll_dir = per_direction(coll_b)  # what the DPU line and crypto engines see per direction
     win = {"network": hostcpu.network_cycles(kernel_b, rdma_b, hc),
-           "crypto": hostcpu.crypto_cycles(coll_b, hc) if g.encrypt and not inline else 0.0,
+           "crypto": hostcpu.crypto_cycles(coll_b, hc) if g.encrypt and not m.inline else 0.0,
            # host-managed isolation: the kernel path crosses the host virtual switch (RDMA uses
            # SR-IOV functions isolated by the NIC's embedded switch); with a DPU it switches,
            # a SmartNIC's embedded switch takes the flows (ASAP2)
-           "virtualization": hostcpu.vswitch_cycles(kernel_b, hc.vswitch_cycles_per_packet,
-                                                    hc.vswitch_packet_bytes)
-           if g.isolated and not inline else 0.0,
-           "irq": hostcpu.irq_cycles(kernel_b, 0.0, g.cpu_GHz, hc) if g.irq else 0.0}
+           "virtualization": hostcpu.vswitch_cycles(
+               kernel_b, hostcpu.vswitch_cycles_per_packet(g.vswitch, hc),
+               _host_pkt(g, hc, overlay=True)) if g.isolated and not m.inline else 0.0,
+           "irq": hostcpu.irq_cycles(kernel_b, 0.0, g.cpu_GHz, hc) if g.irq else 0.0,
+           # stateful firewall on the host kernel path; a DPU or SmartNIC tracks the connections
+           # in its embedded switch (ASAP2 connection-tracking offload)
+           "firewall": hostcpu.conntrack_cycles(kernel_b, _host_pkt(g, hc, overlay=g.isolated), hc)
+           if g.firewall and not m.inline else 0.0}
     # NCCL's proxy threads poll the network while the crossing collectives run; over kernel TCP
     # (NCCL's socket transport) the same threads execute the socket calls, so the network cycles
     # are part of their busy time: counted once, the proxy adds only what the stack leaves idle
     proxy_Hz = g.gpus * hc.nccl_proxy_cores_per_gpu * hz if g.nccl_proxy and coll_b > 0 else 0.0
     win["nccl_proxy"] = max(0.0, proxy_Hz * g.comm_s - win["network"])
+    return _Collectives(kernel_b=kernel_b, rdma_b=rdma_b, window_cycles=win, proxy_Hz=proxy_Hz)
 
-    # --- background host work spread over the iteration: data loading
-    samples = inp.samples_per_iteration / servers
-    load_cycles = samples * inp.preprocess_core_s_per_sample * hz
-    load_cores = hostcpu.cores_needed(load_cycles, T, g.cpu_GHz)
 
-    # --- GPUDirect Storage: in effect only where the path can carry it (hostcpu.gds_problem);
-    # checkpoint writes need the RDMA path, reads also samples that go to the GPU undecoded
-    read_b = samples * inp.sample_bytes
+@dataclass(frozen=True)
+class _Reads:
+    """One server's storage read path in one iteration."""
+
+    read_b: float  #: bytes read
+    cpb: dict[str, float]  #: host cycles per byte read, by task
+    write_cpb: float  #: host cycles per byte of checkpoint writes
+    limits: dict[str, float]  #: bytes per second each path element gives the reads
+    rate: float  #: bytes per second achieved (the smallest limit)
+    limit: str  #: which element that is
+    arm_cpb: float  #: DPU Arm cycles per byte read
+    dram_pb: float  #: DPU memory passes per byte read
+    gds_read: bool  #: GPUDirect Storage in effect for the reads
+    warnings: tuple[str, ...]
+
+    @property
+    def host_cpb(self) -> float:
+        return sum(self.cpb.values())
+
+
+def _gds(g: ServerGroup, inp: ResourceInputs, m: _Mode, read_b: float,
+         host_preprocess: bool) -> tuple[bool, bool, list[str]]:
+    """GPUDirect Storage in effect for the reads and for the checkpoint writes, and why not
+    (:func:`designer.engine.hostcpu.gds_problem`): writes need the RDMA path, reads also samples
+    that go to the GPU undecoded. Inline encryption (DPU or SmartNIC) keeps the path on RDMA."""
     warnings: list[str] = []
-    # inline encryption (DPU or SmartNIC) keeps the storage path on RDMA, as for the collectives
-    path_why = hostcpu.gds_problem(offload=inline, rdma=g.rdma, transport=inp.storage_transport,
+    path_why = hostcpu.gds_problem(offload=m.inline, rdma=g.rdma, transport=inp.storage_transport,
                                    encrypt=g.encrypt) if g.gpudirect_storage else ""
     read_why = path_why or (hostcpu.gds_problem(
-        offload=inline, rdma=g.rdma, transport=inp.storage_transport, encrypt=g.encrypt,
-        host_preprocess=load_cycles > 0) if g.gpudirect_storage and read_b > 0 else "")
+        offload=m.inline, rdma=g.rdma, transport=inp.storage_transport, encrypt=g.encrypt,
+        host_preprocess=host_preprocess) if g.gpudirect_storage and read_b > 0 else "")
     if path_why:
         warnings.append(f"GPUDirect Storage is set but {path_why}: storage reads and checkpoint "
                         f"writes are modelled through the host bounce buffer (cuFile compatibility mode)")
     elif read_why:
         warnings.append(f"GPUDirect Storage is set but {read_why}: storage reads are modelled through "
                         f"the host bounce buffer (checkpoint writes still go direct)")
-    gds_read = g.gpudirect_storage and not read_why
-    gds_write = g.gpudirect_storage and not path_why
+    return g.gpudirect_storage and not read_why, g.gpudirect_storage and not path_why, warnings
 
-    # --- storage read path
+
+def _reads(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: HostCosts, dc: DpuCosts,
+           m: _Mode, samples: float, host_preprocess: bool, coll_dir: float, servers: int) -> _Reads:
+    """The storage read path: host cycles per byte, and the rate each path element gives."""
+    T = inp.iteration_s
+    hz = g.cpu_GHz * 1e9
+    read_b = samples * inp.sample_bytes
+    gds_read, gds_write, warnings = _gds(g, inp, m, read_b, host_preprocess)
+
     def path_cpb(gds: bool, reads: bool = True) -> dict[str, float]:
         return hostcpu.storage_read_cycles_per_byte(
-            offload=offload, emulation=g.dpu_storage_emulation, transport=inp.storage_transport,
-            encrypt=g.encrypt, isolated=g.isolated, gpudirect_storage=gds, c=hc, smartnic=smart,
+            offload=m.offload, emulation=g.dpu_storage_emulation, transport=inp.storage_transport,
+            encrypt=g.encrypt, isolated=g.isolated, gpudirect_storage=gds, c=hc, smartnic=m.smart,
             pfs_client=g.pfs_client, object_store=inp.object_store_tls and reads)
 
     cpb = path_cpb(gds_read and not inp.object_store_tls)
+    if cpb["virtualization"] > 0:  # the host switch at the tenants' packet size and datapath
+        cpb["virtualization"] = hostcpu.vswitch_cycles_per_packet(g.vswitch, hc) / _host_pkt(g, hc, overlay=True)
+    if g.firewall and not m.inline and _kernel_read(g, inp, m):
+        cpb["firewall"] = hc.conntrack_cycles_per_packet / _host_pkt(g, hc, overlay=g.isolated)
     if g.irq and read_b > 0:  # one completion interrupt per storage IO
         cpb["irq"] = hostcpu.irq_cycles(0.0, 1.0, g.cpu_GHz, hc) / hc.read_io_bytes
     host_cpb = sum(cpb.values())
     write_cpb = sum(path_cpb(gds_write, reads=False).values())
     # the storage stack runs in the kernel, ahead of the user-space data loaders: it gets every
-    # core but the training processes' (the loaders get what it leaves, see load_free below); an
-    # earlier version gave it only the cores the loaders left, 0 when they wanted them all, which
-    # made a CPU-hungry vision workload's reads infinitely slow (issue 14)
+    # core but the training processes' (the loaders get what it leaves); an earlier version gave
+    # it only the cores the loaders left, 0 when they wanted them all, which made a CPU-hungry
+    # vision workload's reads infinitely slow (issue 14)
     free_for_io = max(g.cpu_cores - g.gpus * hc.training_process_cores_per_gpu, 0.0)
     limits = {"storage target": inp.storage_read_GBps * 1e9 / servers * (1.0 - noisy_share(inp, fig))}
     if g.storage_fabric_GBps > 0:
@@ -469,22 +568,20 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
                             if inp.storage_converged else fabric)
     if host_cpb > 0:
         limits["host CPU"] = free_for_io * hz / host_cpb
+    if g.kernel_copy_membw and g.host_memory_GBps > 0 and _kernel_read(g, inp, m):
+        # the kernel copy of each byte read, and two more passes where the host decrypts it in
+        # software (TLS or IPsec; software_crypto_memory_passes, Netflix: memory bandwidth caps
+        # software kTLS before the cores do)
+        passes = hc.kernel_copy_memory_passes + (hc.software_crypto_memory_passes if cpb["crypto"] > 0 else 0.0)
+        limits["host memory"] = g.host_memory_GBps * 1e9 * hc.kernel_copy_memory_share / passes
     arm_cpb = dram_pb = 0.0
-    if offload:
-        arm_cpb = dpu.storage_arm_cycles_per_byte(
-            emulation=emulation, isolated=g.isolated, ovs_offload=g.dpu_ovs_offload,
-            read_io_bytes=hc.read_io_bytes, vswitch_packet_bytes=hc.vswitch_packet_bytes, c=dc)
-        # bytes the Arm cores move in software: an object-store proxy (TCP + TLS termination), a
-        # filesystem client, SNAP's NVMe/TCP initiator; each crosses the DPU memory
-        path_bytes = (float(inp.object_store_tls) + float(g.pfs_client)
-                      + float(emulation and inp.storage_transport == "tcp" and not inp.object_store_tls))
-        reader = sto or rail
-        reader_path_cpb = arm_path_cycles_per_byte(reader, inp.packet_bytes, dc)
-        arm_cpb += path_bytes * reader_path_cpb if path_bytes else 0.0
-        dram_pb = (path_bytes + float(g.isolated and not g.dpu_ovs_offload)) * dc.dpu_dram_touches_per_arm_byte
+    if m.offload:
+        arm_cpb, dram_pb = _dpu_read_costs(g, inp, hc, dc, m)
+        reader = m.sto or m.rail
+        assert reader is not None
         # reads arrive in the receive direction; on the rails the collectives' received bytes
         # take their share of it over the iteration
-        taken = coll_dir / T if sto is None else 0.0
+        taken = coll_dir / T if m.sto is None else 0.0
         limits["DPU line rate"] = max(reader.line_Bps - taken, 0.0)
         if g.encrypt:
             limits["DPU crypto"] = max(reader.crypto_Bps - taken, 0.0)
@@ -492,134 +589,300 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
             limits["DPU Arm cores"] = reader.arm_Hz / arm_cpb
         if dram_pb > 0 and reader.dram_Bps > 0:
             limits["DPU memory"] = reader.dram_Bps / dram_pb
-    elif smart and g.encrypt:
-        limits["SmartNIC crypto"] = max(rail.crypto_Bps - coll_dir / T, 0.0)
-    read_rate, read_limit = storage.achieved(limits)
-    if read_b > 0 and not read_rate > 0:
-        raise ValueError(_no_read_path(read_limit, inp, g))
-    read_s = storage.transfer_s(read_b, read_rate)
+        if m.emulation and reader.snap_iops > 0 and not inp.object_store_tls:
+            limits["DPU storage emulation"] = dpu.snap_limit_Bps(reader.snap_iops, hc.read_io_bytes)
+    elif m.smart and g.encrypt and m.rail is not None:
+        limits["SmartNIC crypto"] = max(m.rail.crypto_Bps - coll_dir / T, 0.0)
+    rate, limit = storage.achieved(limits)
+    if read_b > 0 and not rate > 0:
+        raise ValueError(_no_read_path(limit, inp, g))
+    return _Reads(read_b=read_b, cpb=cpb, write_cpb=write_cpb, limits=limits, rate=rate, limit=limit,
+                  arm_cpb=arm_cpb, dram_pb=dram_pb, gds_read=gds_read, warnings=tuple(warnings))
 
-    # --- Kubernetes node, CNI and security agents: a constant load, on the DPU's Arm cores when
-    # offloaded. derived: the same work takes (Arm cycles per byte of the DPU's kernel path) /
-    # (x86 cycles per byte of the host's kernel TCP path) as many Arm cycles: the one same-work
-    # comparison of the two core types measured (BlueField-2 kernel path, arXiv 2105.06619, 50
-    # Gb/s on 8 x 2.5 GHz = 3.2 cycles/byte, vs. 0.65 on a Xeon core, Cai et al. SIGCOMM 2021:
-    # 4.9x); taken at the measured 1500-byte frames (agents are not bulk packets: no size gain)
-    agent_cycles = hc.k8s_agent_cores * T * hz if g.k8s_agents and not offload else 0.0
-    agent_arm_Hz = (hc.k8s_agent_cores * hz * arm_path_cycles_per_byte(
-        svc, dc.arm_path_packet_bytes, dc) / hc.tcp_cycles_per_byte if g.k8s_agents and offload else 0.0)
 
-    # --- data loading gets the cores the training processes and the host stacks leave: the
-    # stacks' cycles of the whole iteration (collectives and storage reads) as average cores
-    infra_cores = hostcpu.cores_needed(sum(win.values()) + host_cpb * read_b + agent_cycles, T,
-                                       g.cpu_GHz)
+def _host_pkt(g: ServerGroup, hc: HostCosts, *, overlay: bool) -> float:
+    """Bytes per packet on the host kernel path (:func:`designer.engine.hostcpu.host_packet_bytes`):
+    overlay traffic without tunnel offload goes frame by frame (``packet_bytes``)."""
+    return hostcpu.host_packet_bytes(g.tenant_packet_bytes, hc, tunnel_offload=g.tunnel_offload or not overlay,
+                                     frame_bytes=g.frame_bytes)
+
+
+def _kernel_read(g: ServerGroup, inp: ResourceInputs, m: _Mode) -> bool:
+    """Whether storage reads cross the host's kernel network path (NVMe/TCP, an object store over
+    HTTPS, host-managed encryption); with a DPU only when it leaves the NVMe/TCP initiator on the
+    host (no storage emulation)."""
+    if m.offload:
+        return not m.emulation and inp.storage_transport == "tcp" and not inp.object_store_tls
+    return inp.object_store_tls or inp.storage_transport == "tcp" or (g.encrypt and not m.inline)
+
+
+def _arm_switch_cpb(g: ServerGroup, inp: ResourceInputs, cap: DpuCapacity, dc: DpuCosts) -> float:
+    """Arm cycles per byte of software switching on the DPU (``ovs_offload`` false): the Arm
+    kernel-path rate at the packet size (the tenants' own, else the frame size), measured on
+    BlueField-2 (Liu et al., arXiv 2105.06619: about half of 100 Gb/s); 0 with ASAP2 (the
+    embedded switch forwards, only a flow's first packet reaches the Arm cores)."""
+    if not g.isolated or g.dpu_ovs_offload:
+        return 0.0
+    return arm_path_cycles_per_byte(cap, g.tenant_packet_bytes or inp.packet_bytes, dc)
+
+
+def _dpu_read_costs(g: ServerGroup, inp: ResourceInputs, hc: HostCosts, dc: DpuCosts,
+                    m: _Mode) -> tuple[float, float]:
+    """Arm cycles and DPU memory passes per byte read through the DPU: SNAP per IO, software
+    switching, and the bytes the Arm cores move in software (an object-store proxy's TCP + TLS
+    termination, a filesystem client, SNAP's NVMe/TCP initiator), each crossing the DPU memory."""
+    arm_cpb = dpu.storage_arm_cycles_per_byte(emulation=m.emulation, read_io_bytes=hc.read_io_bytes, c=dc)
+    path_bytes = (float(inp.object_store_tls) + float(g.pfs_client)
+                  + float(m.emulation and inp.storage_transport == "tcp" and not inp.object_store_tls))
+    reader = m.sto or m.rail
+    assert reader is not None
+    arm_cpb += _arm_switch_cpb(g, inp, reader, dc)
+    if path_bytes:
+        arm_cpb += path_bytes * arm_path_cycles_per_byte(reader, inp.packet_bytes, dc)
+    dram_pb = (path_bytes + float(g.isolated and not g.dpu_ovs_offload)) * dc.dpu_dram_touches_per_arm_byte
+    return arm_cpb, dram_pb
+
+
+@dataclass(frozen=True)
+class _Slowdown:
+    """How much longer one server's crossing collectives take, and what slows them."""
+
+    host: float  #: >= 1, from the host cores (or host memory bandwidth)
+    dpu: float  #: >= 1, from the adapters' engines
+    dpu_limited: str  #: the engine that slows them most, or ""
+    util: dict[str, float]  #: demand / capacity per engine
+    memory_limited: bool  #: host memory bandwidth, not cores, set ``host``
+    memory_GBps: float  #: host memory bandwidth the kernel-TCP copies ask for
+    demand_cores: float  #: host cores the collectives need while they run
+    free_cores: float  #: host cores free for them
+
+    @property
+    def factor(self) -> float:
+        return max(self.host, self.dpu)
+
+
+def _slowdown(g: ServerGroup, inp: ResourceInputs, hc: HostCosts, dc: DpuCosts, m: _Mode,
+              coll: _Collectives, reads: _Reads, load_cores: float, background_cycles: float,
+              stall: float, agent_arm_Hz: float) -> _Slowdown:
+    """Collective slowdown from the host cores (what the loaders and the storage stack leave),
+    the host memory bandwidth of kernel copies, and the adapters' engines."""
+    T = inp.iteration_s
+    window = g.comm_s if g.comm_s > 0 else T
+    io_rate = reads.read_b / max(T + stall, 1e-12)  # bytes/s actually read over the step
+    storage_cores = hostcpu.cores_needed(background_cycles, T + stall, g.cpu_GHz)
+    free = g.cpu_cores - load_cores - storage_cores
+    demand = hostcpu.cores_needed(sum(coll.window_cycles.values()), window, g.cpu_GHz)
+    host_slow = hostcpu.slowdown(demand, free) if coll.total_b > 0 else 1.0
+    memory_limited, memory_demand = False, 0.0
+    kernel_b = coll.kernel_b
+    if g.kernel_copy_membw and kernel_b > 0 and g.host_memory_GBps > 0:
+        # software encryption reads the plaintext and writes the ciphertext: 2 more passes
+        passes = hc.kernel_copy_memory_passes + (
+            hc.software_crypto_memory_passes if g.encrypt and not m.inline else 0.0)
+        memory_demand = kernel_b / window * passes / 1e9
+        mem_slow = hostcpu.memory_slowdown(kernel_b / window, passes,
+                                           g.host_memory_GBps * 1e9, hc.kernel_copy_memory_share)
+        if mem_slow > host_slow:
+            host_slow, memory_limited = mem_slow, True
+    dpu_slow, dpu_limited = 1.0, ""
+    util: dict[str, float] = {}
+    if m.inline and m.rail is not None:
+        util, dpu_slow, dpu_limited = _engine_load(g, inp, dc, m, coll, reads, window, io_rate,
+                                                   agent_arm_Hz)
+    elif g.isolated and g.tenant_packet_bytes > 0 and g.eswitch_pps > 0 and coll.total_b > 0:
+        # host-managed: the tenants' packets still cross the NICs' embedded switch (SR-IOV
+        # functions, or the uplink of the host switch) at its packet rate
+        util = {"eswitch": dpu.eswitch_packets_ps(coll.per_direction_b / window, g.tenant_packet_bytes)
+                / g.eswitch_pps}
+        if util["eswitch"] > 1.0:
+            dpu_slow, dpu_limited = util["eswitch"], "eswitch"
+    return _Slowdown(host=host_slow, dpu=dpu_slow, dpu_limited=dpu_limited, util=util,
+                     memory_limited=memory_limited, memory_GBps=memory_demand,
+                     demand_cores=demand, free_cores=free)
+
+
+def _engine_load(g: ServerGroup, inp: ResourceInputs, dc: DpuCosts, m: _Mode, coll: _Collectives,
+                 reads: _Reads, window: float, io_rate: float,
+                 agent_arm_Hz: float) -> tuple[dict[str, float], float, str]:
+    """Demand / capacity of the adapters' engines (rail and storage-only), and the factor and
+    engine by which the rail engines slow the collectives (1.0 and "" when none does)."""
+    rail, sto = m.rail, m.sto
+    assert rail is not None
+    coll_b, coll_dir = coll.total_b, coll.per_direction_b
+    coll_arm = coll_b * _arm_switch_cpb(g, inp, rail, dc) if m.offload else 0.0
+    coll_dram = (coll_dir * dc.dpu_dram_touches_per_arm_byte
+                 if g.isolated and m.offload and not g.dpu_ovs_offload else 0.0)
+    rail_io = io_rate if sto is None else 0.0
+    rail_agents = agent_arm_Hz if m.svc is rail else 0.0
+    # the embedded switch sees the isolated traffic packet by packet where its size is given
+    pkts = g.tenant_packet_bytes if g.isolated and g.tenant_packet_bytes > 0 else 0.0
+    util = dpu.utilization(rail, line_Bps=coll_dir / window + rail_io,
+                           crypto_Bps=(coll_dir / window + rail_io) if g.encrypt else 0.0,
+                           arm_Hz=coll_arm / window + reads.arm_cpb * rail_io + rail_agents,
+                           dram_Bps=coll_dram / window + reads.dram_pb * rail_io,
+                           packets_ps=dpu.eswitch_packets_ps(coll_dir / window + rail_io, pkts)
+                           if pkts else None)
+    if m.smart:
+        util = {k: v for k, v in util.items() if k in ("line", "crypto", "eswitch")}
+    over = {k: v for k, v in _limiting(util, rail, g, coll_b, coll_arm + coll_dram).items() if v > 1.0}
+    dpu_limited = max(over, key=over.__getitem__) if over else ""
+    dpu_slow = over[dpu_limited] if over else 1.0
+    if sto is not None:  # storage-only DPUs: the reads alone
+        su = dpu.utilization(sto, line_Bps=io_rate, crypto_Bps=io_rate if g.encrypt else 0.0,
+                             arm_Hz=reads.arm_cpb * io_rate + (agent_arm_Hz if m.svc is sto else 0.0),
+                             dram_Bps=reads.dram_pb * io_rate,
+                             packets_ps=dpu.eswitch_packets_ps(io_rate, pkts) if pkts else None)
+        util = {k: max(v, su.get(k, 0.0)) for k, v in util.items()}
+    return util, dpu_slow, dpu_limited
+
+
+def _checkpoint_write_s(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: HostCosts,
+                        m: _Mode, reads: _Reads, write_b: float) -> float:
+    """Seconds one server takes to write its share of a checkpoint (training paused: all cores
+    free for the storage stack); the same path elements as the read, without training traffic
+    on the links or DPU engines."""
+    hz = g.cpu_GHz * 1e9
+    wlimits = {"storage target": inp.storage_write_GBps * 1e9 / _servers(inp)}
+    if "fabric" in reads.limits:  # the paths' capacity, not the (demand-capped) read rate
+        wlimits["fabric"] = (g.storage_fabric_write_GBps or g.storage_fabric_GBps) * 1e9
+    if reads.write_cpb > 0:
+        wlimits["host CPU"] = g.cpu_cores * hz / reads.write_cpb
+    if inp.checkpoint_via_host:  # serialized by one writer thread per GPU through host memory
+        wlimits["host serialization"] = (g.gpus * hc.training_process_cores_per_gpu * hz
+                                         / hc.checkpoint_serialize_cycles_per_byte)
+    coding = _coding_cpb(inp, hc)
+    if coding > 0:  # client-side compression / erasure coding on every core (training paused)
+        wlimits["host compression and erasure coding"] = g.cpu_cores * hz / coding
+    if m.emulation and reads.limits.get("DPU storage emulation"):
+        wlimits["DPU storage emulation"] = reads.limits["DPU storage emulation"]
+    if m.offload:
+        reader = m.sto or m.rail
+        assert reader is not None
+        wlimits["DPU line rate"] = reader.line_Bps
+        if g.encrypt:
+            wlimits["DPU crypto"] = reader.crypto_Bps
+        if reads.arm_cpb > 0:
+            wlimits["DPU Arm cores"] = reader.arm_Hz / reads.arm_cpb
+    if write_b > 0 and inp.storage_write_GBps > 0:
+        return storage.transfer_s(write_b, storage.achieved(wlimits)[0])
+    return 0.0
+
+
+def _coding_cpb(inp: ResourceInputs, hc: HostCosts) -> float:
+    return hostcpu.checkpoint_coding_cycles_per_byte(compression=inp.checkpoint_compression,
+                                                     erasure_coding=inp.checkpoint_erasure_coding, c=hc)
+
+
+def _servers(inp: ResourceInputs) -> int:
+    return sum(g.count for g in inp.groups)
+
+
+def _host_cycles(g: ServerGroup, inp: ResourceInputs, hc: HostCosts, coll: _Collectives,
+                 reads: _Reads, load_cycles: float, write_b: float, slow: float) -> dict[str, float]:
+    """Host cycles per iteration by task (keys: TASKS). Time-based loads are charged over the
+    time they run: the proxies poll as long as the collectives take (slowed or not); the agents
+    run the whole iteration (set in :func:`assess`, where its length is known)."""
+    cycles = {t: 0.0 for t in TASKS}
+    for t, c in coll.window_cycles.items():
+        cycles[t] += c
+    for t in ("storage", "crypto", "virtualization", "filesystem", "irq", "firewall"):
+        cycles[t] += reads.cpb.get(t, 0.0) * reads.read_b
+    cycles["nccl_proxy"] = max(0.0, coll.proxy_Hz * g.comm_s * slow - coll.window_cycles["network"])
+    if inp.checkpoint_via_host and inp.checkpoint_every_iterations > 0:
+        cycles["storage"] += write_b * hc.checkpoint_serialize_cycles_per_byte / inp.checkpoint_every_iterations
+    if inp.checkpoint_every_iterations > 0:
+        cycles["checkpoint_coding"] = write_b * _coding_cpb(inp, hc) / inp.checkpoint_every_iterations
+    cycles["data_loading"] = load_cycles
+    return cycles
+
+
+def _agents(g: ServerGroup, inp: ResourceInputs, hc: HostCosts, dc: DpuCosts,
+            m: _Mode) -> tuple[float, float]:
+    """Kubernetes node, CNI and security agents: host cycles per iteration, and Arm cycles per
+    second when offloaded. derived: the same work takes (Arm cycles per byte of the DPU's kernel
+    path) / (x86 cycles per byte of the host's kernel TCP path) as many Arm cycles: the one
+    same-work comparison of the two core types measured (BlueField-2 kernel path, arXiv
+    2105.06619, 50 Gb/s on 8 x 2.5 GHz = 3.2 cycles/byte, vs. 0.65 on a Xeon core, Cai et al.
+    SIGCOMM 2021: 4.9x); taken at the measured 1500-byte frames (agents are not bulk packets)."""
+    hz = g.cpu_GHz * 1e9
+    if not g.k8s_agents:
+        return 0.0, 0.0
+    if not m.offload:
+        return hc.k8s_agent_cores * inp.iteration_s * hz, 0.0
+    assert m.svc is not None
+    return 0.0, (hc.k8s_agent_cores * hz * arm_path_cycles_per_byte(m.svc, dc.arm_path_packet_bytes, dc)
+                 / hc.tcp_cycles_per_byte)
+
+
+def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: HostCosts,
+            dc: DpuCosts, servers: int) -> _Server:
+    """One server of a group: collectives, storage reads, data loading, slowdown, checkpoint
+    write, host cycles by task and the group's report."""
+    m = _mode(g)
+    T = inp.iteration_s
+    hz = g.cpu_GHz * 1e9
+    coll = _collectives(g, m, hc)
+    # background host work spread over the iteration: data loading
+    samples = inp.samples_per_iteration / servers
+    load_cycles = samples * inp.preprocess_core_s_per_sample * hz
+    load_cores = hostcpu.cores_needed(load_cycles, T, g.cpu_GHz)
+    reads = _reads(g, inp, fig, hc, dc, m, samples, load_cycles > 0, coll.per_direction_b, servers)
+    read_s = storage.transfer_s(reads.read_b, reads.rate)
+    agent_cycles, agent_arm_Hz = _agents(g, inp, hc, dc, m)
+    monitoring_cores = hc.monitoring_agent_cores if g.monitoring else 0.0
+    agent_cycles += monitoring_cores * T * hz  # a constant load like the agents, in every mode
+    # data loading gets the cores the training processes and the host stacks leave: the stacks'
+    # cycles of the whole iteration (collectives and storage reads) as average cores
+    background = reads.host_cpb * reads.read_b + agent_cycles
+    infra_cores = hostcpu.cores_needed(sum(coll.window_cycles.values()) + background, T, g.cpu_GHz)
     training_cores = g.gpus * hc.training_process_cores_per_gpu
     load_free = hostcpu.loading_free_cores(g.cpu_cores, training_cores, infra_cores)
     # no free core at all: a very long load rather than an infinite one (as hostcpu.slowdown)
     load_s = load_cycles / (max(load_free, 1e-3) * hz) if load_cycles else 0.0
     stall = storage.stall_s(max(read_s, load_s), T)
     stall_cause = ("data loading" if load_s > read_s else "storage read") if stall > 0 else ""
-    io_rate = read_b / max(T + stall, 1e-12)  # bytes/s actually read over the step
-
-    # --- collective slowdown: host cores and DPU engines
-    storage_cores = hostcpu.cores_needed(host_cpb * read_b + agent_cycles, T + stall, g.cpu_GHz)
-    free = g.cpu_cores - load_cores - storage_cores
-    demand = hostcpu.cores_needed(sum(win.values()), window, g.cpu_GHz)
-    host_slow = hostcpu.slowdown(demand, free) if coll_b > 0 else 1.0
-    memory_limited, memory_demand = False, 0.0
-    if g.kernel_copy_membw and kernel_b > 0 and g.host_memory_GBps > 0:
-        memory_demand = kernel_b / window * hc.kernel_copy_memory_passes / 1e9
-        mem_slow = hostcpu.memory_slowdown(kernel_b / window, hc.kernel_copy_memory_passes,
-                                           g.host_memory_GBps * 1e9, hc.kernel_copy_memory_share)
-        if mem_slow > host_slow:
-            host_slow, memory_limited = mem_slow, True
-    dpu_slow, dpu_limited, util = 1.0, "", {}
-    if inline:
-        coll_arm = (dpu.vswitch_arm_cycles(coll_b, g.dpu_ovs_offload, hc.vswitch_packet_bytes, dc)
-                    if g.isolated and offload else 0.0)
-        coll_dram = (coll_dir * dc.dpu_dram_touches_per_arm_byte
-                     if g.isolated and offload and not g.dpu_ovs_offload else 0.0)
-        rail_io = io_rate if sto is None else 0.0
-        rail_agents = agent_arm_Hz if svc is rail else 0.0
-        util = dpu.utilization(rail, line_Bps=coll_dir / window + rail_io,
-                               crypto_Bps=(coll_dir / window + rail_io) if g.encrypt else 0.0,
-                               arm_Hz=coll_arm / window + arm_cpb * rail_io + rail_agents,
-                               dram_Bps=coll_dram / window + dram_pb * rail_io)
-        if smart:
-            util = {k: util[k] for k in ("line", "crypto")}
-        over = {k: v for k, v in _limiting(util, rail, g, coll_b, coll_arm + coll_dram).items() if v > 1.0}
-        if over:
-            dpu_limited = max(over, key=over.__getitem__)
-            dpu_slow = over[dpu_limited]
-        if sto is not None:  # storage-only DPUs: the reads alone
-            su = dpu.utilization(sto, line_Bps=io_rate, crypto_Bps=io_rate if g.encrypt else 0.0,
-                                 arm_Hz=arm_cpb * io_rate + (agent_arm_Hz if svc is sto else 0.0),
-                                 dram_Bps=dram_pb * io_rate)
-            util = {k: max(v, su[k]) for k, v in util.items()}
-    slow = max(host_slow, dpu_slow)
+    sd = _slowdown(g, inp, hc, dc, m, coll, reads, load_cores, background, stall, agent_arm_Hz)
+    slow = sd.factor
     extra = exposed_extra_s(g, inp, slow)
-
-    # --- checkpoint write (training paused: all cores free for the storage stack)
     write_b = storage.checkpoint_bytes(inp.parameters, _bytes_per_param(inp, fig)) / servers
-    # same path elements as the read, without training traffic on the links or DPU engines
-    wlimits = {"storage target": inp.storage_write_GBps * 1e9 / servers}
-    if "fabric" in limits:  # the paths' capacity, not the (demand-capped) read rate
-        wlimits["fabric"] = (g.storage_fabric_write_GBps or g.storage_fabric_GBps) * 1e9
-    if write_cpb > 0:
-        wlimits["host CPU"] = g.cpu_cores * hz / write_cpb
-    if inp.checkpoint_via_host:  # serialized by one writer thread per GPU through host memory
-        wlimits["host serialization"] = (g.gpus * hc.training_process_cores_per_gpu * hz
-                                         / hc.checkpoint_serialize_cycles_per_byte)
-    if offload:
-        reader = sto or rail
-        wlimits["DPU line rate"] = reader.line_Bps
-        if g.encrypt:
-            wlimits["DPU crypto"] = reader.crypto_Bps
-        if arm_cpb > 0:
-            wlimits["DPU Arm cores"] = reader.arm_Hz / arm_cpb
-    write_s = storage.transfer_s(write_b, storage.achieved(wlimits)[0]) \
-        if write_b > 0 and inp.storage_write_GBps > 0 else 0.0
-
-    # --- host cycles per iteration by task
-    cycles = {t: 0.0 for t in TASKS}
-    for t, c in win.items():
-        cycles[t] += c
-    cycles["storage"] += cpb["storage"] * read_b
-    cycles["crypto"] += cpb["crypto"] * read_b
-    cycles["virtualization"] += cpb["virtualization"] * read_b
-    cycles["filesystem"] += cpb.get("filesystem", 0.0) * read_b
-    cycles["irq"] += cpb.get("irq", 0.0) * read_b
-    # time-based loads are charged over the time they run: the proxies poll as long as the
-    # collectives take (slowed or not), the agents run the whole iteration (set in assess, where
-    # the iteration's length is known), so a constant load shows the same share in every mode
-    cycles["nccl_proxy"] = max(0.0, proxy_Hz * g.comm_s * slow - win["network"])
-    agent_cores = hc.k8s_agent_cores if g.k8s_agents and not offload else 0.0
-    if inp.checkpoint_via_host and inp.checkpoint_every_iterations > 0:
-        cycles["storage"] += write_b * hc.checkpoint_serialize_cycles_per_byte / inp.checkpoint_every_iterations
-    cycles["data_loading"] = load_cycles
+    write_s = _checkpoint_write_s(g, inp, fig, hc, m, reads, write_b)
+    cycles = _host_cycles(g, inp, hc, coll, reads, load_cycles, write_b, slow)
+    agent_cores = hc.k8s_agent_cores if g.k8s_agents and not m.offload else 0.0
     by_task_cores = {t: hostcpu.cores_needed(c, T + stall + extra, g.cpu_GHz) for t, c in cycles.items()}
     by_task_cores["agents"] = agent_cores
+    by_task_cores["monitoring"] = monitoring_cores
     infra = sum(by_task_cores[t] for t in INFRA_TASKS) / g.cpu_cores
     cv = jitter.worker_sigma(fig["gpu_cv"], jitter.host_cv(infra, fig["detour_s"], T + stall + extra,
                                                            fig["detour_mean_s"]))
-    report = GroupReport(count=g.count, scenario="dpu" if offload else ("smartnic" if smart else "host"),
-                         host_by_task=by_task_cores, host_cores=g.cpu_cores, dpu_utilization=util,
-                         network_slowdown=slow, read_achieved_GBps=read_rate / 1e9,
-                         read_limit=read_limit if read_b > 0 else "", jitter_cv=cv,
+    scenario = "dpu" if m.offload else ("smartnic" if m.smart else "host")
+    report = GroupReport(count=g.count, scenario=scenario,
+                         host_by_task=_reported(by_task_cores), host_cores=g.cpu_cores,
+                         dpu_utilization=sd.util,
+                         network_slowdown=slow, read_achieved_GBps=reads.rate / 1e9,
+                         read_limit=reads.limit if reads.read_b > 0 else "", jitter_cv=cv,
                          load_cores_needed=load_cores, load_cores_free=load_free,
                          infra_cores=infra_cores, training_cores=training_cores,
-                         stall_cause=stall_cause, gpudirect_storage=gds_read, infra_share=infra)
-    if g.isolation == "bare-metal" and not offload:
-        warnings.append(f"bare-metal tenant isolation on {MODE_LABEL[report.scenario]} servers: the "
-                        f"tenant owns the host, so nothing on it can enforce the isolation; a DPU "
-                        f"(offload dpu) enforces it from outside the tenant's reach")
-    if g.scenario == "smartnic" and not smart:
-        warnings.append("scenario 'smartnic' but the server has no network adapter to offload to; "
-                        "its host CPU runs the stacks")
-    return _Server(report, extra, stall, write_s, cycles, g.cpu_cores * hz, demand, free,
-                   dpu_limited if dpu_slow >= host_slow else "", g.scenario == "dpu" and not offload,
-                   samples, warnings, memory_limited and host_slow > dpu_slow, memory_demand, infra,
-                   agent_cores)
+                         stall_cause=stall_cause, gpudirect_storage=reads.gds_read, infra_share=infra)
+    return _Server(report=report, network_extra_s=extra, stall_s=stall, write_s=write_s,
+                   host_cycles=cycles, capacity_Hz=g.cpu_cores * hz, window_demand_cores=sd.demand_cores,
+                   window_free_cores=sd.free_cores,
+                   dpu_limited=sd.dpu_limited if sd.dpu >= sd.host else "",
+                   fallback=g.scenario == "dpu" and not m.offload, samples=samples,
+                   warnings=list(reads.warnings) + _mode_warnings(g, m, scenario),
+                   memory_limited=sd.memory_limited and sd.host > sd.dpu, memory_GBps=sd.memory_GBps,
+                   infra_share=infra, agent_cores=agent_cores, monitoring_cores=monitoring_cores)
+
+
+def _mode_warnings(g: ServerGroup, m: _Mode, scenario: str) -> list[str]:
+    out = []
+    if g.isolation == "bare-metal" and not m.offload:
+        out.append(f"bare-metal tenant isolation on {MODE_LABEL[scenario]} servers: the "
+                   f"tenant owns the host, so nothing on it can enforce the isolation; a DPU "
+                   f"(offload dpu) enforces it from outside the tenant's reach")
+    if g.scenario == "smartnic" and not m.smart:
+        out.append("scenario 'smartnic' but the server has no network adapter to offload to; "
+                   "its host CPU runs the stacks")
+    return out
 
 
 def _no_read_path(limit: str, inp: ResourceInputs, g: ServerGroup) -> str:
@@ -634,7 +897,9 @@ def _no_read_path(limit: str, inp: ResourceInputs, g: ServerGroup) -> str:
              "DPU crypto": "use DPUs with a crypto engine (crypto_Gbps) or turn encryption off",
              "DPU line rate": "use DPUs with line rate left for storage",
              "DPU Arm cores": "use DPUs with Arm cores, or keep the storage stack on the host",
-             "DPU memory": "use DPUs with memory bandwidth, or keep the storage stack on the host"}
+             "DPU memory": "use DPUs with memory bandwidth, or keep the storage stack on the host",
+             "DPU storage emulation": "use larger IOs (scenario storage_io_kib) or DPUs with a storage-emulation IO rate",
+             "host memory": "offload the kernel path (scenario offload smartnic or dpu) or use RDMA"}
     why = (" (the converged fabric is busy with training traffic for the whole iteration)"
            if limit == "fabric" and inp.storage_converged else "")
     return (f"resources: the workload reads {inp.sample_bytes:g} bytes per sample from storage but "
@@ -683,6 +948,8 @@ def _limiting(util: dict[str, float], cap: DpuCapacity, g: ServerGroup, coll_b: 
     if coll_arm > 0:  # software switching on the Arm cores (and through the DPU memory)
         out["arm"] = util.get("arm", 0.0)
         out["dram"] = util.get("dram", 0.0)
+    if "eswitch" in util:  # every isolated packet of the collectives crosses the embedded switch
+        out["eswitch"] = util["eswitch"]
     return out
 
 
@@ -722,14 +989,46 @@ def assess(inputs: ResourceInputs, figures: dict[str, float] | None = None) -> R
                                         [g.count * g.gpus for g in groups], iteration_s=step,
                                         detour_mean_s=fig["detour_mean_s"], detour_s=fig["detour_s"])
     straggler = step * e_max
+    # the part of it the host stacks add: the same maximum without host-stack noise (infra share
+    # 0 everywhere); the rest is the GPUs' own spread, the same in every mode
+    e_gpu = jitter.expected_max_workers([fig["gpu_cv"]] * len(rows), [0.0] * len(rows),
+                                        [g.count * g.gpus for g in groups], iteration_s=step,
+                                        detour_mean_s=fig["detour_mean_s"], detour_s=fig["detour_s"])
+    host_noise_s = max(0.0, straggler - step * e_gpu)
     write_s = max(r.write_s for r in rows)
     ckpt = storage.amortized_checkpoint_s(write_s, inputs.checkpoint_every_iterations)
     iteration = step + straggler + ckpt
 
-    # --- host CPU, server-weighted, as shares of the cycles of a whole iteration (the definition
-    # is in HostCpuReport.infra_fraction); the agents run the whole of it
+    host = _host_report(groups, rows, iteration)
+
+    dpu_util: dict[str, float] = {}
+    for r in rows:
+        for k, v in r.report.dpu_utilization.items():
+            dpu_util[k] = max(dpu_util.get(k, 0.0), v)
+
+    stor = _storage_report(inputs, rows, write_s, fig)
+
+    en = _energy_report(inputs, iteration, fig)
+
+    bottlenecks, flags = _explain(inputs, rows, host, stor, network_extra, stall,
+                                  (straggler, host_noise_s), ckpt, fig)
+    warnings = list(dict.fromkeys(w for r in rows for w in r.warnings))  # once, in group order
+    clamp = jitter.out_of_range(step, fig["detour_mean_s"]) if straggler > 0 else ""
+    if clamp:
+        warnings.append(clamp)
+    return ResourceReport(iteration_s=iteration, network_extra_s=network_extra, data_stall_s=stall,
+                          straggler_s=straggler, checkpoint_s=ckpt, host_cpu=host, dpu=dpu_util,
+                          storage=stor, energy=en, bottlenecks=bottlenecks, flags=flags,
+                          groups=tuple(r.report for r in rows), network_extra_cause=cause,
+                          warnings=warnings)
+
+
+def _host_report(groups: tuple[ServerGroup, ...], rows: list[_Server], iteration: float) -> HostCpuReport:
+    """Host CPU, server-weighted, as shares of the cycles of a whole iteration (the definition is
+    in HostCpuReport.infra_fraction); the agents and monitoring run the whole of it."""
     for g, r in zip(groups, rows):
         r.host_cycles["agents"] = r.agent_cores * g.cpu_GHz * 1e9 * iteration
+        r.host_cycles["monitoring"] = r.monitoring_cores * g.cpu_GHz * 1e9 * iteration
     cap_total = sum(g.count * r.capacity_Hz for g, r in zip(groups, rows)) * iteration
     raw = {t: sum(g.count * r.host_cycles[t] for g, r in zip(groups, rows)) / cap_total for t in TASKS}
     busy = sum(raw.values())
@@ -737,15 +1036,16 @@ def assess(inputs: ResourceInputs, figures: dict[str, float] | None = None) -> R
     infra = sum(by_task[t] for t in INFRA_TASKS)
     saturated = any(r.report.network_slowdown > 1.0 and not r.dpu_limited for r in rows) or busy > 1.0
     host = HostCpuReport(cores_total=sum(g.count * g.cpu_cores for g in groups),
-                         infra_fraction=infra, by_task=by_task,
+                         infra_fraction=infra, by_task=_reported(by_task),
                          training_fraction=max(0.0, 1.0 - sum(by_task.values())), saturated=saturated)
+    return host
 
-    dpu_util: dict[str, float] = {}
-    for r in rows:
-        for k, v in r.report.dpu_utilization.items():
-            dpu_util[k] = max(dpu_util.get(k, 0.0), v)
 
-    # --- storage
+def _storage_report(inputs: ResourceInputs, rows: list[_Server], write_s: float,
+                    fig: dict[str, float]) -> StorageReport:
+    """Cluster storage figures: the read demand of the input iteration, what the servers'
+    paths achieve, the checkpoint size and write time."""
+    groups = inputs.groups
     demand = storage.read_demand_Bps(inputs.samples_per_iteration / inputs.iteration_s,
                                      inputs.sample_bytes)
     achieved_total = min(demand, sum(g.count * r.report.read_achieved_GBps * 1e9
@@ -755,9 +1055,13 @@ def assess(inputs: ResourceInputs, figures: dict[str, float] | None = None) -> R
                          checkpoint_GB=storage.checkpoint_bytes(inputs.parameters,
                                                                 _bytes_per_param(inputs, fig)) / 1e9,
                          checkpoint_write_s=write_s if inputs.storage_write_GBps > 0 else None)
+    return stor
 
-    # --- power and energy
-    # the per-server figures come from designer.topology.validation.server_power_W
+
+def _energy_report(inputs: ResourceInputs, iteration: float, fig: dict[str, float]) -> EnergyReport:
+    """Power by part (the per-server figures come from designer.topology.validation.server_power_W,
+    catalog maxima) and the iteration's and run's energy and cost."""
+    groups = inputs.groups
     parts = {"gpu": sum(g.count * g.gpus * g.gpu_power_W for g in groups),
              "server": sum(g.count * g.base_power_W for g in groups),
              "adapters": sum(g.count * g.adapters_power_W for g in groups)}
@@ -771,17 +1075,7 @@ def assess(inputs: ResourceInputs, figures: dict[str, float] | None = None) -> R
                                           else inputs.price_per_kWh),
                       samples_per_s_per_kW=energy.samples_per_s_per_kW(
                           inputs.samples_per_iteration, iteration, parts["total"]))
-
-    bottlenecks, flags = _explain(inputs, rows, host, stor, network_extra, stall, straggler, ckpt, fig)
-    warnings = list(dict.fromkeys(w for r in rows for w in r.warnings))  # once, in group order
-    clamp = jitter.out_of_range(step, fig["detour_mean_s"]) if straggler > 0 else ""
-    if clamp:
-        warnings.append(clamp)
-    return ResourceReport(iteration_s=iteration, network_extra_s=network_extra, data_stall_s=stall,
-                          straggler_s=straggler, checkpoint_s=ckpt, host_cpu=host, dpu=dpu_util,
-                          storage=stor, energy=en, bottlenecks=bottlenecks, flags=flags,
-                          groups=tuple(r.report for r in rows), network_extra_cause=cause,
-                          warnings=warnings)
+    return en
 
 
 def _cost(r: _Server) -> str:
@@ -819,65 +1113,102 @@ _ENGINE_WORK = {"line": "the adapter's traffic", "crypto": "inline encryption",
                        "catalog's Arm kernel-path rate arm_tcp_Gbps, a pktgen upper bound for "
                        "BlueField-2 and an assumption for BlueField-3/-4)",
                 "dram": "the Arm-core data paths through the DPU memory"}
+#: the embedded switch's sentence (apart from _ENGINE_WORK, whose engines the report's remedies
+#: cover one by one; designer/report/remedies.py has no eswitch advice yet)
+_PACKET_WORK = {"eswitch": "the embedded switch's packet forwarding (ASAP2; ~90 Mpps measured on "
+                           "BlueField-3, arXiv 2509.21656)"}
+
+
+def _straggler_sentence(inp: ResourceInputs, rows: list[_Server], straggler: float,
+                        host_noise: float, fig: dict[str, float]) -> str:
+    """The straggler wait, split into the GPUs' own spread (``gpu_cv``, Sinha et al. SC 2022: the
+    same in every mode) and what host-stack noise adds (compound-Poisson detours in proportion to
+    the host infrastructure share, :mod:`designer.engine.jitter`): 0 where no host work is left."""
+    cvs = [r.report.jitter_cv for r in rows]
+    share = max(r.infra_share for r in rows)
+    if host_noise >= 5e-4 * straggler:
+        host = (f"host-stack noise adds {host_noise:.3g} s of it (infrastructure share up to "
+                f"{100 * share:.1f}% of host cycles preempting training threads)")
+    else:
+        why = ("no host infrastructure work is left in this mode" if share <= 0 else
+               f"an infrastructure share of {100 * share:.1f}% is too small to matter")
+        host = f"host-stack noise adds {host_noise:.2g} s: {why}, so the wait is the GPUs' own spread"
+    return (f"stragglers {straggler:.3g} s per iteration: slowest of "
+            f"{sum(g.count * g.gpus for g in inp.groups)} GPU workers, per-worker noise "
+            f"{100 * max(cvs):.3g}% (GPU-to-GPU spread {100 * fig['gpu_cv']:.3g}%); {host}")
+
+
+def _group_sentences(i: int, g: ServerGroup, r: _Server, fig: dict[str, float],
+                     bottlenecks: list[str], flags: list[str], owner_of) -> None:
+    """The bottlenecks and flags of one server group: a saturated host CPU or host memory, and
+    the adapter engines that slow its collectives or are over-subscribed."""
+    mode = r.report.scenario
+    who = f"server group {i} ({g.count} x {MODE_LABEL[mode]})"
+
+    def owner(e: str, collectives: bool = False) -> str:
+        # a host-managed server's only adapter engine is its NICs' embedded switch
+        return "NIC" if mode == "host" else owner_of(g, r, e, collectives)
+    if r.fallback:
+        flags.append(f"{who}: scenario 'dpu' but the server has no DPU; its host CPU runs the stacks")
+    s = r.report.network_slowdown
+    if s > 1.0 and not r.dpu_limited:
+        tasks = [t for t in INFRA_TASKS if r.host_cycles[t] > 0 and t != "storage"]
+        why = []
+        if g.encrypt and r.report.scenario == "host":
+            why.append("software AES-GCM encryption, which also forces collectives off RDMA onto kernel TCP")
+        elif g.tcp_bytes > 0 or not g.rdma:
+            why.append("kernel TCP collectives")
+        if g.isolated and r.report.scenario == "host":
+            why.append("the host virtual switch")
+        if g.nccl_proxy and r.host_cycles["nccl_proxy"] > 0:  # beyond the socket work they run
+            why.append("NCCL proxy threads")
+        if r.host_cycles["firewall"] > 0:
+            why.append("the host firewall's connection tracking")
+        if r.memory_limited:
+            flags.append(f"host memory bandwidth saturated: network flows slowed to {100 / s:.0f}% on {who}")
+            bottlenecks.append(
+                f"host CPU on {who}: its kernel-TCP copies need {r.memory_GBps:.0f} GB/s of host "
+                f"memory bandwidth ({fig['kernel_copy_memory_share']:.0%} of the {g.host_memory_GBps:.0f} "
+                f"GB/s peak is theirs to use); collectives take {s:.2f}x as long{_cost(r)}")
+            return
+        flags.append(f"host CPU saturated: network flows slowed to {100 / s:.0f}% on {who}")
+        bottlenecks.append(
+            f"host CPU on {who}: {', '.join(why) or ', '.join(tasks)} together need {r.window_demand_cores:.0f} "
+            f"cores while collectives run, {max(r.window_free_cores, 0):.0f} are free; "
+            f"collectives take {s:.2f}x as long{_cost(r)}")
+    if r.dpu_limited:
+        u = r.report.dpu_utilization[r.dpu_limited]
+        o = owner(r.dpu_limited, True)
+        flags.append(f"{o} {r.dpu_limited} engine over-subscribed ({u:.2f}x) on {who}")
+        bottlenecks.append(f"{o} {r.dpu_limited} engine on {who} is over-subscribed {u:.2f}x: "
+                           f"collectives take {s:.2f}x as long{_cost(r)}")
+    for e, u in r.report.dpu_utilization.items():  # over-subscribed without slowing collectives
+        if u > 1.0 and e != r.dpu_limited:
+            flags.append(f"{owner(e)} {e} engine over-subscribed ({u:.2f}x) on {who}")
+            bottlenecks.append(f"{owner(e)} {e} engine on {who} is over-subscribed {u:.2f}x: "
+                               f"{_ENGINE_WORK.get(e) or _PACKET_WORK[e]} run{'s' if e != 'dram' else 's'} "
+                               f"{u:.2f}x slower than asked")
 
 
 def _explain(inp: ResourceInputs, rows: list[_Server], host: HostCpuReport, stor: StorageReport,
-             network_extra: float, stall: float, straggler: float, ckpt: float,
+             network_extra: float, stall: float, stragglers: tuple[float, float], ckpt: float,
              fig: dict[str, float]):
     """Plain-language bottlenecks (what costs time and why) and flags (conditions to look at)."""
     bottlenecks: list[str] = []
     flags: list[str] = []
-    for i, (g, r) in enumerate(zip(inp.groups, rows)):
-        mode = r.report.scenario
-        who = f"server group {i} ({g.count} x {MODE_LABEL[mode]})"
-        # whose engine: a SmartNIC's; a DPU's; in a DPU server that keeps ConnectX on its rails
-        # (rail_dpus 0) the collectives' line and crypto engines are the rail SmartNICs'
-        rail_nics = mode == "dpu" and g.rail_dpus == 0 and g.storage_capacity is not None
 
-        def owner(e: str, collectives: bool = False) -> str:
-            if mode == "smartnic":
-                return "SmartNIC"
-            if rail_nics and e in ("line", "crypto"):
-                return "rail SmartNIC (ConnectX)" if collectives else "rail SmartNIC or storage DPU"
-            return "DPU"
-        if r.fallback:
-            flags.append(f"{who}: scenario 'dpu' but the server has no DPU; its host CPU runs the stacks")
-        s = r.report.network_slowdown
-        if s > 1.0 and not r.dpu_limited:
-            tasks = [t for t in INFRA_TASKS if r.host_cycles[t] > 0 and t != "storage"]
-            why = []
-            if g.encrypt and r.report.scenario == "host":
-                why.append("software AES-GCM encryption, which also forces collectives off RDMA onto kernel TCP")
-            elif g.tcp_bytes > 0 or not g.rdma:
-                why.append("kernel TCP collectives")
-            if g.isolated and r.report.scenario == "host":
-                why.append("the host virtual switch")
-            if g.nccl_proxy and r.host_cycles["nccl_proxy"] > 0:  # beyond the socket work they run
-                why.append("NCCL proxy threads")
-            if r.memory_limited:
-                flags.append(f"host memory bandwidth saturated: network flows slowed to {100 / s:.0f}% on {who}")
-                bottlenecks.append(
-                    f"host CPU on {who}: its kernel-TCP copies need {r.memory_GBps:.0f} GB/s of host "
-                    f"memory bandwidth ({fig['kernel_copy_memory_share']:.0%} of the {g.host_memory_GBps:.0f} "
-                    f"GB/s peak is theirs to use); collectives take {s:.2f}x as long{_cost(r)}")
-                continue
-            flags.append(f"host CPU saturated: network flows slowed to {100 / s:.0f}% on {who}")
-            bottlenecks.append(
-                f"host CPU on {who}: {', '.join(why) or ', '.join(tasks)} together need {r.window_demand_cores:.0f} "
-                f"cores while collectives run, {max(r.window_free_cores, 0):.0f} are free; "
-                f"collectives take {s:.2f}x as long{_cost(r)}")
-        if r.dpu_limited:
-            u = r.report.dpu_utilization[r.dpu_limited]
-            o = owner(r.dpu_limited, True)
-            flags.append(f"{o} {r.dpu_limited} engine over-subscribed ({u:.2f}x) on {who}")
-            bottlenecks.append(f"{o} {r.dpu_limited} engine on {who} is over-subscribed {u:.2f}x: "
-                               f"collectives take {s:.2f}x as long{_cost(r)}")
-        for e, u in r.report.dpu_utilization.items():  # over-subscribed without slowing collectives
-            if u > 1.0 and e != r.dpu_limited:
-                flags.append(f"{owner(e)} {e} engine over-subscribed ({u:.2f}x) on {who}")
-                bottlenecks.append(f"{owner(e)} {e} engine on {who} is over-subscribed {u:.2f}x: "
-                                   f"{_ENGINE_WORK[e]} run{'s' if e != 'dram' else 's'} "
-                                   f"{u:.2f}x slower than asked")
+    def owner(g: ServerGroup, r: _Server, e: str, collectives: bool = False) -> str:
+        """Whose engine: a SmartNIC's; a DPU's; in a DPU server that keeps ConnectX on its rails
+        (rail_dpus 0) the collectives' line and crypto engines are the rail SmartNICs'."""
+        mode = r.report.scenario
+        if mode == "smartnic":
+            return "SmartNIC"
+        if mode == "dpu" and g.rail_dpus == 0 and g.storage_capacity is not None and e in ("line", "crypto"):
+            return "rail SmartNIC (ConnectX)" if collectives else "rail SmartNIC or storage DPU"
+        return "DPU"
+
+    for i, (g, r) in enumerate(zip(inp.groups, rows)):
+        _group_sentences(i, g, r, fig, bottlenecks, flags, owner)
     if stall > 0:
         servers = sum(g.count for g in inp.groups)
         i = max(range(len(rows)), key=lambda k: rows[k].stall_s)
@@ -899,11 +1230,9 @@ def _explain(inp: ResourceInputs, rows: list[_Server], host: HostCpuReport, stor
                                f"{limit}{extra} at {r.report.read_achieved_GBps:.3g} GB/s per server "
                                f"where each server needs {stor.read_demand_GBps / servers:.3g} GB/s "
                                f"({stor.read_demand_GBps:.3g} GB/s for the cluster)")
+    straggler, host_noise = stragglers
     if straggler > 0:
-        cvs = [r.report.jitter_cv for r in rows]
-        bottlenecks.append(f"stragglers {straggler:.3g} s per iteration: slowest of "
-                           f"{sum(g.count * g.gpus for g in inp.groups)} GPU workers, per-worker noise "
-                           f"{100 * max(cvs):.3g}% (host-stack interrupts add to GPU variation)")
+        bottlenecks.append(_straggler_sentence(inp, rows, straggler, host_noise, fig))
     if ckpt > 0:
         bottlenecks.append(f"checkpoints {ckpt:.3g} s per iteration: {stor.checkpoint_GB:.3g} GB every "
                            f"{inp.checkpoint_every_iterations} iterations, {stor.checkpoint_write_s:.3g} s each")

@@ -31,6 +31,7 @@ WITHOUT any drawn DPU each NIC is then modelled as the catalog DPU of the same l
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -114,33 +115,58 @@ def nic_for_dpu(catalog, dpu: dict[str, Any], preferred: str | None) -> dict[str
     return {**dpu, "arm_cores": 0}
 
 
-def _capacity(entries: list[dict[str, Any]], catalog=None) -> resources.DpuCapacity:
-    """Engines of some DPUs together, summed DPU by DPU from their catalog figures."""
+#: the catalog figure of each inline-crypto protocol (scenario ``crypto_offload``)
+CRYPTO_FIELD = {"ipsec-crypto": "crypto_Gbps", "ipsec-packet": "ipsec_packet_Gbps", "ktls": "ktls_Gbps"}
+
+
+def crypto_Gbps(entry: dict[str, Any], protocol: str = "ipsec-crypto") -> float:
+    """Inline crypto rate of a DPU for ``protocol``: its figure for that protocol
+    (``ipsec_packet_Gbps``, ``ktls_Gbps``), else ``crypto_Gbps`` (IPsec crypto offload)."""
+    own = float(entry.get(CRYPTO_FIELD.get(protocol, "crypto_Gbps")) or 0.0)
+    return own if own > 0 else float(entry.get("crypto_Gbps") or 0.0)
+
+
+def _capacity(entries: list[dict[str, Any]], catalog=None, protocol: str = "ipsec-crypto",
+              transport: str = "rdma") -> resources.DpuCapacity:
+    """Engines of some DPUs together, summed DPU by DPU from their catalog figures (inline crypto
+    for ``protocol``, storage-emulation IO rate for the NVMe-oF ``transport``)."""
     caps = []
     for e in entries:
         arm, dram = dpu_model_figures(catalog, e) if catalog is not None else (
             dpu_mod.default_arm_tcp_Gbps(int(e.get("arm_cores", 0)), float(e.get("arm_GHz", 0.0))), 0.0)
         caps.append(resources.DpuCapacity.of(1, float(e.get("max_bandwidth_Gbps", 0.0)),
-                                             float(e.get("crypto_Gbps", 0.0)), int(e.get("arm_cores", 0)),
-                                             float(e.get("arm_GHz", 0.0)), arm, dram))
+                                             crypto_Gbps(e, protocol), int(e.get("arm_cores", 0)),
+                                             float(e.get("arm_GHz", 0.0)), arm, dram,
+                                             float(e.get("eswitch_Mpps") or 0.0),
+                                             float(e.get(f"snap_{transport}_kiops") or 0.0)))
     return resources.DpuCapacity(sum(c.line_Bps for c in caps), sum(c.crypto_Bps for c in caps),
                                  sum(c.arm_Hz for c in caps), sum(c.arm_path_Bps for c in caps),
-                                 sum(c.dram_Bps for c in caps))
+                                 sum(c.dram_Bps for c in caps), sum(c.eswitch_pps for c in caps),
+                                 sum(c.snap_iops for c in caps))
 
 
-def smartnic_crypto_Gbps(entry: dict[str, Any], fraction: float) -> float:
-    """Inline crypto rate of an adapter working as a SmartNIC: its catalog ``crypto_Gbps`` when it
-    has one, else its crypto-enabled OPN's: ``fraction`` (models/costs/dpu.toml
-    ``inline_crypto_fraction_of_line``, the measured 193/390) of its line rate."""
+def smartnic_crypto_Gbps(entry: dict[str, Any], fraction: float, protocol: str = "ipsec-crypto") -> float:
+    """Inline crypto rate of an adapter working as a SmartNIC. IPsec crypto offload: its catalog
+    ``crypto_Gbps`` when it has one, else its crypto-enabled OPN's: ``fraction``
+    (models/costs/dpu.toml ``inline_crypto_fraction_of_line``, the measured 193/390) of its line
+    rate. IPsec packet offload and kTLS: the generation's figure for that protocol
+    (``ipsec_packet_Gbps``, ``ktls_Gbps``, crypto-enabled parts), else as IPsec crypto offload."""
+    if protocol != "ipsec-crypto":
+        rate = float(entry.get(CRYPTO_FIELD.get(protocol, "")) or 0.0)
+        if rate > 0:
+            return rate
     own = float(entry.get("crypto_Gbps") or 0.0)
     return own if own > 0 else fraction * float(entry.get("max_bandwidth_Gbps") or 0.0)
 
 
-def _smartnic_capacity(entries: list[dict[str, Any]], fraction: float) -> resources.DpuCapacity:
-    """Line and inline-crypto engines of adapters working as ConnectX SmartNICs (no Arm complex)."""
+def _smartnic_capacity(entries: list[dict[str, Any]], fraction: float,
+                       protocol: str = "ipsec-crypto") -> resources.DpuCapacity:
+    """Line, inline-crypto and embedded-switch engines of adapters working as ConnectX SmartNICs
+    (no Arm complex)."""
     line = sum(float(e.get("max_bandwidth_Gbps") or 0.0) for e in entries) * 1e9 / 8
-    crypto = sum(smartnic_crypto_Gbps(e, fraction) for e in entries) * 1e9 / 8
-    return resources.DpuCapacity(line, crypto, 0.0)
+    crypto = sum(smartnic_crypto_Gbps(e, fraction, protocol) for e in entries) * 1e9 / 8
+    eswitch = sum(float(e.get("eswitch_Mpps") or 0.0) for e in entries) * 1e6
+    return resources.DpuCapacity(line, crypto, 0.0, eswitch_pps=eswitch)
 
 
 def _server_key(srv, adapters, scenario: str) -> tuple:
@@ -173,7 +199,9 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
     resolve = Resolver(catalog)
     groups: dict[str, dict[str, Any]] = {}  # first server of each group -> the group
     fraction = float(resources.cost_figures(catalog)["inline_crypto_fraction_of_line"])
-    overlay = isolation_overlay(scen)
+    protocol = str(scen.get("crypto_offload", "ipsec-crypto"))
+    transport = str(scen.get("storage_transport", "rdma"))
+    switches_of_scenario = _scenario_fields(scen)
     per_server, default_mode = scen.get("per_server", {}), scen.get("offload", "host")
     components = topo.components
     for (info, gpus, mode, count) in _alike_servers(pl, per_server_gpus, per_server, default_mode, topo):
@@ -181,68 +209,32 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
         adapters = info.adapters if info.adapters is not None else topo.attached(srv.id)
         f = catalog.resolve(srv)
         cpu = catalog.get("cpu", f["cpu_model"])
-        drawn = [a for a in adapters if a.kind == "dpu"]
-        # the DPU run keeps a drawn layout (ConnectX on the rails, BlueField for storage and
-        # north-south, as DGX SuperPOD): only a server without any DPU gets its NICs as DPUs
-        as_dpu = mode == "dpu" and bool(scen.get("nic_as_dpu")) and not drawn
-        dpus = {a.id: catalog.resolve(a) if a.kind == "dpu" else
-                dpu_for_nic(catalog, catalog.resolve(a), f.get("dpu_model"))
-                for a in adapters if a.kind == "dpu" or (as_dpu and a.kind == "nic")}
-        nics = [catalog.resolve(a) for a in adapters if a.id not in dpus]
-        rail = [d for d in dpus if d in info.rails]
-        rail_nics = [catalog.resolve(a) for a in adapters if a.id in info.rails and a.id not in dpus]
-        if not rail and not rail_nics:
-            rail = list(dpus)
-        # off-rail DPUs: on the storage network they carry the reads; either way they host the
-        # Arm services (filesystem client, object-store proxy, agents) when the rails are NICs
-        store = [d for d in dpus if d in info.storage_ports and d not in rail] or \
-            ([d for d in dpus if d not in rail] if rail_nics and not rail else [])
-        # what the adapters cost in power: host-managed and SmartNIC servers buy a ConnectX of
-        # the same line rate instead of each drawn DPU; a DPU server buys the DPUs
-        stand_ins = dict(dpus) if mode == "dpu" else {
-            a.id: nic_for_dpu(catalog, catalog.resolve(a), f.get("nic_model")) for a in drawn}
-        rdma = all(a.get("rdma", True) for a in list(dpus.values()) + nics) if adapters else False
+        lay = _layout(catalog, scen, info, adapters, f, mode)
         # ranks of a collective's group on one server = ranks / servers; the server's GPUs hold
         # gpus / that many groups
         sent = {c.name: node_wire_bytes(c) * c.calls_per_iteration * gpus / max(1, c.ranks // c.servers)
                 for c in crossing}
         net_bytes = 2.0 * sum(sent.values())  # sent + received (symmetric, see node_wire_bytes)
-        port = sum(l.capacity_Gbps for e in rail for l in
+        port = sum(l.capacity_Gbps for e in lay.rail for l in
                    (net.links_of(fab, topo, e) if fab is not None else topo.links_of(e)))
-        power = server_power_W(_Attached(topo, srv.id, adapters), srv, resolve, stand_ins)
+        power = server_power_W(_Attached(topo, srv.id, adapters), srv, resolve, lay.stand_ins)  # type: ignore[arg-type]
         groups[info.id] = dict(
             count=count, scenario=mode, gpus=gpus,
             gpu_power_W=power["gpu"] / int(f["gpu_count"]),
             cpu_cores=int(cpu.get("cores", 1)) * int(f.get("cpu_sockets", 1)),
             cpu_GHz=float(cpu.get("all_core_GHz") or cpu.get("base_GHz") or 2.0),
             base_power_W=power["server"], adapters_power_W=power["adapters"],
-            dpus=len(dpus), rail_dpus=len(rail), storage_dpus=len(store),
-            rail_capacity=(_capacity([dpus[d] for d in rail], catalog) if rail else
-                           _smartnic_capacity(rail_nics, fraction)),
-            storage_capacity=_capacity([dpus[d] for d in store], catalog) if store else None,
-            smartnic_capacity=(_smartnic_capacity([stand_ins.get(a.id) or catalog.resolve(a)
-                                                   for a in adapters if a.id in info.rails] or
-                                                  [stand_ins.get(a.id) or catalog.resolve(a)
-                                                   for a in adapters], fraction)
-                               if mode == "smartnic" and adapters else None),
-            nccl_proxy=bool(scen.get("nccl_proxy", False)),
-            pfs_client=bool(scen.get("parallel_fs_client", False)),
-            k8s_agents=bool(scen.get("k8s_agents", False)),
-            irq=bool(scen.get("irq_handling", False)),
-            kernel_copy_membw=bool(scen.get("kernel_copy_membw", False)),
+            **_engine_fields(catalog, lay, adapters, info, mode, fraction, protocol, transport),
+            **switches_of_scenario,
             host_memory_GBps=hostcpu.memory_GBps(int(f.get("cpu_sockets", 1)),
                                                  int(cpu.get("memory_channels", 0) or 0),
                                                  float(cpu.get("memory_MTps", 0) or 0)),
-            dpu_storage_emulation=all(bool(dpus[d].get("storage_emulation", True)) for d in store or rail),
-            dpu_ovs_offload=all(bool(dpus[d].get("ovs_offload", True)) for d in rail),
             port_Gbps=float(port),
-            rdma=rdma, rdma_bytes=net_bytes if rdma else 0.0, tcp_bytes=0.0 if rdma else net_bytes,
+            rdma=lay.rdma, rdma_bytes=net_bytes if lay.rdma else 0.0,
+            tcp_bytes=0.0 if lay.rdma else net_bytes,
             comm_s=comm_s, dp_comm_s=dp_comm_s,
             storage_fabric_GBps=storage_alone_GBps.get(info.id, 0.0),
-            storage_fabric_write_GBps=(storage_write_GBps or storage_alone_GBps).get(info.id, 0.0),
-            gpudirect_storage=bool(scen.get("gpudirect_storage", False)),
-            encrypt=bool(scen.get("encryption", False)), isolated=overlay,
-            isolation=str(scen.get("isolation", "auto")))
+            storage_fabric_write_GBps=(storage_write_GBps or storage_alone_GBps).get(info.id, 0.0))
     stor, switches = _storage_and_switches(topo, resolve, kinds)
     interval = float(scen.get("checkpoint_interval_s") or 0.0)
     return resources.ResourceInputs(
@@ -262,8 +254,88 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
         packet_bytes=float(scen.get("packet_bytes", 1500)),
         read_io_bytes=float(scen["storage_io_kib"]) * 1024 if scen.get("storage_io_kib") else None,
         checkpoint_via_host=bool(scen.get("checkpoint_via_host", False)),
+        checkpoint_compression=bool(scen.get("checkpoint_compression", False)),
+        checkpoint_erasure_coding=bool(scen.get("checkpoint_erasure_coding", False)),
         switch_power_W=sum(switches) / jobs,
         storage_power_W=sum(float(s.get("power_W", 0)) for s in stor) / jobs)
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """One server's adapters as a run sees them (ids of the attached components)."""
+
+    dpus: dict[str, dict[str, Any]]  #: adapter id -> its DPU figures (drawn, or a NIC as DPU)
+    rail: list[str]  #: DPUs on the compute rails
+    rail_nics: list[dict[str, Any]]  #: figures of the NICs on the rails
+    store: list[str]  #: DPUs off the rails (storage network or Arm services)
+    stand_ins: dict[str, dict[str, Any]]  #: adapter id -> the figures its power is priced at
+    rdma: bool
+
+
+def _layout(catalog, scen: dict[str, Any], info, adapters, f: dict[str, Any], mode: str) -> _Layout:
+    """Which adapters are DPUs, on the rails or off them, and what each costs in power."""
+    drawn = [a for a in adapters if a.kind == "dpu"]
+    # the DPU run keeps a drawn layout (ConnectX on the rails, BlueField for storage and
+    # north-south, as DGX SuperPOD): only a server without any DPU gets its NICs as DPUs
+    as_dpu = mode == "dpu" and bool(scen.get("nic_as_dpu")) and not drawn
+    dpus = {a.id: catalog.resolve(a) if a.kind == "dpu" else
+            dpu_for_nic(catalog, catalog.resolve(a), f.get("dpu_model"))
+            for a in adapters if a.kind == "dpu" or (as_dpu and a.kind == "nic")}
+    nics = [catalog.resolve(a) for a in adapters if a.id not in dpus]
+    rail = [d for d in dpus if d in info.rails]
+    rail_nics = [catalog.resolve(a) for a in adapters if a.id in info.rails and a.id not in dpus]
+    if not rail and not rail_nics:
+        rail = list(dpus)
+    # off-rail DPUs: on the storage network they carry the reads; either way they host the
+    # Arm services (filesystem client, object-store proxy, agents) when the rails are NICs
+    store = [d for d in dpus if d in info.storage_ports and d not in rail] or \
+        ([d for d in dpus if d not in rail] if rail_nics and not rail else [])
+    # what the adapters cost in power: host-managed and SmartNIC servers buy a ConnectX of
+    # the same line rate instead of each drawn DPU; a DPU server buys the DPUs
+    stand_ins = dict(dpus) if mode == "dpu" else {
+        a.id: nic_for_dpu(catalog, catalog.resolve(a), f.get("nic_model")) for a in drawn}
+    rdma = all(a.get("rdma", True) for a in list(dpus.values()) + nics) if adapters else False
+    return _Layout(dpus=dpus, rail=rail, rail_nics=rail_nics, store=store, stand_ins=stand_ins, rdma=rdma)
+
+
+def _engine_fields(catalog, lay: _Layout, adapters, info, mode: str, fraction: float, protocol: str,
+                   transport: str) -> dict[str, Any]:
+    """ServerGroup fields of the adapters' engines: DPU counts and capacities (rail, storage-only,
+    SmartNIC) and the DPUs' storage-emulation and switch-offload capabilities."""
+    dpus, rail, store = lay.dpus, lay.rail, lay.store
+    smart = [lay.stand_ins.get(a.id) or catalog.resolve(a) for a in adapters if a.id in info.rails] or \
+        [lay.stand_ins.get(a.id) or catalog.resolve(a) for a in adapters]
+    return dict(
+        dpus=len(dpus), rail_dpus=len(rail), storage_dpus=len(store),
+        rail_capacity=(_capacity([dpus[d] for d in rail], catalog, protocol, transport) if rail else
+                       _smartnic_capacity(lay.rail_nics, fraction, protocol)),
+        storage_capacity=(_capacity([dpus[d] for d in store], catalog, protocol, transport)
+                          if store else None),
+        smartnic_capacity=(_smartnic_capacity(smart, fraction, protocol)
+                           if mode == "smartnic" and adapters else None),
+        dpu_storage_emulation=all(bool(dpus[d].get("storage_emulation", True)) for d in store or rail),
+        dpu_ovs_offload=all(bool(dpus[d].get("ovs_offload", True)) for d in rail),
+        eswitch_pps=_smartnic_capacity(smart, fraction, protocol).eswitch_pps if adapters else 0.0)
+
+
+def _scenario_fields(scen: dict[str, Any]) -> dict[str, Any]:
+    """ServerGroup fields that every server of a run takes from the scenario: the consumer
+    switches, tenancy and encryption (``designer.topology.design.SCENARIO_SPEC``)."""
+    return dict(
+        nccl_proxy=bool(scen.get("nccl_proxy", False)),
+        pfs_client=bool(scen.get("parallel_fs_client", False)),
+        k8s_agents=bool(scen.get("k8s_agents", False)),
+        irq=bool(scen.get("irq_handling", False)),
+        kernel_copy_membw=bool(scen.get("kernel_copy_membw", False)),
+        tenant_packet_bytes=float(scen.get("tenant_packet_bytes", 0) or 0),
+        vswitch=str(scen.get("vswitch", "kernel")),
+        firewall=bool(scen.get("firewall_conntrack", False)),
+        tunnel_offload=bool(scen.get("tunnel_offload", True)),
+        frame_bytes=float(scen.get("packet_bytes", 1500)),
+        monitoring=bool(scen.get("monitoring_agents", False)),
+        gpudirect_storage=bool(scen.get("gpudirect_storage", False)),
+        encrypt=bool(scen.get("encryption", False)), isolated=isolation_overlay(scen),
+        isolation=str(scen.get("isolation", "auto")))
 
 
 def _alike_servers(pl: Placement, per_server_gpus: np.ndarray, per_server: dict[str, str], default_mode: str,

@@ -78,6 +78,9 @@ MAX_SLOWDOWN = 20.0
 #: stops (unfinished, with the reason) once it has yielded ``ROW_CAP_FACTOR x max_rows`` rows in all
 #: (blocks, checkpoints and restarts), which only a run that keeps failing inside its blocks reaches
 MAX_ROWS = 500_000
+#: most iterations (and checkpoint intervals) a run may count: beyond 2^53 a float no longer
+#: holds every whole number, and no training run is within many orders of magnitude of it
+MAX_COUNT = 1e15
 ROW_CAP_FACTOR = 2
 
 #: above this many iterations per block, a block's summed iteration time is drawn from its normal
@@ -139,6 +142,25 @@ class TimelineInputs:
         if self.base_s <= 0:
             raise UsageError("timeline input iteration_s: must be larger than data_stall_s + "
                              "straggler_s + checkpoint_amortized_s (the parts it contains)")
+        self._check_counts()
+
+    def _check_counts(self) -> None:
+        """Refuse inputs whose counts no float holds: more than ``MAX_COUNT`` iterations (a
+        token budget of astronomically many global batches), a run longer than a float, or more
+        than ``MAX_COUNT`` checkpoint intervals in it (an interval far below one iteration)."""
+        ratio = self.token_budget / self.tokens_per_iteration
+        if not ratio <= MAX_COUNT:
+            raise UsageError(f"timeline input token_budget: {self.token_budget:g} tokens at "
+                             f"{self.tokens_per_iteration:g} tokens per iteration is {ratio:.3g} "
+                             f"iterations, more than the {MAX_COUNT:.0e} a timeline counts")
+        length = self.iterations * self.iteration_s
+        if not math.isfinite(length):
+            raise UsageError(f"timeline input iteration_s: {self.iterations:,} iterations of "
+                             f"{self.iteration_s:g} s is longer than a number can hold")
+        if self.checkpoint_interval_s > 0 and not length / self.checkpoint_interval_s <= MAX_COUNT:
+            raise UsageError(f"timeline input checkpoint_interval_s: {self.checkpoint_interval_s:g} s "
+                             f"cuts the {length:g} s run into more than {MAX_COUNT:.0e} intervals; "
+                             f"give an interval of at least one iteration ({self.iteration_s:g} s)")
 
     @property
     def base_s(self) -> float:
@@ -155,7 +177,10 @@ class TimelineInputs:
 
     @property
     def iterations(self) -> int:
-        return math.ceil(self.token_budget / self.tokens_per_iteration - 1e-9)
+        """Iterations of the run: its token budget in global batches, rounded up; at least one
+        (a budget below one global batch still takes a step; 0 iterations would make a run of
+        no length, whose every rate divides by zero)."""
+        return max(1, math.ceil(self.token_budget / self.tokens_per_iteration - 1e-9))
 
     def with_(self, **changes: Any) -> "TimelineInputs":
         """A copy with some fields changed (e.g. failures off: ``failure_rate_per_gpu_hour=0``)."""
@@ -323,7 +348,7 @@ class TimelineRun:
         slowdown = slowdown if slowdown > 2.0 else 1.0
         k = max(1, math.ceil(n * slowdown / max(1, target_samples)))
         if inputs.checkpoint_interval_s > 0:  # several blocks per checkpoint interval
-            k = min(k, max(1, int(inputs.checkpoint_interval_s / (4 * inputs.base_s))))
+            k = min(k, max(1, int(min(inputs.checkpoint_interval_s / (4 * inputs.base_s), k))))
         self.max_rows = max(1, int(max_rows))
         self.note = ""
         floor = math.ceil(n * slowdown / self.max_rows)
@@ -355,77 +380,36 @@ class TimelineRun:
         return k * t0 * (1 + inp.jitter_sigma * mean) + math.sqrt(k * var) * t0 * inp.jitter_sigma * z
 
     def batches(self) -> Iterator[Samples]:
+        """The run's rows, in batches of ``batch_rows``: blocks of ``block`` iterations played
+        one after the other (jitter, data stalls, failures with their restarts and lost work,
+        checkpoints), until the token budget is done or the run is stopped (``MAX_SLOWDOWN`` x
+        the failure-free time, or the row cap). :attr:`summary` is set at the end."""
         inp = self.inputs
         if inp.jitter_sigma > 0 and self.block > _EXACT_BLOCK:
             self._moments = _max_normal_moments(inp.n_workers)
         root = np.random.SeedSequence(self.seed)
         jitter_rng, failure_rng = (np.random.default_rng(s) for s in root.spawn(2))
-        rate_per_s = inp.failure_rate_per_gpu_hour * inp.n_gpus / 3600.0
-
-        def next_failure() -> float:
-            return failure_rng.exponential(1 / rate_per_s) if rate_per_s > 0 else math.inf
-
-        t0, busy, k = inp.base_s, inp.busy_s, self.block
-        n_total = inp.iterations
-        tok = inp.tokens_per_iteration
-        batch_B = inp.storage_read_GB_per_iteration
-        rate_A = inp.storage_read_achieved_GBps
-        reads = batch_B > 0
-        cap = max(inp.prefetch_iterations, 1.0) * batch_B
-        net = inp.network_GB_per_iteration
-
-        rows: list[tuple] = []
+        st = _Clock(inp, failure_rng)
+        n_total, k = inp.iterations, self.block
         row_cap = ROW_CAP_FACTOR * self.max_rows
         yielded = 0
         row_limited = False
-        t = 0.0
-        level = 0.0  # prefetch buffer, GB
-        to_failure = next_failure()  # running time until the next interruption
-        since_ckpt = 0.0  # wall time since the last checkpoint ended (or restart)
-        done = 0  # iterations safe in the last checkpoint
-        pending = 0  # iterations since then
-        pend_iter_s = pend_stall_s = 0.0
-        useful = stall_total = lost_stall = ckpt_total = restart_total = lost_total = run_iter_s = 0.0
-        iterations_run = failures = checkpoints = 0
-        need_fill = reads
-        sums = np.empty(0)
-        si = 0
-
-        def emit(dt, gpu, running, netGB, readGB, writeGB, iter_s, state):
-            rows.append((t, dt, gpu, inp.host_cpu_util if running else 0.0,
-                         inp.dpu_util if running else 0.0, netGB / dt if dt > 0 else 0.0,
-                         readGB / dt if dt > 0 else 0.0, writeGB / dt if dt > 0 else 0.0,
-                         (done + pending) * tok, iter_s, level / cap if reads else 1.0, state))
-
-        def fail(dt: float) -> None:
-            nonlocal t, level, pending, pend_iter_s, pend_stall_s, lost_total, restart_total
-            nonlocal failures, to_failure, since_ckpt, need_fill, lost_stall
-            lost_total += pend_iter_s + pend_stall_s
-            lost_stall += pend_stall_s
-            pending, pend_iter_s, pend_stall_s = 0, 0.0, 0.0
-            failures += 1
-            level = 0.0
-            t += inp.restart_s
-            restart_total += inp.restart_s
-            emit(inp.restart_s, 0.0, False, 0.0, 0.0, 0.0, math.nan, RESTART)
-            to_failure = next_failure()
-            since_ckpt = 0.0
-            need_fill = reads
-
         limit = MAX_SLOWDOWN * expected_wall_s(inp.with_(failure_rate_per_gpu_hour=0.0))
         finished = True
-        while done + pending < n_total:
-            if t > limit:
+        sums = np.empty(0)
+        si = 0
+        while st.done + st.pending < n_total:
+            if st.t > limit:
                 finished = False
                 break
-            if len(rows) >= self.batch_rows:  # at the top: the failure path below continues early
-                yield Samples(np.array(rows))
-                yielded += len(rows)
-                rows = []
-            if yielded + len(rows) >= row_cap:
+            if len(st.rows) >= self.batch_rows:  # at the top: the failure path below continues early
+                yield Samples(np.array(st.rows))
+                yielded += len(st.rows)
+                st.rows = []
+            if yielded + len(st.rows) >= row_cap:
                 finished, row_limited = False, True
                 break
-            kb = min(k, n_total - done - pending)
+            kb = min(k, n_total - st.done - st.pending)
             if kb == k:
                 if si >= len(sums):
                     sums, si = self._block_sums(jitter_rng, k, 1024), 0
@@ -433,78 +417,154 @@ class TimelineRun:
                 si += 1
             else:
                 iter_s = float(self._block_sums(jitter_rng, kb, 1)[0])
-            stall = 0.0
-            read = 0.0
-            if reads:
-                fill = batch_B / rate_A if need_fill else 0.0  # first batch before the first step
-                need_fill = False
-                stall = fill + max(0.0, kb * batch_B - level - rate_A * iter_s) / rate_A
-                read = min(cap - level + kb * batch_B, rate_A * (iter_s + stall))
-                level = level + read - kb * batch_B
-            dt = iter_s + stall
-            if dt > to_failure:  # interrupted inside this block: its work is lost anyway
-                part = to_failure / dt
-                t += to_failure
-                pend_iter_s += iter_s * part
-                pend_stall_s += stall * part
-                stall_total += stall * part
-                run_iter_s += dt * part
-                iterations_run += int(kb * part)
-                pending += int(kb * part)
-                emit(to_failure, kb * part * busy / to_failure if to_failure > 0 else 0.0, True,
-                     net * kb * part, read * part, 0.0, dt / kb, TRAINING)
-                fail(to_failure)
-                continue
-            to_failure -= dt
-            t += dt
-            since_ckpt += dt
-            pending += kb
-            iterations_run += kb
-            pend_iter_s += iter_s
-            pend_stall_s += stall
-            stall_total += stall
-            run_iter_s += dt
-            emit(dt, kb * busy / dt, True, net * kb, read, 0.0, dt / kb, TRAINING)
-            last = done + pending >= n_total
-            if (not last and inp.checkpoint_interval_s > 0
-                    and since_ckpt >= inp.checkpoint_interval_s):
-                w = inp.checkpoint_write_s
-                if w > to_failure:  # interrupted while writing: the checkpoint never completes
-                    t += to_failure
-                    ckpt_total += to_failure
-                    emit(to_failure, 0.0, True, 0.0, 0.0, inp.checkpoint_GB * to_failure / w,
-                         math.nan, CHECKPOINT)
-                    fail(to_failure)
-                else:
-                    to_failure -= w
-                    t += w
-                    ckpt_total += w
-                    if reads:  # the loader keeps reading while the GPUs wait
-                        level = min(cap, level + rate_A * w)
-                    done, pending = done + pending, 0
-                    useful += pend_iter_s
-                    pend_iter_s = pend_stall_s = 0.0
-                    checkpoints += 1
-                    since_ckpt = 0.0
-                    emit(w, 0.0, True, 0.0, 0.0, inp.checkpoint_GB, math.nan, CHECKPOINT)
-            self.progress = (done + pending) / n_total
-        if finished:
-            useful += pend_iter_s
-        else:  # stopped: the work since the last checkpoint never becomes safe
-            lost_total += pend_iter_s + pend_stall_s
-            lost_stall += pend_stall_s
-        if rows:
-            yield Samples(np.array(rows))
-            yielded += len(rows)
+            if st.block(kb, iter_s) and st.done + st.pending < n_total:
+                st.checkpoint_if_due()
+            self.progress = (st.done + st.pending) / n_total
+        if st.rows:
+            yield Samples(np.array(st.rows))
+            yielded += len(st.rows)
         self.progress = 1.0
-        self.summary = TimelineSummary(
-            wall_s=t, useful_s=useful, goodput=useful / t if t > 0 else 0.0, iterations=n_total,
-            iterations_run=iterations_run, failures=failures, checkpoints=checkpoints,
-            time_s={"useful": useful, "data_stall": stall_total - lost_stall,
-                    "checkpoint": ckpt_total, "restart": restart_total, "lost": lost_total},
-            mean_iteration_s=run_iter_s / iterations_run if iterations_run else math.nan,
-            finished=finished, expected_wall_s=expected_wall_s(inp), note=self.note,
-            row_limited=row_limited, rows=yielded)
+        self.summary = st.summary(finished=finished, row_limited=row_limited, rows=yielded, note=self.note)
+
+
+class _Clock:
+    """The state of one played run: wall time, the prefetch buffer, time to the next failure,
+    the iterations safe in the last checkpoint and those since, and the tallies of where the
+    time went; the rows made so far (see ``COLUMNS``)."""
+
+    def __init__(self, inp: TimelineInputs, failure_rng: np.random.Generator) -> None:
+        self.inp = inp
+        self._failure_rng = failure_rng
+        self.rate_per_s = inp.failure_rate_per_gpu_hour * inp.n_gpus / 3600.0
+        self.reads = inp.storage_read_GB_per_iteration > 0
+        self.cap = max(inp.prefetch_iterations, 1.0) * inp.storage_read_GB_per_iteration
+        self.rows: list[tuple] = []
+        self.t = 0.0
+        self.level = 0.0  # prefetch buffer, GB
+        self.to_failure = self.next_failure()  # running time until the next interruption
+        self.since_ckpt = 0.0  # wall time since the last checkpoint ended (or restart)
+        self.done = 0  # iterations safe in the last checkpoint
+        self.pending = 0  # iterations since then
+        self.pend_iter_s = self.pend_stall_s = 0.0
+        self.useful = self.stall_total = self.lost_stall = self.ckpt_total = 0.0
+        self.restart_total = self.lost_total = self.run_iter_s = 0.0
+        self.iterations_run = self.failures = self.checkpoints = 0
+        self.need_fill = self.reads
+
+    def next_failure(self) -> float:
+        """Running time to the next failure: exponential at the cluster's failure rate."""
+        return self._failure_rng.exponential(1 / self.rate_per_s) if self.rate_per_s > 0 else math.inf
+
+    def emit(self, dt: float, gpu: float, running: bool, netGB: float, readGB: float, writeGB: float,
+             iter_s: float, state: int) -> None:
+        """One row of ``dt`` seconds ending now (rates are the bytes over ``dt``)."""
+        inp = self.inp
+        self.rows.append((self.t, dt, gpu, inp.host_cpu_util if running else 0.0,
+                          inp.dpu_util if running else 0.0, netGB / dt if dt > 0 else 0.0,
+                          readGB / dt if dt > 0 else 0.0, writeGB / dt if dt > 0 else 0.0,
+                          (self.done + self.pending) * inp.tokens_per_iteration, iter_s,
+                          self.level / self.cap if self.reads else 1.0, state))
+
+    def fail(self) -> None:
+        """A failure now: the work since the last checkpoint is lost, the job restarts and the
+        prefetch buffer starts empty."""
+        inp = self.inp
+        self.lost_total += self.pend_iter_s + self.pend_stall_s
+        self.lost_stall += self.pend_stall_s
+        self.pending, self.pend_iter_s, self.pend_stall_s = 0, 0.0, 0.0
+        self.failures += 1
+        self.level = 0.0
+        self.t += inp.restart_s
+        self.restart_total += inp.restart_s
+        self.emit(inp.restart_s, 0.0, False, 0.0, 0.0, 0.0, math.nan, RESTART)
+        self.to_failure = self.next_failure()
+        self.since_ckpt = 0.0
+        self.need_fill = self.reads
+
+    def block(self, kb: int, iter_s: float) -> bool:
+        """Play ``kb`` iterations taking ``iter_s`` of compute: the data stall the prefetch
+        buffer leaves (the first batch after a start is read before the first step), then either
+        the whole block or, when a failure comes inside it, the part before (then the failure).
+        True when the block completed."""
+        inp = self.inp
+        busy, net = inp.busy_s, inp.network_GB_per_iteration
+        stall = read = 0.0
+        if self.reads:
+            batch_B, rate_A = inp.storage_read_GB_per_iteration, inp.storage_read_achieved_GBps
+            fill = batch_B / rate_A if self.need_fill else 0.0
+            self.need_fill = False
+            stall = fill + max(0.0, kb * batch_B - self.level - rate_A * iter_s) / rate_A
+            read = min(self.cap - self.level + kb * batch_B, rate_A * (iter_s + stall))
+            self.level = self.level + read - kb * batch_B
+        dt = iter_s + stall
+        if dt > self.to_failure:  # interrupted inside this block: its work is lost anyway
+            part = self.to_failure / dt
+            self.t += self.to_failure
+            self.pend_iter_s += iter_s * part
+            self.pend_stall_s += stall * part
+            self.stall_total += stall * part
+            self.run_iter_s += dt * part
+            self.iterations_run += int(kb * part)
+            self.pending += int(kb * part)
+            self.emit(self.to_failure, kb * part * busy / self.to_failure if self.to_failure > 0 else 0.0,
+                      True, net * kb * part, read * part, 0.0, dt / kb, TRAINING)
+            self.fail()
+            return False
+        self.to_failure -= dt
+        self.t += dt
+        self.since_ckpt += dt
+        self.pending += kb
+        self.iterations_run += kb
+        self.pend_iter_s += iter_s
+        self.pend_stall_s += stall
+        self.stall_total += stall
+        self.run_iter_s += dt
+        self.emit(dt, kb * busy / dt, True, net * kb, read, 0.0, dt / kb, TRAINING)
+        return True
+
+    def checkpoint_if_due(self) -> None:
+        """Write a checkpoint when its interval has run out: the iterations since the last one
+        become safe, unless a failure comes while it is written (then it never completes)."""
+        inp = self.inp
+        if not (inp.checkpoint_interval_s > 0 and self.since_ckpt >= inp.checkpoint_interval_s):
+            return
+        w = inp.checkpoint_write_s
+        if w > self.to_failure:
+            self.t += self.to_failure
+            self.ckpt_total += self.to_failure
+            self.emit(self.to_failure, 0.0, True, 0.0, 0.0, inp.checkpoint_GB * self.to_failure / w,
+                      math.nan, CHECKPOINT)
+            self.fail()
+            return
+        self.to_failure -= w
+        self.t += w
+        self.ckpt_total += w
+        if self.reads:  # the loader keeps reading while the GPUs wait
+            self.level = min(self.cap, self.level + inp.storage_read_achieved_GBps * w)
+        self.done, self.pending = self.done + self.pending, 0
+        self.useful += self.pend_iter_s
+        self.pend_iter_s = self.pend_stall_s = 0.0
+        self.checkpoints += 1
+        self.since_ckpt = 0.0
+        self.emit(w, 0.0, True, 0.0, 0.0, inp.checkpoint_GB, math.nan, CHECKPOINT)
+
+    def summary(self, *, finished: bool, row_limited: bool, rows: int, note: str) -> TimelineSummary:
+        """What the run came to (a stopped run's work since the last checkpoint never becomes
+        safe: it counts as lost)."""
+        if finished:
+            self.useful += self.pend_iter_s
+        else:
+            self.lost_total += self.pend_iter_s + self.pend_stall_s
+            self.lost_stall += self.pend_stall_s
+        t, useful = self.t, self.useful
+        return TimelineSummary(
+            wall_s=t, useful_s=useful, goodput=useful / t if t > 0 else 0.0, iterations=self.inp.iterations,
+            iterations_run=self.iterations_run, failures=self.failures, checkpoints=self.checkpoints,
+            time_s={"useful": useful, "data_stall": self.stall_total - self.lost_stall,
+                    "checkpoint": self.ckpt_total, "restart": self.restart_total, "lost": self.lost_total},
+            mean_iteration_s=self.run_iter_s / self.iterations_run if self.iterations_run else math.nan,
+            finished=finished, expected_wall_s=expected_wall_s(self.inp), note=note,
+            row_limited=row_limited, rows=rows)
 
 
 def expected_wall_s(inp: TimelineInputs) -> float:
@@ -573,16 +633,17 @@ def write_csv(samples: Samples | Iterable[Samples], path: str, *, inputs: Iterab
 
 
 def inputs_for(design: Any, catalog: Any, scenario: str, *,
-               seed: int | None = None) -> tuple[Any, TimelineInputs]:
+               seed: int | None = None, cache: Any = None) -> tuple[Any, TimelineInputs]:
     """Run the steady-state engine for one scenario ("host" or "dpu") and build the timeline inputs
-    (``seed`` None: the design's scenario seed).
+    (``seed`` None: the design's scenario seed; ``cache``: the caller's ``engine.cache.EngineCache``,
+    None for none).
 
     Returns ``(Result, TimelineInputs)``; the checkpoint interval comes from the design's scenario
     settings (``checkpoint_interval_s``) unless the result carries one.
     """
     from designer.engine import pipeline
 
-    result = pipeline.run(design, catalog, scenario=dict(SCENARIO_SETTINGS[scenario]), seed=seed)
+    result = pipeline.run(design, catalog, scenario=dict(SCENARIO_SETTINGS[scenario]), seed=seed, cache=cache)
     return result, inputs_of(result, design, scenario)
 
 

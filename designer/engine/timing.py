@@ -7,6 +7,12 @@ Iteration model (Narayanan et al. SC'21 §2.2 and §3): with m micro-batches per
 The DP gradient all-reduce overlaps the backward pass of the last micro-batch (gradient buckets
 are reduced as they complete); only what is left over is exposed.
 
+Each dimension is one function (``tp_dim``, ``pp_dim``, ``cp_dim``, ``ep_dim``, ``dp_dim``) that
+returns its collectives, their total time and the part no compute hides; :func:`timing_of` keeps
+them apart (``Timing.dims``, ``Timing.hidden_s``), :func:`timing` is the tuple the pipeline uses.
+Every overlap has its switch in the workload (``tp_comm_overlap``, ``pp_overlap``, ``dp_overlap``,
+``ep_overlap``); off, the dimension's time is exposed in full.
+
 Input: the workload, its compute times (``workload.compute``), its traffic volumes
 (``traffic.Volumes``) and the communicator shapes the network stage measured. Pure: no
 topology, no numpy state.
@@ -15,7 +21,7 @@ topology, no numpy state.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from designer.engine import collectives as coll
@@ -36,6 +42,12 @@ def collective(name: str, op: str, nbytes: float, calls: int, shape: coll.GroupS
 #: unspecified, MCore uses a default value of max(40000000, 1000000 * dp_size) parameters")
 BUCKET_PARAMS = 40_000_000
 BUCKET_PARAMS_PER_DP_RANK = 1_000_000
+#: streaming multiprocessors an expert-parallel dispatch/combine occupies while it runs beside
+#: compute (``ep_overlap``): 20, DeepSeek-V3 technical report §3.2.2 ("only 20 SMs are
+#: sufficient to fully utilize the bandwidths of IB and NVLink") and Megatron-Core's historical
+#: DeepEP default (transformer_config.py ``moe_deepep_num_sms``: "historical default 20");
+#: ASSUMED the same for NCCL's all-to-all (one SM per channel)
+EP_COMM_SMS = 20
 
 
 def derived_shape(shapes: dict[str, coll.GroupShape], dim: str, ranks: int) -> coll.GroupShape:
@@ -51,168 +63,224 @@ def derived_shape(shapes: dict[str, coll.GroupShape], dim: str, ranks: int) -> c
     return replace(d, ranks=ranks, nodes=nodes, sharp=False)
 
 
-def alltoall_s(nbytes: float, g: coll.GroupShape) -> float:
-    """One all-to-all in which every rank sends ``nbytes`` spread evenly over the group
-    (derived): the share for ranks in other servers, (n − n/nodes)/n, leaves over the rank's rail
-    at ``net_GBps``, the rest over NVLink/PCIe (``intra_GBps``), both at once; plus one network
-    (or NVLink) latency per peer server, as NCCL's send/receive pairs post them together."""
-    n = max(g.ranks, 1)
-    if n < 2:
-        return 0.0
-    local = g.per_node if g.nodes > 1 else n
-    remote = nbytes * (n - local) / n
-    intra = nbytes * (local - 1) / n
-    t_net = remote / (g.net_GBps * 1e9) if remote > 0 and g.net_GBps > 0 else 0.0
-    t_in = intra / (g.intra_GBps * 1e9) if intra > 0 else 0.0
-    lat = (coll.NET_LAT_US[("ring", "simple")] if g.nodes > 1 else g.intra_lat[("ring", "simple")]) * 1e-6
-    return max(t_net, t_in) + lat
+def _pair(g: coll.GroupShape) -> coll.GroupShape:
+    """The two-rank communicator of a point-to-point exchange between two members of ``g``."""
+    return coll.GroupShape(ranks=2, nodes=min(2, g.nodes), nvlink_GBps=g.nvlink_GBps,
+                           pcie_gen=g.pcie_gen, net_GBps=g.net_GBps, net_line_GBps=g.net_line_GBps)
 
 
-def timing(w: Workload, ct, vol: tr.Volumes, shapes: dict[str, coll.GroupShape]
-            ) -> tuple[list[CollectiveResult], dict[str, float], float, float]:
-    """Collectives and the iteration before the resources stage (module docstring): the
-    collectives, the breakdown, the iteration time and the compute time DP hides behind.
+@dataclass(frozen=True)
+class Dim:
+    """One parallel dimension's communication per micro-batch (the DP entry: per iteration): its
+    collectives, the time they take and the part of it no compute hides (``exposed_s``); the
+    rest (``hidden_s``) runs under compute by the overlap the workload turns on."""
 
-    Overlap (Megatron-Core / NeMo settings of the workload):
-    - ``tp_comm_overlap`` (Transformer Engine userbuffers): each TP collective is cut into tp
-      chunks pipelined with the GEMM that produces or consumes it; one chunk stays exposed, and
-      whatever exceeds the layers' linear-GEMM time (Wang et al., "Overlap Communication with
-      Dependent Computation via Decomposition in Large Deep Learning Models", ASPLOS 2023).
-    - ``pp_overlap`` (``overlap_p2p_comm`` of the interleaved schedule): a stage's send/receive
-      runs during the next micro-batch's compute; exposed only beyond that compute.
-    - DP: without ``dp_overlap`` the gradient collective overlaps the backward of the last
-      micro-batch only (gradients complete at its end); with it (``overlap_grad_reduce`` /
-      ``overlap_param_gather``) each bucket is reduced as soon as it is ready, through the last
-      backward and the pipeline's cool-down (half the bubble), and the parameter all-gather runs
-      during the next warm-up (the other half) and forward, so the exposed part is what exceeds
-      those windows, and at least the last bucket (``BUCKET_PARAMS``).
-    - ZeRO-2/3, FSDP (``zero_stage`` >= 2): the gradient reduce-scatter runs after every
-      micro-batch's backward (only the gradient shard is kept), hidden behind that backward; the
-      weights (stage 3) are all-gathered before every forward and backward.
-    - CP (ring attention, Liu et al. 2023, arXiv 2310.01889; Megatron-Core/TE context parallel):
-      per layer the K and V of the rank's s/cp tokens pass cp − 1 times round the ring forward,
-      K, V and their gradients backward, overlapped with the attention blocks they feed.
-    - EP: per MoE layer and micro-batch an all-to-all dispatches each token's hidden state to its
-      top_k experts and one combines the results, forward and backward (and again when
-      recomputed); exposed unless ``pp_overlap`` with DualPipe-style scheduling hides it
-      (``ep_overlap`` of the volumes).
-    """
-    colls: list[CollectiveResult] = []
+    collectives: tuple[CollectiveResult, ...] = ()
+    total_s: float = 0.0
+    exposed_s: float = 0.0
+
+    @property
+    def hidden_s(self) -> float:
+        return max(0.0, self.total_s - self.exposed_s)
+
+
+def tp_dim(w: Workload, ct, vol: tr.Volumes, shapes: dict[str, coll.GroupShape]) -> Dim:
+    """TP all-reduces of one micro-batch. ``tp_comm_overlap`` (Transformer Engine userbuffers):
+    each TP collective is cut into tp chunks pipelined with the GEMM that produces or consumes it;
+    one chunk stays exposed, and whatever exceeds the layers' linear-GEMM time (Wang et al.,
+    "Overlap Communication with Dependent Computation via Decomposition in Large Deep Learning
+    Models", ASPLOS 2023)."""
+    if w.tp <= 1 or not vol.tp_calls_per_micro_batch:
+        return Dim()
     m = w.micro_batches
-    tp_mb = 0.0
-    if w.tp > 1 and vol.tp_calls_per_micro_batch:
-        c = collective("tp_allreduce", "allreduce", vol.tp_bytes, vol.tp_calls_per_micro_batch * m,
-                        shapes["tp"])
-        colls.append(c)
-        tp_mb = c.time_s * vol.tp_calls_per_micro_batch
-        if w.tp_comm_overlap:
-            linear = getattr(ct, "linear_s", 0.0) + getattr(ct, "expert_s", 0.0)
-            tp_mb = max(tp_mb / w.tp, tp_mb - linear)
-    pp_mb = 0.0
-    if w.pp > 1:
-        # scatter/gather optimisation (SC'21 §4.1): each TP rank sends 1/t across servers, then
-        # the stage all-gathers over NVLink
-        pp_shape = shapes["pp"]
-        pair = coll.GroupShape(ranks=2, nodes=min(2, pp_shape.nodes), nvlink_GBps=pp_shape.nvlink_GBps,
-                               pcie_gen=pp_shape.pcie_gen, net_GBps=pp_shape.net_GBps,
-                               net_line_GBps=pp_shape.net_line_GBps)
-        sends = 2 * vol.pp_sends_per_micro_batch
-        split = w.tp if pair.nodes > 1 and shapes["tp"].nodes == 1 else 1
-        c = collective("pp_sendrecv", "sendrecv", vol.pp_bytes / split, sends * m, pair)
-        colls.append(c)
-        pp_mb = c.time_s * sends
-        if split > 1:
-            g = collective("pp_allgather", "allgather", vol.pp_bytes, sends * m, shapes["tp"])
-            colls.append(g)
-            pp_mb += g.time_s * sends
-        if w.pp_overlap:
-            pp_mb = max(0.0, pp_mb - ct.micro_batch_s)
-    cp_mb = 0.0
-    if w.cp > 1 and vol.cp_bytes > 0:
-        g = derived_shape(shapes, "cp", w.cp)
-        c = collective("cp_sendrecv", "sendrecv", vol.cp_bytes, vol.cp_sends_per_micro_batch * m,
-                       coll.GroupShape(ranks=2, nodes=min(2, g.nodes), nvlink_GBps=g.nvlink_GBps,
-                                       pcie_gen=g.pcie_gen, net_GBps=g.net_GBps,
-                                       net_line_GBps=g.net_line_GBps))
-        colls.append(c)
-        cp_mb = max(0.0, c.time_s * vol.cp_sends_per_micro_batch - getattr(ct, "attention_s", 0.0))
-    ep_mb = 0.0
-    if w.ep > 1 and vol.ep_bytes > 0:
-        g = derived_shape(shapes, "ep", w.ep)
-        if "ep" in shapes and g.nodes > 1:
-            # measured on the all-to-all flows (``traffic.alltoall_flows``): a rail carries one flow
-            # to each other server of the group, the network stage reports the slowest flow
-            g = replace(g, net_GBps=g.net_GBps * (g.nodes - 1))
-        t = alltoall_s(vol.ep_bytes, g)
-        colls.append(CollectiveResult("ep_alltoall", "alltoall", "pairwise", "simple", vol.ep_bytes,
-                                      vol.ep_calls_per_micro_batch * m, t,
-                                      vol.ep_bytes / t / 1e9 if t > 0 else 0.0,
-                                      vol.ep_bytes * (g.ranks - 1) / g.ranks / t / 1e9 if t > 0 else 0.0,
-                                      g.ranks, g.nodes))
-        ep_mb = t * vol.ep_calls_per_micro_batch
-        if vol.ep_overlap:
-            ep_mb = max(0.0, ep_mb - ct.micro_batch_s)
-    t_mb = ct.micro_batch_s + tp_mb + pp_mb + cp_mb + ep_mb
-    bubble = bubble_s(w, t_mb)
-    dp_time, dp_calls = 0.0, []
-    if w.dp_ranks > 1 and vol.dp_bytes > 0:
-        ops = (("dp_reduce_scatter", "reduce_scatter"), ("dp_allgather", "allgather")) \
-            if vol.dp_sharded else (("dp_allreduce", "allreduce"),)
-        for name, op in ops:
-            c = collective(name, op, vol.dp_bytes, 1, shapes["dp"])
-            colls.append(c)
-            dp_calls.append(c)
-            dp_time += c.time_s
+    c = collective("tp_allreduce", "allreduce", vol.tp_bytes, vol.tp_calls_per_micro_batch * m, shapes["tp"])
+    total = c.time_s * vol.tp_calls_per_micro_batch
+    exposed = total
+    if w.tp_comm_overlap:
+        linear = getattr(ct, "linear_s", 0.0) + getattr(ct, "expert_s", 0.0)
+        exposed = max(total / w.tp, total - linear)
+    return Dim((c,), total, exposed)
+
+
+def pp_dim(w: Workload, ct, vol: tr.Volumes, shapes: dict[str, coll.GroupShape]) -> Dim:
+    """Pipeline sends/receives of one micro-batch, with the scatter/gather optimisation (SC'21
+    §4.1: each TP rank sends 1/t across servers, then the stage all-gathers over NVLink).
+    ``pp_overlap`` (``overlap_p2p_comm`` of the interleaved schedule): a stage's send/receive runs
+    during the next micro-batch's compute; exposed only beyond that compute."""
+    if w.pp <= 1:
+        return Dim()
+    m = w.micro_batches
+    pair = _pair(shapes["pp"])
+    sends = 2 * vol.pp_sends_per_micro_batch
+    split = w.tp if pair.nodes > 1 and shapes["tp"].nodes == 1 else 1
+    c = collective("pp_sendrecv", "sendrecv", vol.pp_bytes / split, sends * m, pair)
+    out = [c]
+    total = c.time_s * sends
+    if split > 1:
+        g = collective("pp_allgather", "allgather", vol.pp_bytes, sends * m, shapes["tp"])
+        out.append(g)
+        total += g.time_s * sends
+    exposed = max(0.0, total - ct.micro_batch_s) if w.pp_overlap else total
+    return Dim(tuple(out), total, exposed)
+
+
+def cp_dim(w: Workload, ct, vol: tr.Volumes, shapes: dict[str, coll.GroupShape]) -> Dim:
+    """CP ring attention (Liu et al. 2023, arXiv 2310.01889; Megatron-Core/TE context parallel):
+    per layer the K and V of the rank's s/cp tokens pass cp − 1 times round the ring forward,
+    K, V and their gradients backward, overlapped with the attention blocks they feed."""
+    if w.cp <= 1 or vol.cp_bytes <= 0:
+        return Dim()
+    g = derived_shape(shapes, "cp", w.cp)
+    c = collective("cp_sendrecv", "sendrecv", vol.cp_bytes, vol.cp_sends_per_micro_batch * w.micro_batches,
+                   _pair(g))
+    total = c.time_s * vol.cp_sends_per_micro_batch
+    return Dim((c,), total, max(0.0, total - getattr(ct, "attention_s", 0.0)))
+
+
+def ep_dim(w: Workload, ct, vol: tr.Volumes, shapes: dict[str, coll.GroupShape]) -> Dim:
+    """EP: per MoE layer and micro-batch an all-to-all (``collectives._pairwise``) dispatches each
+    token's hidden state to its top_k experts and one combines the results, forward and backward
+    (and again when recomputed); exposed unless ``ep_overlap`` (DualPipe-style scheduling) hides
+    it behind another micro-batch's compute."""
+    if w.ep <= 1 or vol.ep_bytes <= 0:
+        return Dim()
+    g = derived_shape(shapes, "ep", w.ep)
+    if "ep" in shapes and g.nodes > 1:
+        # measured on the all-to-all flows (``traffic.alltoall_flows``): a rail carries one flow
+        # to each other server of the group, the network stage reports the slowest flow
+        g = replace(g, net_GBps=g.net_GBps * (g.nodes - 1))
+    calls = vol.ep_calls_per_micro_batch * w.micro_batches
+    if w.moe_dispatcher == "flex" and g.nodes > 1:
+        # one copy per token and other server over the network (``traffic.remote_nodes_per_token``)
+        remote = vol.ep_bytes / w.top_k * tr.remote_nodes_per_token(w.experts, w.top_k, g.nodes)
+        t = coll.dispatch_s(vol.ep_bytes, remote, g)
+        c = CollectiveResult("ep_alltoall", "alltoall", "flex", "simple", vol.ep_bytes, calls, t,
+                             vol.ep_bytes / t / 1e9, vol.ep_bytes / t / 1e9 * (g.ranks - 1) / g.ranks,
+                             g.ranks, g.nodes)
+    else:
+        c = collective("ep_alltoall", "alltoall", vol.ep_bytes, calls, g)
+    total = c.time_s * vol.ep_calls_per_micro_batch
+    exposed = total
+    if vol.ep_overlap:
+        exposed = max(0.0, total - ct.micro_batch_s)
+        sms = int(getattr(ct, "sms", 0) or 0)
+        if sms > EP_COMM_SMS:
+            # the hidden dispatches run on EP_COMM_SMS of the GPU's SMs, so the compute they
+            # hide behind runs on the rest for that long: (total − exposed)·s/(S − s) more
+            exposed += (total - exposed) * EP_COMM_SMS / (sms - EP_COMM_SMS)
+    return Dim((c,), total, exposed)
+
+
+def dp_dim(w: Workload, ct, vol: tr.Volumes, shapes: dict[str, coll.GroupShape], bubble: float) -> Dim:
+    """DP gradient collectives of one iteration and their exposed part.
+
+    Without ``dp_overlap`` the gradient collective overlaps the backward of the last micro-batch
+    only (gradients complete at its end); with it (``overlap_grad_reduce`` /
+    ``overlap_param_gather``) each bucket is reduced as soon as it is ready, through the last
+    backward and the pipeline's cool-down (half the bubble), and the parameter all-gather runs
+    during the next warm-up (the other half) and forward, so the exposed part is what exceeds
+    those windows, and at least the last bucket (``BUCKET_PARAMS``). ZeRO-2/3, FSDP
+    (``zero_stage`` >= 2): the gradient reduce-scatter runs after every micro-batch's backward,
+    hidden behind that backward; the weights (stage 3) are all-gathered before every forward and
+    backward."""
+    if w.dp_ranks <= 1 or vol.dp_bytes <= 0:
+        return _zero3(w, ct, vol, shapes, Dim())
+    m = w.micro_batches
+    ops = (("dp_reduce_scatter", "reduce_scatter"), ("dp_allgather", "allgather")) \
+        if vol.dp_sharded else (("dp_allreduce", "allreduce"),)
+    calls = [collective(name, op, vol.dp_bytes, 1, shapes["dp"]) for name, op in ops]
+    total = sum(c.time_s for c in calls)
     backward = ct.backward_fraction * ct.micro_batch_s
-    if w.dp_overlap and dp_calls:
+    if w.dp_overlap:
         # the reduction runs through the last micro-batch's backward and the pipeline's
         # cool-down (half the bubble: this rank waits on its neighbours, its network is idle);
         # the parameter all-gather through the next iteration's warm-up and first forward
         forward = ct.micro_batch_s - backward
-        windows = (backward + bubble / 2, forward + bubble / 2) if len(dp_calls) == 2 \
+        windows = (backward + bubble / 2, forward + bubble / 2) if len(calls) == 2 \
             else (backward + forward + bubble,)
         bucket = max(BUCKET_PARAMS, BUCKET_PARAMS_PER_DP_RANK * w.dp_ranks) * w.bytes_per_value
-        dp_exposed = 0.0
-        for c, window in zip(dp_calls, windows):
-            last = c.time_s * min(1.0, bucket / vol.dp_bytes)
-            dp_exposed += max(last, c.time_s - window)
-        overlap = backward
+        exposed = sum(max(c.time_s * min(1.0, bucket / vol.dp_bytes), c.time_s - window)
+                      for c, window in zip(calls, windows))
     else:
         # the gradient collective overlaps the last micro-batch's backward (PyTorch DDP's bucket
         # hooks reduce gradients as they complete); Megatron's local DDP of the 2021 runs and
         # Megatron-Core without overlap_grad_reduce reduce after the backward instead, which
         # would expose it in full: kept as before, since the DPU/host-offload results of the
         # resources stage are built on this window (see the H2c report)
-        overlap = backward
-        dp_exposed = max(0.0, dp_time - overlap)
-    if w.zero >= 2 and m > 1 and dp_calls and vol.dp_sharded:
+        exposed = max(0.0, total - backward)
+    if w.zero >= 2 and m > 1 and vol.dp_sharded:
         # ZeRO-2/3 and FSDP keep only the gradient shard, so each micro-batch's gradients are
         # reduce-scattered after its backward (PyTorch FSDP2's default way of accumulating,
         # pytorch/pytorch PR 126166: "reduce-scatter per microbatch backward", the other way,
         # set_requires_gradient_sync(False), keeps unsharded gradients, which the memory model
         # of zero_stage >= 2 does not hold); each overlaps its own micro-batch's backward and is
         # exposed beyond it, the last as above
-        rs = dp_calls[0]
-        i = colls.index(rs)
-        colls[i] = replace(rs, calls_per_iteration=m)
-        dp_exposed += (m - 1) * max(0.0, rs.time_s - backward)
-    zero3 = 0.0
-    if vol.zero3_bytes > 0 and w.dp_ranks > 1:
-        # ZeRO-3 / FSDP: the weights are all-gathered before each forward and backward of every
-        # micro-batch, prefetched during the previous layer's compute (exposed beyond it)
-        c = collective("dp_param_allgather", "allgather", vol.zero3_bytes, 2 * m, shapes["dp"])
-        colls.append(c)
-        zero3 = m * max(0.0, 2 * c.time_s - ct.micro_batch_s)
-    iteration = m * t_mb + bubble + dp_exposed + zero3
-    parts = {"compute": m * ct.micro_batch_s, "tp_comm": m * tp_mb, "pp_comm": m * pp_mb,
-             "cp_comm": m * cp_mb, "ep_comm": m * ep_mb, "dp_exposed": dp_exposed + zero3,
-             "bubble": bubble}
+        rs = calls[0]
+        calls[0] = replace(rs, calls_per_iteration=m)
+        exposed += (m - 1) * max(0.0, rs.time_s - backward)
+        total += (m - 1) * rs.time_s
+    return _zero3(w, ct, vol, shapes, Dim(tuple(calls), total, exposed))
+
+
+def _zero3(w: Workload, ct, vol: tr.Volumes, shapes: dict[str, coll.GroupShape], d: Dim) -> Dim:
+    """ZeRO-3 / FSDP: the weights are all-gathered before each forward and backward of every
+    micro-batch, prefetched during the previous layer's compute (exposed beyond it)."""
+    if vol.zero3_bytes <= 0 or w.dp_ranks <= 1:
+        return d
+    m = w.micro_batches
+    c = collective("dp_param_allgather", "allgather", vol.zero3_bytes, 2 * m, shapes["dp"])
+    return Dim(d.collectives + (c,), d.total_s + m * 2 * c.time_s,
+               d.exposed_s + m * max(0.0, 2 * c.time_s - ct.micro_batch_s))
+
+
+@dataclass(frozen=True)
+class Timing:
+    """The timing stage's result: each dimension's communication (``dims``: tp, pp, cp, ep per
+    micro-batch, dp per iteration), the breakdown, the iteration before the resources stage and
+    the compute time DP hides behind (the backward of a micro-batch)."""
+
+    dims: dict[str, Dim]
+    breakdown: dict[str, float]
+    iteration_s: float
+    overlap_s: float
+
+    @property
+    def collectives(self) -> list[CollectiveResult]:
+        return [c for d in self.dims.values() for c in d.collectives]
+
+    def hidden_s(self, w: Workload) -> dict[str, float]:
+        """Communication time per iteration that overlap hides, per dimension (the exposed part
+        is the breakdown's ``<dim>_comm`` / ``dp_exposed``)."""
+        m = w.micro_batches
+        return {k: d.hidden_s * (1 if k == "dp" else m) for k, d in self.dims.items()}
+
+
+def timing_of(w: Workload, ct, vol: tr.Volumes, shapes: dict[str, coll.GroupShape]) -> Timing:
+    """Iteration model of the module docstring, one dimension at a time (``tp_dim`` ... ``dp_dim``
+    say how each overlaps)."""
+    m = w.micro_batches
+    dims = {"tp": tp_dim(w, ct, vol, shapes), "pp": pp_dim(w, ct, vol, shapes),
+            "cp": cp_dim(w, ct, vol, shapes), "ep": ep_dim(w, ct, vol, shapes)}
+    t_mb = ct.micro_batch_s + sum(d.exposed_s for d in dims.values())
+    bubble = bubble_s(w, t_mb)
+    dims["dp"] = dp_dim(w, ct, vol, shapes, bubble)
+    iteration = m * t_mb + bubble + dims["dp"].exposed_s
+    parts = {"compute": m * ct.micro_batch_s, "tp_comm": m * dims["tp"].exposed_s,
+             "pp_comm": m * dims["pp"].exposed_s, "cp_comm": m * dims["cp"].exposed_s,
+             "ep_comm": m * dims["ep"].exposed_s, "dp_exposed": dims["dp"].exposed_s, "bubble": bubble}
     # the CP/EP parts are named where the result lists them (``BREAKDOWN_KEYS``), else only when
     # the job has them
     breakdown = {k: v for k, v in parts.items()
                  if k not in ("cp_comm", "ep_comm") or k in BREAKDOWN_KEYS
                  or (k == "cp_comm" and w.cp > 1) or (k == "ep_comm" and w.ep > 1)}
-    return colls, breakdown, iteration, overlap
+    return Timing(dims, breakdown, iteration, ct.backward_fraction * ct.micro_batch_s)
+
+
+def timing(w: Workload, ct, vol: tr.Volumes, shapes: dict[str, coll.GroupShape]
+           ) -> tuple[list[CollectiveResult], dict[str, float], float, float]:
+    """:func:`timing_of` as (collectives, breakdown, iteration time, DP overlap window)."""
+    t = timing_of(w, ct, vol, shapes)
+    return t.collectives, t.breakdown, t.iteration_s, t.overlap_s
 
 
 def sharp_saving(colls: list[CollectiveResult], shapes: dict[str, coll.GroupShape],

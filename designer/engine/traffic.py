@@ -79,16 +79,19 @@ def volumes(w: Workload) -> Volumes:
     if w.cp > 1:
         if w.kv_lora_rank:
             dqk = (w.qk_head_dim or w.hidden // w.heads) + w.rope_head_dim
-            kv_width = w.heads * (dqk + (w.v_head_dim or w.qk_head_dim or w.hidden // w.heads))
+            kv_width: float = w.heads * (dqk + (w.v_head_dim or w.qk_head_dim or w.hidden // w.heads))
         else:
-            kv_width = 2.0 * w.hidden * (w.kv_heads or w.heads) / w.heads
+            kv_width = 2.0 * (w.kv_heads or w.heads) * w.head_width if w.head_dim \
+                else 2.0 * w.hidden * (w.kv_heads or w.heads) / w.heads
         cp_bytes = tokens * kv_width / w.tp * bpv
         cp_sends = (4 if w.recompute else 3) * (w.cp - 1) * w.stage_layers
     ep_bytes, ep_calls = 0.0, 0
     if w.moe and w.ep > 1:
         ep_bytes = tokens / w.tp * w.top_k * w.hidden * bpv
         moe_on_stage = round(w.stage_layers * w.moe_layers / w.layers)
-        ep_calls = 2 * (3 if w.recompute and w.recompute_granularity == "full" else 2) * moe_on_stage
+        # dispatch and combine forward, backward, and forward again when the MoE layer is recomputed
+        # (full recomputation, or Megatron-Core's selective "moe" module)
+        ep_calls = 2 * (3 if w.recomputes("moe") else 2) * moe_on_stage
     zero3 = dp_bytes if w.zero >= 3 else 0.0
     return Volumes(act, tp_calls, act, w.interleave if w.pp > 1 else 0, dp_bytes, sharded,
                    cp_bytes, cp_sends, ep_bytes, ep_calls, w.ep_overlap, zero3)
@@ -289,6 +292,11 @@ def _pxn(t: RailTable, sender: np.ndarray, src: np.ndarray, dst: np.ndarray) -> 
     return out
 
 
+def _jobs(pl: Placement) -> np.ndarray:
+    """Each rank's job (a placement sets it when made; one job where it was not given)."""
+    return pl.job if pl.job is not None else np.zeros(len(pl.server), dtype=np.int64)
+
+
 def storage_flows(pl: Placement, per_server_GBps: float) -> FlowSet:
     """Each used server reads ``per_server_GBps`` spread over its storage ports, from the storage
     systems it reaches in round robin (the k-th used server from its k mod count-th)."""
@@ -296,7 +304,7 @@ def storage_flows(pl: Placement, per_server_GBps: float) -> FlowSet:
         return empty()
     src, dst, dem, job = [], [], [], []
     used, first = np.unique(pl.server, return_index=True)
-    for k, (s, j) in enumerate(zip(used, pl.job[first])):
+    for k, (s, j) in enumerate(zip(used, _jobs(pl)[first])):
         info = pl.servers[int(s)]
         for e in info.storage_ports:
             src.append(info.storage_targets[k % len(info.storage_targets)])
@@ -369,4 +377,24 @@ def alltoall_flows(pl: Placement, dim: str = "ep") -> FlowSet:
     dst_i = np.where(nrails[b] > 0, first[b] + np.minimum(rail, nrails[b] - 1), none)
     src, dst = Endpoints(table, src_i), Endpoints(table, dst_i)
     k = len(src)
-    return FlowSet(src, dst, np.full(k, np.inf), g.astype(np.int64), [dim] * k, pl.job[groups[g, 0]])
+    return FlowSet(src, dst, np.full(k, np.inf), g.astype(np.int64), [dim] * k, _jobs(pl)[groups[g, 0]])
+
+
+def remote_nodes_per_token(experts: int, top_k: int, nodes: int) -> float:
+    """Expected number of other servers a token's hidden state must reach when its top_k experts
+    are drawn evenly from ``experts`` spread over ``nodes`` servers of the EP group (derived: a
+    given server holds experts/nodes of them and is missed with probability
+    C(E − E/N, k)/C(E, k); the benchmarks force balanced routing, Megatron-Bridge performance
+    summary note "we force-balance the token distribution among experts"). A DeepEP/HybridEP
+    dispatcher (``moe_dispatcher`` "flex") sends the token once to each such server and fans it
+    out there over NVLink (DeepEP README: "kernels optimized for asymmetric-domain bandwidth
+    forwarding, such as forwarding data from NVLink domain to RDMA domain"), so this many copies
+    cross the network instead of the all-to-all's top_k·(N − 1)/N."""
+    if nodes <= 1 or experts <= 0 or top_k <= 0:
+        return 0.0
+    per = experts / nodes
+    missed = 1.0
+    for i in range(top_k):
+        missed *= max(0.0, experts - per - i) / (experts - i)
+    return (nodes - 1) * (1.0 - missed)
+

@@ -38,100 +38,27 @@ import math
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
+from designer.engine.collectives import PCIE_X16_GBPS
 from designer.errors import UsageError
+from designer.topology.workload_spec import RECOMPUTE_MODULES, WorkloadSpec
 
 #: bytes per value of each training precision (weights, activations and gradients)
-PRECISION_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1, "fp32": 4, "tf32": 4}
+PRECISION_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1, "fp32": 4, "tf32": 4, "mxfp8": 1}
+#: the 8-bit GEMM formats: per-tensor scaled FP8 (Hopper and later) and MXFP8, FP8 values with an
+#: 8-bit power-of-two scale per block of 32 (OCP Microscaling Formats MX v1.0, 2023, §5; run by the
+#: Blackwell tensor cores at the FP8 rate, Transformer Engine's MXFP8BlockScaling recipe)
+FP8_FORMATS = ("fp8", "mxfp8")
 #: catalog GPU field holding the dense tensor-core peak of each precision
 PRECISION_PEAK_FIELD = {"bf16": "bf16_dense_tflops", "fp16": "bf16_dense_tflops",
-                        "fp8": "fp8_dense_tflops", "fp32": "tf32_dense_tflops",
+                        "fp8": "fp8_dense_tflops", "mxfp8": "fp8_dense_tflops", "fp32": "tf32_dense_tflops",
                         "tf32": "tf32_dense_tflops"}
 
 
 @dataclass(frozen=True)
-class Workload:
-    """One training job. Sizes are counts; ``tokens`` is the training token budget.
-
-    ``dp`` = 0 means "as many data-parallel replicas as the GPUs of the design allow".
-    ``optimizer_sharded`` (ZeRO-1 / distributed optimizer) turns the DP all-reduce into a
-    reduce-scatter of gradients plus an all-gather of parameters.
-    ``tflops_per_gpu`` > 0 replaces the predicted throughput (to reproduce published estimates).
-    """
-
-    name: str = "custom"
-    kind: str = "transformer"  #: "transformer" (LLM) or "vision"
-    layers: int = 24
-    hidden: int = 2048
-    heads: int = 16
-    kv_heads: int = 0  #: key/value heads (grouped-query attention); 0 = heads (multi-head)
-    ffn_hidden: int = 0  #: SwiGLU MLP width (Llama-style block); 0 = GPT MLP of width 4·hidden
-    #: MLP kind: "" = GPT GELU MLP without ffn_hidden, SwiGLU with it; "gelu" / "relu2" (two
-    #: matrices, e.g. Nemotron's squared ReLU); "swiglu" (three: gate, up, down)
-    mlp: str = ""
-    # mixture of experts (0 = dense): routed experts, experts per token, their MLP width, shared
-    # experts every token also passes, and how many first layers stay dense (with ffn_hidden)
-    experts: int = 0
-    top_k: int = 0
-    moe_ffn_hidden: int = 0
-    shared_experts: int = 0
-    dense_layers: int = 0
-    # multi-head latent attention (DeepSeek-V2/V3; 0 = none): low-rank query and key/value
-    # projections, per-head query/key width without and with rotary part, value width
-    q_lora_rank: int = 0
-    kv_lora_rank: int = 0
-    qk_head_dim: int = 0
-    rope_head_dim: int = 0
-    v_head_dim: int = 0
-    vocab: int = 51200
-    seq_len: int = 2048
-    tp: int = 1
-    pp: int = 1
-    dp: int = 0
-    cp: int = 1  #: context parallelism: the sequence split over cp GPUs (ring attention)
-    ep: int = 1  #: expert parallelism: the routed experts split over ep GPUs of the DP·CP group
-    micro_batch: int = 1
-    global_batch: int = 512
-    precision: str = "bf16"
-    recompute: bool = True
-    #: with ``recompute``: "full" (each layer's forward re-run) or "selective" (only the attention
-    #: core, Korthikanti et al. 2023 §5)
-    recompute_granularity: str = "full"
-    interleave: int = 1  #: virtual pipeline stages per GPU (1 = plain 1F1B)
-    optimizer_sharded: bool = False
-    #: ZeRO stage (Rajbhandari et al. 2020): 1 optimizer state, 2 + gradients, 3 + weights (FSDP)
-    #: sharded over the data-parallel ranks; 0 = as ``optimizer_sharded`` says (1 if true)
-    zero_stage: int = 0
-    #: Megatron-Core/NeMo overlap settings: TP collectives pipelined with the GEMMs (Transformer
-    #: Engine userbuffers, ``tp_comm_overlap``), pipeline send/receive overlapped with compute
-    #: (``overlap_p2p_comm``), DP gradient reduce-scatter / parameter all-gather per bucket during
-    #: backward / forward (``overlap_grad_reduce`` / ``overlap_param_gather``). Off here, as in
-    #: the 2021 Megatron-LM runs of the A100 presets. Today's defaults: Megatron-LM's training
-    #: arguments turn p2p overlap on with the interleaved schedule (``--no-overlap-p2p-
-    #: communication`` turns it off; megatron/training/arguments.py) and leave the others off;
-    #: NeMo's training configs (NeMo-Framework-Launcher conf/training/gpt3/*.yaml) set
-    #: ``overlap_grad_sync`` / ``overlap_param_sync`` on, ``ub_tp_comm_overlap`` on where TP > 1 and
-    #: ``overlap_p2p_comm`` on with virtual pipeline stages; presets and reference runs set them
-    tp_comm_overlap: bool = False
-    pp_overlap: bool = False
-    dp_overlap: bool = False
-    #: the EP all-to-all of one micro-batch runs during another's compute (DeepSeek-V3's
-    #: DualPipe, technical report §3.2.1)
-    ep_overlap: bool = False
-    flash_attention: bool = False  #: fused attention that never stores the s×s scores
-    sequence_parallel: bool = False  #: LayerNorm/dropout activations split over the TP ranks
-    tokens: float = 300e9
-    tflops_per_gpu: float = 0.0
-    # vision / data ingest
-    samples_per_s_per_gpu: float = 0.0  #: vision: samples one GPU trains per second
-    bytes_per_sample: float = 0.0  #: bytes read from storage per sample (0 = none)
-    params: float = 0.0  #: vision: model parameters (gradient all-reduce, memory; 0 = not given)
-    flops_per_sample: float = 0.0  #: vision: training FLOPs per sample (0 = not given)
-    dataset_samples: float = 0.0  #: vision: training set size (0 = ``DEFAULT_DATASET_SAMPLES``)
-    epochs: float = 1.0  #: vision: passes over the training set
-    #: host CPU core-seconds the data loader spends on one sample before the GPU gets it (decode,
-    #: augmentation, tensor conversion; for LLMs the slice of pre-tokenized ids); 0 = none. The
-    #: resources stage gives the loader the cores the training processes and the host stacks leave
-    preprocess_core_s_per_sample: float = 0.0
+class Workload(WorkloadSpec):
+    """One training job: the settings of :class:`designer.topology.workload_spec.WorkloadSpec`
+    (the one list of the fields, their defaults and meaning) and what the engine derives from
+    them (GPU count, micro-batches, the busiest stage's layers ...)."""
 
     @property
     def gpus(self) -> int:
@@ -181,7 +108,22 @@ class Workload:
         training keeps 16-bit activations, weights and gradients and casts to FP8 only at the
         GEMM inputs (Micikevicius et al., "FP8 Formats for Deep Learning", arXiv 2209.05433, §4;
         NVIDIA Transformer Engine: FP8 for the Linear GEMMs, higher precision elsewhere), so 2."""
-        return 2 if self.precision == "fp8" else PRECISION_BYTES[self.precision]
+        return 2 if self.precision in FP8_FORMATS else PRECISION_BYTES[self.precision]
+
+    @property
+    def head_width(self) -> int:
+        """Width of one attention head: ``head_dim``, else hidden / heads."""
+        return self.head_dim or self.hidden // self.heads
+
+    def recomputes(self, module: str) -> bool:
+        """Whether the backward pass re-runs ``module`` (``RECOMPUTE_MODULES``): every module with
+        full recomputation, the listed ones (default core_attn) with selective recomputation."""
+        if not self.recompute:
+            return False
+        if self.recompute_granularity == "full":
+            return True
+        listed = [m.strip() for m in self.recompute_modules.split(",") if m.strip()] or ["core_attn"]
+        return module in listed
 
     @property
     def training_samples(self) -> float:
@@ -208,13 +150,14 @@ DEFAULT_DATASET_SAMPLES = 1_281_167
 MAX_LAYERLESS_CHUNKS = 2
 
 _BOOL_FIELDS = ("recompute", "optimizer_sharded", "flash_attention", "sequence_parallel",
-                "tp_comm_overlap", "pp_overlap", "dp_overlap", "ep_overlap")
-_INT_FIELDS = {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len", "tp", "pp", "dp", "micro_batch",
+                "tp_comm_overlap", "pp_overlap", "dp_overlap", "ep_overlap", "moe_host_sync", "cuda_graphs")
+_INT_FIELDS = {"layers", "hidden", "heads", "kv_heads", "head_dim", "offload_layers", "mtp_layers", "ffn_hidden", "vocab", "seq_len", "tp", "pp", "dp", "micro_batch",
                "global_batch", "interleave", "cp", "ep", "experts", "top_k", "moe_ffn_hidden",
                "shared_experts", "dense_layers", "q_lora_rank", "kv_lora_rank", "qk_head_dim",
                "rope_head_dim", "v_head_dim", "zero_stage"}
 #: string fields and their choices
-_CHOICE_FIELDS = {"mlp": ("", "gelu", "relu2", "swiglu"), "recompute_granularity": ("full", "selective")}
+_CHOICE_FIELDS = {"mlp": ("", "gelu", "relu2", "swiglu"), "recompute_granularity": ("full", "selective"),
+                  "moe_dispatcher": ("alltoall", "flex")}
 #: real-valued fields (and ``tokens_B``) and their lower bound (value, inclusive);
 #: ``tflops_per_gpu`` also stays at or below the GPU's dense peak (checked in :func:`from_dict`)
 _FLOAT_FIELDS = {"tokens": (0.0, False), "tokens_B": (0.0, False), "tflops_per_gpu": (0.0, True),
@@ -270,9 +213,20 @@ def from_dict(data: dict[str, Any], total_gpus: int, where: str = "workload",
     entry of the design's GPU, which also bounds ``tflops_per_gpu`` by its dense peak). Raises
     UsageError naming the bad field.
     """
-    values: dict[str, Any] = {}
     data = dict(data)
     gpu_model = str((gpu or {}).get("id", ""))
+    w = Workload(**_field_values(data, gpu_model, where))
+    _check_kind(w, where, gpu, gpu_model)
+    _check_ranges(w, where)
+    w = _sized(w, data, total_gpus, where)
+    _check_shapes(w, where)
+    return w
+
+
+def _field_values(data: dict[str, Any], gpu_model: str, where: str) -> dict[str, Any]:
+    """The Workload fields ``data`` sets (``from_dict``), numbers and booleans checked; ``data``
+    gains the fields its aliases give (``kind`` "llm", ``tokens_B``, ``samples_per_s_<gpu>``)."""
+    values: dict[str, Any] = {}
     if data.get("kind") == "llm":
         data["kind"] = "transformer"
     if "tokens" not in data and data.get("tokens_B"):
@@ -289,7 +243,11 @@ def from_dict(data: dict[str, Any], total_gpus: int, where: str = "workload",
     for key in _BOOL_FIELDS:
         if key in values and not isinstance(values[key], bool):
             raise UsageError(f"{where}: '{key}' must be true or false, got {values[key]!r}")
-    w = Workload(**values)
+    return values
+
+
+def _check_kind(w: Workload, where: str, gpu: dict[str, Any] | None, gpu_model: str) -> None:
+    """Kind, precision, recomputed modules and the achieved rate against the design's GPU."""
     if w.preprocess_core_s_per_sample > MAX_PREPROCESS_CORE_S:
         raise UsageError(f"{where}: 'preprocess_core_s_per_sample' = {short(w.preprocess_core_s_per_sample)} "
                          f"core-seconds per sample is beyond any data pipeline (at most "
@@ -302,15 +260,28 @@ def from_dict(data: dict[str, Any], total_gpus: int, where: str = "workload",
     if not isinstance(w.precision, str) or w.precision not in PRECISION_BYTES:
         raise UsageError(f"{where}: precision must be one of {', '.join(PRECISION_BYTES)}, "
                          f"got {w.precision!r}")
+    if gpu and w.precision == "mxfp8" and not gpu.get("mxfp8"):
+        raise UsageError(f"{where}: precision 'mxfp8' needs tensor cores that scale each block of 32 "
+                         f"values (Blackwell); the {gpu_model or 'design'} GPU has none: use 'fp8' "
+                         f"(per-tensor scaling) or 'bf16'")
+    if w.recompute_modules:
+        bad = [m for m in (x.strip() for x in w.recompute_modules.split(",")) if m and m not in RECOMPUTE_MODULES]
+        if bad:
+            raise UsageError(f"{where}: recompute_modules {', '.join(repr(b) for b in bad)} unknown; "
+                             f"give a comma-separated list of {', '.join(RECOMPUTE_MODULES)}")
     if gpu and w.tflops_per_gpu > (peak := gpu_peak_tflops(gpu, w.precision)):
         raise UsageError(f"{where}: 'tflops_per_gpu' {w.tflops_per_gpu:g} is above the {gpu_model} "
                          f"dense {w.precision} peak of {peak:g} TFLOP/s; give an achieved rate "
                          f"(below the peak) or 0 to let the engine predict it")
+
+
+def _check_ranges(w: Workload, where: str) -> None:
+    """Counts in their ranges, choices among their choices, a consistent MoE."""
     for key in ("layers", "hidden", "heads", "vocab", "seq_len", "tp", "pp", "micro_batch",
                 "global_batch", "interleave"):
         if getattr(w, key) < 1:
             raise UsageError(f"{where}: '{key}' must be at least 1, got {getattr(w, key)}")
-    for key in ("kv_heads", "ffn_hidden", "experts", "top_k", "moe_ffn_hidden", "shared_experts",
+    for key in ("kv_heads", "head_dim", "offload_layers", "mtp_layers", "ffn_hidden", "experts", "top_k", "moe_ffn_hidden", "shared_experts",
                 "dense_layers", "q_lora_rank", "kv_lora_rank", "qk_head_dim", "rope_head_dim",
                 "v_head_dim", "zero_stage"):
         if getattr(w, key) < 0:
@@ -325,6 +296,11 @@ def from_dict(data: dict[str, Any], total_gpus: int, where: str = "workload",
     if w.zero_stage > 3:
         raise UsageError(f"{where}: 'zero_stage' must be 0, 1, 2 or 3, got {w.zero_stage}")
     _check_moe(w, where)
+
+
+def _sized(w: Workload, data: dict[str, Any], total_gpus: int, where: str) -> Workload:
+    """``w`` with dp filled from the design (or the entry's ``gpus``) and ep lowered to what the
+    cp·dp ranks split into; refused when it needs more GPUs than the design has."""
     if w.dp < 0:
         raise UsageError(f"{where}: 'dp' must be 0 (fill the design) or positive, got {w.dp}")
     if w.dp == 0:
@@ -346,6 +322,11 @@ def from_dict(data: dict[str, Any], total_gpus: int, where: str = "workload",
         # largest expert-parallel size that splits both the experts and the cp·dp ranks (the
         # result's workload shows the ep used)
         w = replace(w, ep=max(d for d in range(1, w.ep + 1) if w.experts % d == 0 and w.dp_ranks % d == 0))
+    return w
+
+
+def _check_shapes(w: Workload, where: str) -> None:
+    """Sequence, batch, pipeline and head shapes that must divide evenly."""
     if w.cp > 1 and w.seq_len % (2 * w.cp):
         raise UsageError(f"{where}: seq_len {w.seq_len} must be a multiple of 2 x cp = {2 * w.cp} "
                          f"(each context-parallel rank holds two balanced chunks of the sequence)")
@@ -357,13 +338,13 @@ def from_dict(data: dict[str, Any], total_gpus: int, where: str = "workload",
             raise UsageError(f"{where}: pp x interleave = {w.pp} x {w.interleave} stages is more "
                              f"than the {w.layers} layers plus an embedding-only and a loss-only "
                              f"chunk ({w.layers + MAX_LAYERLESS_CHUNKS}); lower --pp or interleave")
-        if w.hidden % w.heads or w.heads % w.tp:
+        if (w.hidden % w.heads and not w.head_dim) or w.heads % w.tp:
             raise UsageError(f"{where}: hidden {w.hidden} / heads {w.heads} / tp {w.tp} must "
-                             f"divide evenly (heads split across TP ranks)")
+                             f"divide evenly (heads split across TP ranks; give head_dim when the "
+                             f"heads are not hidden/heads wide)")
         if w.kv_heads and w.heads % w.kv_heads:
             raise UsageError(f"{where}: heads {w.heads} must be a multiple of kv_heads {w.kv_heads} "
                              f"(each key/value head serves a group of query heads)")
-    return w
 
 
 def shrunk_ep_warning(data: dict[str, Any], w: Workload) -> str | None:
@@ -416,9 +397,13 @@ def _attention_matrices(w: Workload) -> list[tuple[float, float]]:
     if w.kv_lora_rank:
         dh, dr = w.qk_head_dim or h // a, w.rope_head_dim
         dv = w.v_head_dim or dh
-        q = [(h, w.q_lora_rank), (w.q_lora_rank, a * (dh + dr))] if w.q_lora_rank else [(h, a * (dh + dr))]
+        q: list[tuple[float, float]] = [(h, w.q_lora_rank), (w.q_lora_rank, a * (dh + dr))] \
+            if w.q_lora_rank else [(h, a * (dh + dr))]
         return q + [(h, w.kv_lora_rank + dr), (w.kv_lora_rank, a * (dh + dv)), (a * dv, h)]
     kv = w.kv_heads or a
+    if w.head_dim:  # heads of their own width d: Q a·d, K and V kv·d each, output a·d → h
+        d = w.head_dim
+        return [(h, a * d + 2.0 * kv * d), (a * d, h)]
     return [(h, h + 2.0 * h * kv / a), (h, h)]
 
 
@@ -436,7 +421,7 @@ def attention_score_flops_per_token(w: Workload) -> float:
         dqk = (w.qk_head_dim or w.hidden // w.heads) + w.rope_head_dim
         dv = w.v_head_dim or (w.qk_head_dim or w.hidden // w.heads)
         return 2.0 * w.seq_len * w.heads * (dqk + dv)
-    return 4.0 * w.seq_len * w.hidden
+    return 4.0 * w.seq_len * w.heads * w.head_width if w.head_dim else 4.0 * w.seq_len * w.hidden
 
 
 def _dense_layer_params(w: Workload) -> float:
@@ -467,7 +452,7 @@ def _layer_matrix_params(w: Workload) -> float:
     2h² + 2h²·kv/a. MLP: two h×4h matrices (GPT, 8h²) or three h×ffn matrices (SwiGLU: gate, up,
     down; 3·h·ffn). GPT: 4h² + 8h² = 12h², Megatron's per-layer figure.
     """
-    if w.kv_lora_rank or w.mlp:
+    if w.kv_lora_rank or w.mlp or w.head_dim:
         return _dense_layer_params(w)
     h = w.hidden
     kv = w.kv_heads or w.heads
@@ -609,10 +594,21 @@ class ComputeTimes:
     #: the backward pass's share of ``micro_batch_s`` by part (see :func:`compute`); -1 = not
     #: computed (vision), then the 2-of-3 / 2-of-4 unit rule
     backward_s: float = -1.0
+    #: part of ``memory_s``: the MoE layers' token permutation, unpermutation and expert
+    #: activation kernels (:func:`moe_memory_bytes`)
+    moe_memory_s: float = 0.0
+    sms: int = 0  #: the GPU's streaming multiprocessors (catalog ``sms``; 0 = not given)
+    #: part of ``memory_s``: activation offload beyond the compute it overlaps (:func:`offload_s`)
+    offload_s: float = 0.0
+    #: part of ``gemm_s``: what the multi-token-prediction modules on the last stage add to the
+    #: busiest GPU's micro-batch (:func:`mtp_s`); 0 when they fit in the last stage's spare chunks
+    mtp_s: float = 0.0
+    #: host-bound time of the MoE layers, GPU idle waiting for launches (:func:`moe_host_s`)
+    host_s: float = 0.0
 
     @property
     def micro_batch_s(self) -> float:
-        return self.gemm_s + self.memory_s
+        return self.gemm_s + self.memory_s + self.host_s
 
     @property
     def backward_fraction(self) -> float:
@@ -695,6 +691,10 @@ FLASH_BACKWARD_EXTRA = 0.5
 #: (Transformer Engine documentation, low-precision training, "Performance considerations:
 #: Handling transposes"; C API ``nvte_cast_transpose``).
 FP8_CAST_BYTES = 4.0
+#: MXFP8 adds one 8-bit scale per block of 32 values to each of the two copies (row-wise and
+#: column-wise, Transformer Engine MXFP8 tensors; OCP MX v1.0 §5: E8M0 scale per 32-element
+#: block): 2/32 bytes per value (derived)
+MXFP8_SCALE_BYTES = 2.0 / 32.0
 
 
 def fp8_over_bf16(side: float, gpu: dict[str, Any] | None = None) -> float:
@@ -740,15 +740,25 @@ def _gemm_efficiency(gpu: dict[str, Any]) -> float:
     return eff
 
 
+def _mla_up_matrices(w: Workload) -> list[tuple[float, float]]:
+    """The up-projections of multi-head latent attention (query d_c' → a·(d_h + d_hR), key/value
+    d_c → a·(d_h + d_v)): what Megatron-Core's ``mla_up_proj`` recomputation re-runs; none
+    without latent attention."""
+    if not w.kv_lora_rank:
+        return []
+    m = _attention_matrices(w)
+    return [m[1], m[3]] if w.q_lora_rank else [m[2]]
+
+
 def _matrix_time(w: Workload, gpu: dict[str, Any], shapes, tokens: float, split: int,
-                 fp8: bool, bf16_rate: float) -> tuple[float, float]:
+                 fp8: bool, bf16_rate: float, row_last: bool = True) -> tuple[float, float]:
     """One forward unit of ``shapes`` ((in, out) widths) for ``tokens`` rows with the weights
     split ``split`` ways: the last matrix (attention output, MLP down) is row-parallel (its input
     split), the others column-parallel (their output split), as in Megatron (Shoeybi et al. 2019,
     §3). Returns (seconds, values cast to FP8 for it)."""
     t, cast = 0.0, 0.0
     for k, (i, o) in enumerate(shapes):
-        if k == len(shapes) - 1:  # the last (output projection, MLP down) is row-parallel
+        if row_last and k == len(shapes) - 1:  # the last (output projection, MLP down) is row-parallel
             il, ol = i / split, o
         else:
             il, ol = i, o / split
@@ -759,6 +769,108 @@ def _matrix_time(w: Workload, gpu: dict[str, Any], shapes, tokens: float, split:
             t += flops / bf16_rate
         cast += tokens * (il + ol)
     return t, cast
+
+
+@dataclass(frozen=True)
+class _Gemms:
+    """How a micro-batch's GEMMs run on a GPU: FP8 or not, the 16-bit GEMM rate (FLOP/s), the
+    GPU's tokens (b·s/cp)."""
+
+    gpu: dict[str, Any]
+    fp8: bool
+    rate: float
+    tokens: float
+
+
+def _linear_parts(w: Workload, g: _Gemms) -> tuple[float, float, float]:
+    """The stage's attention and dense-MLP GEMMs: (seconds over all forward units run, seconds of
+    one unit, values cast to FP8). Forward units per module: 3 (a forward and a backward of two),
+    4 when it is recomputed (:meth:`Workload.recomputes`: everything with full recomputation, the
+    listed modules with selective), the MLA up-projections alone with ``mla_up_proj``."""
+    L, ffn = w.stage_layers, w.ffn_hidden or 4 * w.hidden
+    att_t, att_cast = _matrix_time(w, g.gpu, _attention_matrices(w), g.tokens, w.tp, g.fp8, g.rate)
+    mlp_t, mlp_cast = _matrix_time(w, g.gpu, _mlp_shapes(w, ffn), g.tokens, w.tp, g.fp8, g.rate)
+    dense_frac = 1.0 - (w.moe_layers / w.layers)
+    full = 4.0 if w.recompute and w.recompute_granularity == "full" else 3.0
+    up_t = _matrix_time(w, g.gpu, _mla_up_matrices(w), g.tokens, w.tp, g.fp8, g.rate, row_last=False)[0]
+    att_units = full * att_t + (1.0 if w.recomputes("mla_up_proj") and full == 3.0 else 0.0) * up_t
+    mlp_units = 4.0 if w.recomputes("mlp") else 3.0
+    return (L * (att_units + dense_frac * mlp_units * mlp_t), L * (att_t + dense_frac * mlp_t),
+            L * (att_cast + dense_frac * mlp_cast))
+
+
+def _expert_parts(w: Workload, g: _Gemms) -> tuple[float, float, float]:
+    """The stage's MoE GEMMs (routed experts as grouped GEMMs with top_k·tokens rows, each local
+    expert seeing tokens·top_k·ep/experts of them, the router, the shared experts): (seconds over
+    the units run, one unit, values cast to FP8); 4 units for what ``moe`` / ``shared_experts``
+    recomputation re-runs."""
+    if not w.moe:
+        return 0.0, 0.0, 0.0
+    L, moe_frac = w.stage_layers, w.moe_layers / w.layers
+    shapes = _mlp_shapes(w, w.moe_ffn_hidden)
+    per_expert = g.tokens * w.top_k * w.ep / w.experts
+    rows = g.tokens * w.top_k
+    et, ec = _matrix_time(w, g.gpu, shapes, per_expert, w.tp, g.fp8, g.rate)
+    routed = et * rows / per_expert
+    cast = L * moe_frac * ec * rows / per_expert
+    shared = 0.0
+    if w.shared_experts:
+        shared, sc = _matrix_time(w, g.gpu, _mlp_shapes(w, w.moe_ffn_hidden * w.shared_experts),
+                                  g.tokens, w.tp, g.fp8, g.rate)
+        cast += L * moe_frac * sc
+    router = 2.0 * g.tokens * w.hidden * w.experts / g.rate
+    moe_units = 4.0 if w.recomputes("moe") else 3.0
+    shared_units = 4.0 if w.recomputes("moe") or w.recomputes("shared_experts") else 3.0
+    return (L * moe_frac * (moe_units * (routed + router) + shared_units * shared),
+            L * moe_frac * (routed + router + shared), cast)
+
+
+def _attention_parts(w: Workload, gpu: dict[str, Any], tokens: float) -> tuple[float, float]:
+    """The stage's attention core (seconds, and its backward share): with ``flash_attention`` the
+    causal half at ``ATTENTION_EFFICIENCY`` with FlashAttention's extra backward products, else
+    Megatron's unfused core over the full square at the measured standard-attention rate, forward
+    1 and backward 2.5 units as that benchmark credits them; recomputation of ``core_attn``: +1."""
+    L = w.stage_layers
+    ap = 4.0 if w.recomputes("core_attn") else 3.0
+    score = tokens * attention_score_flops_per_token(w) / w.tp
+    if w.flash_attention:
+        att_rate = gpu_peak_tflops(gpu, "bf16") * 1e12 * ATTENTION_EFFICIENCY.get(
+            int(gpu.get("nvlink_gen") or 4), 0.5)
+        attention = L * 0.5 * score * (ap + FLASH_BACKWARD_EXTRA) / att_rate
+    else:
+        std_rate = gpu_peak_tflops(gpu, "bf16") * 1e12 * UNFUSED_ATTENTION_EFFICIENCY
+        attention = L * score * (ap + FLASH_BACKWARD_EXTRA) / std_rate
+    return attention, attention * (2.0 + FLASH_BACKWARD_EXTRA) / (ap + FLASH_BACKWARD_EXTRA)
+
+
+def _memory_parts(w: Workload, gpu: dict[str, Any], fp8: bool, cast: float, mp: float
+                  ) -> tuple[float, float, float, float]:
+    """The stage's memory-bound time over HBM: (all of it, the FP8 casts in it, the MoE kernels in
+    it, the backward share of the MoE kernels). Activation passes (``MEMORY_PASSES``) over the
+    layer's activation bytes (the unfused softmax's bytes are inside the measured attention
+    time), the casts of every GEMM input and output gradient (``FP8_CAST_BYTES`` per value, MXFP8
+    with its block scales), the MoE layers' permutations and activation (:func:`moe_memory_bytes`)."""
+    hbm = float(gpu.get("memory_bw_TBps") or 0.0)
+    if hbm <= 0:
+        return 0.0, 0.0, 0.0, 0.0
+    L = w.stage_layers
+    act = activation_bytes_per_layer(w)
+    if not w.flash_attention:
+        s_loc = w.seq_len / w.cp
+        act -= UNFUSED_SCORE_BYTES_IN_KERNEL * 5.0 * w.heads * s_loc * w.seq_len * w.micro_batch \
+            / w.tp * w.bytes_per_value / 2.0
+    memory_s = MEMORY_PASSES[w.recompute] * act * L / (hbm * 1e12)
+    cast_s = 0.0
+    if fp8:
+        # forward: the inputs; backward: the output gradients (both sides of every GEMM)
+        per_value = FP8_CAST_BYTES + (MXFP8_SCALE_BYTES if w.precision == "mxfp8" else 0.0)
+        cast_s = cast * per_value * (mp / 3.0) / (hbm * 1e12)
+        memory_s += cast_s
+    moe_fwd, moe_bwd = moe_memory_bytes(w)
+    if not w.moe or moe_fwd + moe_bwd <= 0:
+        return memory_s, cast_s, 0.0, 0.0
+    moe_mem = L * (w.moe_layers / w.layers) * (moe_fwd + moe_bwd) / (hbm * 1e12)
+    return memory_s + moe_mem, cast_s, moe_mem, moe_bwd / (moe_fwd + moe_bwd)
 
 
 def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
@@ -785,7 +897,9 @@ def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
     Memory-bound time (``memory_s``) = MEMORY_PASSES × activation bytes per layer × layers / HBM
     bandwidth (catalog ``memory_bw_TBps``), plus in FP8 the casts of every GEMM input and output
     gradient (``FP8_CAST_BYTES`` per value). ``gemm_efficiency`` of the result is the effective
-    one: counted model FLOPs of the busiest GPU / (gemm_s × peak).
+    one: counted model FLOPs of the busiest GPU / (gemm_s × peak). Also: multi-token-prediction
+    modules beyond the last stage's empty slots (``mtp_s``, in ``gemm_s``) and host-bound MoE
+    launches (``host_s``, :func:`moe_host_s`, in ``micro_batch_s``).
     """
     peak = gpu_peak_tflops(gpu, w.precision)
     eff = _gemm_efficiency(gpu)
@@ -795,71 +909,128 @@ def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
         sample_s = w.global_batch / w.gpus / m / w.samples_per_s_per_gpu
         return ComputeTimes(flops_gpu, sample_s, 0.0, peak, eff, w.recompute)
     # a 16-bit run's GEMMs run at its own peak (fp16 = bf16 peak; tf32/fp32 at theirs)
-    fp8 = w.precision == "fp8" and float(gpu.get("fp8_dense_tflops") or 0) > 0
+    fp8 = w.precision in FP8_FORMATS and float(gpu.get("fp8_dense_tflops") or 0) > 0
     bf16_peak = gpu_peak_tflops(gpu, "bf16") if fp8 else peak
     rate = bf16_peak * 1e12 * eff
     tokens = w.micro_batch * w.seq_len / w.cp
-    mp, ap = _passes(w)
+    mp = _passes(w)[0]
     L = w.stage_layers
-    ffn = w.ffn_hidden or 4 * w.hidden
-    att_t, att_cast = _matrix_time(w, gpu, _attention_matrices(w), tokens, w.tp, fp8, rate)
-    mlp_t, mlp_cast = _matrix_time(w, gpu, _mlp_shapes(w, ffn), tokens, w.tp, fp8, rate)
-    dense_frac = 1.0 - (w.moe_layers / w.layers)
-    linear = L * mp * (att_t + dense_frac * mlp_t)
-    cast = L * (att_cast + dense_frac * mlp_cast)
-    expert = 0.0
-    if w.moe:
-        moe_frac = w.moe_layers / w.layers
-        shapes = _mlp_shapes(w, w.moe_ffn_hidden)
-        per_expert = tokens * w.top_k * w.ep / w.experts
-        rows = tokens * w.top_k
-        et, ec = _matrix_time(w, gpu, shapes, per_expert, w.tp, fp8, rate)
-        expert = et * rows / per_expert
-        cast += L * moe_frac * ec * rows / per_expert
-        if w.shared_experts:
-            st, sc = _matrix_time(w, gpu, _mlp_shapes(w, w.moe_ffn_hidden * w.shared_experts),
-                                  tokens, w.tp, fp8, rate)
-            expert += st
-            cast += L * moe_frac * sc
-        router = 2.0 * tokens * w.hidden * w.experts / rate
-        expert = L * mp * moe_frac * (expert + router)
-    score = tokens * attention_score_flops_per_token(w) / w.tp
-    if w.flash_attention:
-        att_rate = gpu_peak_tflops(gpu, "bf16") * 1e12 * ATTENTION_EFFICIENCY.get(
-            int(gpu.get("nvlink_gen") or 4), 0.5)
-        attention = L * 0.5 * score * (ap + FLASH_BACKWARD_EXTRA) / att_rate
-        attention_bwd = attention * (2.0 + FLASH_BACKWARD_EXTRA) / (ap + FLASH_BACKWARD_EXTRA)
-    else:
-        # Megatron's unfused core over the full square at the measured standard-attention rate,
-        # forward 1 and backward 2.5 units as that benchmark credits them (recomputation: +1)
-        std_rate = gpu_peak_tflops(gpu, "bf16") * 1e12 * UNFUSED_ATTENTION_EFFICIENCY
-        attention = L * score * (ap + FLASH_BACKWARD_EXTRA) / std_rate
-        attention_bwd = attention * (2.0 + FLASH_BACKWARD_EXTRA) / (ap + FLASH_BACKWARD_EXTRA)
+    g = _Gemms(gpu, fp8, rate, tokens)
+    linear, linear_unit, cast = _linear_parts(w, g)
+    expert, expert_unit, expert_cast = _expert_parts(w, g)
+    cast += expert_cast
+    attention, attention_bwd = _attention_parts(w, gpu, tokens)
     logit = 3.0 * 2.0 * tokens * w.vocab * w.hidden / w.tp / rate * logit_share(w)
     gemm_s = linear + expert + attention + logit
-    memory_s = 0.0
-    cast_s = 0.0
-    hbm = float(gpu.get("memory_bw_TBps") or 0.0)
-    if hbm > 0:
-        act = activation_bytes_per_layer(w)
-        if not w.flash_attention:  # the softmax's bytes are inside the measured attention time
-            s_loc = w.seq_len / w.cp
-            act -= UNFUSED_SCORE_BYTES_IN_KERNEL * 5.0 * w.heads * s_loc * w.seq_len * w.micro_batch \
-                / w.tp * w.bytes_per_value / 2.0
-        memory_s = MEMORY_PASSES[w.recompute] * act * L / (hbm * 1e12)
-        if fp8:
-            # forward: the inputs; backward: the output gradients (both sides of every GEMM)
-            cast_s = cast * FP8_CAST_BYTES * (mp / 3.0) / (hbm * 1e12)
-            memory_s += cast_s
+    memory_s, cast_s, moe_mem, moe_bwd_share = _memory_parts(w, gpu, fp8, cast, mp)
     busiest = flops_gpu * (L * w.pp / w.layers) / m
     effective = busiest / (gemm_s * peak * 1e12) if gemm_s > 0 else eff
     # backward by part: 2 forward units of each GEMM, of the 3 or 4 run; the attention core's
     # backward (with flash attention 2.5 units); the logit layer 2 of 3 (never recomputed); the
     # memory-bound passes 2 of MEMORY_PASSES (reading activations, writing their gradients)
-    backward = (2.0 / mp) * (linear + expert) + attention_bwd + logit * 2.0 / 3.0 \
-        + memory_s * 2.0 / MEMORY_PASSES[w.recompute]
-    return ComputeTimes(flops_gpu, gemm_s, memory_s, peak, effective, w.recompute,
-                        linear, attention, logit, expert, cast_s, backward)
+    backward = 2.0 * (linear_unit + expert_unit) + attention_bwd + logit * 2.0 / 3.0 \
+        + (memory_s - moe_mem) * 2.0 / MEMORY_PASSES[w.recompute] + moe_mem * moe_bwd_share
+    mtp = mtp_s(w, (gemm_s - logit + memory_s) / L, logit / logit_share(w), g)
+    gemm_s += mtp
+    backward += mtp * 2.0 / 3.0
+    off_f, off_b = offload_s(w, gpu, gemm_s + memory_s - backward, backward)
+    host = moe_host_s(w)
+    return ComputeTimes(flops_gpu, gemm_s, memory_s + off_f + off_b, peak, effective, w.recompute,
+                        linear, attention, logit, expert, cast_s, backward + off_b + host * 2.0 / 3.0,
+                        moe_memory_s=moe_mem, sms=int(gpu.get("sms") or 0), offload_s=off_f + off_b,
+                        mtp_s=mtp, host_s=host)
+
+
+#: Host-bound time of one MoE layer and micro-batch (forward and backward) that a device-host
+#: synchronization in the layer exposes even with every static part in CUDA graphs. Measured,
+#: converted: Megatron-LM docs/discussions/deepseek-v3-gb200-optimization (2025-11), DeepSeek-V3
+#: MXFP8 on 256 GB200, TP1 PP8 VPP4 EP32, micro-batch 1, global batch 2,048 (64 micro-batches,
+#: 8 MoE layers on the busiest GPU): at 970 TFLOP/s per GPU, "eliminate the device-host sync in
+#: the MoE model (its purpose is to get the tokens per expert information) ... at least a 10%
+#: additional performance gain" (§3.1). Its step at 970 TFLOP/s is this engine's model FLOPs of
+#: that job, 9.21e15 per GPU, / 970e12 = 9.50 s; 10% faster is 0.863 s less over 8 × 64 layer
+#: passes: 1.69 ms each (a lower bound: "at least"). Assumed the same on every GPU and host:
+#: the host's launch rate, not the GPU, sets it (a slower GPU would hide some of it).
+MOE_SYNC_HOST_S = 1.69e-3
+#: What the same study's CUDA graphs of attention, router, EP preprocess (610.71 -> 663.27
+#: TFLOP/s) and shared experts (797.67 -> 829.93) saved per MoE layer and micro-batch: 9.21e15 ×
+#: (1/610.71e12 − 1/663.27e12 + 1/797.67e12 − 1/829.93e12) = 1.64 s over 512 layer passes =
+#: 3.21 ms (measured, converted as above): charged on top when ``cuda_graphs`` is off.
+MOE_GRAPHABLE_HOST_S = 3.21e-3
+
+
+def moe_host_s(w: Workload) -> float:
+    """Host-bound time per micro-batch of the busiest GPU's MoE layers (``moe_host_sync``): each
+    MoE layer on the stage (``stage_layers`` × the model's MoE share, as the other per-layer
+    parts) waits ``MOE_SYNC_HOST_S`` for launches after its sync, and ``MOE_GRAPHABLE_HOST_S``
+    more without ``cuda_graphs``. The GPU is idle then, so the time adds to the micro-batch;
+    2 of its 3 units are counted as backward (the backward launches about twice the kernels)."""
+    if not (w.moe and w.moe_host_sync):
+        return 0.0
+    per_layer = MOE_SYNC_HOST_S + (0.0 if w.cuda_graphs else MOE_GRAPHABLE_HOST_S)
+    return w.stage_layers * (w.moe_layers / w.layers) * per_layer
+
+
+def spare_layers(w: Workload) -> int:
+    """Layer slots the pipeline's chunks leave empty: p·v·⌈l/(p·v)⌉ − l. The busiest GPU holds
+    ⌈l/(p·v)⌉ layers per chunk (:attr:`Workload.stage_layers`); Megatron-Bridge's DeepSeek-V3
+    layouts (recipes/deepseek/deepseek_v3.py ``set_deepseek_v3_pipeline_model_parallel_layout``,
+    e.g. PP 16: the embedding and 4 layers, 14 stages of 4, the last 1 layer with the MTP module
+    and the loss) take these slots from the last stage, which also holds the output layer."""
+    chunks = w.pp * w.interleave
+    return chunks * math.ceil(w.layers / chunks) - w.layers
+
+
+def mtp_s(w: Workload, layer_s: float, head_s: float, g: _Gemms) -> float:
+    """What ``mtp_layers`` multi-token-prediction modules add to the busiest GPU per micro-batch.
+
+    Each module (DeepSeek-V3 technical report §2.2, Fig. 3) runs one transformer block, a
+    projection of the concatenated [h; embedding] (2h → h: 2·tokens·2h²/tp FLOPs per forward
+    unit, 3 units, at the 16-bit GEMM rate) and the shared output layer and loss once more, all
+    on the pipeline's last stage (Megatron-Core builds MTP there; Megatron-Bridge's layouts
+    put it with the loss). The last GPU then runs its layers less the empty slots
+    (:func:`spare_layers`), the output layer 1 + m times, and m blocks and projections; the
+    engine's busiest GPU already runs every slot full plus the output layer
+    (``stage_layers`` × ``layer_s`` + ``head_s`` × :func:`logit_share`). The MTP part is what the
+    last GPU needs beyond that, or 0 when the modules fit in the spare slots (derived; layer_s is
+    the stage's average layer, head_s the whole output layer's three units)."""
+    m = w.mtp_layers
+    if m <= 0 or w.kind == "vision":
+        return 0.0
+    proj_s = 3.0 * 2.0 * g.tokens * 2.0 * w.hidden * w.hidden / w.tp / g.rate
+    last = max(0, w.stage_layers - spare_layers(w)) * layer_s + (1 + m) * head_s + m * (layer_s + proj_s)
+    busiest = w.stage_layers * layer_s + head_s * logit_share(w)
+    return max(0.0, last - busiest)
+
+
+def moe_memory_bytes(w: Workload) -> tuple[float, float]:
+    """HBM bytes of one MoE layer's memory-bound kernels per micro-batch on a GPU, forward and
+    backward (derived by counting the tensors each kernel reads and writes, as Korthikanti et
+    al. 2023 count activations; Megatron-Core's token dispatcher, megatron/core/transformer/moe/
+    token_dispatcher.py and moe_utils.py ``permute``/``unpermute``/``sort_chunks_by_idxs``):
+    the GPU's t = b·s/(cp·tp) tokens make c = t·top_k copies of h values.
+    Forward: permute (read t·h, write c·h) before the dispatch, the received copies sorted by
+    local expert (read and write c·h) and back after the experts (read and write c·h), unpermute
+    weighting and summing the copies (read c·h, write t·h); the experts' activation (SwiGLU:
+    read 2F, write F per copy; GELU/ReLU²: read F, write F): 2t·h + 6c·h + c·(2F + F).
+    Backward: the same permutations for the gradients, and the activation's backward (read the
+    2F input and the F output gradient, write 2F), 2t·h + 6c·h + 5c·F; one forward more of the
+    activation when Megatron-Core recomputes ``moe_act`` (or the whole ``moe`` layer, which
+    also re-runs the permutations). 16-bit values (``bytes_per_value``). The router's softmax
+    and top-k read t·experts logits (small next to these) and are not counted."""
+    if not w.moe:
+        return 0.0, 0.0
+    t = w.micro_batch * w.seq_len / (w.cp * w.tp)
+    c, h, F = t * w.top_k, w.hidden, w.moe_ffn_hidden
+    act_in = 2.0 * F if _mlp_matrices(w) == 3 else F
+    perm = 2.0 * t * h + 6.0 * c * h
+    fwd = perm + c * (act_in + F)
+    bwd = perm + c * (act_in + F + act_in)
+    if w.recomputes("moe"):
+        bwd += fwd
+    elif w.recomputes("moe_act"):
+        bwd += c * (act_in + F)
+    return fwd * w.bytes_per_value, bwd * w.bytes_per_value
 
 
 def bubble_s(w: Workload, micro_batch_s: float) -> float:
@@ -955,6 +1126,32 @@ def activation_bytes_megatron(w: Workload) -> float:
     return acts * w.bytes_per_value / 2.0
 
 
+def kept_layers(w: Workload) -> int:
+    """Layers of the busiest stage whose activations stay in GPU memory: all but the
+    ``offload_layers`` sent to the host, of which one stays, the layer in transit (derived: its
+    copy to or from the host is under way while it is computed)."""
+    off = min(w.offload_layers, w.stage_layers)
+    return w.stage_layers - off + (1 if off else 0)
+
+
+def offload_s(w: Workload, gpu: dict[str, Any], forward_s: float, backward_s: float) -> tuple[float, float]:
+    """Exposed time of activation offload per micro-batch: the ``offload_layers`` layers'
+    stored activations (:func:`activation_bytes_megatron`, or the layer input with full
+    recomputation) copied to the host during the forward and back during the backward, over the
+    GPU's host link (catalog ``host_link_GBps``, else a PCIe x16 of its ``pcie_gen``) at the same
+    time as compute; exposed what exceeds the forward (copy out) and the backward (copy in):
+    (forward part, backward part)."""
+    off = min(w.offload_layers, w.stage_layers)
+    if off <= 0:
+        return 0.0, 0.0
+    layer = activation_bytes_megatron(w)
+    if w.recompute and w.recompute_granularity == "full":
+        layer = w.seq_len / w.cp * w.micro_batch * w.hidden * w.bytes_per_value / (w.tp if w.sequence_parallel else 1)
+    link = float(gpu.get("host_link_GBps") or 0.0) or PCIE_X16_GBPS.get(int(gpu.get("pcie_gen") or 5), PCIE_X16_GBPS[5])
+    t = off * layer / (link * 1e9)
+    return max(0.0, t - forward_s), max(0.0, t - backward_s)
+
+
 def memory_per_gpu_GB(w: Workload) -> float | None:
     """Estimated memory one GPU needs (GB, 10^9 bytes), or None when the parameters are not given.
 
@@ -979,7 +1176,7 @@ def memory_per_gpu_GB(w: Workload) -> float | None:
     if w.kind == "vision":
         return state_GB
     s, b, h = w.seq_len / w.cp, w.micro_batch, w.hidden
-    in_flight = min(w.pp, w.micro_batches)
+    in_flight: float = min(w.pp, w.micro_batches)
     if w.interleave > 1:
         in_flight = w.pp * (1.0 + (w.pp - 1) / (w.pp * w.interleave))
     layer = activation_bytes_megatron(w)
@@ -987,9 +1184,9 @@ def memory_per_gpu_GB(w: Workload) -> float | None:
         layer_input = s * b * h * w.bytes_per_value
         if w.sequence_parallel:
             layer_input /= w.tp
-        acts = in_flight * w.stage_layers * layer_input + layer
+        acts = in_flight * kept_layers(w) * layer_input + layer
     else:
-        acts = in_flight * w.stage_layers * layer
+        acts = in_flight * kept_layers(w) * layer
     # embedding input (8·s·b) and its dropout output (s·b·h) of every micro-batch in flight on the
     # first stage
     embedding = (8.0 * s * b + s * b * h * w.bytes_per_value / 2.0) * in_flight

@@ -9,7 +9,6 @@ says what is wrong and what to do instead.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from typing import Any, Iterable
 
 from PySide6.QtCore import QObject, Signal
@@ -20,7 +19,7 @@ from designer.gui.items import DRAWN_IN_RACK, GRID, snap
 from designer.topology.design import Design
 from designer.topology.kinds import CATALOG_KIND, KIND_LABEL, field_spec
 from designer.topology.layout import layout_by_tier
-from designer.topology.model import ATTACHABLE, RACKABLE, Component, Link
+from designer.topology.model import ATTACHABLE, RACKABLE, Component, Link, as_dict, replace_item
 from designer.topology.validation import PORTED, parent_problem
 
 CLIPBOARD_MIME = "application/x-dpu-designer-selection"
@@ -63,11 +62,11 @@ class Editor(QObject):
         / onto the server ``into``. Returns the new id."""
         if model not in self.catalog.ids(CATALOG_KIND[kind]):
             self.refuse(f"the catalog has no {KIND_LABEL[kind]} model '{model}'")
-        comp = Component(self.topo.new_component_id(kind), kind, model,
-                         props=dict(props or {}), pos=(snap(pos[0]), snap(pos[1])))
-        comp.name = comp.id
+        cid = self.topo.new_component_id(kind)
+        comp = Component(cid, kind, model, name=cid, props=dict(props or {}), pos=(snap(pos[0]), snap(pos[1])))
         if into is not None:
-            comp.parent, comp.slot = self._check_into(comp, into)
+            parent, slot = self._check_into(comp, into)
+            comp = replace_item(comp, parent=parent, slot=slot)
         self._push(f"Add {KIND_LABEL[kind]} {comp.id}", lambda d: d.topology.add_component(comp))
         return comp.id
 
@@ -319,8 +318,8 @@ class Editor(QObject):
         kept = set(keep)
         links = [l for l in topo.links.values() if l.a in kept and l.b in kept]
         comps = [topo.components[c] for c in topo.components if c in kept]
-        return json.dumps({"components": [asdict(c) for c in comps],
-                           "links": [asdict(l) for l in links]})
+        return json.dumps({"components": [as_dict(c) for c in comps],
+                           "links": [as_dict(l) for l in links]})
 
     def paste_data(self, text: str, offset: tuple[float, float] = (2 * GRID, 2 * GRID)) -> list[str]:
         """Add a copy of clipboard JSON with new ids, shifted by ``offset``; returns the new ids."""

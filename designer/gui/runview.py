@@ -277,7 +277,8 @@ def engine_notes_html(cmp: Comparison) -> str:
         a, b = pair.split("_vs_")
         first = RUN_LABEL[a][:1].upper() + RUN_LABEL[a][1:]  # "SmartNIC", not "Smartnic"
         out += [f"<h3>{escape(first)} vs {escape(RUN_LABEL[b])}</h3>", items(texts)]
-    out.append(f"<p>{escape(cmp.vendor_claim()['text'])}.</p>")
+    claim = cmp.vendor_claim()
+    out.append(f"<p>{escape(claim['text'])}.</p><p><b>Verdict:</b> {escape(claim['verdict'])}.</p>")
     out += [f"<p><i>Note: {escape(n)}.</i></p>" for n in cmp.notes]
     for title, field, tag in (("Bottlenecks", "bottlenecks", "ol"), ("Warnings", "warnings", "ul")):
         lists = {name: list(getattr(r, field)) for name, r in cmp.runs.items()}

@@ -595,8 +595,8 @@ def _reasons(data: ReportData) -> list[str]:
         out.append("<ul>" + "".join(f"<li>{_esc(r)}</li>" for r in reasons) + "</ul>" if reasons else
                    para(f"No part of the iteration differs by more than {100 * MIN_DIFFERENCE:g} %, "
                         "and the adapters draw the same power."))
-    claim = cmp.vendor_claim()["text"]
-    out.append(para(f"{claim[0].upper()}{claim[1:]}."))
+    claim, said = cmp.vendor_claim()["text"], cmp.vendor_claim()["verdict"]
+    out.append(para(f"{claim[0].upper()}{claim[1:]}. Verdict: {said}."))
     out += [para(f"Note: {n}.", small=True) for n in cmp.notes]
     return out
 

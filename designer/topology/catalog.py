@@ -440,3 +440,21 @@ def reload_catalog() -> Catalog:
     global _cached
     _cached = None
     return load_catalog()
+
+
+#: the kinds a figure's source can give it, in the words its source starts with
+FIGURE_KINDS = ("measured", "datasheet", "derived", "assumed")
+#: words of a source line that cite a vendor document (a figure so sourced is a datasheet figure)
+_VENDOR_DOC = ("user guide", "user manual", "manual", "datasheet", "documentation", "release notes",
+               "product brief", "installation guide", "specification")
+
+
+def figure_kind(source: str) -> str:
+    """The kind of a figure from its source line: the word it starts with (measured, datasheet,
+    derived, assumed); a source that cites a vendor document without such a word is a datasheet
+    figure; anything else "unmarked". A source that names a tuning limit adds ", tuning limit"."""
+    text = source.strip().lower()
+    kind = next((k for k in FIGURE_KINDS if text.startswith(k)), "")
+    if not kind:
+        kind = "datasheet" if any(w in text for w in _VENDOR_DOC) else "unmarked" if text else "no source"
+    return kind + (", tuning limit" if "tuning limit" in text else "")

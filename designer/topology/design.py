@@ -141,6 +141,29 @@ SCENARIO_SPEC: dict[str, Setting] = {s.name: s for s in (
             "as its own host consumer"),
     Setting("kernel_copy_membw", bool, False, "kernel-TCP copies use host memory bandwidth; over the "
             "server's memory bandwidth they slow down"),
+    # --- issue 21: crypto protocol, packets, further consumers (each sourced in models/)
+    Setting("crypto_offload", str, "ipsec-crypto", "which inline encryption the SmartNIC or DPU "
+            "runs: ipsec-crypto (IPsec crypto offload, crypto_Gbps), ipsec-packet (IPsec packet "
+            "offload, ipsec_packet_Gbps) or ktls (TLS device offload, ktls_Gbps); the adapter "
+            "catalog gives each rate with its kind", choices=("ipsec-crypto", "ipsec-packet", "ktls")),
+    Setting("tenant_packet_bytes", int, 0, "packet size of the tenants' switched traffic in bytes "
+            "(e.g. 64 for a small-packet service): the host switch, the firewall and the DPU's "
+            "software switch cost per packet, and the adapters' embedded switch has a packet rate",
+            minimum=0, maximum=65536, zero="bulk flows in 64 KiB TSO/GRO aggregates"),
+    Setting("vswitch", str, "kernel", "host virtual switch datapath: kernel (OVS kernel datapath) "
+            "or ovs-dpdk (OVS with DPDK poll-mode threads)", choices=("kernel", "ovs-dpdk")),
+    Setting("tunnel_offload", bool, True, "the host NICs segment and aggregate VXLAN/Geneve "
+            "traffic (TSO/LRO for tunnels); off: the host encapsulates and switches the overlay "
+            "frame by frame (packet_bytes)"),
+    Setting("firewall_conntrack", bool, False, "a stateful host firewall (connection tracking) "
+            "filters the kernel-path traffic; SmartNICs and DPUs track connections in their "
+            "embedded switch"),
+    Setting("monitoring_agents", bool, False, "monitoring and logging agents run on every "
+            "server (on the host in every mode: they read host and GPU state)"),
+    Setting("checkpoint_compression", bool, False, "checkpoints are compressed on the host "
+            "(zstd level 1) before they are written"),
+    Setting("checkpoint_erasure_coding", bool, False, "checkpoints are erasure-coded on the host "
+            "(client-side erasure coding) before they are written"),
     # 2^31 - 1: the largest value the GUI's spin box holds
     Setting("seed", int, 0, "random seed of the engine and the timeline", minimum=0,
             maximum=2**31 - 1),

@@ -163,6 +163,7 @@ def layout_by_tier(topology: Topology, catalog=None) -> dict[str, tuple[float, f
 
     offsets: dict[tuple[float, int, float], tuple[float, float]] = {}
     for server in in_rack:
+        assert server.parent is not None  # in_rack holds only components in a rack
         rack = comps[server.parent]
         key = (units(rack, "rack_units", 42), server.slot or 1, units(server, "rack_units_used", 1))
         off = offsets.get(key)
@@ -171,5 +172,6 @@ def layout_by_tier(topology: Topology, catalog=None) -> dict[str, tuple[float, f
         x, y = pos[rack.id]
         pos[server.id] = (x + off[0], y + off[1])
     for c in on_server:
+        assert c.parent is not None  # on_server holds only components on a server
         pos[c.id] = pos[c.parent]
     return pos

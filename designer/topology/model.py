@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import copy
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
+import msgspec
+
+from designer.errors import UsageError
 from designer.topology.kinds import ID_PREFIX, KIND_LABEL, KINDS, MEDIA
 
 if TYPE_CHECKING:  # networkx is imported when a graph is asked for (it costs ~0.1 s to import)
@@ -39,12 +42,64 @@ def parent_problem(kind: str, parent_kind: str) -> str | None:
 #: immutable value types: a props dict holding only these is copied without deepcopy
 _PLAIN = (str, int, float, bool, type(None))
 
+#: characters an id may not hold: C0 and C1 control characters (ESC and CSI start the terminal
+#: escape sequences a console would obey), DEL, the line and paragraph separators, and the
+#: bidirectional embedding, override and isolate controls (text that shows other than it reads)
+_UNSAFE_ID = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+#: characters a name may not hold: the same, less tab (a name is free printable text)
+_UNSAFE_NAME = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
-@dataclass(slots=True)
-class Component:
+
+def _shown(text: str, limit: int = 40) -> str:
+    """``text`` as Python writes a string (escapes visible, nothing a console would obey), cut to
+    ``limit`` characters."""
+    return ascii(text if len(text) <= limit else text[:limit] + "...")
+
+
+def id_problem(ident: Any, what: str = "an id") -> str | None:
+    """Why ``ident`` cannot be the id of a component or link, or None: an id is a non-empty
+    string without control characters (see ``_UNSAFE_ID``): ids are echoed to consoles, CSV
+    files, SVG and reports, where an escape sequence or a control character would be obeyed or
+    make the file ill-formed."""
+    if not isinstance(ident, str) or not ident:
+        return f"{what} must be a non-empty string, not {_shown(repr(ident))}"
+    bad = _UNSAFE_ID.search(ident)
+    if bad:
+        return (f"{what} {_shown(ident)} holds the control character U+{ord(bad.group()):04X} at "
+                f"position {bad.start() + 1}; use letters, digits and printable punctuation")
+    return None
+
+
+def name_problem(name: Any, what: str = "the name") -> str | None:
+    """Why ``name`` cannot be a component's name, or None: any printable text (tabs too), no
+    other control character (as :func:`id_problem`)."""
+    if not isinstance(name, str):
+        return f"{what} must be a string, not {_shown(repr(name))}"
+    bad = _UNSAFE_NAME.search(name)
+    if bad:
+        return (f"{what} {_shown(name)} holds the control character U+{ord(bad.group()):04X} at "
+                f"position {bad.start() + 1}; names are printable text")
+    return None
+
+
+def _first_unsafe(texts: list[str], pattern: re.Pattern[str]) -> int | None:
+    """Index of the first of ``texts`` (strings) that ``pattern`` finds a character in, or None.
+    One search over the joined text (C speed: a few ms for a 131k-GPU design's ~400k ids); the
+    strings are then scanned one by one only when it finds something."""
+    if not pattern.search("".join(texts)):
+        return None
+    return next(i for i, t in enumerate(texts) if pattern.search(t))
+
+
+class Component(msgspec.Struct, frozen=True, gc=False):
     """One box on the canvas. ``model`` names a catalog entry; ``props`` override its figures.
-    (Slots: no ``__dict__`` per item, so a 131k-GPU design's 199k components take less memory
-    and are made faster; an item holds only its fields.)"""
+
+    Immutable: a Component is changed only through its :class:`Topology`
+    (``update_component``, ``set_prop``), which puts a new Component in its place and tells the
+    subscribers; setting an attribute raises ``AttributeError``. ``props`` is the model's own
+    dict (copied on the way in): change it with ``Topology.set_prop``, never in place.
+    (A ``msgspec.Struct``: made as fast as a slotted dataclass, and not tracked by the cycle
+    collector, as a Component holds no reference cycle; a 131k-GPU design has 199k of them.)"""
 
     id: str
     kind: str
@@ -52,26 +107,26 @@ class Component:
     name: str = ""
     parent: str | None = None
     slot: int | None = None
-    props: dict[str, Any] = field(default_factory=dict)
+    props: dict[str, Any] = {}
     pos: tuple[float, float] | None = None
 
     def copy(self) -> "Component":
+        """A Component equal to this one with its own ``props`` dict."""
         props = self.props
         if props:  # plain values (the usual props) need no deep copy
             props = dict(props) if all(type(v) in _PLAIN for v in props.values()) else copy.deepcopy(props)
         else:
             props = {}
-        return Component(self.id, self.kind, self.model, self.name, self.parent, self.slot, props, self.pos)
+        return msgspec.structs.replace(self, props=props)
 
     @property
     def label(self) -> str:
         return self.name or self.id
 
 
-@dataclass(slots=True)
-class Link:
-    """A cable (or bundle of ``lanes`` cables) between two components (slots, as
-    :class:`Component`)."""
+class Link(msgspec.Struct, frozen=True, gc=False):
+    """A cable (or bundle of ``lanes`` cables) between two components. Immutable, as
+    :class:`Component`: change it with ``Topology.update_link``."""
 
     id: str
     a: str
@@ -84,8 +139,8 @@ class Link:
     b_port: int | None = None
 
     def copy(self) -> "Link":
-        return Link(self.id, self.a, self.b, self.medium, self.speed_Gbps, self.latency_us, self.lanes,
-                    self.a_port, self.b_port)
+        """This Link (it holds only immutable values: nothing to copy)."""
+        return self
 
     def other(self, end: str) -> str:
         return self.b if end == self.a else self.a
@@ -96,8 +151,20 @@ class Link:
         return self.speed_Gbps * self.lanes
 
 
-COMPONENT_FIELDS = tuple(f.name for f in fields(Component))
-LINK_FIELDS = tuple(f.name for f in fields(Link))
+COMPONENT_FIELDS: tuple[str, ...] = Component.__struct_fields__
+LINK_FIELDS: tuple[str, ...] = Link.__struct_fields__
+
+
+def replace_item(item: Any, **changes: Any) -> Any:
+    """A copy of a Component or Link with ``changes`` (for builders of items not yet in a
+    Topology; an item in one changes through ``update_component`` / ``update_link``)."""
+    return msgspec.structs.replace(item, **changes)
+
+
+def as_dict(item: Component | Link) -> dict[str, Any]:
+    """The fields of a Component or Link as a dict, in field order (``props`` the item's own
+    dict: copy it before changing it)."""
+    return msgspec.structs.asdict(item)
 
 
 @dataclass(frozen=True)
@@ -121,11 +188,47 @@ EVENT_TYPES = (
 )
 
 
-class TopologyError(ValueError):
-    """An edit that would make the model inconsistent (unknown id, duplicate id, bad kind...)."""
+class TopologyError(UsageError, ValueError):
+    """An edit that would make the model inconsistent (unknown id, duplicate id, bad kind, a
+    control character in an id, a containment loop...). A ``UsageError``: a command that meets
+    one (a design file whose items the model refuses) says it in one line, exit 2."""
 
 
 _ID_NUM = re.compile(r"^(.*?)(\d+)$")
+
+
+def _check_texts(ids: tuple[list[str], list[str]], components: list[Component]) -> None:
+    """Refuse control characters in the ids and names of items given in bulk
+    (:meth:`Topology.from_items`), with the message :func:`id_problem` or :func:`name_problem`
+    gives for the first one."""
+    for what, texts, pattern, problem in (
+            ("component id", ids[0], _UNSAFE_ID, id_problem),
+            ("link id", ids[1], _UNSAFE_ID, id_problem),
+            ("name", list(map(attrgetter("name"), components)), _UNSAFE_NAME, name_problem)):
+        i = _first_unsafe(texts, pattern)
+        if i is not None:
+            if what == "name":
+                raise TopologyError(name_problem(texts[i], f"the name of '{_shown(ids[0][i])[1:-1]}'") or "")
+            raise TopologyError(problem(texts[i], what) or "")
+
+
+def _reordered(items: dict[str, Any], at: dict[str, int]) -> dict[str, Any]:
+    """``items`` with each key of ``at`` moved to position ``at[key]`` (the positions they had
+    before they were removed and re-added), the other keys in their order around them."""
+    if not at:
+        return items
+    moved = sorted((pos, key) for key, pos in at.items() if key in items)
+    rest = iter([k for k in items if k not in at])
+    order: list[str] = []
+    for pos, key in moved:
+        while len(order) < pos:
+            nxt = next(rest, None)
+            if nxt is None:
+                break
+            order.append(nxt)
+        order.append(key)
+    order.extend(rest)
+    return {k: items[k] for k in order}
 
 
 class Topology:
@@ -141,6 +244,8 @@ class Topology:
         #: highest id number per prefix, less the ids of ``_unnoted`` (see ``_counters``)
         self._counts: dict[str, int] = {}
         self._unnoted: list[list[str]] = []
+        #: ids ``new_id`` handed out that no item has taken yet (see ``new_id``)
+        self._reserved: set[str] = set()
         self._subscribers: list[Callable[[ChangeEvent], None]] = []
         self._graph: nx.MultiGraph | None = None
         self.version = 0
@@ -207,13 +312,19 @@ class Topology:
 
     # -------------------------------------------------------------------- ids
     def new_id(self, prefix: str) -> str:
-        """A fresh id ``prefix-N``; ids are never reused within this topology (or its file)."""
+        """A fresh id ``prefix-N``; ids are never reused within this topology (or its file).
+
+        The id is *reserved*: no later call hands it out again, but the counters (what a file
+        saves) count it only once an item with it is added. An id asked for and never used (a
+        cable option not taken, an edit undone) then leaves the saved counters as they were, so
+        undo back to a saved state saves the same bytes."""
         n = self._counters.get(prefix, 0)
+        reserved = self._reserved
         while True:
             n += 1
             candidate = f"{prefix}-{n}"
-            if candidate not in self.components and candidate not in self.links:
-                self._counters[prefix] = n
+            if candidate not in self.components and candidate not in self.links and candidate not in reserved:
+                reserved.add(candidate)
                 return candidate
 
     def new_component_id(self, kind: str) -> str:
@@ -269,16 +380,43 @@ class Topology:
     def add_component(self, comp: Component) -> Component:
         if comp.kind not in KINDS:
             raise TopologyError(f"unknown component kind '{comp.kind}' (one of {', '.join(KINDS)})")
+        problem = id_problem(comp.id, "component id") or name_problem(comp.name, f"the name of '{comp.id}'")
+        if problem:
+            raise TopologyError(problem)
         if comp.id in self.components or comp.id in self.links:
             raise TopologyError(f"id '{comp.id}' is already used")
+        if comp.parent is not None:
+            self._check_parent(comp.id, comp.parent, must_exist=False)
         comp = comp.copy()
         self.components[comp.id] = comp
         self._links_of.setdefault(comp.id, set())
         if comp.parent is not None:
             self._children.setdefault(comp.parent, set()).add(comp.id)
         self._note_id(comp.id)
+        self._reserved.discard(comp.id)
         self._emit(ChangeEvent("component_added", comp.id, None, comp.copy()) if self._subscribers else None)
         return comp
+
+    def _check_parent(self, comp_id: str, parent: str, must_exist: bool = True) -> None:
+        """Refuse ``parent`` for ``comp_id`` when it is not a component (``must_exist``) or when
+        it is ``comp_id`` or sits, at any depth, inside ``comp_id``: placing it there would make
+        a loop of containment (a rack in a rack in the first rack), which a walk up the parents
+        (the canvas's subtrees, the rack of a NIC) would go round for ever. The walk up from
+        ``parent`` visits each component at most once, so a loop already in the model (a file
+        that held one) ends it too."""
+        if must_exist and parent not in self.components:
+            raise TopologyError(f"no component '{parent}' to attach '{comp_id}' to")
+        seen: set[str] = set()
+        at: str | None = parent
+        while at is not None and at not in seen:
+            if at == comp_id:
+                if parent == comp_id:
+                    raise TopologyError(f"'{comp_id}' cannot contain itself")
+                raise TopologyError(f"'{comp_id}' cannot go into '{parent}': '{parent}' is inside "
+                                    f"'{comp_id}' already (a loop of containment)")
+            seen.add(at)
+            up = self.components.get(at)
+            at = up.parent if up is not None else None
 
     def remove_component(self, comp_id: str) -> tuple[Component, list[Link], list[Component]]:
         """Remove a component with its links; its children are detached (parent set to None).
@@ -287,7 +425,7 @@ class Topology:
         restore exactly what was there.
         """
         comp = self._require(comp_id)
-        removed_links = [self.links[lid].copy() for lid in sorted(self._links_of.get(comp_id, ()))]
+        removed_links = [self.links[lid] for lid in sorted(self._links_of.get(comp_id, ()))]
         for link in removed_links:
             self.remove_link(link.id)
         detached = [self.components[c].copy() for c in sorted(self._children.get(comp_id, ()))]
@@ -303,30 +441,44 @@ class Topology:
 
     def update_component(self, comp_id: str, **changes: Any) -> Component:
         """Change attributes of a component (``name``, ``model``, ``parent``, ``slot``, ``pos``,
-        ``props`` as a whole dict). Returns the old copy."""
+        ``props`` as a whole dict): a new Component takes its place. Returns the old one."""
         comp = self._require(comp_id)
         unknown = (set(changes) - set(COMPONENT_FIELDS)) | ({"id", "kind"} & set(changes))
         if unknown:
             raise TopologyError(f"cannot change {', '.join(sorted(unknown))} of a component")
-        if "parent" in changes and changes["parent"] is not None:
-            if changes["parent"] not in self.components:
-                raise TopologyError(f"no component '{changes['parent']}' to attach '{comp_id}' to")
-            if changes["parent"] == comp_id:
-                raise TopologyError(f"'{comp_id}' cannot contain itself")
-        old = comp.copy()
+        if changes.get("parent") is not None:
+            self._check_parent(comp_id, changes["parent"])
+        if "name" in changes:
+            problem = name_problem(changes["name"], f"the name of '{comp_id}'")
+            if problem:
+                raise TopologyError(problem)
+        if "props" in changes:
+            changes["props"] = copy.deepcopy(changes["props"]) if changes["props"] else {}
+        if changes.get("pos") is not None:
+            changes["pos"] = (float(changes["pos"][0]), float(changes["pos"][1]))
         if "parent" in changes and changes["parent"] != comp.parent:
             if comp.parent is not None:
                 self._children.get(comp.parent, set()).discard(comp_id)
             if changes["parent"] is not None:
                 self._children.setdefault(changes["parent"], set()).add(comp_id)
-        for key, value in changes.items():
-            if key == "props":
-                value = copy.deepcopy(value)
-            elif key == "pos" and value is not None:
-                value = (float(value[0]), float(value[1]))
-            setattr(comp, key, value)
-        self._emit(ChangeEvent("component_changed", comp_id, old, comp.copy()))
-        return old
+        new = msgspec.structs.replace(comp, **changes)
+        self.components[comp_id] = new
+        self._emit(ChangeEvent("component_changed", comp_id, comp.copy(), new.copy())
+                   if self._subscribers else None)
+        return comp
+
+    def move_many(self, positions: dict[str, tuple[float, float] | None]) -> None:
+        """Set the canvas position of many components (id -> ``(x, y)`` or None), as
+        ``update_component(id, pos=...)`` of each (a builder laying out a new design: one
+        replacement per item, and events only when someone listens)."""
+        comps = self.components
+        for cid, xy in positions.items():
+            comp = self._require(cid)
+            pos = None if xy is None else (float(xy[0]), float(xy[1]))
+            new = msgspec.structs.replace(comp, pos=pos)
+            comps[cid] = new
+            self._emit(ChangeEvent("component_changed", cid, comp.copy(), new.copy())
+                       if self._subscribers else None)
 
     def set_prop(self, comp_id: str, name: str, value: Any) -> Component:
         """Override one catalog figure of a component; ``None`` removes the override."""
@@ -341,8 +493,8 @@ class Topology:
     # ------------------------------------------------------------------ links
     def add_new_link(self, a: str, b: str, medium: str, speed_Gbps: float, lanes: int = 1) -> Link:
         """``add_link(Link(new_id("link"), a, b, medium, speed_Gbps, lanes=lanes))`` in one step,
-        for builders of big designs: the same checks and event, without the defensive copy (the
-        Link is made here) or noting an id that ``new_id`` has just counted."""
+        for builders of big designs: the same checks and event, with the id's number counted as
+        it is made (not read back from the id)."""
         if a not in self.components or b not in self.components:
             raise TopologyError(f"link from '{a}' to '{b}' names no component "
                                 f"'{a if a not in self.components else b}'")
@@ -350,14 +502,25 @@ class Topology:
             raise TopologyError(f"a link cannot join '{a}' to itself")
         if medium not in MEDIA:
             raise TopologyError(f"unknown medium '{medium}' (one of {', '.join(MEDIA)})")
-        link = Link(self.new_id("link"), a, b, medium, speed_Gbps, lanes=lanes)
+        counters = self._counters
+        n = counters.get("link", 0)
+        while True:  # new_id's choice, counted at once (the link is made here)
+            n += 1
+            lid = f"link-{n}"
+            if lid not in self.components and lid not in self.links and lid not in self._reserved:
+                break
+        counters["link"] = n
+        link = Link(lid, a, b, medium, speed_Gbps, lanes=lanes)
         self.links[link.id] = link
         self._links_of.setdefault(a, set()).add(link.id)
         self._links_of.setdefault(b, set()).add(link.id)
-        self._emit(ChangeEvent("link_added", link.id, None, link.copy()) if self._subscribers else None)
+        self._emit(ChangeEvent("link_added", link.id, None, link) if self._subscribers else None)
         return link
 
     def add_link(self, link: Link) -> Link:
+        problem = id_problem(link.id, "link id")
+        if problem:
+            raise TopologyError(problem)
         if link.id in self.links or link.id in self.components:
             raise TopologyError(f"id '{link.id}' is already used")
         for end in (link.a, link.b):
@@ -367,12 +530,12 @@ class Topology:
             raise TopologyError(f"link '{link.id}' joins '{link.a}' to itself")
         if link.medium not in MEDIA:
             raise TopologyError(f"link '{link.id}': unknown medium '{link.medium}' (one of {', '.join(MEDIA)})")
-        link = link.copy()
         self.links[link.id] = link
         self._links_of.setdefault(link.a, set()).add(link.id)
         self._links_of.setdefault(link.b, set()).add(link.id)
         self._note_id(link.id)
-        self._emit(ChangeEvent("link_added", link.id, None, link.copy()) if self._subscribers else None)
+        self._reserved.discard(link.id)
+        self._emit(ChangeEvent("link_added", link.id, None, link) if self._subscribers else None)
         return link
 
     def remove_link(self, link_id: str) -> Link:
@@ -381,10 +544,11 @@ class Topology:
             raise TopologyError(f"no link '{link_id}'")
         self._links_of.get(link.a, set()).discard(link_id)
         self._links_of.get(link.b, set()).discard(link_id)
-        self._emit(ChangeEvent("link_removed", link_id, link.copy(), None))
+        self._emit(ChangeEvent("link_removed", link_id, link, None))
         return link
 
     def update_link(self, link_id: str, **changes: Any) -> Link:
+        """Change fields of a link (not its id): a new Link takes its place. Returns the old one."""
         link = self.links.get(link_id)
         if link is None:
             raise TopologyError(f"no link '{link_id}'")
@@ -396,16 +560,17 @@ class Topology:
                 raise TopologyError(f"link '{link_id}' names no component '{changes[end]}'")
         if "medium" in changes and changes["medium"] not in MEDIA:
             raise TopologyError(f"unknown medium '{changes['medium']}' (one of {', '.join(MEDIA)})")
-        old = link.copy()
+        new = msgspec.structs.replace(link, **changes)
+        if new.a == new.b:
+            raise TopologyError(f"link '{link_id}' would join '{new.a}' to itself")
         for end in ("a", "b"):
             if end in changes:
                 self._links_of.get(getattr(link, end), set()).discard(link_id)
-        for key, value in changes.items():
-            setattr(link, key, value)
-        self._links_of.setdefault(link.a, set()).add(link_id)
-        self._links_of.setdefault(link.b, set()).add(link_id)
-        self._emit(ChangeEvent("link_changed", link_id, old, link.copy()))
-        return old
+        self.links[link_id] = new
+        self._links_of.setdefault(new.a, set()).add(link_id)
+        self._links_of.setdefault(new.b, set()).add(link_id)
+        self._emit(ChangeEvent("link_changed", link_id, link, new))
+        return link
 
     # ------------------------------------------------------------------ whole
     @classmethod
@@ -426,6 +591,7 @@ class Topology:
         contents, later, and not at all by a run that never asks."""
         if ids is None:
             ids = (list(map(attrgetter("id"), components)), list(map(attrgetter("id"), links)))
+        _check_texts(ids, components)
         topo = cls()
         topo.components = dict(zip(ids[0], components))
         topo.links = dict(zip(ids[1], links))
@@ -435,6 +601,29 @@ class Topology:
         topo._unnoted = [] if noted else [ids[0], ids[1]]
         topo.restore_counters(counters or {})
         return topo
+
+    def reset_counters(self, counters: dict[str, int]) -> None:
+        """Set the id counters to exactly ``counters`` (undo back to a saved state: the file then
+        holds the counters it held; :meth:`restore_counters` only raises them)."""
+        self._counters  # noqa: B018 - read the loaded ids' numbers first, so none is read later
+        self._counts = {prefix: int(n) for prefix, n in counters.items()}
+
+    def order(self) -> tuple[list[str], list[str]]:
+        """The component and link ids in their order (the order a file is saved in)."""
+        return list(self.components), list(self.links)
+
+    def restore_order(self, at: dict[str, int], link_at: dict[str, int]) -> None:
+        """Put components (``at``: id -> position) and links (``link_at``) back at the positions
+        they had, the others keeping their order around them: undoing a removal re-adds an item
+        at the end, and this puts it where it was, so the saved file is byte for byte the one
+        before. No event (the content is the same, only the order of the dicts changes), but a
+        new ``version``: what is made from the order (the engine's fabric) is made again."""
+        if not at and not link_at:
+            return
+        self.components = _reordered(self.components, at)
+        self.links = _reordered(self.links, link_at)
+        self.version += 1
+        self._graph = None
 
     def clear(self) -> None:
         self.components.clear()

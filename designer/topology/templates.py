@@ -45,7 +45,7 @@ from designer.topology import kinds
 from designer.topology.design import Design
 from designer.topology.layout import layout_by_tier
 from designer.topology.kinds import ID_PREFIX
-from designer.topology.model import Component, Link, Topology
+from designer.topology.model import Component, Link, Topology, replace_item
 from designer.topology.validation import Resolver, component_power_W
 
 STORAGE_CHOICES = ("separate", "converged", "none")
@@ -388,8 +388,7 @@ class _Builder:
                 or used_W + power > rack_fig["power_budget_kW"] * 1000.0)
         if full:
             rack, next_u, count, used_W = self.add("rack", self.rack_model), 1, 0, 0.0
-        comp = self.comps[cid]
-        comp.parent, comp.slot = rack, next_u
+        self.comps[cid] = replace_item(self.comps[cid], parent=rack, slot=next_u)
         self._fill[row] = (rack, next_u + units, count + 1, used_W + power)
 
     def leaf_ports(self, model: str, oversubscription: float,
@@ -508,8 +507,7 @@ class _Builder:
             if self._classes[c][0] == "switch":
                 self.rack(cid, "network")
         topo = Topology.from_items(list(self.comps.values()), self.links, self._count, noted=True)
-        for cid, xy in layout_by_tier(topo, self.res.catalog).items():
-            topo.components[cid].pos = xy
+        topo.move_many(layout_by_tier(topo, self.res.catalog))
         return Design(topo, name, workload or {})
 
 

@@ -1,0 +1,56 @@
+"""Issue 21: every adapter limit the engine reads is listed by ``dpu-designer catalog dpu|nic``
+with its figure, its kind (measured / datasheet / derived / assumed, tuning limits marked) and
+its source."""
+
+import pytest
+
+from designer.cli import main
+from designer.commands.catalog import LIMITS
+from designer.topology.catalog import FIGURE_KINDS, figure_kind, load_catalog
+
+CAT = load_catalog()
+
+
+@pytest.mark.parametrize("source, kind", [
+    ("measured: Netflix ...", "measured"), ("Assumed: 25 W", "assumed"),
+    ("derived: 193 / 390", "derived"), ("NVIDIA ConnectX-7 user manual: ...", "datasheet"),
+    ("measured: 193 Gb/s; tuning limit: authors still tuning", "measured, tuning limit"),
+    ("someone said so", "unmarked"), ("", "no source")])
+def test_figure_kind_reads_the_source_line(source, kind):
+    assert figure_kind(source) == kind
+
+
+@pytest.mark.parametrize("kind", ["dpu", "nic"])
+def test_every_adapter_limit_has_a_marked_kind(kind):
+    for e in CAT.entries(kind):
+        for f in LIMITS[kind]:
+            if f in e:
+                src = CAT.source_of(kind, e["id"], f)
+                assert figure_kind(src).split(",")[0] in FIGURE_KINDS, (e["id"], f, src)
+
+
+@pytest.mark.parametrize("kind", ["dpu", "nic"])
+def test_catalog_cli_lists_each_limit_with_figure_kind_and_source(kind, capsys):
+    assert main(["catalog", kind]) == 0
+    out = capsys.readouterr().out
+    assert f"{kind} limits (figure, kind, source)" in out
+    for e in CAT.entries(kind):
+        for f in LIMITS[kind]:
+            if f not in e:
+                continue
+            src = CAT.source_of(kind, e["id"], f)
+            line = next(line for line in out.splitlines()
+                        if line.strip().startswith(f + " ") and line.endswith(src))
+            assert figure_kind(src) in line
+
+
+def test_generations_carry_their_crypto_and_eswitch_figures():
+    # per protocol and per generation (issue 21): ConnectX-6 Dx / BlueField-2 kTLS measured near
+    # line rate (Netflix), ConnectX-7 / BlueField-3 eSwitch measured at ~90 Mpps (XenoFlow)
+    cx6dx, bf2 = CAT.get("nic", "connectx-6-dx"), CAT.get("dpu", "bluefield-2")
+    bf3, cx7 = CAT.get("dpu", "bluefield-3"), CAT.get("nic", "connectx-7")
+    assert cx6dx["ktls_Gbps"] == cx6dx["max_bandwidth_Gbps"] == bf2["ktls_Gbps"]
+    assert figure_kind(CAT.source_of("nic", "connectx-6-dx", "ktls_Gbps")).startswith("measured")
+    assert bf3["eswitch_Mpps"] == cx7["eswitch_Mpps"] == 90
+    assert figure_kind(CAT.source_of("dpu", "bluefield-3", "crypto_Gbps")) == "measured, tuning limit"
+    assert figure_kind(CAT.source_of("dpu", "bluefield-2", "snap_tcp_kiops")) == "measured"
