@@ -45,7 +45,7 @@ def build(servers: int, path: Path) -> int:
     from designer.topology.templates import rail_optimized
 
     start = time.perf_counter()
-    from designer.commands.new import fitted_workload
+    from designer.services.workloads import fitted_workload
     from designer.topology.templates import suggested_workload
 
     catalog = load_catalog()

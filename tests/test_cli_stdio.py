@@ -193,15 +193,16 @@ def test_gui_script_never_runs_a_sub_command(monkeypatch):
     assert opened == ["run"]
 
 
-def test_a_writer_of_its_own_cannot_replace_dev_stdout(tmp_path):
-    """A writer that renames a temporary next to the target (fileformat.save does) fails on
-    ``-`` instead of replacing the ``/dev/stdout`` link with a file (root could): no file can be
-    made where check_output_path points it."""
+def test_saving_a_design_to_dash_writes_stdout_and_leaves_dev_stdout(tmp_path, capfd):
+    """``fileformat.save(design, "-")`` goes through safeio's one atomic write, which writes the
+    console for ``-`` (``new -o -``): the design's text on stdout, and the ``/dev/stdout`` link is
+    not replaced by a file (root could)."""
     from designer.topology import fileformat
 
     before = os.lstat("/dev/stdout")
     design = fileformat.load(EXAMPLE)
-    with pytest.raises(UsageError, match="cannot save"):
-        fileformat.save(design, "-")
+    fileformat.save(design, "-")
+    out = capfd.readouterr().out
+    assert fileformat.loads(out).name == design.name
     after = os.lstat("/dev/stdout")
     assert (after.st_mode, after.st_ino) == (before.st_mode, before.st_ino)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from designer import safeio
 from designer.topology import fileformat
 from designer.topology.fileformat import DesignFileError, from_dict, load, loads, save, to_dict
 from designer.topology.model import Component
@@ -191,9 +192,9 @@ def test_failed_save_keeps_the_old_file(tmp_path, monkeypatch):
     save(design, path)
     old = path.read_bytes()
     design.topology.update_component("srv-1", name="changed")
-    real_fdopen = os.fdopen
-    monkeypatch.setattr(fileformat.os, "fdopen", lambda *a, **k: _FailingFile(real_fdopen(*a, **k)))
-    with pytest.raises(DesignFileError, match="d.json: cannot save: No space left on device"):
+    real_open = open  # safeio's atomic write opens its temporary with the builtin open
+    monkeypatch.setattr(safeio, "open", lambda *a, **k: _FailingFile(real_open(*a, **k)), raising=False)
+    with pytest.raises(DesignFileError, match="disk full while writing .*d.json; nothing was changed"):
         save(design, path)
     assert path.read_bytes() == old
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.json"]
@@ -226,12 +227,12 @@ def test_save_keeps_the_file_mode_and_a_new_file_follows_the_umask(tmp_path):
     design = from_dict(sample())
     path = tmp_path / "d.json"
     old_mask = os.umask(0o027)
-    fileformat._umask.cache_clear()  # the umask is read once per process
+    safeio._umask.cache_clear()  # the umask is read once per process
     try:
         save(design, path)
     finally:
         os.umask(old_mask)
-        fileformat._umask.cache_clear()
+        safeio._umask.cache_clear()
     assert path.stat().st_mode & 0o777 == 0o640  # as open() would make it: 0666 less the umask
     os.chmod(path, 0o644)
     save(design, path)

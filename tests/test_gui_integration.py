@@ -147,7 +147,7 @@ def test_closing_the_window_during_a_run_ends_the_thread(window, qtbot):
     worker = window.run_view.worker
     qtbot.waitUntil(lambda: window.run_view.plots.points("host") > 0, timeout=15_000)
     window.close()
-    assert worker._thread.isFinished()
+    assert not worker.is_running()
 
 
 def test_bottleneck_sentences_mark_what_they_name_and_nothing_else():

@@ -25,7 +25,7 @@ def view(run_view):
 
 def test_samples_stream_in_and_cancel_stops_the_thread_within_a_second(view, qtbot):
     view.run_inputs(long_inputs(), target_samples=400_000, batch_rows=64)
-    thread = view.worker._thread
+    worker = view.worker
     qtbot.waitUntil(lambda: view.plots.points("host") > 500 and view.plots.points("dpu") > 500,
                     timeout=10_000)
     assert view.is_running() and view.cancel_button.isEnabled()
@@ -34,7 +34,7 @@ def test_samples_stream_in_and_cancel_stops_the_thread_within_a_second(view, qtb
     assert x is not None and len(x) > 0
     streamed = view.plots.points("host")
     view.cancel_button.click()
-    qtbot.waitUntil(lambda: thread.isFinished(), timeout=1000)
+    qtbot.waitUntil(lambda: not worker.is_running(), timeout=1000)
     assert not view.is_running() and view.run_button.isEnabled()
     assert view.status.text() == "Cancelled"
     qtbot.wait(50)
@@ -54,7 +54,7 @@ def test_a_design_run_shows_both_scenarios_and_hands_results_to_the_canvas(view,
     assert host.links and {l.id for l in host.links} == {l.id for l in dpu.links}
     assert set(done.args[0]) == {"host", "dpu"}
     qtbot.waitUntil(lambda: not view.is_running(), timeout=1000)
-    assert view.worker._thread.isFinished()
+    assert not view.worker.is_running()
     assert view.progress.value() == 1000
     # breakdown: both scenarios' bars; overlay: both scenarios' curves on the same plots
     assert set(view.plots.breakdown) == {"host", "dpu"}
@@ -72,10 +72,10 @@ def test_closing_the_view_while_running_ends_the_thread(qtbot):
     v = RunView()
     qtbot.addWidget(v)
     v.run_inputs(long_inputs(), target_samples=400_000, batch_rows=64)
-    thread = v.worker._thread
+    worker = v.worker
     qtbot.waitUntil(lambda: v.plots.points("host") > 0, timeout=10_000)
     v.close()
-    assert thread.isFinished()
+    assert not worker.is_running()
 
 
 def test_an_engine_error_is_shown_not_raised(view, qtbot):
@@ -98,13 +98,13 @@ def test_cancel_during_a_long_step_keeps_the_worker_until_it_ends(view, qtbot):
         yield ("engine", "host")
 
     view._start(slow_step)
-    thread = view.worker._thread
+    worker = view.worker
     view.cancel()
     assert view.worker is None and view.run_button.isEnabled()
-    assert view.busy() and thread.isRunning()  # not dropped while its thread runs
+    assert view.busy() and worker.is_running()  # not dropped while its thread runs
     release.set()
     qtbot.waitUntil(lambda: not view.busy(), timeout=5000)
-    assert thread.isFinished()
+    assert not worker.is_running()
 
 
 def test_closing_waits_for_a_cancelled_step(qtbot):
@@ -113,14 +113,16 @@ def test_closing_waits_for_a_cancelled_step(qtbot):
 
     v = RunView()
     qtbot.addWidget(v)
-    step_ended = threading.Event()
+    step_began, step_ended = threading.Event(), threading.Event()
 
     def slow_step():
+        step_began.set()
         time.sleep(0.3)
         step_ended.set()
         yield ("engine", "host")
 
     v._start(slow_step)
+    assert step_began.wait(10)  # a worker cancelled before its first step never starts it
     v.cancel()
     v.close()
     assert step_ended.is_set() and not v.busy()

@@ -180,3 +180,92 @@ def test_items_of_a_worker_replaced_meanwhile_are_not_its_successors(qtbot):
 def _collector_restored():
     yield
     assert gc.isenabled()
+
+
+# --- built on superqt (issue #20): what the window's workers add to superqt.utils.GeneratorWorker
+
+def _callbacks(log: list):
+    return {"on_item": lambda item: log.append(("item", item)),
+            "on_finished": lambda: log.append(("finished",)),
+            "on_aborted": lambda: log.append(("aborted",)),
+            "on_error": lambda message: log.append(("error", message))}
+
+
+def test_workers_are_superqt_generator_workers_on_their_own_pool(qtbot):
+    """Three workers blocked in a step at once all run (Qt's global pool has the core count,
+    2 here, and would queue the third): the window's pool is its own."""
+    from superqt.utils import GeneratorWorker as SuperqtWorker
+
+    from designer.gui.worker import MAX_WORKER_THREADS, worker_pool
+
+    gate, began = threading.Event(), []
+
+    def blocked(n):
+        began.append(n)
+        gate.wait(10)
+        yield n
+
+    log: list = []
+    retired = RetiredWorkers()
+    workers = [retired.start(blocked, n, **_callbacks(log)) for n in range(3)]
+    assert all(isinstance(w, SuperqtWorker) for w in workers)
+    assert worker_pool().maxThreadCount() == MAX_WORKER_THREADS
+    qtbot.waitUntil(lambda: len(began) == 3, timeout=5000)
+    gate.set()
+    qtbot.waitUntil(lambda: log.count(("finished",)) == 3, timeout=10_000)
+    assert sorted(e for e in log if e[0] == "item") == [("item", 0), ("item", 1), ("item", 2)]
+    qtbot.waitUntil(lambda: not any(w.is_running() for w in workers), timeout=5000)
+
+
+def test_a_runtime_error_is_an_error_and_an_abandoned_generator_is_closed(qtbot):
+    """superqt ends a worker whose generator raised RuntimeError without any signal (it takes it
+    for a deleted worker): here it is reported like any error, in one line. A stopped worker's
+    generator is closed in its thread (its finally blocks run) and ends as aborted, once."""
+    log: list = []
+    retired = RetiredWorkers()
+
+    def breaks():
+        yield 1
+        raise RuntimeError("the engine broke")
+
+    worker = retired.start(breaks, **_callbacks(log))
+    qtbot.waitUntil(lambda: not worker.is_running() and ("error", "RuntimeError: the engine broke") in log,
+                    timeout=10_000)
+    assert log == [("item", 1), ("error", "RuntimeError: the engine broke")]
+    qtbot.waitUntil(lambda: not gui_thread_collector().holding, timeout=5000)
+
+    closed, step = [], threading.Event()
+
+    def endless():
+        try:
+            while True:
+                step.set()
+                threading.Event().wait(0.01)
+                yield "x"
+        finally:
+            closed.append(threading.current_thread() is threading.main_thread())
+
+    log.clear()
+    worker = retired.start(endless, **_callbacks(log))
+    assert step.wait(10)
+    assert worker.stop(timeout_ms=5000) and not worker.is_running()
+    qtbot.waitUntil(lambda: ("aborted",) in log, timeout=5000)
+    QApplication.processEvents()
+    assert closed == [False]  # closed once, in the worker thread
+    ends = [e for e in log if e[0] != "item"]
+    assert ends == [("aborted",)]
+
+
+def test_a_usage_error_reads_as_its_own_words(qtbot):
+    from designer.errors import UsageError
+
+    log: list = []
+    retired = RetiredWorkers()
+
+    def refuses():
+        raise UsageError("workload: tp 3 does not divide the heads")
+        yield  # noqa: unreachable - a generator
+
+    worker = retired.start(refuses, **_callbacks(log))
+    qtbot.waitUntil(lambda: bool(log) and not worker.is_running(), timeout=10_000)
+    assert log == [("error", "workload: tp 3 does not divide the heads")]

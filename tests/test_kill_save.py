@@ -86,9 +86,16 @@ store = (lambda d: fileformat.save(d, target)) if mode.startswith("save") else (
     lambda d: autosaver.write(d, target))
 store(versions[0])
 print("ready", flush=True)
+import builtins
+from designer import safeio  # the one atomic write (fileformat.save goes through it)
+real_open = builtins.open
+
+def writing(wrap):
+    # safeio opens its temporary with open(tmp, "wb"); only that open is wrapped
+    return lambda f, m="r", *a, **k: wrap(real_open(f, m, *a, **k)) if "w" in m else real_open(f, m, *a, **k)
+
 if mode == "save-loop":
-    real_fdopen = os.fdopen
-    os.fdopen = lambda *a, **k: SlowDisk(real_fdopen(*a, **k))
+    safeio.open = writing(SlowDisk)
 if mode.endswith("loop"):
     i = 1
     while True:
@@ -96,8 +103,7 @@ if mode.endswith("loop"):
         i += 1
 step = mode.split(":")[1]
 if step == "write":
-    real_fdopen = os.fdopen
-    os.fdopen = lambda *a, **k: HalfWriter(real_fdopen(*a, **k))
+    safeio.open = writing(HalfWriter)
     pathlib.Path.write_text = half_write_text
 elif step == "fsync":
     os.fsync = die
@@ -160,7 +166,7 @@ def _kill_saves_at_random(tmp_path, versions, kills: int, seed: int) -> None:
     assert mid_write >= 1  # some kills did land while the new version was being written
     # what a kill leaves behind is a hidden temporary file, never a damaged target
     assert {p.name for p in tmp_path.iterdir() if not p.name.startswith(".")} == {"design.json"}
-    assert all(p.name.startswith(".design.json.") and p.suffix == ".tmp"
+    assert all(p.name.startswith(".design.json.") and ".tmp" in p.suffixes  # safeio: .tmp + the extension
                for p in tmp_path.iterdir() if p.name.startswith("."))
 
 

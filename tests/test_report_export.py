@@ -24,7 +24,9 @@ from tests.test_report import non_white_share
 @pytest.fixture
 def scene(qapp):
     design = leaf_spine(servers=4, dpu="bluefield-3", storage="none")
-    scene = topology_scene(design, load_catalog())
+    from designer.gui.scene import DesignScene
+
+    scene = topology_scene(design, load_catalog(), DesignScene)
     yield scene
     scene.clearSelection()
     qapp.processEvents()  # deliver the scene's queued signals while it is still alive

@@ -48,7 +48,9 @@ def test_overview_boxes_and_merged_cables(qt, monkeypatch):
 def test_small_designs_keep_the_canvas_scene(qt):
     from designer.gui.scene import DesignScene
 
-    assert isinstance(tp.topology_scene(load(EXAMPLE), load_catalog()), DesignScene)
+    assert isinstance(tp.topology_scene(load(EXAMPLE), load_catalog(), DesignScene), DesignScene)
+    # without a canvas (the report does not import the GUI) the picture is the overview
+    assert isinstance(tp.topology_scene(load(EXAMPLE), load_catalog()), tp.Overview)
 
 
 def test_report_of_an_overview_design(qt, monkeypatch, tmp_path):

@@ -104,20 +104,64 @@ def test_cli_bad_input_is_one_line(capsys):
     assert "'a' is not a number" in capsys.readouterr().err
 
 
-def test_servers_sweep_of_a_new_design_keeps_filling_it(tmp_path):
-    """The README's example: a design made by `new` records its template, and its preset workload
-    keeps filling the design at every size (batch rounded up to whole micro-batches per replica)."""
+def test_servers_sweep_of_a_new_design_refits_its_layout(tmp_path):
+    """The README's example: a design made by `new` records its template, and the layout `new`
+    fitted to its preset is fitted again at every size, the published batch kept (issue #24)."""
+    from designer.cli import main
+    from designer.engine.workload import from_dict
+    from designer.topology import fileformat
+
+    out = tmp_path / "x.json"
+    assert main(["new", "--template", "leaf-spine", "--servers", "4", "-o", str(out)]) == 0
+    design = fileformat.load(out)
+    assert design.workload["dp"] == 0  # 32 GPUs, tp 2: the preset's dp 16 fills them and divides
+    big = apply_param(design, "servers", 96)  # 768 GPUs, tp 2: dp 384 does not divide 512
+    # dp 256 (512 GPUs) and pp 3 x dp 128 (768 GPUs, 4 micro-batches, bubble 2 of 6) score the
+    # same 512 useful GPUs; the preset's pp 1 wins the tie
+    assert big.workload == {"preset": "llama3-8b", "dp": 256, "gpus": 0, "global_batch": 512}
+    assert apply_param(design, "servers", 8).workload["dp"] == 0  # 64 GPUs: dp 32 fills them
+    result = sweep(design, "servers", [4, 8], workers=1)
+    days = result.series("host", "training_time_days")
+    assert days[1] == pytest.approx(days[0] / 2, rel=0.05)
+
+
+def test_a_layout_chosen_by_hand_is_not_refitted_by_a_servers_sweep(tmp_path):
     from designer.cli import main
     from designer.topology import fileformat
 
     out = tmp_path / "x.json"
     assert main(["new", "--template", "leaf-spine", "--servers", "4", "-o", str(out)]) == 0
     design = fileformat.load(out)
-    big = apply_param(design, "servers", 96)  # 768 GPUs, tp 2: dp 384 does not divide 512
-    assert big.workload["global_batch"] == 768 and big.workload["preset"] == "llama3-8b"
-    result = sweep(design, "servers", [4, 8], workers=1)
-    days = result.series("host", "training_time_days")
-    assert days[1] == pytest.approx(days[0] / 2, rel=0.05)
+    design.workload = {**design.workload, "dp": 8}  # 16 of the 32 GPUs, by hand
+    big = apply_param(design, "servers", 96)
+    assert big.workload["dp"] == 8 and big.workload["global_batch"] == 512
+
+
+def test_global_batch_sweep_refits_dp_and_says_so(tmp_path, capsys):
+    """A global batch the saved dp x micro-batch does not split: dp (and micro-batch) refitted,
+    tp and pp kept, one line per refitted value (issue #24)."""
+    from designer.cli import main
+    from designer.topology import fileformat
+
+    out = tmp_path / "x.json"
+    assert main(["new", "--template", "leaf-spine", "--servers", "4", "-o", str(out)]) == 0
+    design = fileformat.load(out)  # llama3-8b tp2 pp1 dp 0 (16) mb1, batch 512
+    notes: list[str] = []
+    changed = apply_param(design, "global_batch", 520, notes)
+    # 520 = 8 x 65: the largest divisor within the 16 replicas the 32 GPUs hold is 13
+    assert (changed.workload["dp"], changed.workload["micro_batch"]) == (13, 1)
+    assert len(notes) == 1 and "global batch 520" in notes[0] and "dp 13" in notes[0]
+    same = apply_param(design, "global_batch", 1024, notes)
+    assert same.workload["dp"] == 0 and len(notes) == 1  # 1024 = 16 x 64: nothing to refit
+    capsys.readouterr()
+    assert main(["sweep", str(out), "--param", "global_batch", "--values", "512,520",
+                 "--workers", "1", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [p["value"] for p in data["points"]] == [512, 520]
+    assert len(data["notes"]) == 1 and data["notes"][0].startswith("global_batch = 520:")
+    assert main(["sweep", str(out), "--param", "global_batch", "--values", "520",
+                 "--workers", "1"]) == 0
+    assert "refit  global_batch = 520: global batch 520 does not split" in capsys.readouterr().out
 
 
 def test_hostile_sweep_sizes_are_bounded(design, monkeypatch):

@@ -209,9 +209,8 @@ def test_frontend_dpus_carry_no_training_traffic_without_storage(catalog):
 
 def test_each_template_suggests_a_workload_that_runs_on_its_designs(catalog):
     """What `new` / "New from template" should fit (issue #12: a runnable default workload): the
-    NVL72 template suggests Llama 3 70B, whose published-style layout tp 8 x pp 4 fits 576 GPUs
-    (dp 18) with TP inside the NVLink domain; the others keep the default Llama 3 8B."""
-    from designer.commands.new import fitted_workload
+    NVL72 template suggests Llama 3 70B, fitted to the 576 GPUs with TP inside the NVLink domain; the others keep the default Llama 3 8B."""
+    from designer.services.workloads import fitted_workload
     from designer.topology.design import Design
     from designer.topology.templates import suggested_workload
 
@@ -221,7 +220,9 @@ def test_each_template_suggests_a_workload_that_runs_on_its_designs(catalog):
     assert suggested_workload(Design()) == "llama3-8b"
     d.workload = fitted_workload(suggested_workload(d), d, catalog)
     r = run(d, catalog).to_json()
-    assert r["workload"]["tp"] == 8 and r["workload"]["pp"] == 4 and r["gpus"] == 576
+    # the published batch 1,024 kept (issue #24): tp 8 x pp 9 x dp 8 fills the 576 GPUs (pp 4
+    # would leave 64 idle: dp 18 does not divide 1,024)
+    assert r["workload"]["tp"] == 8 and r["workload"]["pp"] == 9 and r["gpus"] == 576
     assert r["placement"]["tp_inside_nvlink_domain"] is True
     assert r["iteration_time_s"] > 0 and r["breakdown_s"]["compute"] > 0
 

@@ -11,29 +11,6 @@ import argparse
 from designer.errors import UsageError
 
 _TYPES = {"int": int, "float": float, "str": str, "choice": str}
-#: the workload of a design made without a template (the GUI's new design); ``new`` fits the one
-#: its template suggests (``templates.suggested_workload``)
-DEFAULT_WORKLOAD = "llama3-8b"
-
-
-def fitted_workload(preset: str, design, catalog) -> dict:
-    """The design's workload setting for a catalog preset: ``dp = 0`` and ``gpus = 0`` (as many
-    data-parallel replicas as the design's GPUs allow, also after the design grows, e.g. in a sweep
-    over servers) and the preset's global batch rounded up to the next multiple of
-    ``dp x micro-batch`` so that every replica gets whole micro-batches."""
-    from designer.engine.workload import from_dict, whole_batch
-
-    try:
-        entry = catalog.workload(preset)
-    except KeyError as exc:
-        raise UsageError(f"--workload: {exc.args[0]}") from None
-    from designer.topology.validation import Resolver
-
-    resolve = Resolver(catalog)  # once per server model and overrides, not per server
-    gpus = sum(int(resolve(s)["gpu_count"]) for s in design.topology.servers())
-    batch = whole_batch({**entry, "gpus": 0}, gpus)
-    from_dict({**entry, "dp": 0, "gpus": gpus, "global_batch": batch}, gpus, where="--workload")
-    return {"preset": preset, "dp": 0, "gpus": 0, "global_batch": batch}
 
 
 def _all_options() -> dict[str, object]:
@@ -55,8 +32,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="; ".join(f"{t.name}: {t.help}" for t in TEMPLATES.values()))
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="design file to write")
     p.add_argument("--workload", default=None, metavar="ID",
-                   help="catalog workload saved with the design, its data parallelism filling the "
-                        "design and its global batch rounded up to a multiple of dp x micro-batch "
+                   help="catalog workload saved with the design, its published global batch kept "
+                        "and a layout saved that divides it on the design's GPUs (tp and cp as "
+                        "published, pp at least the published one, dp x micro-batch dividing the "
+                        "batch, fewest GPUs idle and least pipeline bubble) "
                         "(default: the one the template suggests, "
                         + ", ".join(f"{t.workload} for {t.name}" for t in TEMPLATES.values())
                         + "; see 'dpu-designer catalog workload')")
@@ -113,15 +92,10 @@ def run(args: argparse.Namespace) -> int:
     """:func:`_run` with Python's cycle collector paused: the design's hundreds of thousands of
     objects hold no cycles and live till the command ends, and the collector's passes over them
     while the design is built, saved and checked cost about a tenth of a 131k-GPU ``new``."""
-    import gc
+    from designer.gcpause import collector_paused
 
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         return _run(args)
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -142,13 +116,22 @@ def _run(args: argparse.Namespace) -> int:
     catalog = load_catalog()
     check_numbers(template, given, catalog)
     design = template(**given)
-    from designer.topology.templates import suggested_workload
+    from designer.services import workloads
 
-    design.workload = fitted_workload(args.workload or suggested_workload(design), design, catalog)
+    design.workload = (workloads.fitted_workload(args.workload, design, catalog) if args.workload
+                       else workloads.suggested_workload(design, catalog))
     fileformat.save(design, args.output)
     problems = validate(design)
     errors = sum(p.severity == "error" for p in problems)
     topo = design.topology
     print(f"wrote {args.output}: {len(topo.servers())} servers, {len(topo.switches())} switches, "
           f"{len(topo.links)} links ({errors} design errors, {len(problems) - errors} warnings)")
+    w = design.workload
+    from designer.engine.fit import design_gpus, layout_of
+
+    gpus, _ = design_gpus(design, catalog)
+    if gpus and catalog.workload(w["preset"]).get("global_batch"):
+        lay = layout_of(w, catalog, gpus)
+        print(f"workload {w['preset']}: global batch {w['global_batch']}, layout {lay.label()} on "
+              f"{lay.gpus} of {gpus} GPUs ('dpu-designer plan' searches the others)")
     return 0

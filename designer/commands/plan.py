@@ -57,6 +57,7 @@ def _count(text: str) -> int:
 def run(args: argparse.Namespace) -> int:
     from designer.commands.run import apply_sets, design_seed, load_design
     from designer.engine import plan
+    from designer.services import planning
     from designer.topology.catalog import load_catalog, report_problems
 
     if args.output:
@@ -67,8 +68,8 @@ def run(args: argparse.Namespace) -> int:
     apply_sets(design, args.sets)
     catalog = load_catalog()
     report_problems(catalog)
-    result = plan.search(design, catalog, top=args.top, evaluate=args.evaluate,
-                         seed=design_seed(design, args.seed))
+    result = planning.search(design, catalog, top=args.top, evaluate=args.evaluate,
+                             seed=design_seed(design, args.seed))
     saved = None
     if (args.apply or args.output) and result.best is not None:
         from designer.topology.fileformat import save
@@ -87,15 +88,6 @@ def run(args: argparse.Namespace) -> int:
     elif result.best is not None and not result.best.current:
         print("save it with --apply (into the file) or -o OUT.json")
     return 0
-
-
-def settled(result) -> str:
-    """Whether a layout left out could still beat the best (its estimate is a lower bound)."""
-    if not result.unsettled:
-        return ("no layout left out can beat the best: each one's estimate, which the engine's "
-                "figure never undercuts, is slower")
-    return (f"{result.unsettled} layouts left out have estimates below the best engine time and "
-            f"might beat it; run with a larger --evaluate to check them")
 
 
 def table(result) -> str:
@@ -127,6 +119,8 @@ def table(result) -> str:
         lines.append(f"best      {best.label}")
     if result.current_note:
         lines.append(f"note      {result.current_note}")
+    from designer.services.planning import settled
+
     lines.append(f"checked   {settled(result)}")
     if result.dropped:
         lines.append("dropped")

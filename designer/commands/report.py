@@ -67,8 +67,10 @@ def run(args: argparse.Namespace) -> int:
     size = parse_size(args.png_size)
     catalog = load_catalog()
     report_problems(catalog)
+    from designer.gui.scene import DesignScene  # the canvas draws the report's topology
+
     info = build_report(design, catalog, args.output, png_dir=args.png_dir, png_size=size,
-                        seed=design_seed(design, args.seed), inputs=inputs)
+                        seed=design_seed(design, args.seed), inputs=inputs, canvas=DesignScene)
     out = sys.stderr if console else sys.stdout
     name = "standard output" if console else info.pdf
     print("\n".join(map(shown, [f"{name}: {info.pages} pages", *map(str, info.pngs)])), file=out)

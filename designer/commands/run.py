@@ -135,7 +135,8 @@ def nonfinite_figures(data, where: str = "") -> list[str]:
 #: links are arrays checked at once, the optional ones may be None)
 _RESULT_FIGURES = ("iteration_time_s", "breakdown_s", "tflops_per_gpu", "mfu", "percent_of_peak",
                    "tokens_per_s", "training_time_days", "parameters", "collectives", "storage",
-                   "host_cpu", "dpu", "power_W", "samples_per_s", "memory_per_gpu_GB", "tenants")
+                   "host_cpu", "dpu", "power_W", "samples_per_s", "memory_per_gpu_GB", "tenants",
+                   "hidden_s")
 
 
 def check_finite(result) -> None:
@@ -199,7 +200,7 @@ def apply_sets(design, sets: list[str]) -> dict:
     from designer.topology.fileformat import workload_problem
 
     scenario_keys = {**SCENARIO_SPEC, **EXTRA_SCENARIO_KEYS}
-    workload_keys = {f.name for f in fields(Workload)} | {"preset", "placement"}
+    workload_keys = {f.name for f in fields(Workload)} | {"preset", "placement", "ep_within_domain"}
     workload_sets: dict = {}
     for item in sets:
         key, eq, text = item.partition("=")
@@ -362,6 +363,9 @@ def format_table(r, design=None) -> str:
             continue  # e.g. cp_comm of a layout without context parallelism (the JSON keeps it)
         share = 100 * v / r.iteration_time_s if r.iteration_time_s else 0.0
         lines.append(f"  {k:<17} {v:10.3f} s  {share:5.1f}%")
+    hidden = [f"{d} {v:.3f} s" for d, v in (r.hidden_s or {}).items() if v > 0]
+    if hidden:
+        lines.append("  hidden by overlap: " + ", ".join(hidden))
     lines += [f"TFLOP/s per GPU     {r.tflops_per_gpu:10.1f}   ({r.percent_of_peak:.0f}% of peak, "
               f"MFU {100 * r.mfu:.0f}%)",
               (f"tokens/s            {r.tokens_per_s:10.4g}" if w.get("kind") != "vision"

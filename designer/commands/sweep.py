@@ -47,6 +47,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_json(), indent=2))
         return 0
     sys.stdout.write(table(result))
+    for note in result.notes:
+        print(f"refit  {note}")
     return 0
 
 

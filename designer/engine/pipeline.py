@@ -33,8 +33,9 @@ from designer.engine import resources_adapter
 from designer.engine import timing
 from designer.engine import traffic as tr
 from designer.engine.cache import EngineCache
-from designer.engine.placement import (Placement, attached_all, components_by_kind, job_servers, place, place_jobs,
-                                      servers_of)
+from designer.engine.placement import (Placement, attached_all, components_by_kind, ep_block, ep_within_domain,
+                                      job_servers, parse_order, place, place_jobs, servers_of, usable_gpus,
+                                      workload_order)
 from designer.engine.result import CollectiveResult, LinkResults, Result
 from designer.engine.workload import (DEFAULT_DATASET_SAMPLES, Workload, bubble_s, compute, from_dict,
                                       memory_per_gpu_GB, model_flops_per_iteration, model_state_GB, parameters, short,
@@ -267,10 +268,11 @@ def _group_shape(pl: Placement, dim: str, ph: _Phase | None, topology, catalog,
     per_node = max(1, ranks // nodes)
     nvlink = float(srv0.gpu.get("nvlink_GBps") or 0.0) if srv0.nvlink_domain >= min(per_node, ranks) \
         and srv0.nvlink_domain > 1 else 0.0
-    nvls = bool(srv0.nvswitch and int(srv0.gpu.get("nvlink_gen") or 0) >= 4)
+    gen = int(srv0.gpu.get("nvlink_gen") or 0)  # the catalog's generation, not one guessed from the rate
+    nvls = bool(srv0.nvswitch and gen >= 4)
     info: dict[str, Any] = {}
-    shape = dict(ranks=ranks, nodes=nodes, nvlink_GBps=nvlink, pcie_gen=srv0.pcie_gen,
-                 nvswitch=srv0.nvswitch, nvls=nvls)
+    shape: dict[str, Any] = dict(ranks=ranks, nodes=nodes, nvlink_GBps=nvlink, pcie_gen=srv0.pcie_gen,
+                                 nvswitch=srv0.nvswitch, nvls=nvls, nvlink_gen=gen)
     if nodes > 1 and ph is not None and ph.sol is not None and fab is not None:
         routes, sol = ph.solved()
         mask = ph.flows.group >= 0
@@ -437,6 +439,7 @@ class _Outcome:
     infos: dict[str, dict[str, Any]]
     colls: list[CollectiveResult]
     breakdown: dict[str, float]
+    hidden: dict[str, float]  #: per iteration, what each dimension's overlap hides (``Timing.hidden_s``)
     iteration: float  #: after the resources stage
     rep: Any  #: ``resources.ResourceReport``
     storage: dict[str, Any]
@@ -510,10 +513,15 @@ def _setup(design, catalog, scen: dict[str, Any], seed: int, fab: net.Fabric,
         raise UsageError("the design has no GPU server; add one before running the engine")
     jobs, how = int(scen.get("tenants", 1)), scen.get("tenant_placement", "packed")
     split = job_servers(len(servers), jobs, how)
-    w, ep_note, job_gpus, domain = _job_workload(design, catalog, servers, split, overrides)
-    pl = place_jobs(w, servers, overrides.get("placement") or design.workload.get("placement"), jobs, how)
+    data = workload_data(design, catalog, overrides)
+    order = overrides.get("placement") or workload_order(data)
+    within = ep_within_domain(data)
+    w, ep_note, job_gpus, domain = _job_workload(design, catalog, servers, split, overrides, order, within)
+    pl = place_jobs(w, servers, order, jobs, how, within)
     pl.groups.update(tr.derived_groups(pl, w))
     warnings = _placement_warnings(w, pl, servers, split, job_gpus, domain)
+    if within and (note := _idle_edge_note(w, servers, split, order)):
+        warnings.insert(0, note)
     if ep_note:
         warnings.append(ep_note)
     ct = compute(w, servers[0].gpu)
@@ -535,10 +543,12 @@ def _setup(design, catalog, scen: dict[str, Any], seed: int, fab: net.Fabric,
     return _Setup(run=r, pl=pl, jobs=jobs, how=how, split=split, gpu=servers[0].gpu, warnings=warnings)
 
 
-def _job_workload(design, catalog, servers: list, split: list[np.ndarray], overrides: dict[str, Any]
-                  ) -> tuple[Workload, str | None, int, int]:
+def _job_workload(design, catalog, servers: list, split: list[np.ndarray], overrides: dict[str, Any],
+                  order: str | None = None, within: bool = False) -> tuple[Workload, str | None, int, int]:
     """The workload resolved for one job's GPUs (the smallest job's), the note when its expert
-    parallelism was shrunk to fit, that job's GPUs and the smallest NVLink domain of a server."""
+    parallelism was shrunk to fit, that job's GPUs and the smallest NVLink domain of a server.
+    ``within`` (``ep_within_domain``): the job's GPUs are those :func:`usable_gpus` leaves in
+    use with rank order ``order``, and the workload is resolved again for them."""
     jobs = len(split)
     server_gpus = np.fromiter(map(_gpus, servers), dtype=np.int64, count=len(servers))
     job_gpus = min(int(server_gpus[idx].sum()) for idx in split)
@@ -546,6 +556,11 @@ def _job_workload(design, catalog, servers: list, split: list[np.ndarray], overr
                             server_gpus).min())
     try:
         w = resolve_workload(design, catalog, job_gpus, servers[0].gpu, overrides, domain)
+        if within and w.ep > 1:
+            usable = min(sum(map(len, usable_gpus([servers[int(i)] for i in idx], w, order))) for idx in split)
+            if usable < job_gpus:
+                job_gpus = usable
+                w = resolve_workload(design, catalog, job_gpus, servers[0].gpu, overrides, domain)
         ep_note = shrunk_ep_warning(workload_data(design, catalog, overrides), w)
     except UsageError as exc:
         if jobs == 1:
@@ -553,6 +568,24 @@ def _job_workload(design, catalog, servers: list, split: list[np.ndarray], overr
         raise UsageError(f"{exc} (scenario tenants {jobs}: each job runs the workload on "
                          f"{len(split[0])} servers, {job_gpus} GPUs)") from None
     return w, ep_note, job_gpus, domain
+
+
+def _idle_edge_note(w: Workload, servers: list, split: list[np.ndarray], order: str | None) -> str | None:
+    """The warning of an ``ep_within_domain`` job that leaves GPUs idle at NVLink-domain edges
+    (None when it leaves none)."""
+    if w.ep <= 1:
+        return None
+    mine = [servers[int(i)] for i in split[0]]
+    used, total = sum(map(len, usable_gpus(mine, w, order))), sum(map(_gpus, mine))
+    if used == total:
+        return None
+    srv = mine[0]
+    dom = max(1, min(int(srv.nvlink_domain), int(srv.gpus)))
+    per = len(usable_gpus([srv], w, order)[0])
+    block = ep_block(w, parse_order(order))
+    return (f"ep_within_domain: {total - used} of the job's {total} GPUs stay idle ({srv.id}: {per} of "
+            f"{dom} per NVLink domain, whole runs of {block} ranks), so that no expert-parallel group "
+            f"of {w.ep} crosses a domain edge")
 
 
 def _check_finite(what: str, value: float, inputs: str = "") -> None:
@@ -597,7 +630,8 @@ def _result(setup: _Setup, shared: _Outcome, solo: _Outcome | None) -> Result:
         links=_link_results(r.fab, topo, shared.phases), bottlenecks=[], storage=shared.storage,
         resources=resources, warnings=warnings, host_cpu=resources["host_cpu"], dpu=rep.dpu,
         power_W=rep.energy.power_W, energy_kwh=energy.kwh(rep.energy.power_W["total"], rate["train_s"]),
-        tenants=_tenants(setup.jobs, setup.how, setup.split, len(r.servers), shared, solo))
+        tenants=_tenants(setup.jobs, setup.how, setup.split, len(r.servers), shared, solo),
+        hidden_s=shared.hidden)
     from designer.engine.bottlenecks import explain
     result.bottlenecks = explain(result, w, r.fab, topo, shared.phases, shared.shapes, shared.infos, rep,
                                  alone_infos=solo.infos if solo else None, catalog=r.catalog)
@@ -715,7 +749,8 @@ def _evaluate(r: _Run, pl: Placement, phases: dict[str, _Phase], job: int | None
     for dim in ("tp", "pp", "dp") + tuple(d for d in ("cp", "ep") if d in pl.groups):
         shapes[dim], infos[dim] = _group_shape(pl, dim, phases.get(dim), topo, r.catalog, r.fab, job,
                                                r.no_sharp)
-    colls, breakdown, iteration, overlap = timing.timing(r.w, r.ct, r.vol, shapes)
+    t = timing.timing_of(r.w, r.ct, r.vol, shapes)
+    colls, breakdown, iteration, overlap = t.collectives, t.breakdown, t.iteration_s, t.overlap_s
     timing.sharp_saving(colls, shapes, infos)
     k = _slowest_job(infos) if job is None else job
     storage, alone, converged, write = _storage_rates(r, phases, k, others=job is None)
@@ -727,7 +762,7 @@ def _evaluate(r: _Run, pl: Placement, phases: dict[str, _Phase], job: int | None
                    checkpoint_GB=rep.storage.checkpoint_GB,
                    checkpoint_write_s=rep.storage.checkpoint_write_s)
     return _Outcome(job=k, phases=phases, shapes=shapes, infos=infos, colls=colls, breakdown=breakdown,
-                    iteration=rep.iteration_s, rep=rep, storage=storage)
+                    hidden=t.hidden_s(r.w), iteration=rep.iteration_s, rep=rep, storage=storage)
 
 
 def _storage_rates(r: _Run, phases: dict[str, _Phase], job: int, others: bool

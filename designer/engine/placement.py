@@ -4,8 +4,11 @@ GPUs are numbered server by server in the design's order (``gpu_count`` each, fr
 Rank r sits on GPU r. The parallel dimensions are nested in ``order``, innermost first; the
 default ``"tp,pp,dp"`` keeps a TP group inside one server's NVLink domain, puts consecutive
 pipeline stages on neighbouring servers and spreads data-parallel replicas last (so each DP group
-holds the same local GPU of many servers: one rail). Megatron-LM's own order is ``"tp,dp,pp"``;
-any permutation may be given. A tp that does not divide the GPUs of a server (tp 6 on 8-GPU
+holds the same local GPU of many servers: one rail). Megatron-LM's own order is ``"tp,dp,pp"``,
+Megatron-Core's ``"tp-cp-ep-dp-pp"`` (``MEGATRON_CORE_ORDER``), the default of the presets that
+are Megatron recipes (:func:`workload_order`); any permutation may be given. With the workload's
+``ep_within_domain`` the GPUs an expert-parallel group would split across an NVLink-domain edge
+stay idle (:func:`usable_gpus`). A tp that does not divide the GPUs of a server (tp 6 on 8-GPU
 servers) puts some TP groups across two servers: their all-reduces are costed over the network, as
 NCCL would run them, and the run carries a warning (not a refusal: the layout is legal, only slow).
 
@@ -537,27 +540,127 @@ class Placement:
                 "servers_per_pp_group": self.nodes_spanned("pp")}
 
 
+#: Megatron-Core's rank order, innermost first: ``initialize_model_parallel(order=
+#: "tp-cp-ep-dp-pp")`` in megatron/core/parallel_state.py (its default). CP and EP are inner
+#: chunks of the data-parallel ranks here as there (``traffic.derived_groups``), so it places
+#: as ``tp,dp,pp``. Megatron-LM's 2021 order (tp, dp, pp: mpu/initialize.py) is the same with
+#: cp = ep = 1.
+MEGATRON_CORE_ORDER = "tp-cp-ep-dp-pp"
+#: words in a preset's ``name``, ``source`` or the sources of its layout (tp, pp, ep, cp) that
+#: say its layout is a Megatron recipe (Megatron-LM, Megatron-Core, Megatron-Bridge, NeMo)
+_MEGATRON_WORDS = ("megatron", "nemo")
+
+
+def is_megatron_recipe(data: dict[str, Any]) -> bool:
+    """Whether the workload ``data`` (a preset's fields, ``pipeline.workload_data``) is a Megatron
+    recipe: its name or source, or the source of one of its tp/pp/ep/cp sizes, names
+    Megatron-LM, Megatron-Core, Megatron-Bridge or NeMo."""
+    given = data.get("sources")
+    sources: dict[str, Any] = given if isinstance(given, dict) else {}
+    texts = [data.get("name"), data.get("source")] + [sources.get(k) for k in ("tp", "pp", "ep", "cp")]
+    return any(word in str(t).lower() for t in texts if t for word in _MEGATRON_WORDS)
+
+
+def workload_order(data: dict[str, Any]) -> str | None:
+    """The rank order of the workload ``data``: its own ``placement`` (a preset's or the
+    design's), else Megatron-Core's (``MEGATRON_CORE_ORDER``) for a Megatron recipe
+    (:func:`is_megatron_recipe`), else None (``DIMENSIONS``: tp,pp,dp)."""
+    if data.get("placement"):
+        return str(data["placement"])
+    return MEGATRON_CORE_ORDER if is_megatron_recipe(data) else None
+
+
+def ep_within_domain(data: dict[str, Any]) -> bool:
+    """The workload setting ``ep_within_domain`` (default false): leave idle the GPUs of an
+    NVLink domain that an expert-parallel group would split across the domain's edge
+    (:func:`usable_locals`). UsageError when it is not true or false."""
+    value = data.get("ep_within_domain", False)
+    if not isinstance(value, bool):
+        raise UsageError(f"workload: 'ep_within_domain' must be true or false, got {value!r}")
+    return value
+
+
 def parse_order(text: str | None) -> tuple[str, ...]:
+    """The nesting of tp, pp and dp, innermost first, from ``text`` ("tp,pp,dp", "tp-dp-pp").
+    cp and ep may be named too, just inside dp and cp first (Megatron-Core's "tp-cp-ep-dp-pp"):
+    they are inner chunks of the data-parallel ranks (``traffic.derived_groups``), so they place
+    as dp does."""
     if not text:
         return DIMENSIONS
     parts = tuple(p.strip().lower() for p in str(text).replace("-", ",").split(",") if p.strip())
-    if sorted(parts) != sorted(DIMENSIONS):
+    dims = tuple(p for p in parts if p not in ("cp", "ep"))
+    if sorted(dims) != sorted(DIMENSIONS) or len(set(parts)) != len(parts):
         raise UsageError(f"placement order must name tp, pp and dp once each, innermost first "
-                         f"(e.g. 'tp,pp,dp'), got {text!r}")
-    return parts
+                         f"(e.g. 'tp,pp,dp'; cp and ep may come just before dp, as in "
+                         f"'{MEGATRON_CORE_ORDER}'), got {text!r}")
+    inner = tuple(p for p in ("cp", "ep") if p in parts)
+    at = parts.index("dp")
+    if inner and parts[at - len(inner):at] != inner:
+        raise UsageError(f"placement order {text!r}: cp and ep are inner chunks of the data-parallel "
+                         f"ranks, so name them just before dp, cp first (e.g. '{MEGATRON_CORE_ORDER}')")
+    return dims
 
 
-def place(w: Workload, servers: list[ServerInfo], order: str | None = None) -> Placement:
-    """Rank r → GPU r; TP/PP/DP coordinates from the nesting ``order`` (innermost first)."""
-    dims = parse_order(order)
+def ep_block(w: Workload, dims: tuple[str, ...]) -> int:
+    """Consecutive ranks that hold whole expert-parallel groups: the ranks inside the dp
+    dimension (the product of the sizes nested inside it) × cp × ep. With dp at stride S, EP
+    group members are S·cp apart (``traffic.derived_groups``), so every aligned run of
+    S·cp·ep ranks holds S·cp whole groups."""
+    size = {"tp": w.tp, "pp": w.pp}
+    inner = 1
+    for d in dims[:dims.index("dp")]:
+        inner *= size[d]
+    return inner * w.cp * w.ep
+
+
+def usable_gpus(servers: list[ServerInfo], w: Workload, order: str | None = None) -> list[np.ndarray]:
+    """Each server's GPUs (local indices) an ``ep_within_domain`` job runs on: in every NVLink
+    domain (``nvlink_domain`` consecutive GPUs; the last one may be short) the first
+    ⌊domain / B⌋·B of its GPUs, B = :func:`ep_block`, so that no EP group's all-to-all leaves
+    the domain; the rest stay idle (72-GPU NVL72 racks with EP 16: 64 GPUs used, 8 idle).
+    Without expert parallelism every GPU is usable. UsageError when B exceeds a domain."""
     gpus = list(map(_gpus, servers))
-    total = sum(gpus)
+    if w.ep <= 1:
+        return [np.arange(g, dtype=np.int64) for g in gpus]
+    block = ep_block(w, parse_order(order))
+    out = []
+    for srv, g in zip(servers, gpus):
+        dom = max(1, min(int(srv.nvlink_domain), g))
+        if block > dom:
+            raise UsageError(f"workload: ep_within_domain keeps each expert-parallel group in one NVLink "
+                             f"domain, but a run of {block} ranks (tp x cp x ep, with the dimensions "
+                             f"placed inside dp) is larger than the {dom} GPUs of {srv.id}'s domain; "
+                             f"lower ep or tp, or set ep_within_domain = false")
+        local = np.arange(g, dtype=np.int64)
+        span = np.minimum(dom, g - local // dom * dom)  # GPUs of each GPU's domain
+        out.append(local[local % dom < span // block * block])
+    return out
+
+
+def place(w: Workload, servers: list[ServerInfo], order: str | None = None,
+          within_domain: bool = False) -> Placement:
+    """Rank r → GPU r; TP/PP/DP coordinates from the nesting ``order`` (innermost first).
+    ``within_domain`` (the workload's ``ep_within_domain``): rank r → the r-th GPU of
+    :func:`usable_gpus`, the others idle."""
+    dims = parse_order(order)
     n = w.gpus
-    if n > total:
-        raise UsageError(f"the job needs {n} GPUs but the design has {total}")
-    per = np.array(gpus, dtype=np.int64)
-    srv = np.repeat(np.arange(len(servers)), per)[:n]
-    local = (np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(per) - per, per))[:n]  # GPU in server
+    if within_domain and w.ep > 1:
+        usable = usable_gpus(servers, w, order)
+        per = np.fromiter(map(len, usable), dtype=np.int64, count=len(usable))
+        total = int(per.sum())
+        if n > total:
+            raise UsageError(f"the job needs {n} GPUs but ep_within_domain leaves {total} of the "
+                             f"design's {sum(map(_gpus, servers))} usable")
+        srv = np.repeat(np.arange(len(servers)), per)[:n]
+        local = np.concatenate(usable)[:n] if usable else np.zeros(0, dtype=np.int64)
+    else:
+        gpus = list(map(_gpus, servers))
+        total = sum(gpus)
+        if n > total:
+            raise UsageError(f"the job needs {n} GPUs but the design has {total}")
+        per = np.array(gpus, dtype=np.int64)
+        srv = np.repeat(np.arange(len(servers)), per)[:n]
+        local = (np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(per) - per, per))[:n]  # GPU in server
     size = {"tp": w.tp, "pp": w.pp, "dp": w.dp * w.cp}  # cp ranks are inner chunks of the DP dimension
     ranks = np.arange(n)
     coord, stride = {}, 1
@@ -600,12 +703,12 @@ def job_servers(count: int, jobs: int, how: str = "packed") -> list[np.ndarray]:
 
 
 def place_jobs(w: Workload, servers: list[ServerInfo], order: str | None = None,
-               jobs: int = 1, how: str = "packed") -> Placement:
+               jobs: int = 1, how: str = "packed", within_domain: bool = False) -> Placement:
     """``jobs`` copies of ``w``, each placed (:func:`place`) on its servers (:func:`job_servers`),
     stacked into one Placement: job k's ranks follow job k−1's, its groups follow too."""
     if jobs == 1:
-        return place(w, servers, order)
-    parts = [(idx, place(w, [servers[int(i)] for i in idx], order))
+        return place(w, servers, order, within_domain)
+    parts = [(idx, place(w, [servers[int(i)] for i in idx], order, within_domain))
              for idx in job_servers(len(servers), jobs, how)]
     n = w.gpus
     groups = {d: np.concatenate([p.groups[d] + k * n for k, (_, p) in enumerate(parts)])

@@ -267,10 +267,11 @@ def _shape_of(pl, dim: str, size: int, srv, line_GBps: float, sharp: bool) -> co
     per_node = max(1, size // nodes)
     nvlink = float(srv.gpu.get("nvlink_GBps") or 0.0) if srv.nvlink_domain >= min(per_node, size) \
         and srv.nvlink_domain > 1 else 0.0
-    nvls = bool(srv.nvswitch and int(srv.gpu.get("nvlink_gen") or 0) >= 4)
+    gen = int(srv.gpu.get("nvlink_gen") or 0)  # the catalog's generation, not one guessed from the rate
+    nvls = bool(srv.nvswitch and gen >= 4)
     rails = max(1, len(srv.rails))
     return coll.GroupShape(ranks=max(1, size), nodes=nodes, nvlink_GBps=nvlink, pcie_gen=srv.pcie_gen,
-                           nvswitch=srv.nvswitch, nvls=nvls, net_GBps=line_GBps * coll.NET_EFFICIENCY,
+                           nvswitch=srv.nvswitch, nvls=nvls, nvlink_gen=gen, net_GBps=line_GBps * coll.NET_EFFICIENCY,
                            net_line_GBps=line_GBps, nics_per_node=min(per_node, rails),
                            sharp=sharp, tree_depth=1, switch_latency_us=0.0)
 
@@ -310,8 +311,9 @@ class _Space:
     current: dict[str, Any]  #: the design's layout
     base: dict[str, Any]  #: the workload dict every layout is set on
     line: float  #: the first rail's line rate (GB/s)
-    order: Any  #: the design's placement order
+    order: str | None  #: the rank order of the design's workload (``_order``)
     sharp: bool
+    within: bool = False  #: the workload's ``ep_within_domain`` (``placement.usable_gpus``)
 
 
 @dataclass
@@ -389,8 +391,47 @@ def _space(design, catalog, cache: EngineCache) -> _Space:
     return _Space(servers=servers, used=used, job_gpus=job_gpus, gpu=gpu, domain=domain, data=data, w0=w0,
                   refused=refused, pool=pool, cap=cap, names=names, current=current,
                   base={k: v for k, v in data.items() if k not in ("gpus",)},
-                  line=_rail_line_GBps(design.topology, used[0]), order=data.get("placement"),
-                  sharp=_sharp_possible(design, catalog, used))
+                  line=_rail_line_GBps(design.topology, used[0]), order=_order(data),
+                  sharp=_sharp_possible(design, catalog, used), within=_within(data))
+
+
+def _within(data: dict[str, Any]) -> bool:
+    """The workload's ``ep_within_domain`` (``placement.ep_within_domain``)."""
+    from designer.engine.placement import ep_within_domain
+
+    return ep_within_domain(data)
+
+
+def _fit_domains(sp: _Space, lay: dict[str, Any], w: Workload) -> tuple[dict[str, Any], Workload]:
+    """Layout ``lay`` (workload ``w``) on the GPUs an ``ep_within_domain`` job runs on
+    (``placement.usable_gpus``): dp lowered to what they hold, as ``pipeline.run`` resolves it.
+    UsageError when an expert-parallel group cannot fit a domain or the lowered layout breaks a
+    rule of the workload."""
+    from designer.engine.placement import usable_gpus
+
+    if not sp.within or w.ep <= 1:
+        return lay, w
+    usable = sum(map(len, usable_gpus(sp.used, w, sp.order)))
+    if w.gpus <= usable:
+        return lay, w
+    dp = usable // (w.tp * w.cp * w.pp)
+    if dp < 1:
+        raise UsageError(f"workload: ep_within_domain leaves {usable} GPUs, fewer than tp x cp x pp = "
+                         f"{w.tp * w.cp * w.pp}")
+    lay = {**lay, "dp": dp}
+    try:
+        return lay, from_dict({**sp.base, **lay}, sp.job_gpus, gpu=sp.gpu)
+    except UsageError as exc:
+        raise UsageError(f"workload: on the {usable} GPUs ep_within_domain leaves (dp {dp}), "
+                         f"{str(exc).removeprefix('workload: ')}") from None
+
+
+def _order(data: dict[str, Any]) -> str | None:
+    """The rank order ``pipeline.run`` places the design's workload with
+    (``placement.workload_order``: its own, else Megatron-Core's for a Megatron recipe)."""
+    from designer.engine.placement import workload_order
+
+    return workload_order(data)
 
 
 def _estimates(sp: _Space, tally: _Tally) -> Iterator[tuple]:
@@ -415,6 +456,7 @@ def _estimate_one(sp: _Space, tally: _Tally, lay: dict[str, Any]) -> None:
     if why is None:
         try:
             w = from_dict({**sp.base, **lay}, sp.job_gpus, gpu=sp.gpu)
+            lay, w = _fit_domains(sp, lay, w)
         except UsageError as exc:
             why = "rules"
             tally.examples.setdefault(why, f"{layout_label(lay)}: {str(exc).removeprefix('workload: ')}")
@@ -442,7 +484,7 @@ def _estimate_one(sp: _Space, tally: _Tally, lay: dict[str, Any]) -> None:
         return
     key = tuple(lay.get(k, 1) for k in ("tp", "cp", "pp", "dp", "ep"))
     if key not in tally.placements:
-        pl = place(w, sp.used, sp.order)
+        pl = place(w, sp.used, sp.order, sp.within)
         tally.placements[key] = {d: _shape_of(pl, d, getattr(w, d, 1) if d != "dp" else _dp_size(w),
                                               sp.used[0], sp.line, sp.sharp)
                                  for d in ("tp", "pp", "dp", "cp", "ep")}

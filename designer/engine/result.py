@@ -242,6 +242,10 @@ class Result:
     #: (iteration_shared_s, iteration_alone_s) and slowdown_pct = 100 (shared / alone − 1);
     #: one job: alone = shared, slowdown 0
     tenants: dict[str, Any] = field(default_factory=dict)
+    #: communication time per iteration that overlap hides, per dimension (tp, pp, cp, ep, dp;
+    #: ``timing.Timing.hidden_s``), beside the exposed parts in ``breakdown_s`` (tp_comm ...
+    #: dp_exposed); 0 where the dimension's overlap is off or it has no communication
+    hidden_s: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict (numpy scalars become Python ones, infinities None); the links are

@@ -41,10 +41,13 @@ class SweepResult:
     values: tuple[float, ...]
     #: ``rows[i][scenario][metric]`` for ``values[i]``
     rows: tuple[dict[str, dict[str, float]], ...]
+    #: what was changed beyond the parameter (a layout refitted to a changed global batch)
+    notes: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
         return {"param": self.param, "scenarios": list(SCENARIOS), "metrics": list(METRICS),
-                "points": [{"value": v, **row} for v, row in zip(self.values, self.rows)]}
+                "points": [{"value": v, **row} for v, row in zip(self.values, self.rows)],
+                "notes": list(self.notes)}
 
     def series(self, scenario: str, metric: str) -> list[float]:
         return [row[scenario][metric] for row in self.rows]
@@ -110,23 +113,49 @@ def _regenerate(design: Design, servers: float) -> Design:
     new.name, new.workload, new.scenario = design.name, dict(design.workload), dict(design.scenario)
     new.meta = {**design.meta, "template": name, "options": options}
     workload = new.workload
-    if workload.get("preset") and not workload.get("dp") and not workload.get("gpus"):
-        # a preset saved to fill the design (as `new` writes it) keeps filling it at every size,
-        # its global batch rounded up to whole micro-batches per replica as `new` does
+    if workload.get("preset"):
+        from designer.engine import fit
         from designer.topology.catalog import load_catalog
 
         catalog = load_catalog()
-        try:
-            entry = {**catalog.workload(workload["preset"]), **workload}
-        except KeyError as exc:
-            raise UsageError(f"workload: {exc.args[0]}") from None
-        gpus = sum(int(catalog.resolve(s)["gpu_count"]) for s in new.topology.servers())
-        workload["global_batch"] = whole_batch(entry, gpus)
+        if fit.is_fitted(workload, design, catalog):
+            # a layout `new` fitted to the design (nobody chose it) is fitted again at every
+            # size: the published batch kept, the layout that divides it on this many GPUs
+            new.workload = fit.fitted_workload(str(workload["preset"]), new, catalog,
+                                               where="--param servers")
+        elif not workload.get("dp") and not workload.get("gpus"):
+            # a preset saved to fill the design by an older `new` (its batch rounded up to whole
+            # micro-batches per replica) keeps filling it at every size, rounded up the same way
+            try:
+                entry = {**catalog.workload(workload["preset"]), **workload}
+            except KeyError as exc:
+                raise UsageError(f"workload: {exc.args[0]}") from None
+            gpus = sum(int(catalog.resolve(s)["gpu_count"]) for s in new.topology.servers())
+            workload["global_batch"] = whole_batch(entry, gpus)
     return new
 
 
-def apply_param(design: Design, param: str, value: float) -> Design:
-    """A copy of ``design`` with ``param`` (see the module docstring) set to ``value``."""
+#: workload settings whose change refits dp and micro-batch when the layout stops dividing the batch
+REFIT_ON = ("global_batch", "micro_batch")
+
+
+def _refit(workload: dict, design: Design, param: str, value: float,
+           gpus: int | None = None) -> str | None:
+    """:func:`designer.engine.fit.refit_for_batch` on ``workload`` (in place), its line prefixed
+    with the swept value."""
+    from designer.engine.fit import refit_for_batch
+    from designer.topology.catalog import load_catalog
+
+    note = refit_for_batch(workload, design, load_catalog(), gpus)
+    return f"{param} = {value:g}: {note}" if note else None
+
+
+def apply_param(design: Design, param: str, value: float, notes: list[str] | None = None) -> Design:
+    """A copy of ``design`` with ``param`` (see the module docstring) set to ``value``.
+
+    A global batch (or micro-batch) that the design's dp x micro-batch does not split refits dp
+    and micro-batch, tp, cp and pp kept (:func:`designer.engine.fit.refit_for_batch`); the line
+    saying so is appended to ``notes``."""
     if param == "servers":
         return _regenerate(design, value)
     new = design.copy()
@@ -149,6 +178,10 @@ def apply_param(design: Design, param: str, value: float) -> Design:
             raise UsageError(f"--param {param}: the {section} setting '{name}' is not numeric "
                              f"(it is {current!r})")
         getattr(new, section)[name] = value
+        if section == "workload" and name in REFIT_ON:
+            note = _refit(new.workload, new, param, value)
+            if note and notes is not None:
+                notes.append(note)
         return new
     topo = new.topology
     if head in KINDS:
@@ -204,7 +237,20 @@ def sweep(design: Design, param: str, values: Sequence[float], *, seed: int | No
     seed = design_seed(design, seed)  # None: the design's scenario seed
     if not values:
         raise UsageError("sweep: give at least one value")
-    apply_param(design, param, values[0])  # bad parameter names fail here, before any process starts
+    notes: list[str] = []
+    apply_param(design, param, values[0], notes)  # bad parameter names fail here, before any process starts
+    name = param.partition(".")[2] or param
+    if name in REFIT_ON and param.partition(".")[0] in ("workload", name) and len(values) > 1:
+        # the refit lines of the other values, said here (each point refits the same way in its
+        # process); the workload alone changes, so the design is neither copied nor recounted
+        from designer.engine.fit import design_gpus
+        from designer.topology.catalog import load_catalog
+
+        gpus, _ = design_gpus(design, load_catalog())
+        for value in values[1:]:
+            note = _refit({**design.workload, name: value}, design, param, value, gpus)
+            if note:
+                notes.append(note)
     payload = to_dict(design)
     tasks = [(payload, param, v, seed, evaluate) for v in values]
     n = len(tasks)
@@ -225,4 +271,4 @@ def sweep(design: Design, param: str, values: Sequence[float], *, seed: int | No
     else:
         with ProcessPoolExecutor(max_workers=workers) as pool:
             collect(pool.map(_point, tasks))
-    return SweepResult(param, tuple(values), tuple(rows))
+    return SweepResult(param, tuple(values), tuple(rows), tuple(notes))

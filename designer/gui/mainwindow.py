@@ -454,7 +454,7 @@ class MainWindow(QMainWindow):
         """The workload ``dpu-designer new`` gives a design (the model its template suggests,
         its batch fitted to the design's GPUs); {} when that model cannot run on it (e.g. no GPU
         servers)."""
-        from designer.commands.new import fitted_workload
+        from designer.services.workloads import fitted_workload
         from designer.topology.templates import suggested_workload
 
         try:

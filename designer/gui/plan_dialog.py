@@ -1,6 +1,6 @@
 """Run → Plan layout: the best-layout search of :mod:`designer.engine.plan` in a dialog.
 
-The search (:func:`designer.engine.plan.search_steps`, the same as ``dpu-designer plan``) runs in
+The search (:func:`designer.services.planning.search_steps`, as ``dpu-designer plan``) runs in
 a :class:`~designer.gui.worker.GeneratorWorker`: progress arrives between its steps and Cancel takes
 effect at the next one (during the estimate every few hundred layouts, then between two engine
 runs). The ranked layouts fill a table, the reasons the others were left out a list below it.
@@ -45,7 +45,7 @@ def dropped_lines(result) -> list[str]:
              f"through the engine ({result.seconds:.1f} s)."]
     if result.current_note:
         lines.append(result.current_note[0].upper() + result.current_note[1:] + ".")
-    from designer.commands.plan import settled
+    from designer.services.planning import settled
 
     text = settled(result).replace("--evaluate", "Engine runs")
     lines.append(text[0].upper() + text[1:] + ".")
@@ -123,7 +123,7 @@ class PlanDialog(WorkerOwner, QDialog):
 
     # --- running
     def start(self) -> None:
-        from designer.engine.plan import search_steps
+        from designer.services.planning import search_steps
 
         self.cancel()
         design = self.window_.design

@@ -19,14 +19,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QTableWid
 
 from designer.engine.result import BREAKDOWN_KEYS, BREAKDOWN_LABEL
 from designer.engine.timeline import COLUMNS, TRAINING, Samples
+from designer.services.style import BREAKDOWN_COLORS, SCENARIO_COLOR, SCENARIO_LABEL
 
-#: colour per scenario (Okabe-Ito palette, readable with colour blindness)
-SCENARIO_COLOR = {"host": "#E69F00", "smartnic": "#009E73", "dpu": "#0072B2"}
-SCENARIO_LABEL = {"host": "host-managed", "smartnic": "SmartNIC-offloaded", "dpu": "DPU-offloaded"}
-#: colour per breakdown part (Okabe-Ito, then two of Paul Tol's muted colours): one per key of
-#: ``BREAKDOWN_KEYS``, so a part keeps its colour from run to run
-BREAKDOWN_COLORS = ("#0072B2", "#E69F00", "#009E73", "#332288", "#88CCEE", "#CC79A7", "#56B4E9",
-                    "#D55E00", "#F0E442", "#999999", "#882255", "#44AA99")
 REFRESH_HZ = 25
 #: time bins of the utilization and throughput curves
 BINS = 2000

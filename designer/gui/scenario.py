@@ -2,7 +2,7 @@
 
 ``design.workload`` names a catalog workload, either as ``{"preset": id, ...changed figures}`` (what
 ``dpu-designer new`` writes and what choosing a model here writes: see
-:func:`designer.commands.new.fitted_workload`) or as the entry's figures with ``id`` (older files);
+:func:`designer.services.workloads.fitted_workload`) or as the entry's figures with ``id`` (older files);
 the scenario settings are those of ``designer.topology.design.SCENARIO_DEFAULTS``. Every change is
 an undo step.
 """
@@ -235,7 +235,7 @@ class ScenarioPanel(QWidget):
     def _set_workload(self, index: int) -> None:
         if self._updating:
             return
-        from designer.commands.new import fitted_workload
+        from designer.services.workloads import fitted_workload
 
         try:
             workload = fitted_workload(self.workload.itemData(index), self.editor.design,

@@ -48,7 +48,7 @@ def _run(app, window) -> None:
 
 def take(out_dir: Path, size: tuple[int, int]) -> list[Path]:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from designer.commands.new import DEFAULT_WORKLOAD, fitted_workload
+    from designer.services.workloads import DEFAULT_WORKLOAD, fitted_workload
     from designer.gui.app import make_app, render_png
     from designer.topology import fileformat
     from designer.topology.templates import rail_optimized

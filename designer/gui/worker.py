@@ -1,23 +1,32 @@
 """Run a generator in a worker thread; its yields arrive as a Qt signal in the GUI thread.
 
-The structure follows napari's (superqt's) generator thread workers: the work is a generator; the
-worker checks an abort flag between two yields, so cancelling takes at most one step of the
-generator. The worker is a QObject moved into its own QThread.
+Built on superqt's thread workers (``superqt.utils.GeneratorWorker``, the ones napari uses): the
+work is a generator run by a ``QRunnable`` on a thread pool; superqt's loop checks the abort flag
+between two yields, so cancelling takes at most one step of the generator, and its signals
+object (``worker.signals``, made in the GUI thread) carries ``yielded(object)``, ``returned``,
+``aborted()``, ``errored(exception)`` and, last of all, ``finished()``. This module adds what the
+window needs on top:
 
-Signals: ``yielded(object)`` per yielded value, then exactly one of ``finished()``,
-``aborted()`` or ``errored(str)``; ``done()`` after any of them. :meth:`GeneratorWorker.stop`
-asks the generator to stop, quits the thread and waits for it. Start workers with
-:meth:`RetiredWorkers.start`: it delivers those signals to the given callbacks in the GUI thread
-whatever they are (through a relay living there: PySide runs a lambda, or a method it does not
-recognise as its object's, that is connected to the worker itself in the worker thread), and
-callbacks check :func:`sent_by` to ignore the last items of a cancelled worker.
+- :class:`GeneratorWorker` runs on a pool of its own (:func:`worker_pool`), so that a cancelled
+  run still finishing an engine step never holds up the next one; ``is_running()`` is true from
+  ``start`` until the runnable has returned, and :meth:`GeneratorWorker.stop` asks the
+  generator to stop and waits for that; an abandoned generator is closed in its thread; a
+  ``RuntimeError`` of the generator is an error like any other (superqt would end silently).
+- :meth:`RetiredWorkers.start` delivers exactly one of ``on_finished``, ``on_aborted`` or
+  ``on_error(message)`` (a one-line message: a UsageError's own words, else the exception's
+  type and text) after the ``on_item`` calls, to the given callbacks in the GUI thread whatever
+  they are: the worker's signals are connected to declared slots of a relay living there
+  (:class:`_Relay`), never to a lambda or wrapped method (PySide would run those in the worker
+  thread when it does not see a receiver), and callbacks check :func:`sent_by` to ignore the
+  last items of a cancelled worker.
 
 Garbage: Python's cycle collector runs in whichever thread trips its allocation threshold. In a
 worker thread it would destroy the Qt objects of GUI-thread garbage there (a closed window's
 timers, items, widgets), which Qt does not allow ("Timers cannot be stopped from another
 thread", a timer left registered for a freed object, crashes, a GUI thread that waits for ever).
-While any worker thread runs, the automatic collector is off and :class:`GuiThreadCollector`
-collects the young generations from a GUI-thread timer instead.
+While any worker runs, the automatic collector is paused (:mod:`designer.gcpause`, counted with
+every other pause of the program) and :class:`GuiThreadCollector` collects the young generations
+from a GUI-thread timer instead.
 """
 
 from __future__ import annotations
@@ -27,21 +36,24 @@ import threading
 import weakref
 from typing import Any, Callable, Iterator
 
-from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
+from PySide6.QtCore import QObject, QThreadPool, QTimer, Slot
+from superqt.utils import GeneratorWorker as _SuperqtGeneratorWorker
 
+from designer import gcpause
 from designer.errors import UsageError
 
 
 class GuiThreadCollector(QObject):
-    """Python's automatic cycle collection off while worker threads run, done here instead.
+    """Python's automatic cycle collection paused while worker threads run, done here instead.
 
-    :meth:`hold` (one per worker thread started, in the GUI thread) turns the automatic collector
-    off and starts a timer; :meth:`release` (when that thread has finished) turns it back on after
-    the last one, if it was on before. Every ``INTERVAL_MS`` the timer collects the youngest
-    generation whose count is over its threshold, as the automatic collector would, but at most
-    generation 1: a full collection walks every object (seconds on a large design, which is why
-    the automatic one runs it rarely, by a rule Python does not expose); old garbage waits for
-    the automatic collector once no worker runs.
+    :meth:`hold` (one per worker started, in the GUI thread) pauses the automatic collector
+    (``designer.gcpause.hold``) and starts a timer; :meth:`release` (when that worker has ended)
+    ends the pause (after the last pause of the program it comes back on if it was on before).
+    Every ``INTERVAL_MS`` the timer collects the youngest generation whose count is over its
+    threshold, as the automatic collector would, but at most generation 1: a full collection
+    walks every object (seconds on a large design, which is why the automatic one runs it
+    rarely, by a rule Python does not expose); old garbage waits for the automatic collector
+    once no worker runs.
     """
 
     INTERVAL_MS = 100
@@ -49,16 +61,14 @@ class GuiThreadCollector(QObject):
     def __init__(self) -> None:
         super().__init__()
         self._holders = 0
-        self._was_enabled = False
         self.collections = [0, 0]  # collections run by the timer, by generation (tests read it)
         self._timer = QTimer(self)
         self._timer.setInterval(self.INTERVAL_MS)
         self._timer.timeout.connect(self.collect)
 
     def hold(self) -> None:
+        gcpause.hold()
         if self._holders == 0:
-            self._was_enabled = gc.isenabled()
-            gc.disable()
             self._timer.start()
         self._holders += 1
 
@@ -69,8 +79,7 @@ class GuiThreadCollector(QObject):
         self._holders -= 1
         if self._holders == 0:
             self._timer.stop()
-            if self._was_enabled:
-                gc.enable()
+        gcpause.release()
 
     @property
     def holding(self) -> bool:
@@ -88,6 +97,11 @@ class GuiThreadCollector(QObject):
 
 
 _collector: GuiThreadCollector | None = None
+_pool: QThreadPool | None = None
+#: most worker threads at once (derived: one current run per window part that runs workers, the
+#: run view and the plan and sweep dialogs, plus cancelled ones finishing a step; a start beyond
+#: it waits for a thread)
+MAX_WORKER_THREADS = 32
 
 
 def gui_thread_collector() -> GuiThreadCollector:
@@ -98,70 +112,89 @@ def gui_thread_collector() -> GuiThreadCollector:
     return _collector
 
 
-class GeneratorWorker(QObject):
-    yielded = Signal(object)
-    finished = Signal()
-    aborted = Signal()
-    errored = Signal(str)
-    done = Signal()
+def worker_pool() -> QThreadPool:
+    """The thread pool of the window's workers (not Qt's global one, whose size is the core
+    count: two cancelled runs still in an engine step would queue the next run behind them)."""
+    global _pool
+    if _pool is None:
+        _pool = QThreadPool()
+        _pool.setMaxThreadCount(MAX_WORKER_THREADS)
+    return _pool
 
-    def __init__(self, func: Callable[..., Iterator[Any]], *args: Any, **kwargs: Any) -> None:
+
+def error_message(exc: BaseException) -> str:
+    """One line for the window: a UsageError's own words, else the exception's type and text."""
+    if isinstance(exc, UsageError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+class _EndWatch(QObject):
+    """Ends a worker's collector pause in the GUI thread once its runnable has returned."""
+
+    def __init__(self, ended: threading.Event) -> None:
         super().__init__()
-        self._func, self._args, self._kwargs = func, args, kwargs
-        self._abort = threading.Event()
-        self._thread: QThread | None = None
-
-    @property
-    def abort_requested(self) -> bool:
-        return self._abort.is_set()
-
-    def start(self) -> None:
-        """Start the generator in a new QThread (from the GUI thread); the automatic cycle
-        collector stays off until the thread has finished (:class:`GuiThreadCollector`)."""
-        thread = QThread()
-        self._thread = thread
-        self.moveToThread(thread)
-        thread.started.connect(self._work)
-        self.done.connect(thread.quit)
-        collector = gui_thread_collector()
-        thread.finished.connect(collector.release)
-        collector.hold()
-        thread.start()
-
-    def is_running(self) -> bool:
-        return self._thread is not None and self._thread.isRunning()
-
-    def stop(self, timeout_ms: int = 5000) -> bool:
-        """Ask the generator to stop, quit the thread and wait; True once the thread has ended."""
-        self._abort.set()
-        thread = self._thread
-        if thread is None:
-            return True
-        thread.quit()
-        ended = thread.wait(timeout_ms)
-        return bool(ended)
+        self._ended = ended
 
     @Slot()
-    def _work(self) -> None:
+    def ended(self) -> None:
+        # superqt's ``finished`` is emitted just before the runnable returns: wait for that (a
+        # few Python statements), so that no allocation of the worker thread runs unpaused
+        self._ended.wait(5.0)
+        gui_thread_collector().release()
+
+
+class GeneratorWorker(_SuperqtGeneratorWorker):
+    """superqt's generator worker on :func:`worker_pool`, with ``is_running()`` and ``stop()``
+    (see the module docstring). ``func(*args, **kwargs)`` must return a generator."""
+
+    def __init__(self, func: Callable[..., Iterator[Any]], *args: Any, **kwargs: Any) -> None:
+        super().__init__(func, *args, **kwargs)
+        self._ended = threading.Event()
+        self._begun = False
+        self._end_watch: _EndWatch | None = None
+
+    def start(self) -> None:
+        """Start the generator on the worker pool (from the GUI thread); the automatic cycle
+        collector stays paused until the runnable has returned (:class:`GuiThreadCollector`)."""
+        if self._begun:
+            raise RuntimeError("This worker is already started!")
+        self._begun = True
+        # superqt's bookkeeping of running workers (``WorkerBase.start``), on our own pool
+        self._worker_set.add(self)
+        self._finished.connect(self._set_discard)
+        self._end_watch = _EndWatch(self._ended)
+        self.signals.finished.connect(self._end_watch.ended)
+        gui_thread_collector().hold()
+        worker_pool().start(self)
+
+    def run(self) -> None:
         try:
-            gen = self._func(*self._args, **self._kwargs)
-            for value in gen:
-                if self._abort.is_set():
-                    gen.close()
-                    self.aborted.emit()
-                    return
-                self.yielded.emit(value)
-                if self._abort.is_set():
-                    gen.close()
-                    self.aborted.emit()
-                    return
-            self.finished.emit()
-        except UsageError as exc:
-            self.errored.emit(str(exc))
-        except Exception as exc:  # noqa: BLE001 - shown to the user instead of killing the thread
-            self.errored.emit(f"{type(exc).__name__}: {exc}")
+            super().run()
         finally:
-            self.done.emit()
+            self._ended.set()
+
+    def work(self) -> Any:
+        try:
+            result = super().work()
+        finally:
+            if self.abort_requested:
+                self._gen.close()  # its ``finally`` blocks run here, in the worker thread
+        if isinstance(result, RuntimeError):
+            # superqt takes a RuntimeError for a deleted worker and ends without a signal
+            raise result
+        return result
+
+    def is_running(self) -> bool:  # type: ignore[override]  # superqt's is a property
+        """Started and not yet returned (also while it finishes a step after a stop request)."""
+        return self._begun and not self._ended.is_set()
+
+    def stop(self, timeout_ms: int = 5000) -> bool:
+        """Ask the generator to stop and wait up to ``timeout_ms``; True once it has returned."""
+        self.quit()
+        if not self._begun:
+            return True
+        return self._ended.wait(max(timeout_ms, 0) / 1000.0)
 
 
 #: the worker whose signal a :class:`_Relay` is delivering right now (GUI thread), else None
@@ -173,7 +206,7 @@ def sent_by(receiver: QObject, worker: GeneratorWorker | None) -> bool:
     gone by the time its queued signals arrive, and a newer one started: they must not count."""
     if worker is None:
         return False
-    return _delivering is worker or receiver.sender() is worker
+    return _delivering is worker or receiver.sender() is worker.signals
 
 
 class _Relay(QObject):
@@ -181,7 +214,7 @@ class _Relay(QObject):
 
     Its slots are declared slots of an object living there, so Qt queues the worker's signals to
     them across threads whatever the callbacks are; connected to the worker directly, a lambda or
-    a wrapped method would run in the worker thread (PySide then connects without a receiver)."""
+    a wrapped method might run in the worker thread (PySide then connects without a receiver)."""
 
     def __init__(self, worker: GeneratorWorker, callbacks: dict[str, Callable],
                  on_done: Callable[[GeneratorWorker], None], parent: QObject) -> None:
@@ -190,11 +223,13 @@ class _Relay(QObject):
         # when it goes, as without a relay
         self._worker = weakref.ref(worker)
         self._callbacks, self._on_done = callbacks, on_done
-        worker.yielded.connect(self.item)
-        worker.finished.connect(self.finished)
-        worker.aborted.connect(self.aborted)
-        worker.errored.connect(self.errored)
-        worker.done.connect(self.done)
+        self._ended = False
+        signals = worker.signals
+        signals.yielded.connect(self.item)
+        signals.returned.connect(self.finished)
+        signals.aborted.connect(self.aborted)
+        signals.errored.connect(self.errored)
+        signals.finished.connect(self.done)
 
     def _deliver(self, name: str, *args: Any) -> None:
         global _delivering
@@ -204,28 +239,35 @@ class _Relay(QObject):
         finally:
             _delivering = previous
 
+    def _end(self, name: str, *args: Any) -> None:
+        if not self._ended:
+            self._ended = True
+            self._deliver(name, *args)
+
     @Slot(object)
     def item(self, value: Any) -> None:
         self._deliver("on_item", value)
 
-    @Slot()
-    def finished(self) -> None:
-        self._deliver("on_finished")
+    @Slot(object)
+    def finished(self, _result: Any) -> None:
+        self._end("on_finished")
 
     @Slot()
     def aborted(self) -> None:
-        self._deliver("on_aborted")
+        self._end("on_aborted")
 
-    @Slot(str)
-    def errored(self, message: str) -> None:
-        self._deliver("on_error", message)
+    @Slot(object)
+    def errored(self, exc: BaseException) -> None:
+        self._end("on_error", error_message(exc))
 
     @Slot()
     def done(self) -> None:
-        """The worker's last signal: nothing more comes through this relay. It lets go of the
-        callbacks (and what they hold) and stays, empty, till its parent goes: deleted from
-        here (``deleteLater`` in this slot), it crashed the GUI thread when the parent went in
-        the same pass of the event loop (a pytest-qt teardown, PySide 6.11)."""
+        """The worker's last signal: nothing more comes through this relay. A worker stopped
+        after its generator's last step ends without ``returned``: that counts as aborted. The
+        relay lets go of the callbacks (and what they hold) and stays, empty, till its parent
+        goes: deleted from here (``deleteLater`` in this slot), it crashed the GUI thread when
+        the parent went in the same pass of the event loop (a pytest-qt teardown, PySide 6.11)."""
+        self._end("on_aborted")
         worker = self._worker()
         self._callbacks = {}
         if worker is not None:
@@ -234,7 +276,8 @@ class _Relay(QObject):
 
 class RetiredWorkers(QObject):
     """Cancelled workers still finishing a step that cannot be interrupted (an engine run): they
-    are kept here, so that no QThread is destroyed while it quits, until they end (or ``wait``)."""
+    are kept here (referenced, with what their callbacks hold) until their runnable has returned
+    (or ``wait``)."""
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -268,9 +311,9 @@ class RetiredWorkers(QObject):
         self._workers.clear()
 
     def _reap(self, worker: GeneratorWorker) -> None:
-        """``worker``'s generator has ended: join its thread if it was retired."""
+        """``worker``'s generator has ended: let it go if it was retired."""
         for old in [w for w in self._workers if w is worker]:
-            old.stop()  # the thread is quitting: returns at once
+            old.stop()  # the runnable is returning: returns at once
             self._workers.remove(old)
 
 

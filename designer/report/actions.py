@@ -1,8 +1,8 @@
 """File → Export in the designer window: canvas (whole or selection), plots, and the PDF report.
 
 The main window calls :func:`install_export_menu` with its File menu. The window must have
-``scene`` (the canvas :class:`DesignScene`), ``design`` and ``catalog``; the plots are found as
-the window's :class:`LivePlots` children. Failures are shown in a message box, never raised.
+``scene`` (the canvas :class:`DesignScene`, whose class also draws the report's topology),
+``design`` and ``catalog``; the plots are the window's children with ``export_items`` (LivePlots). Failures are shown in a message box, never raised.
 """
 
 from __future__ import annotations
@@ -82,14 +82,16 @@ def export_report(window) -> None:
         from designer.report.build import build_report
 
         _guarded(window, "Export report",
-                 lambda: build_report(window.design, window.catalog, path).pdf)
+                 lambda: build_report(window.design, window.catalog, path,
+                                      canvas=type(window.scene)).pdf)
 
 
 def _fill_plot_menu(window, menu: QMenu) -> None:
-    from designer.gui.plots import LivePlots  # with pyqtgraph and the engine: not at start-up
-
     menu.clear()
-    items = [item for plots in window.findChildren(LivePlots) for item in plots.export_items]
+    # the window's plot panels (the GUI's LivePlots) are the children with ``export_items``; the
+    # report does not import the GUI, which sits above it
+    panels = [w for w in window.findChildren(QWidget) if hasattr(w, "export_items")]
+    items = [item for plots in panels for item in plots.export_items]
     for title, plot in items:
         name = "-".join(re.findall(r"\w+", title.lower()))
         menu.addAction(title, lambda p=plot, n=name: export_plot(window, p, n))

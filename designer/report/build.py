@@ -29,7 +29,6 @@ from designer import __version__
 from designer.engine import pipeline
 from designer.engine.timeline import Samples, TimelineSummary, inputs_of, simulate
 from designer.errors import UsageError
-from designer.gui.plots import SCENARIO_COLOR, SCENARIO_LABEL
 from designer.report import assumptions as assume
 from designer.report.bom import Bom, bill_of_materials
 from designer.report.cabling import summary_of as cable_summary_of
@@ -41,6 +40,7 @@ from designer.report.pdf import (DPI, PdfDocument, check_target, heading_pages, 
                                  write_pdf)
 from designer.report.remedies import BREAKDOWN_REMEDY, remedy
 from designer.report.topology_picture import paint_scene, topology_image, topology_scene
+from designer.services.style import SCENARIO_COLOR, SCENARIO_LABEL
 from designer.topology.design import Design
 from designer.topology.validation import validate
 
@@ -725,8 +725,12 @@ def _document(data: ReportData, images: dict, sections: list[str],
 
 def build_report(design: Design, catalog, out_pdf: str | Path, *, png_dir: str | Path | None = None,
                  png_size: QSize = DEFAULT_PNG_SIZE, seed: int | None = None, date: str | None = None,
-                 inputs=()) -> ReportInfo:
+                 inputs=(), canvas=None) -> ReportInfo:
     """Write the report of ``design`` to ``out_pdf`` (and its figures as PNGs into ``png_dir``).
+
+    ``canvas``: the scene class that draws the topology as the canvas does (the GUI's
+    ``DesignScene``, given by the caller: the report does not import the GUI), else the overview
+    picture (``topology_picture.topology_scene``).
 
     Every file is written atomically (``designer.safeio``) and none may be one of ``inputs`` (the
     design file): an error, a full disk or a kill leaves the old files or none."""
@@ -738,7 +742,7 @@ def build_report(design: Design, catalog, out_pdf: str | Path, *, png_dir: str |
     data = gather(design, catalog, seed=seed, date=date)
     page = page_geometry()
     width = round(page.width)
-    scene = topology_scene(design, catalog)
+    scene = topology_scene(design, catalog, canvas)
     charts = {"breakdown": breakdown_chart(data), **utilization_charts(data)}
     images = {"topology": topology_image(scene, width, round(page.height * 0.55))}
     images.update({name: chart.image(width) for name, chart in charts.items()})

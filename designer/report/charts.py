@@ -15,8 +15,8 @@ from typing import Callable, Sequence
 from PySide6.QtCore import QPointF, QRectF, QSize, QSizeF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPainterPath, QPen
 
-from designer.gui.plots import BREAKDOWN_COLORS
 from designer.report.export import fit
+from designer.services.style import BREAKDOWN_COLORS
 
 #: width of the logical drawing canvas; heights are chosen per chart
 CANVAS_W = 900.0

@@ -1,8 +1,10 @@
 """The topology picture of a report: the canvas scene built for a design without any window.
 
-The report draws exactly what the canvas shows, through the GUI's :class:`DesignScene`, so there is
-one renderer of the topology. The scene follows a *copy* of the design (it subscribes to the
-design it shows; the user's design must not keep a report's scene alive).
+The report draws exactly what the canvas shows when its caller hands it the canvas scene class
+(``canvas``: the window's and the ``report`` command's :class:`designer.gui.scene.DesignScene`; the
+report does not import the GUI, which sits above it), so there is one renderer of the topology.
+The scene follows a *copy* of the design (it subscribes to the design it shows; the user's design
+must not keep a report's scene alive). Without a canvas the picture is the :class:`Overview`.
 
 Above :data:`OVERVIEW_ABOVE` components the picture is an :class:`Overview` drawn straight from
 the model instead: racks, switches, storage and loose servers as boxes at their canvas places,
@@ -17,12 +19,12 @@ from __future__ import annotations
 from collections import Counter
 from itertools import repeat
 from operator import attrgetter
+from typing import Any, Callable
 
 import numpy as np
 from PySide6.QtCore import QLineF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QImage, QPainter, QPen
 
-from designer.gui.scene import DesignScene
 from designer.report.export import fit, scene_source_rect
 from designer.topology.design import Design
 
@@ -134,18 +136,18 @@ def merged_cables(design: Design, owners: dict[str, str], boxes: list[str]) -> C
                     for k, n in zip(pair[order].tolist(), counts[order].tolist())})
 
 
-def topology_scene(design: Design, catalog):
-    """The canvas scene of ``design``, or an :class:`Overview` of a design above OVERVIEW_ABOVE
-    components."""
-    if len(design.topology.components) > OVERVIEW_ABOVE:
+def topology_scene(design: Design, catalog, canvas: Callable[[Any], Any] | None = None):
+    """The canvas scene of ``design`` (``canvas(catalog)``, a scene class such as the GUI's
+    ``DesignScene``), or an :class:`Overview` without a canvas or above OVERVIEW_ABOVE components."""
+    if canvas is None or len(design.topology.components) > OVERVIEW_ABOVE:
         return Overview(design, catalog)
-    scene = DesignScene(catalog)
+    scene = canvas(catalog)
     scene.set_design(design.copy())
     scene.set_detail(1.0)  # show NIC/DPU badges, as the canvas does at 100 %
     return scene
 
 
-def paint_scene(scene: DesignScene, painter: QPainter, target: QRectF) -> None:
+def paint_scene(scene: Any, painter: QPainter, target: QRectF) -> None:
     """Draw the whole scene centred in ``target``, keeping its aspect ratio."""
     if isinstance(scene, Overview):
         scene.paint(painter, target)
@@ -154,7 +156,7 @@ def paint_scene(scene: DesignScene, painter: QPainter, target: QRectF) -> None:
     scene.render(painter, fit(source.size(), target), source, Qt.KeepAspectRatio)
 
 
-def topology_image(scene: DesignScene, width_px: int, max_height_px: int) -> QImage:
+def topology_image(scene: Any, width_px: int, max_height_px: int) -> QImage:
     """The scene as an image ``width_px`` wide and as tall as its aspect ratio asks (capped)."""
     source = scene.rect if isinstance(scene, Overview) else scene_source_rect(scene)
     height = min(max_height_px, max(16, round(width_px * source.height() / source.width())))

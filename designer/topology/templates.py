@@ -38,7 +38,7 @@ import gc
 import math
 from dataclasses import dataclass
 from itertools import repeat
-from typing import Any, Callable
+from typing import Any, Callable, Sequence, TypeVar, cast
 
 from designer.errors import UsageError
 from designer.topology import kinds
@@ -373,7 +373,9 @@ class _Builder:
             key = (c, self._runs.get(cid, ()))
         hit = self._load.get(key)
         if hit is None:
-            power = (component_power_W(_Power(self.comps, self._attached), self.comps[cid], self.res)
+            # _Power is the part of a Topology component_power_W reads (components, attached)
+            view = cast(Topology, _Power(self.comps, self._attached))
+            power = (component_power_W(view, self.comps[cid], self.res)
                      if kind == "gpu_server" else float(fig.get("power_W", 0.0)))
             hit = self._load[key] = (int(fig["rack_units_used"]), power)
         return hit
@@ -507,7 +509,8 @@ class _Builder:
             if self._classes[c][0] == "switch":
                 self.rack(cid, "network")
         topo = Topology.from_items(list(self.comps.values()), self.links, self._count, noted=True)
-        topo.move_many(layout_by_tier(topo, self.res.catalog))
+        positions: dict[str, tuple[float, float] | None] = {**layout_by_tier(topo, self.res.catalog)}
+        topo.move_many(positions)
         return Design(topo, name, workload or {})
 
 
@@ -529,8 +532,11 @@ def _gc_paused(build: Callable[..., Design]) -> Callable[..., Design]:
     return paused
 
 
-def _chunks(items: list[str], size: int) -> list[list[str]]:
-    return [items[i:i + size] for i in range(0, len(items), size)]
+_T = TypeVar("_T")
+
+
+def _chunks(items: Sequence[_T], size: int) -> list[list[_T]]:
+    return [list(items[i:i + size]) for i in range(0, len(items), size)]
 
 
 def _check_count(value: int, option: str, low: int = 1) -> None:
