@@ -8,7 +8,7 @@ import pytest
 
 from designer import cli
 from designer.paths import models_dir, resources_dir
-from designer.report.cabling import cables
+from designer.services.cabling import cables
 from designer.services import cost
 from designer.topology import fileformat
 from designer.topology.catalog import load_catalog

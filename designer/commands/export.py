@@ -1,8 +1,8 @@
 """``dpu-designer export FILE [--cabling OUT.csv] [--bom OUT.csv] [--elevation OUT.svg|.png]``.
 
 What a planner orders and installs from: the cabling plan (one row per cable, its ends and ports,
-cable type and length class: ``designer.report.cabling``), the bill of materials with cables and
-transceivers (``designer.report.bom.planner_rows``) and the rack elevation picture
+cable type and length class: ``designer.services.cabling``), the bill of materials with cables and
+transceivers (``designer.services.bom.planner_rows``) and the rack elevation picture
 (``designer.report.elevation``). Every file is checked before any work (not a folder, device, pipe
 or the design itself; no two outputs the same) and written atomically (``designer.safeio``).
 ``--cabling -`` or ``--bom -`` writes that table to standard output; what the command says about
@@ -88,8 +88,8 @@ def write_csv(path: str, header, rows, *, inputs) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from designer.report import cabling
-    from designer.report.bom import PLAN_COLUMNS, bill_of_materials, planner_rows
+    from designer.services import cabling
+    from designer.services.bom import PLAN_COLUMNS, bill_of_materials, planner_rows
     from designer.topology.catalog import load_catalog, report_problems
 
     from designer.commands.run import load_design

@@ -30,8 +30,8 @@ from designer.engine import pipeline
 from designer.engine.timeline import Samples, TimelineSummary, inputs_of, simulate
 from designer.errors import UsageError
 from designer.report import assumptions as assume
-from designer.report.bom import Bom, bill_of_materials
-from designer.report.cabling import summary_of as cable_summary_of
+from designer.services.bom import Bom, bill_of_materials
+from designer.services.cabling import summary_of as cable_summary_of
 from designer.report.charts import Chart, Series, line_plot, stacked_bars
 from designer.report.export import save_picture
 from designer.report.html import (STYLE, Markup, days, heading, image, num, para, percent,
@@ -76,7 +76,7 @@ class ReportData:
     bom: Bom
     #: the engine's comparison of the two runs (reasons, data loading); None: not gathered
     comparison: Comparison | None = None
-    #: cables and optics (``designer.report.cabling.summarize``); made when the document first needs it
+    #: cables and optics (``designer.services.cabling.summarize``); made when the document first needs it
     cable_summary: Any = None
 
 
@@ -361,7 +361,7 @@ def _bom(data: ReportData) -> str:
 
 def _cables(data: ReportData) -> str:
     """Cables by type, speed and length class, and the transceivers they need
-    (``designer.report.cabling``: lengths estimated from the rack positions)."""
+    (``designer.services.cabling``: lengths estimated from the rack positions)."""
     summary = data.cable_summary
     if summary is None:  # once: the document is laid out twice (for the contents' page numbers)
         summary = data.cable_summary = cable_summary_of(data.design, data.catalog)

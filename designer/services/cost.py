@@ -9,8 +9,8 @@ entry's ``price_USD`` (``~/.config/dpu-designer/catalog``), then the packaged ta
 price is the system without the adapters the design draws on it (those are rows of their own);
 its GPUs and CPUs are inside it.
 
-**CapEx** is the sum of the bill's lines: parts by catalog model (``designer.report.bom``),
-racks, cables by type and transceivers by type and speed (``designer.report.cabling.summary_of``:
+**CapEx** is the sum of the bill's lines: parts by catalog model (``designer.services.bom``),
+racks, cables by type and transceivers by type and speed (``designer.services.cabling.summary_of``:
 one row per physical cable, so the cable count here is the cabling CSV's).
 
 **TCO over the lifetime L years** (derivation, per year of use)::
@@ -211,8 +211,8 @@ _CATEGORY = {"gpu_server": "GPU servers", "gpu": "GPUs", "cpu": "CPUs", "dpu": "
 
 def bill(design: Any, catalog: Any, book: PriceBook | None = None) -> Bill:
     """Price the design's bill of materials (see the module docstring)."""
-    from designer.report.bom import bill_of_materials
-    from designer.report.cabling import summary_of
+    from designer.services.bom import bill_of_materials
+    from designer.services.cabling import summary_of
 
     book = book or price_book(design, catalog)
     bom = bill_of_materials(design, catalog)

@@ -133,7 +133,7 @@ def unit_price(catalog, kind: str, model: str) -> float | None:
 def planner_rows(design: Design, catalog, bom: Bom, cable_summary) -> list[dict]:
     """The bill a planner orders from: parts by model (with nameplate power and any catalog
     price), racks by model, cables by type/speed/medium/length class, transceivers by type/speed
-    (``cable_summary``: ``designer.report.cabling.summarize``; one transceiver per optical cable end,
+    (``cable_summary``: ``designer.services.cabling.summarize``; one transceiver per optical cable end,
     switch ends and adapter ends on lines of their own)."""
     rows: list[dict] = []
 
