@@ -172,6 +172,7 @@ class CableLayer(QGraphicsItem):
         self.setFlag(QGraphicsItem.ItemUsesExtendedStyleOption)
         self._bounds = QRectF()
         self._dirty = True
+        self._restyled = True  # pens may have changed since the last sync (else only lines moved)
         self._ids: list[str] = []
         self._ends: list[tuple] = []  # Cable.ends of each row of ``_xy`` (replaced when one moves)
         self._xy = np.zeros((0, 4))
@@ -208,9 +209,23 @@ class CableLayer(QGraphicsItem):
         self._refine.setSingleShot(True)
         self._refine.timeout.connect(lambda: layer() is not None and layer().refine())
         self._bundles: list[Bundle] | None | bool = False  # False: to be worked out
-        #: the bundles drawn once per zoom octave: octave -> (image, scene rect it covers)
+        #: the bundles as arrays (:meth:`_index_bundles`): ends, counts, pen rows, by group
+        self._b_ends = np.zeros((0, 4))
+        self._b_counts = np.zeros(0, dtype=int)
+        self._b_pens: list[tuple[tuple, np.ndarray]] = []   # ((width, style), rows) thin to thick
+        self._b_of_group: dict[str, list[int]] = {}
+        self._b_moved: set[str] = set()     # groups moved since the bundles' lines were placed
+        #: bundles moved far out (a drag): left out of the pictures, drawn on top every frame
+        self._b_moving = np.zeros(0, dtype=bool)
+        #: the bundle pictures by zoom octave: done (octave -> (image, scene rect)), being drawn
+        #: in batches (octave -> [image, scene rect, pen index, rows done]) and from before the
+        #: last change (image, scene rect, mask of the bundles it left out)
         self._bundle_images: dict[int, tuple[QImage, QRectF]] = {}
-        self._label_data: tuple | None = None  # (bundles' id, their ends, counts) for the labels
+        self._b_jobs: dict[int, list] = {}
+        self._b_stale: list[tuple[QImage, QRectF, np.ndarray]] = []
+        self._b_pending = False            # the frame showed a stand-in: more batches to draw
+        self._b_batch_ms = 5.0             # running estimate of a batch of bundles' cost
+        self.bundles_rebuilt = 0  # bundles whose line was worked out anew (tests watch it)
         self.bundled = False      # whether the last frame drew bundles instead of cables
         self.bundles_drawn = 0    # how many bundle lines were drawn so far (tests watch it)
         self.tiles_rendered = 0  # how many tiles were drawn so far (tests watch it)
@@ -225,9 +240,21 @@ class CableLayer(QGraphicsItem):
         """Cables were added, removed, moved or restyled: rebuild the batches before the next paint
         (which finds what changed and drops the tiles and pictures it makes wrong, :meth:`_sync`)."""
         self._dirty = True
+        self._restyled = True
+        if self._bundles is not False:
+            self._drop_bundle_pictures()
         self._bundles = False
-        self._bundle_images.clear()
-        self._label_data = None
+        self._b_moved.clear()
+        self.update()
+
+    def moved(self, groups) -> None:
+        """Cables were moved with the boxes of ``groups`` (:meth:`DesignScene.group_of`; their
+        new lines are set): the batches are rebuilt before the next paint, as after
+        :meth:`changed`, but the bundles stay; only the lines of those touching ``groups`` are
+        worked out anew, and far out they are drawn over a picture of the others."""
+        self._dirty = True
+        if self._bundles is not False:
+            self._b_moved.update(g for g in groups if g is not None)
         self.update()
 
     def set_extent(self, rect: QRectF) -> None:
@@ -264,15 +291,18 @@ class CableLayer(QGraphicsItem):
         if ids != self._ids:
             self._row = dict(zip(ids, range(len(ids))))
         self._ids, self._ends, self._xy = ids, ends, xy
-        # pen keys (Cable.style): the utilization bin (util_bin) under the overlay, else the medium
-        util = np.array([c.util for c in cables], dtype=float)  # None: nan
-        bins = np.full(len(cables), -1)
-        busy = ~np.isnan(util)
-        bins[busy] = np.clip(util[busy] * len(UTIL_COLORS), 0, len(UTIL_COLORS) - 1).astype(int)
-        styles = [c.base_style() for c in cables]
-        media = np.array(styles, dtype=object)
         self._lo = np.minimum(self._xy[:, :2], self._xy[:, 2:])
         self._hi = np.maximum(self._xy[:, :2], self._xy[:, 2:])
+        restyled, self._restyled = self._restyled, False
+        if not restyled and ids == old[0]:  # only moved (:meth:`moved`): the pens' rows stay
+            bins, media = self._bins, self._media
+        else:  # pen keys (Cable.style): the utilization bin (util_bin) under the overlay, else the medium
+            util = np.array([c.util for c in cables], dtype=float)  # None: nan
+            bins = np.full(len(cables), -1)
+            busy = ~np.isnan(util)
+            bins[busy] = np.clip(util[busy] * len(UTIL_COLORS), 0, len(UTIL_COLORS) - 1).astype(int)
+            styles = [c.base_style() for c in cables]
+            media = np.array(styles, dtype=object)
         if not (ids == old[0] and np.array_equal(bins, self._bins)
                 and np.array_equal(media, self._media)):  # else (cables moved) the pens' rows stay
             groups: dict[str | int, np.ndarray] = {}  # thin to thick: the media, then the bins
@@ -382,7 +412,13 @@ class CableLayer(QGraphicsItem):
         """Put the moving cables back into the pictures far out (no edit for ``FOLD_MS``): they
         are drawn anew in batches; the pictures without them, and them on top, stand in."""
         self._fold.stop()
-        if not shiboken6.isValid(self) or not self._moving:
+        if not shiboken6.isValid(self):
+            return
+        if self._b_moving.any():
+            self._drop_bundle_pictures()
+            self._b_moving = np.zeros(len(self._b_ends), dtype=bool)
+            self.update()
+        if not self._moving:
             return
         self._sync()
         self._drop_pictures(set())
@@ -807,11 +843,15 @@ class CableLayer(QGraphicsItem):
     @property
     def refining(self) -> bool:
         """Whether tiles in view are still to be drawn (scaled older ones stand in for them)."""
-        return not self._pending.isEmpty()
+        return not self._pending.isEmpty() or self._b_pending
 
     def refine(self) -> None:
         """Repaint the part of the view whose tiles are missing: the frame draws more of them."""
-        if shiboken6.isValid(self) and not self._pending.isEmpty():
+        if not shiboken6.isValid(self):
+            return
+        if self._b_pending:
+            self.update()
+        elif not self._pending.isEmpty():
             self.update(self._pending)
 
     def settle(self) -> None:
@@ -827,83 +867,202 @@ class CableLayer(QGraphicsItem):
     bundler = None
 
     def bundles(self) -> list[Bundle] | None:
-        """The bundles of the cables (cached until the next change), or None when bundling
-        would merge too few cables (:data:`BUNDLE_SHARE`) or the scene gives none."""
+        """The bundles of the cables (kept until the next :meth:`changed`), or None when bundling
+        would merge too few cables (:data:`BUNDLE_SHARE`) or the scene gives none. After a
+        :meth:`moved`, only the bundles touching the moved groups get new lines (the scene's
+        ``bundle_line``), and they join the moving ones (drawn on top far out)."""
         if self.bundler is None:
             return None
         if self._bundles is False:
             found = self.bundler()  # None when there is little to merge
             self._bundles = found if found and len(found) <= BUNDLE_SHARE * len(self.cables) else None
+            self._b_moved.clear()
+            self._index_bundles()
+            self.bundles_rebuilt += len(self._bundles or ())
+        elif self._b_moved and self._bundles:
+            touched = sorted({n for g in self._b_moved for n in self._b_of_group.get(g, ())})
+            self._b_moved.clear()
+            line_of = self.bundle_line
+            bundles = self._bundles
+            for n in touched:
+                b = bundles[n]
+                line = line_of(b.a, b.b) if line_of is not None else None
+                if line is not None:
+                    b.line = line
+                    self._b_ends[n] = (line.x1(), line.y1(), line.x2(), line.y2())
+            self.bundles_rebuilt += len(touched)
+            if touched and not self._b_moving[touched].all():
+                self._drop_bundle_pictures()  # the pictures are drawn anew without them
+                self._b_moving[touched] = True
+            if self._b_moving.any():
+                self._fold.start(self.FOLD_MS)
         return self._bundles
+
+    #: set by the scene: (group a, group b) -> QLineF of their bundle (None: not drawn)
+    bundle_line = None
+
+    def _index_bundles(self) -> None:
+        """The bundles as arrays: their ends, counts, rows per pen (thin to thick) and by group."""
+        bundles = self._bundles or []
+        self._b_ends = np.array([(b.line.x1(), b.line.y1(), b.line.x2(), b.line.y2()) for b in bundles],
+                                dtype=float).reshape(-1, 4)
+        self._b_counts = np.array([b.count for b in bundles], dtype=int)
+        self._b_moving = np.zeros(len(bundles), dtype=bool)
+        pens: dict[tuple, list[int]] = {}
+        of_group: dict[str, list[int]] = {}
+        for n, b in enumerate(bundles):
+            pens.setdefault((round(b.width(), 1), b.style), []).append(n)
+            of_group.setdefault(b.a, []).append(n)
+            if b.b != b.a:
+                of_group.setdefault(b.b, []).append(n)
+        self._b_pens = [(key, np.array(rows, dtype=int))
+                        for key, rows in sorted(pens.items(), key=lambda kv: kv[0][0])]
+        self._b_of_group = of_group
+        # pictures from before stand in as they are (their bundles are numbered anew)
+        self._b_stale = [(image, rect, np.zeros(len(bundles), dtype=bool))
+                         for image, rect, _ in self._b_stale]
+
+    def _drop_bundle_pictures(self) -> None:
+        """Have the bundle pictures drawn anew; the done ones stand in meanwhile, with the bundles
+        they left out drawn on top."""
+        if self._bundle_images:
+            self._b_stale = [(image, rect, self._b_moving.copy())
+                             for image, rect in self._bundle_images.values()]
+        self._bundle_images.clear()
+        self._b_jobs.clear()
 
     #: most pixels of a side of the cached bundle picture (larger views draw the bundles directly)
     BUNDLE_IMAGE_PX = 4096
+    #: bundles drawn into a picture between two looks at the clock
+    BUNDLE_BATCH = 1024
 
-    def _paint_bundles(self, painter: QPainter, bundles: list[Bundle], exposed: QRectF) -> None:
-        """The bundles from a picture of them at the view's zoom octave (drawn once per octave and
-        change, so a pan only copies pixels), then the counts of the long ones in screen pixels.
-        Where the picture would be too large, the bundles crossing ``exposed`` are drawn directly."""
-        scale = painter.worldTransform().m11()
+    def _bundle_octave(self, scale: float) -> int | None:
+        """The zoom octave (``2**octave`` pixels a scene unit) of the picture that shows the bundles
+        at ``scale``: the one just above it, else the one below (scaled up by less than 2) when
+        that one would be too large; None when neither fits."""
         octave = math.ceil(math.log2(scale)) if scale > 0 else 0
-        image = self._bundle_images.get(octave)
-        if image is None:
+        w, h = self._bounds.width(), self._bounds.height()
+        for k in (octave, octave - 1):
+            if max(w, h) * 2.0 ** k + 2 <= self.BUNDLE_IMAGE_PX:
+                return k
+        return None
+
+    def _bundle_picture(self, octave: int, start: float, at_once: bool) -> tuple[QImage, QRectF] | None:
+        """The picture of the bundles but the moving ones at ``octave``, or None while it is being
+        drawn: batches of ``BUNDLE_BATCH`` bundles until ``BUDGET_MS`` since ``start`` are spent
+        (at least one; all of them ``at_once``), pen by pen as a drawing at once would."""
+        done = self._bundle_images.get(octave)
+        if done is not None:
+            return done
+        job = self._b_jobs.get(octave)
+        zoom = 2.0 ** octave
+        if job is None:
             bounds = QRectF(self._bounds)
-            zoom = 2.0 ** octave
             w, h = math.ceil(bounds.width() * zoom) + 2, math.ceil(bounds.height() * zoom) + 2
-            if 0 < w <= self.BUNDLE_IMAGE_PX and 0 < h <= self.BUNDLE_IMAGE_PX:
-                picture = QImage(w, h, QImage.Format_ARGB32_Premultiplied)
-                picture.fill(Qt.transparent)
-                p = self._image_painter(picture)
-                p.setRenderHint(QPainter.Antialiasing, True)
-                p.scale(zoom, zoom)
-                p.translate(-bounds.left(), -bounds.top())
-                self._draw_bundle_lines(p, bundles, bounds, zoom)
-                p.end()
-                image = self._bundle_images[octave] = (picture, bounds)
-        if image is not None:
-            painter.setRenderHint(QPainter.SmoothPixmapTransform, True)
-            painter.drawImage(image[1], image[0])
+            picture = QImage(max(1, w), max(1, h), QImage.Format_ARGB32_Premultiplied)
+            picture.fill(Qt.transparent)
+            kept = ~self._b_moving
+            pens = [(key, rows[kept[rows]]) for key, rows in self._b_pens]
+            job = self._b_jobs[octave] = [picture, bounds, [(k, r) for k, r in pens if len(r)], 0, 0]
+        picture, bounds, pens, pen, row = job
+        p = self._image_painter(picture)
+        p.setRenderHint(QPainter.Antialiasing, True)
+        p.scale(zoom, zoom)
+        p.translate(-bounds.left(), -bounds.top())
+        batches = 0
+        while pen < len(pens):
+            if (batches and not at_once
+                    and (time.perf_counter() - start) * 1000 + self._b_batch_ms > self.BUDGET_MS):
+                break
+            key, rows = pens[pen]
+            t = time.perf_counter()
+            self._draw_bundle_rows(p, key, rows[row:row + self.BUNDLE_BATCH], zoom)
+            if len(rows) - row >= self.BUNDLE_BATCH:
+                self._b_batch_ms = (self._b_batch_ms + (time.perf_counter() - t) * 1000) / 2
+            batches += 1
+            row += self.BUNDLE_BATCH
+            if row >= len(rows):
+                pen, row = pen + 1, 0
+        p.end()
+        if pen < len(pens):
+            job[3:] = pen, row
+            return None
+        del self._b_jobs[octave]
+        self._bundle_images[octave] = (picture, bounds)
+        return picture, bounds
+
+    def _paint_bundles(self, painter: QPainter, bundles: list[Bundle], exposed: QRectF,
+                       start: float) -> None:
+        """The bundles from a picture of them at the view's zoom octave (drawn once per octave and
+        change, so a pan only copies pixels), the moving ones over it, then the counts of the
+        long ones in screen pixels. A picture not done yet is drawn a few batches a frame while
+        one of another octave, or from before the last change, stands in (scaled; the bundles it
+        left out drawn on top); with none, it is drawn at once. Where the picture would be too
+        large, the bundles crossing ``exposed`` are drawn directly."""
+        scale = painter.worldTransform().m11()
+        octave = self._bundle_octave(scale)
+        on_top = self._b_moving
+        self._b_pending = False
+        if octave is None:
+            self._draw_bundles(painter, np.flatnonzero(_meeting(self._b_ends, exposed)), scale)
+            on_top = np.zeros(0, dtype=bool)
         else:
-            self._draw_bundle_lines(painter, bundles, exposed, scale)
-        self._bundle_labels(painter, bundles)
+            stand_in = None
+            if octave not in self._bundle_images:
+                if self._bundle_images:
+                    near = min(self._bundle_images, key=lambda k: (abs(k - octave), -k))
+                    stand_in = (*self._bundle_images[near], self._b_moving)
+                elif self._b_stale:
+                    image, rect, left_out = max(self._b_stale, key=lambda s: s[0].width())
+                    stand_in = (image, rect, left_out | self._b_moving)
+            picture = self._bundle_picture(octave, start, at_once=stand_in is None)
+            painter.setRenderHint(QPainter.SmoothPixmapTransform, True)
+            if picture is not None:
+                self._b_stale.clear()
+                painter.drawImage(picture[1], picture[0])
+            else:
+                painter.drawImage(stand_in[1], stand_in[0])
+                on_top = stand_in[2]
+                self._b_pending = True
+                self._refine.start(0)
+        if on_top.any():
+            painter.setRenderHint(QPainter.Antialiasing, True)
+            self._draw_bundles(painter, np.flatnonzero(on_top), scale)
+        self._bundle_labels(painter)
 
-    def _draw_bundle_lines(self, painter: QPainter, bundles: list[Bundle], exposed: QRectF,
-                           scale: float) -> None:
-        """The bundles crossing ``exposed``, a batch per pen (thin to thick); pen widths are
-        screen pixels at ``scale`` (the painter's zoom)."""
-        groups: dict[tuple, list[QLineF]] = {}
-        for b in bundles:
-            if b.line.p1() == b.line.p2():
-                continue
-            lo_x, hi_x = sorted((b.line.x1(), b.line.x2()))
-            lo_y, hi_y = sorted((b.line.y1(), b.line.y2()))
-            if hi_x < exposed.left() or lo_x > exposed.right() or hi_y < exposed.top() or lo_y > exposed.bottom():
-                continue
-            groups.setdefault((round(b.width(), 1), b.style), []).append(b.line)
-        for (width, style), lines in sorted(groups.items(), key=lambda kv: kv[0][0]):
-            pen = QPen(self.pen(style))
-            if pen.isCosmetic():
-                pen.setWidthF(width)
-            else:  # a scene-unit pen: as wide on screen as a cosmetic one of ``width`` px
-                pen.setWidthF(width / max(scale, 1e-9))
-            if width <= 1.0 and not isinstance(style, int):  # single cables recede behind bundles
-                pen.setColor(pen.color().lighter(150))
-            painter.setPen(pen)
-            painter.drawLines(lines)
-            self.bundles_drawn += len(lines)
+    def _draw_bundles(self, painter: QPainter, rows: np.ndarray, scale: float) -> None:
+        """The bundles of ``rows``, a batch per pen (thin to thick)."""
+        chosen = np.zeros(len(self._b_ends), dtype=bool)
+        chosen[rows] = True
+        for key, pen_rows in self._b_pens:
+            self._draw_bundle_rows(painter, key, pen_rows[chosen[pen_rows]], scale)
 
-    def _bundle_labels(self, painter: QPainter, bundles: list[Bundle]) -> None:
+    def _draw_bundle_rows(self, painter: QPainter, key: tuple, rows: np.ndarray, scale: float) -> None:
+        """Bundles ``rows`` of one pen ``key`` (width px, style); pen widths are screen pixels at
+        ``scale`` (the painter's zoom). A bundle whose ends meet is not drawn."""
+        xy = self._b_ends[rows]
+        xy = xy[(xy[:, 0] != xy[:, 2]) | (xy[:, 1] != xy[:, 3])]
+        if not len(xy):
+            return
+        width, style = key
+        pen = QPen(self.pen(style))
+        if pen.isCosmetic():
+            pen.setWidthF(width)
+        else:  # a scene-unit pen: as wide on screen as a cosmetic one of ``width`` px
+            pen.setWidthF(width / max(scale, 1e-9))
+        if width <= 1.0 and not isinstance(style, int):  # single cables recede behind bundles
+            pen.setColor(pen.color().lighter(150))
+        painter.setPen(pen)
+        draw_segments(painter, xy)
+        self.bundles_drawn += len(xy)
+
+    def _bundle_labels(self, painter: QPainter) -> None:
         """The counts of the bundles whose line is long on screen, in screen pixels."""
         transform = painter.worldTransform()
-        key = id(bundles)
-        if self._label_data is None or self._label_data[0] != key:  # once per set of bundles
-            many = [b for b in bundles if b.count >= 2]
-            ends = np.array([(b.line.x1(), b.line.y1(), b.line.x2(), b.line.y2()) for b in many],
-                            dtype=float).reshape(-1, 4)
-            self._label_data = (key, ends, np.array([b.count for b in many], dtype=int))
-        _, ends, counts = self._label_data
-        if not len(ends):
+        many = np.flatnonzero(self._b_counts >= 2)
+        if not len(many):
             return
+        ends, counts = self._b_ends[many], self._b_counts[many]
         if transform.isAffine() and not transform.isRotating() and transform.m11() == transform.m22():
             z = transform.m11()  # a uniform zoom: lengths scale, no mapping of every end needed
             pick = np.flatnonzero(np.hypot(ends[:, 2] - ends[:, 0], ends[:, 3] - ends[:, 1]) * abs(z)
@@ -913,7 +1072,7 @@ class CableLayer(QGraphicsItem):
         if len(pick) > MAX_LABELS:
             return
         long = []
-        for i in pick:
+        for i in pick.tolist():
             p1 = transform.map(QPointF(ends[i, 0], ends[i, 1]))
             p2 = transform.map(QPointF(ends[i, 2], ends[i, 3]))
             if QLineF(p1, p2).length() >= LABEL_MIN_PX:
@@ -948,7 +1107,7 @@ class CableLayer(QGraphicsItem):
         self._far_shown = level is not None
         self.bundled = bundles is not None
         if bundles is not None:
-            self._paint_bundles(painter, bundles, option.exposedRect)
+            self._paint_bundles(painter, bundles, option.exposedRect, start)
         elif level is not None:
             self._far(painter, level, start)
         elif (on_screen and transform.isAffine() and not transform.isRotating()

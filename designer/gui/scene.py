@@ -68,6 +68,7 @@ class DesignScene(QGraphicsScene):
         self.setItemIndexMethod(QGraphicsScene.BspTreeIndex)
         self.cables = CableLayer(self.link_items)
         self.cables.bundler = self.bundles
+        self.cables.bundle_line = self.bundle_line
         self.addItem(self.cables)
         self.sceneRectChanged.connect(lambda rect: self.cables.set_extent(rect))
 
@@ -90,6 +91,7 @@ class DesignScene(QGraphicsScene):
         self.clear()
         self.cables = CableLayer(self.link_items)
         self.cables.bundler = self.bundles
+        self.cables.bundle_line = self.bundle_line
         self.cables.set_extent(self.sceneRect())
         self.addItem(self.cables)
 
@@ -242,6 +244,8 @@ class DesignScene(QGraphicsScene):
                 if link.id in self.link_items:
                     self.link_items[link.id].rail = self._rail(link)
         self.refresh_links(self.subtree(comp.id))
+        if (old.parent, old.slot, old.kind) != (new.parent, new.slot, new.kind):
+            self.cables.changed()  # groups or rails changed: the bundles are worked out anew
 
     def _home(self, comp: Component) -> None:
         """Put a component's item where the model says: in its rack, on its server, or at pos."""
@@ -519,11 +523,21 @@ class DesignScene(QGraphicsScene):
             self.cables.selected.discard(lid)
             self.selectionChanged.emit()
 
-    def _place_link(self, cable: Cable) -> None:
+    def _place_link(self, cable: Cable, moved: bool = False) -> None:
+        """Set a cable's line from its ends' boxes; unless ``moved`` (the caller tells the layer
+        which groups moved, :meth:`refresh_links`), the layer's bundles are worked out anew."""
         ra, rb = self._body_rect(cable.link.a), self._body_rect(cable.link.b)
         if ra is not None and rb is not None:
             cable.line = QLineF(anchor(ra, rb.center()), anchor(rb, ra.center()))
-        self.cables.changed()
+        if not moved:
+            self.cables.changed()
+
+    def bundle_line(self, ga: str, gb: str) -> QLineF | None:
+        """The line of the bundle between groups ``ga`` and ``gb`` (as :meth:`bundles` draws it)."""
+        ra, rb = self._body_rect(ga), self._body_rect(gb)
+        if ra is None or rb is None:
+            return None
+        return QLineF(anchor(ra, rb.center()), anchor(rb, ra.center()))
 
     def _body_rect(self, cid: str) -> QRectF | None:
         """Scene rect of a component's box (remembered while the scene is being rebuilt)."""
@@ -539,15 +553,20 @@ class DesignScene(QGraphicsScene):
         return rect
 
     def refresh_links(self, comp_ids) -> None:
+        """Place anew the cables of components ``comp_ids`` (moved: their groups, and so the
+        bundles far out, stay; only the bundles touching their groups get new lines)."""
         topo = self.design.topology
         seen = set()
+        comp_ids = list(comp_ids)
         for cid in comp_ids:
             for link in topo.links_of(cid):
                 if link.id not in seen:
                     seen.add(link.id)
                     cable = self.link_items.get(link.id)
                     if cable is not None:
-                        self._place_link(cable)
+                        self._place_link(cable, moved=True)
+        if seen:
+            self.cables.moved({self.group_of(cid) for cid in comp_ids})
 
     def link_at(self, pos: QPointF, tolerance: float) -> str | None:
         """Id of the cable nearest to a scene point, within ``tolerance`` scene units."""
