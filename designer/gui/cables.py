@@ -215,6 +215,7 @@ class CableLayer(QGraphicsItem):
         self._b_pens: list[tuple[tuple, np.ndarray]] = []   # ((width, style), rows) thin to thick
         self._b_of_group: dict[str, list[int]] = {}
         self._b_moved: set[str] = set()     # groups moved since the bundles' lines were placed
+        self._b_boxes: dict[str, tuple | None] = {}  # each group's box when its lines were placed
         #: bundles moved far out (a drag): left out of the pictures, drawn on top every frame
         self._b_moving = np.zeros(0, dtype=bool)
         #: the bundle pictures by zoom octave: done (octave -> (image, scene rect)), being drawn
@@ -880,8 +881,12 @@ class CableLayer(QGraphicsItem):
             self._index_bundles()
             self.bundles_rebuilt += len(self._bundles or ())
         elif self._b_moved and self._bundles:
-            touched = sorted({n for g in self._b_moved for n in self._b_of_group.get(g, ())})
+            box, boxes = self.group_box, self._b_boxes
+            moved = [g for g in self._b_moved if g in boxes and box(g) != boxes[g]]
             self._b_moved.clear()
+            for g in moved:
+                boxes[g] = box(g)
+            touched = sorted({n for g in moved for n in self._b_of_group[g]})
             line_of = self.bundle_line
             bundles = self._bundles
             for n in touched:
@@ -898,8 +903,10 @@ class CableLayer(QGraphicsItem):
                 self._fold.start(self.FOLD_MS)
         return self._bundles
 
-    #: set by the scene: (group a, group b) -> QLineF of their bundle (None: not drawn)
+    #: set by the scene: (group a, group b) -> QLineF of their bundle (None: not drawn), and
+    #: group -> its box (x, y, width, height; None: none), which a bundle's line follows
     bundle_line = None
+    group_box = None
 
     def _index_bundles(self) -> None:
         """The bundles as arrays: their ends, counts, rows per pen (thin to thick) and by group."""
@@ -918,6 +925,8 @@ class CableLayer(QGraphicsItem):
         self._b_pens = [(key, np.array(rows, dtype=int))
                         for key, rows in sorted(pens.items(), key=lambda kv: kv[0][0])]
         self._b_of_group = of_group
+        box = self.group_box
+        self._b_boxes = {g: box(g) for g in of_group} if box is not None else {}
         # pictures from before stand in as they are (their bundles are numbered anew)
         self._b_stale = [(image, rect, np.zeros(len(bundles), dtype=bool))
                          for image, rect, _ in self._b_stale]

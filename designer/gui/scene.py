@@ -69,6 +69,7 @@ class DesignScene(QGraphicsScene):
         self.cables = CableLayer(self.link_items)
         self.cables.bundler = self.bundles
         self.cables.bundle_line = self.bundle_line
+        self.cables.group_box = self.group_box
         self.addItem(self.cables)
         self.sceneRectChanged.connect(lambda rect: self.cables.set_extent(rect))
 
@@ -92,6 +93,7 @@ class DesignScene(QGraphicsScene):
         self.cables = CableLayer(self.link_items)
         self.cables.bundler = self.bundles
         self.cables.bundle_line = self.bundle_line
+        self.cables.group_box = self.group_box
         self.cables.set_extent(self.sceneRect())
         self.addItem(self.cables)
 
@@ -244,7 +246,8 @@ class DesignScene(QGraphicsScene):
                 if link.id in self.link_items:
                     self.link_items[link.id].rail = self._rail(link)
         self.refresh_links(self.subtree(comp.id))
-        if (old.parent, old.slot, old.kind) != (new.parent, new.slot, new.kind):
+        if (old.parent, old.kind) != (new.parent, new.kind) or (
+                new.kind in ("nic", "dpu") and old.slot != new.slot):
             self.cables.changed()  # groups or rails changed: the bundles are worked out anew
 
     def _home(self, comp: Component) -> None:
@@ -531,6 +534,11 @@ class DesignScene(QGraphicsScene):
             cable.line = QLineF(anchor(ra, rb.center()), anchor(rb, ra.center()))
         if not moved:
             self.cables.changed()
+
+    def group_box(self, group: str) -> tuple[float, float, float, float] | None:
+        """A bundle group's box (scene x, y, width, height), or None."""
+        r = self._body_rect(group)
+        return None if r is None else (r.x(), r.y(), r.width(), r.height())
 
     def bundle_line(self, ga: str, gb: str) -> QLineF | None:
         """The line of the bundle between groups ``ga`` and ``gb`` (as :meth:`bundles` draws it)."""
