@@ -225,7 +225,7 @@ class CableLayer(QGraphicsItem):
         self._b_jobs: dict[int, list] = {}
         self._b_stale: list[tuple[QImage, QRectF, np.ndarray]] = []
         self._b_pending = False            # the frame showed a stand-in: more batches to draw
-        self._b_batch_ms = 5.0             # running estimate of a batch of bundles' cost
+        self._b_row_ms = 0.01              # running estimate of a bundle's cost in a picture
         self.bundles_rebuilt = 0  # bundles whose line was worked out anew (tests watch it)
         self.bundled = False      # whether the last frame drew bundles instead of cables
         self.bundles_drawn = 0    # how many bundle lines were drawn so far (tests watch it)
@@ -956,10 +956,11 @@ class CableLayer(QGraphicsItem):
                 return k
         return None
 
-    def _bundle_picture(self, octave: int, start: float, at_once: bool) -> tuple[QImage, QRectF] | None:
+    def _bundle_picture(self, octave: int, start: float) -> tuple[QImage, QRectF] | None:
         """The picture of the bundles but the moving ones at ``octave``, or None while it is being
-        drawn: batches of ``BUNDLE_BATCH`` bundles until ``BUDGET_MS`` since ``start`` are spent
-        (at least one; all of them ``at_once``), pen by pen as a drawing at once would."""
+        drawn: batches of at most ``BUNDLE_BATCH`` bundles, as many as the running estimate of a
+        bundle's cost fits in ``BUDGET_MS`` since ``start`` (at least one batch), pen by pen as a
+        drawing at once would."""
         done = self._bundle_images.get(octave)
         if done is not None:
             return done
@@ -980,16 +981,20 @@ class CableLayer(QGraphicsItem):
         p.translate(-bounds.left(), -bounds.top())
         batches = 0
         while pen < len(pens):
-            if (batches and not at_once
-                    and (time.perf_counter() - start) * 1000 + self._b_batch_ms > self.BUDGET_MS):
+            left = self.BUDGET_MS - (time.perf_counter() - start) * 1000
+            # as many as the time left is estimated to draw (a thick pen's cost more), at least
+            # a sixteenth of a batch, and at least one batch a frame
+            count = int(min(self.BUNDLE_BATCH, max(self.BUNDLE_BATCH // 16, left / self._b_row_ms)))
+            if batches and left < count * self._b_row_ms:
                 break
             key, rows = pens[pen]
             t = time.perf_counter()
-            self._draw_bundle_rows(p, key, rows[row:row + self.BUNDLE_BATCH], zoom)
-            if len(rows) - row >= self.BUNDLE_BATCH:
-                self._b_batch_ms = (self._b_batch_ms + (time.perf_counter() - t) * 1000) / 2
+            drawn = rows[row:row + count]
+            self._draw_bundle_rows(p, key, drawn, zoom)
+            if len(drawn) >= self.BUNDLE_BATCH // 16:  # a running estimate of a bundle's cost
+                self._b_row_ms = (self._b_row_ms + (time.perf_counter() - t) * 1000 / len(drawn)) / 2
             batches += 1
-            row += self.BUNDLE_BATCH
+            row += count
             if row >= len(rows):
                 pen, row = pen + 1, 0
         p.end()
@@ -1006,7 +1011,7 @@ class CableLayer(QGraphicsItem):
         change, so a pan only copies pixels), the moving ones over it, then the counts of the
         long ones in screen pixels. A picture not done yet is drawn a few batches a frame while
         one of another octave, or from before the last change, stands in (scaled; the bundles it
-        left out drawn on top); with none, it is drawn at once. Where the picture would be too
+        left out drawn on top), else the part drawn so far. Where the picture would be too
         large, the bundles crossing ``exposed`` are drawn directly."""
         scale = painter.worldTransform().m11()
         octave = self._bundle_octave(scale)
@@ -1024,12 +1029,15 @@ class CableLayer(QGraphicsItem):
                 elif self._b_stale:
                     image, rect, left_out = max(self._b_stale, key=lambda s: s[0].width())
                     stand_in = (image, rect, left_out | self._b_moving)
-            picture = self._bundle_picture(octave, start, at_once=stand_in is None)
+            picture = self._bundle_picture(octave, start)
             painter.setRenderHint(QPainter.SmoothPixmapTransform, True)
             if picture is not None:
                 self._b_stale.clear()
                 painter.drawImage(picture[1], picture[0])
             else:
+                if stand_in is None:  # the part drawn so far (a new document's first frames)
+                    job = self._b_jobs[octave]
+                    stand_in = (job[0], job[1], self._b_moving)
                 painter.drawImage(stand_in[1], stand_in[0])
                 on_top = stand_in[2]
                 self._b_pending = True
