@@ -57,7 +57,7 @@ class Cable:
     the cable moves, which the layer tells by identity; ``line`` is them as a QLineF, made when
     first asked for (the layer draws from its own array: a new document's 500k cables need none)."""
 
-    __slots__ = ("lid", "link", "ends", "_line", "problems", "util", "marked", "rail")
+    __slots__ = ("lid", "link", "ends", "_line", "problems", "util", "mean", "peak", "marked", "rail")
 
     def __init__(self, link: Link, line: QLineF | None = None,
                  ends: tuple[float, float, float, float] | None = None) -> None:
@@ -68,7 +68,9 @@ class Cable:
         if line is not None:
             self.line = line
         self.problems: list = []
-        self.util: float | None = None
+        self.util: float | None = None   # what the overlay colours it by (0..1), None: no overlay
+        self.mean: float | None = None   # its utilization averaged over the iteration
+        self.peak: float | None = None   # and in its busiest phase, when the run gave both
         self.marked = False
         self.rail: int | None = None
 
@@ -97,9 +99,26 @@ class Cable:
                  f"{link.medium}, {link.lanes}× {link.speed_Gbps:g} Gb/s"
                  + (f", rail {self.rail + 1}" if self.rail is not None else "")]
         if self.util is not None:
-            lines.append(f"utilization {self.util * 100:.0f} %" + (" (bottleneck)" if self.marked else ""))
+            if self.peak is not None and self.mean is not None:
+                lines.append(f"utilization {_percent(self.mean)} averaged over the iteration, "
+                             f"{_percent(self.peak)} in its busiest phase")
+            else:
+                lines.append(f"utilization {_percent(self.util)}")
+            if self.marked:
+                lines.append("bottleneck: the engine names it as limiting the step")
         lines += [f"{p.severity}: {p.message}" for p in self.problems]
         return "\n".join(lines)
+
+
+def _percent(share: float) -> str:
+    """A share 0..1 as a percentage: whole numbers, one decimal below 10 % (a cable 0.4 % busy
+    is not "0 %"), "< 0.1 %" for a trace."""
+    pct = share * 100
+    if pct <= 0:
+        return "0 %"
+    if pct < 0.1:
+        return "< 0.1 %"
+    return f"{pct:.1f} %" if pct < 10 else f"{pct:.0f} %"
 
 
 class Bundle:

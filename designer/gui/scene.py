@@ -56,7 +56,8 @@ class DesignScene(QGraphicsScene):
         self.design: Design | None = None
         self.comp_items: dict[str, ComponentItem] = {}
         self.link_items: dict[str, Cable] = {}
-        self.overlay: dict[str, float] | None = None
+        self.overlay: dict[str, float] | None = None  # what the cables are coloured by
+        self._overlay_mean: dict[str, float] | None = None
         #: rails of the design (0, 1, ... : the NIC/DPU slots whose cables are coloured apart);
         #: empty when the servers have fewer than two cabled NICs/DPUs
         self.rails: list[int] = []
@@ -117,7 +118,7 @@ class DesignScene(QGraphicsScene):
 
     def _rebuild(self) -> None:
         self._drop_items()
-        self.overlay = None
+        self.overlay = self._overlay_mean = self.overlay_peak = None
         topo = self.design.topology
         missing = [c for c in topo.components.values() if c.pos is None and c.parent is None]
         self._fallback_pos = layout_by_tier(topo, self.catalog) if missing else {}
@@ -325,6 +326,9 @@ class DesignScene(QGraphicsScene):
         cable = Cable(link)
         if self.overlay is not None:
             cable.util = self.overlay.get(link.id, 0.0)
+            mean = self._overlay_mean
+            cable.mean = None if mean is None else mean.get(link.id, 0.0)
+            cable.peak = None if self.overlay_peak is None else self.overlay_peak.get(link.id, 0.0)
         if self.rails:
             cable.rail = self._rail(link)
         self.link_items[link.id] = cable
@@ -609,21 +613,51 @@ class DesignScene(QGraphicsScene):
         event.accept()
 
     # ------------------------------------------------------------- overlay
+    #: what the overlay colours by: "mean" (each cable's utilization averaged over the
+    #: iteration, ``Result.link_mean_utilization``) or "peak" (its busiest phase's)
+    overlay_view = "mean"
+    #: the second view's figures (link id -> 0..1), when the run gave both
+    overlay_peak: dict[str, float] | None = None
+
     def show_utilization(self, link_util: dict[str, float] | None,
-                         marked: set[str] | frozenset = frozenset()) -> None:
+                         marked: set[str] | frozenset = frozenset(),
+                         peak: dict[str, float] | None = None) -> None:
         """Colour every cable by its utilization (0..1, :data:`UTIL_COLORS`, thicker when busier)
-        and outline the components and cables in ``marked`` (bottlenecks); ``None`` clears both.
-        A cable missing from ``link_util`` counts as idle."""
-        self.overlay = dict(link_util) if link_util is not None else None
+        and outline the components and cables in ``marked`` (the bottlenecks the engine names);
+        ``None`` clears both. ``link_util`` is the time-averaged utilization over the iteration
+        (``Result.link_mean_utilization``) and ``peak``, when given, the phase peak
+        (``Result.links``): :meth:`set_overlay_view` switches between them. A cable missing from
+        a dict counts as idle."""
+        self._overlay_mean = dict(link_util) if link_util is not None else None
+        self.overlay_peak = dict(peak) if peak is not None and link_util is not None else None
         marked = set(marked) if link_util is not None else set()
         self._marked = marked
+        for cid, item in self.comp_items.items():
+            item.set_marked(cid in marked)
+        self._colour_overlay()
+
+    def set_overlay_view(self, view: str) -> None:
+        """Colour by ``"mean"`` (time-averaged over the iteration) or ``"peak"`` (the busiest
+        phase); the peak view needs the figures :meth:`show_utilization` was given as ``peak``."""
+        if view not in ("mean", "peak"):
+            raise ValueError(f"overlay view must be 'mean' or 'peak', not {view!r}")
+        if view != self.overlay_view:
+            self.overlay_view = view
+            if self._overlay_mean is not None:
+                self._colour_overlay()
+
+    def _colour_overlay(self) -> None:
+        mean, peak = self._overlay_mean, self.overlay_peak
+        shown = peak if self.overlay_view == "peak" and peak is not None else mean
+        self.overlay = shown
+        marked = self._marked
         for lid, cable in self.link_items.items():
-            cable.util = None if self.overlay is None else float(self.overlay.get(lid, 0.0))
+            cable.util = None if shown is None else float(shown.get(lid, 0.0))
+            cable.mean = None if mean is None else float(mean.get(lid, 0.0))
+            cable.peak = None if peak is None else float(peak.get(lid, 0.0))
             cable.marked = lid in marked
         self.cables.flagged = {lid for lid, c in self.link_items.items() if c.marked or c.problems}
         self.cables.changed()
-        for cid, item in self.comp_items.items():
-            item.set_marked(cid in marked)
         self.overlay_changed.emit()
 
     # ----------------------------------------------------------- selection
