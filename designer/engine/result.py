@@ -91,9 +91,9 @@ class LinkResults(Sequence):
     def phase(self) -> list[str]:
         """Each link's phase name."""
         if self._phase is None:
-            table = np.empty(len(self._phase_names), dtype=object)
-            table[:] = self._phase_names
-            self._phase = table[self._phase_codes].tolist()
+            names, codes = self._phase_names or [], self._phase_codes
+            table = np.array(names + [None], dtype=object)[:-1]  # strings kept as objects
+            self._phase = table[codes].tolist() if codes is not None else []
         return self._phase
 
     def _ids_written_as_is(self) -> bool | None:
@@ -108,16 +108,17 @@ class LinkResults(Sequence):
 
     def _phases_are_strings(self) -> bool:
         names = self._phase_names if self._phase_codes is not None else self._phase
-        return set(map(type, names)) <= {str}
+        return set(map(type, names or [])) <= {str}
 
     def _phases_coded(self) -> tuple[list[str], np.ndarray]:
         """Distinct phase names and each link's position among them (a dict look-up per link
         when the phases were given as a list)."""
         if self._phase_codes is not None:
-            return self._phase_names, self._phase_codes
-        names = sorted(set(self._phase))
+            return self._phase_names or [], self._phase_codes
+        phase = self.phase
+        names = sorted(set(phase))
         at = dict(zip(names, range(len(names))))
-        return names, np.fromiter(map(at.__getitem__, self._phase), dtype=np.int64, count=len(self._phase))
+        return names, np.fromiter(map(at.__getitem__, phase), dtype=np.int64, count=len(phase))
 
     def __len__(self) -> int:
         return len(self.ids)

@@ -32,7 +32,7 @@ import difflib
 import gc
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from designer.topology import kinds
 from designer.topology.model import ATTACHABLE, RACKABLE, Component, Topology, parent_problem  # noqa: F401
@@ -201,6 +201,13 @@ class _View:
         self.parent = np.array([-1 if c.parent is None else index.get(c.parent, -2) for c in items],
                                dtype=np.int64)
 
+    def resolved(self) -> list[dict[str, Any]]:
+        """Each class's resolved figures (the view was made with a resolver)."""
+        figs = [f for f in self.figs if f is not None]
+        if len(figs) != len(self.figs):
+            raise ValueError("the design view was made without a resolver")
+        return figs
+
     def per_class(self, values: list, dtype: Any):
         """Each component's value of a per-class list (an array in design order)."""
         import numpy as np
@@ -273,8 +280,8 @@ def _parents(view: _View) -> list[Problem]:
             out.append(Problem("error", "bad-parent", f"placed in '{c.parent}', which does not exist",
                                "place it in an existing rack/server or clear its parent", component=c.id))
         elif wrong[i]:
-            out.append(Problem("error", "bad-parent", pairs[(c.kind, comps[c.parent].kind)], "move it",
-                               component=c.id))
+            out.append(Problem("error", "bad-parent", str(pairs[(c.kind, comps[str(c.parent)].kind)]),
+                               "move it", component=c.id))
         else:
             out.append(Problem("error", "unattached",
                                f"this {kinds.KIND_LABEL[c.kind]} is not attached to a GPU server",
@@ -340,7 +347,7 @@ def _ports(view: _View) -> list[Problem]:
     lanes = np.repeat(view.lanes, 2)
     used = np.bincount(ends, weights=lanes, minlength=view.n)[:view.n] if len(ends) else np.zeros(view.n)
     counted = np.bincount(ends, minlength=view.n)[:view.n] > 0 if len(ends) else np.zeros(view.n, bool)
-    ports = view.per_class([int(f["ports"]) if k in PORTED else 0 for k, f in zip(view.kinds, view.figs)],
+    ports = view.per_class([int(f["ports"]) if k in PORTED else 0 for k, f in zip(view.kinds, view.resolved())],
                            np.float64)
     over = counted & view.of_kind(*PORTED) & (used > ports)
     flagged = np.flatnonzero(over)
@@ -364,7 +371,7 @@ def _speeds(view: _View) -> list[Problem]:
     import numpy as np
 
     port = view.per_class([float(f["port_speed_Gbps"]) if k in PORTED else np.nan
-                           for k, f in zip(view.kinds, view.figs)], np.float64)
+                           for k, f in zip(view.kinds, view.resolved())], np.float64)
     # a dangling end (index n and on) has no port figure
     of = np.append(port, np.full(len(view.extra), np.nan))
     with np.errstate(invalid="ignore"):
@@ -433,7 +440,13 @@ def _parts(topo: Topology) -> dict[str, int]:
     return dict(zip(view.ids + view.extra, number.tolist()))
 
 
-def server_power_W(topo: Topology, comp: Component, resolve: Any,
+class HasAttached(Protocol):
+    """What the power rules ask of a topology: the NICs/DPUs attached to a server."""
+
+    def attached(self, server_id: str) -> list[Component]: ...
+
+
+def server_power_W(topo: HasAttached, comp: Component, resolve: Any,
                    stand_ins: dict[str, dict[str, Any]] | None = None) -> dict[str, float]:
     """Maximum power of a GPU server by part: ``gpu`` (``tdp_W`` per GPU), ``server``
     (``base_power_W``: CPUs, memory, fans) and ``adapters`` (``power_W`` of each attached NIC and
@@ -448,7 +461,7 @@ def server_power_W(topo: Topology, comp: Component, resolve: Any,
                             for d in topo.attached(comp.id))}
 
 
-def component_power_W(topo: Topology, comp: Component, resolve: Any) -> float:
+def component_power_W(topo: HasAttached, comp: Component, resolve: Any) -> float:
     """Maximum power of a rack member as counted by the ``rack-power`` rule (see module doc)."""
     if comp.kind == "gpu_server":
         return sum(server_power_W(topo, comp, resolve).values())
@@ -525,9 +538,9 @@ def _racks(view: _View, res: Resolver) -> list[Problem]:
     inside = np.flatnonzero(view.of_kind(*RACKABLE) & (par >= 0))
     inside = inside[is_rack[par[inside]]]
     units_of = view.per_class([int(f["rack_units_used"]) if k in RACKABLE else 0
-                               for k, f in zip(view.kinds, view.figs)], np.int64)
+                               for k, f in zip(view.kinds, view.resolved())], np.int64)
     watts = view.per_class([float(f.get("power_W", 0.0)) if k in RACKABLE else 0.0
-                            for k, f in zip(view.kinds, view.figs)], np.float64)
+                            for k, f in zip(view.kinds, view.resolved())], np.float64)
     power = watts[inside]
     servers = view.of_kind("gpu_server")[inside]
     power[servers] = _server_powers(view, res, inside[servers])
