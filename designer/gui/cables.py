@@ -19,6 +19,7 @@ from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, QTimer
 from PySide6.QtGui import QColor, QImage, QPainter, QPen, QRegion, QTransform
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
+from designer.gcpause import paused
 from designer.gui.items import (BOTTLENECK, MEDIUM_COLOR, SELECT, SEVERITY_COLOR, UTIL_COLORS,
                                 _cosmetic)
 from designer.topology.model import Link
@@ -927,22 +928,34 @@ class CableLayer(QGraphicsItem):
     bundle_line = None
     group_box = None
 
+    @paused
     def _index_bundles(self) -> None:
         """The bundles as arrays: their ends, counts, rows per pen (thin to thick) and by group."""
         bundles = self._bundles or []
-        self._b_ends = np.array([(b.line.x1(), b.line.y1(), b.line.x2(), b.line.y2()) for b in bundles],
+        lines = [b.line for b in bundles]
+        self._b_ends = np.array([(l.x1(), l.y1(), l.x2(), l.y2()) for l in lines],
                                 dtype=float).reshape(-1, 4)
         self._b_counts = np.array([b.count for b in bundles], dtype=int)
         self._b_moving = np.zeros(len(bundles), dtype=bool)
-        pens: dict[tuple, list[int]] = {}
+        # pens by (width, style): Bundle.width of each count, rounded as drawn; thin to thick
+        counts = np.maximum(self._b_counts, 1)
+        widths = np.round(np.minimum(7.0, 1.0 + 1.2 * np.log2(counts)), 1)
+        styles = [b.style for b in bundles]
+        number = {st: n for n, st in enumerate(dict.fromkeys(styles))}
+        style_no = np.fromiter(map(number.__getitem__, styles), dtype=np.int64, count=len(styles))
+        keys, inverse = np.unique(np.column_stack([widths, style_no]), axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        by_style = list(number)
+        order = np.argsort(inverse, kind="stable")
+        cuts = np.cumsum(np.bincount(inverse, minlength=len(keys)))[:-1]
+        self._b_pens = [((float(k[0]), by_style[int(k[1])]), rows)
+                        for k, rows in zip(keys.tolist(), np.split(order, cuts))]
+        self._b_pens.sort(key=lambda kv: kv[0][0])
         of_group: dict[str, list[int]] = {}
         for n, b in enumerate(bundles):
-            pens.setdefault((round(b.width(), 1), b.style), []).append(n)
             of_group.setdefault(b.a, []).append(n)
             if b.b != b.a:
                 of_group.setdefault(b.b, []).append(n)
-        self._b_pens = [(key, np.array(rows, dtype=int))
-                        for key, rows in sorted(pens.items(), key=lambda kv: kv[0][0])]
         self._b_of_group = of_group
         box = self.group_box
         self._b_boxes = {g: box(g) for g in of_group} if box is not None else {}
@@ -1036,6 +1049,7 @@ class CableLayer(QGraphicsItem):
         octave = self._bundle_octave(scale)
         on_top = self._b_moving
         self._b_pending = False
+        self._pending = QRectF()  # no tile is in view: none is still to be drawn
         if octave is None:
             self._draw_bundles(painter, np.flatnonzero(_meeting(self._b_ends, exposed)), scale)
             on_top = np.zeros(0, dtype=bool)

@@ -6,13 +6,13 @@ commands); the resulting events come back here and add, remove, move or restyle 
 
 from __future__ import annotations
 
-import gc
 from itertools import repeat
 
 import numpy as np
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, Signal
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QToolTip
 
+from designer.gcpause import collector_paused, paused
 from designer.gui.cables import BUNDLE_SHARE, Bundle, Cable, CableLayer, util_bin
 from designer.gui.items import (BADGE_H, BADGE_W, DETAIL_LOD, DRAWN_IN_RACK, ITEM_CLASS,
                                 ComponentItem, PortItem, RackItem, ServerItem, anchor)
@@ -108,13 +108,8 @@ class DesignScene(QGraphicsScene):
         """Items for the whole document. The garbage collector pauses meanwhile (as the loader
         does, topology/fileformat.py): the hundreds of thousands of items and cables made here
         are no garbage, and a full collection over a large design's objects costs seconds."""
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with collector_paused():
             self._rebuild()
-        finally:
-            if enabled:
-                gc.enable()
 
     def _rebuild(self) -> None:
         self._drop_items()
@@ -388,6 +383,7 @@ class DesignScene(QGraphicsScene):
         self._groups[cid] = item.cid
         return item.cid
 
+    @paused  # tens of thousands of bundles and lines, no cycles: no collection over the design
     def bundles(self) -> list[Bundle] | None:
         """The cables between each pair of groups (:meth:`group_of`) as one :class:`Bundle`:
         its line joins the two boxes, its pen is the rail's when all its cables are of one rail,
@@ -451,13 +447,27 @@ class DesignScene(QGraphicsScene):
                                  count=len(cables))[rows]
             util = np.zeros(len(uniq))
             np.maximum.at(util, inverse, values)
+        # each group's box once, then every bundle's line from arrays (items.anchor's rule: the
+        # middle of the top or bottom edge of each box, toward the other's centre; the same
+        # double arithmetic as QRectF's centre and bottom)
+        box = np.full((len(groups) + 1, 4), np.nan)  # row -1 (no group): no box
+        for k, g in enumerate(groups):
+            found = self.group_box(g)
+            if found is not None:
+                box[k] = found
+        ga_rows, gb_rows = lo[first], hi[first]
+        x, y, w, h = (box[:, k] for k in range(4))
+        cx, cy, bottom = x + w / 2, y + h / 2, y + h
+        a_x, b_x = cx[ga_rows], cx[gb_rows]
+        a_y = np.where(cy[gb_rows] < cy[ga_rows], y[ga_rows], bottom[ga_rows])
+        b_y = np.where(cy[ga_rows] < cy[gb_rows], y[gb_rows], bottom[gb_rows])
+        drawn = ~np.isnan(box[ga_rows, 0]) & ~np.isnan(box[gb_rows, 0])
+        ends = np.column_stack([a_x, a_y, b_x, b_y]).tolist()
+        ga_list, gb_list = ga_rows.tolist(), gb_rows.tolist()
         out = []
-        for n in range(len(uniq)):
-            ga, gb = groups[int(lo[first[n]])], groups[int(hi[first[n]])]
-            ra, rb = self._body_rect(ga), self._body_rect(gb)
-            if ra is None or rb is None:
-                continue
-            line = QLineF(anchor(ra, rb.center()), anchor(rb, ra.center()))
+        for n in np.flatnonzero(drawn).tolist():
+            ga, gb = groups[ga_list[n]], groups[gb_list[n]]
+            line = QLineF(*ends[n])
             one_rail = rail_lo[n] == rail_hi[n] and rail_lo[n] >= 0
             if util is not None:
                 style: str | int = util_bin(float(util[n]))

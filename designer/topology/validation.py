@@ -29,11 +29,11 @@ item by item.
 from __future__ import annotations
 
 import difflib
-import gc
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from designer.gcpause import collector_paused
 from designer.topology import kinds
 from designer.topology.model import ATTACHABLE, RACKABLE, Component, Topology, parent_problem  # noqa: F401
 
@@ -120,15 +120,10 @@ def validate(design: Any, catalog: Any = None) -> list[Problem]:
         return _validate_file_dict(design, catalog)
     topo: Topology = getattr(design, "topology", design)
     res = Resolver(catalog)
-    was_enabled = gc.isenabled()
-    gc.disable()  # the view's lists and arrays hold no cycles; collections would walk the design
-    try:
+    with collector_paused():  # the view's lists and arrays hold no cycles; collections would walk the design
         view = _View(topo, res)
         problems = (_models(view, res) + _parents(view) + _ports(view) + _speeds(view)
                     + _reachability(view) + _racks(view, res))
-    finally:
-        if was_enabled:
-            gc.enable()
     return sorted(problems, key=lambda p: p.severity != "error")
 
 
