@@ -87,3 +87,28 @@ def test_dragging_a_server_at_fit_rebuilds_only_the_bundles_it_touches(qtbot):
         assert rebuilt == [len(touching)] * len(rebuilt), comp.id
         # and they are where a fresh bundling puts them (the others did not move)
         assert _lines(layer.bundles()) == _lines(scene.bundles())
+
+
+def _styles(bundles):
+    return {(b.a, b.b): b.style for b in bundles}
+
+
+def test_the_overlay_restyles_the_bundles_without_bundling_anew(qtbot):
+    w = open_window(qtbot, rail_optimized(servers=64, storage="none"))
+    topo, scene, view = w.design.topology, w.scene, w.view
+    view.zoom_to_fit()
+    view.viewport().grab()
+    layer = scene.cables
+    assert layer.bundled
+    before = layer.bundles_rebuilt
+    plain = _styles(layer.bundles())
+    util = {lid: (n % 10) / 10 + 0.05 for n, lid in enumerate(topo.links)}
+    scene.show_utilization(util, set())
+    view.viewport().grab()
+    # as a fresh bundling styles them: the busiest cable's bin, none bundled anew
+    assert _styles(layer.bundles()) == _styles(scene.bundles())
+    assert any(isinstance(st, int) and st > 0 for st in _styles(layer.bundles()).values())
+    scene.show_utilization(None)
+    view.viewport().grab()
+    assert _styles(layer.bundles()) == _styles(scene.bundles()) == plain
+    assert layer.bundles_rebuilt == before

@@ -126,11 +126,12 @@ class Bundle:
     """Parallel cables between the same two groups (a rack with its servers' NICs/DPUs, or a
     switch, storage system or free-standing server), drawn far out as one line with their count."""
 
-    __slots__ = ("a", "b", "line", "count", "style", "rails")
+    __slots__ = ("a", "b", "line", "count", "style", "rails", "base_style")
 
     def __init__(self, a: str, b: str, line: QLineF, count: int, style: str | int,
                  rails: frozenset = frozenset()) -> None:
         self.a, self.b, self.line, self.count, self.style, self.rails = a, b, line, count, style, rails
+        self.base_style = style if isinstance(style, str) else ""  # its pen without the overlay
 
     def width(self) -> float:
         """Pen width (px): 1 for one cable, growing with the log of the count, at most 7."""
@@ -267,6 +268,19 @@ class CableLayer(QGraphicsItem):
         self._bundles = False
         self._b_moved.clear()
         self.update()
+
+    def restyled(self) -> None:
+        """The cables' pens changed, not their ends (the overlay on, off or new figures): as
+        :meth:`changed`, but the bundles are only restyled (the scene's ``restyler``), not
+        worked out anew."""
+        bundles = self._bundles
+        self.changed()
+        if isinstance(bundles, list) and self.restyler is not None and self.restyler(bundles):
+            self._bundles = bundles
+            self._index_bundles()
+
+    #: set by the scene: (bundles) -> whether it restyled them for the cables' current pens
+    restyler = None
 
     def moved(self, groups) -> None:
         """Cables were moved with the boxes of ``groups`` (:meth:`DesignScene.group_of`; their

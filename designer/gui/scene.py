@@ -66,11 +66,13 @@ class DesignScene(QGraphicsScene):
         self._details = True
         self._bulk = False
         self._rects: dict[str, QRectF | None] | None = None
+        self._bundled: tuple | None = None  # the last bundling (:meth:`bundle_styles`)
         self.setItemIndexMethod(QGraphicsScene.BspTreeIndex)
         self.cables = CableLayer(self.link_items)
         self.cables.bundler = self.bundles
         self.cables.bundle_line = self.bundle_line
         self.cables.group_box = self.group_box
+        self.cables.restyler = self.bundle_styles
         self.addItem(self.cables)
         self.sceneRectChanged.connect(lambda rect: self.cables.set_extent(rect))
 
@@ -95,6 +97,7 @@ class DesignScene(QGraphicsScene):
         self.cables.bundler = self.bundles
         self.cables.bundle_line = self.bundle_line
         self.cables.group_box = self.group_box
+        self.cables.restyler = self.bundle_styles
         self.cables.set_extent(self.sceneRect())
         self.addItem(self.cables)
 
@@ -475,9 +478,39 @@ class DesignScene(QGraphicsScene):
                 style = f"rail:{int(rail_lo[n])}"
             else:
                 style = cables[int(rows[first[n]])].link.medium
+            medium = cables[int(rows[first[n]])].link.medium
             rails = frozenset((int(rail_lo[n]),)) if one_rail else frozenset()
-            out.append(Bundle(ga, gb, line, int(counts[n]), style, rails))
+            bundle = Bundle(ga, gb, line, int(counts[n]), style, rails)
+            bundle.base_style = medium
+            out.append(bundle)
+        #: what :meth:`bundle_styles` needs to restyle these bundles without bundling anew: the
+        #: cables' ids, the rows bundled, each one's bundle (among ``uniq``) and the drawn ones
+        self._bundled = (list(self.link_items), rows, inverse.reshape(-1), len(uniq),
+                         np.flatnonzero(drawn), out)
         return out
+
+    def bundle_styles(self, bundles: list[Bundle]) -> bool:
+        """Restyle ``bundles`` (the last :meth:`bundles`) after the cables' utilizations changed
+        (the overlay), as :meth:`bundles` would style them: the busiest cable's utilization bin
+        under the overlay, else the rail's or the medium's. False (nothing changed) when the
+        cables are no longer those bundled: the caller bundles anew."""
+        known = self._bundled
+        if known is None or known[0] != list(self.link_items) or len(known[5]) != len(bundles) or any(
+                (b.a, b.b) != (k.a, k.b) for b, k in zip(bundles, known[5])):
+            return False
+        _, rows, inverse, n_uniq, drawn, _ = known
+        if self.overlay is None:
+            for b in bundles:
+                b.style = (f"rail:{next(iter(b.rails))}" if b.rails else b.base_style)
+            return True
+        cables = list(self.link_items.values())
+        values = np.fromiter((0.0 if c.util is None else c.util for c in cables), dtype=float,
+                             count=len(cables))[rows]
+        util = np.zeros(n_uniq)
+        np.maximum.at(util, inverse, values)
+        for b, u in zip(bundles, util[drawn].tolist()):
+            b.style = util_bin(u)
+        return True
 
     # ---------------------------------------------------------------- rails
     def _adapter_rail(self, cid: str) -> int | None:
@@ -667,7 +700,7 @@ class DesignScene(QGraphicsScene):
             cable.peak = None if peak is None else float(peak.get(lid, 0.0))
             cable.marked = lid in marked
         self.cables.flagged = {lid for lid, c in self.link_items.items() if c.marked or c.problems}
-        self.cables.changed()
+        self.cables.restyled()
         self.overlay_changed.emit()
 
     # ----------------------------------------------------------- selection
