@@ -4,6 +4,7 @@ item moved, the cables of its subtree placed anew) and released (the edit): the 
 the lines of the bundles at the moved group only, and every bundle then lies where a fresh
 bundling of the scene puts it."""
 
+import numpy as np
 import pytest
 from PySide6.QtCore import QPointF
 from PySide6.QtWidgets import QMessageBox
@@ -55,6 +56,8 @@ def _drag(w, cid, steps=5):
         w.editor.move({cid: (item.scenePos().x(), item.scenePos().y())})
     view.viewport().grab()
     rebuilt.append(layer.bundles_rebuilt - before)
+    # the layer's rows (read for the moved cables only) are every cable's line as it is now
+    assert np.array_equal(layer._xy, np.array([c.ends for c in layer.cables.values()], dtype=float))
     return rebuilt
 
 

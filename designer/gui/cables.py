@@ -194,6 +194,7 @@ class CableLayer(QGraphicsItem):
         self._bounds = QRectF()
         self._dirty = True
         self._restyled = True  # pens may have changed since the last sync (else only lines moved)
+        self._moved_lids: set[str] | None = None  # the only cables moved since it (None: unknown)
         self._ids: list[str] = []
         self._ends: list[tuple] = []  # Cable.ends of each row of ``_xy`` (replaced when one moves)
         self._xy = np.zeros((0, 4))
@@ -263,6 +264,7 @@ class CableLayer(QGraphicsItem):
         (which finds what changed and drops the tiles and pictures it makes wrong, :meth:`_sync`)."""
         self._dirty = True
         self._restyled = True
+        self._moved_lids = None  # a full look at every cable in the next sync
         if self._bundles is not False:
             self._drop_bundle_pictures()
         self._bundles = False
@@ -282,11 +284,16 @@ class CableLayer(QGraphicsItem):
     #: set by the scene: (bundles) -> whether it restyled them for the cables' current pens
     restyler = None
 
-    def moved(self, groups) -> None:
+    def moved(self, groups, lids=None) -> None:
         """Cables were moved with the boxes of ``groups`` (:meth:`DesignScene.group_of`; their
         new lines are set): the batches are rebuilt before the next paint, as after
         :meth:`changed`, but the bundles stay; only the lines of those touching ``groups`` are
-        worked out anew, and far out they are drawn over a picture of the others."""
+        worked out anew, and far out they are drawn over a picture of the others. With ``lids``
+        (the moved cables' ids) the next sync reads only their rows, not every cable's."""
+        if lids is None or (self._dirty and self._moved_lids is None):
+            self._moved_lids = None  # a full sync (already due, or the moved ones not known)
+        else:
+            self._moved_lids = (self._moved_lids or set()) | set(lids)
         self._dirty = True
         if self._bundles is not False:
             self._b_moved.update(g for g in groups if g is not None)
@@ -310,6 +317,22 @@ class CableLayer(QGraphicsItem):
             return
         self._dirty = False
         old = (self._ids, self._xy, self._bins, self._media)
+        moved, self._moved_lids = self._moved_lids, None
+        row = self._row
+        if (moved is not None and not self._restyled and self._known is None
+                and len(self.cables) == len(self._ids) and all(lid in row for lid in moved)):
+            # only the lines of ``moved`` changed since the last sync (:meth:`moved`; an add or
+            # remove would have asked for a full one): their rows, not every cable's
+            ids, ends, xy = self._ids, list(self._ends), self._xy.copy()
+            for lid in moved:
+                n = row[lid]
+                ends[n] = self.cables[lid].ends
+                xy[n] = ends[n]
+            self._ends, self._xy = ends, xy
+            self._lo = np.minimum(xy[:, :2], xy[:, 2:])
+            self._hi = np.maximum(xy[:, :2], xy[:, 2:])
+            self._finish_sync(old)
+            return
         cables = list(self.cables.values())
         ids, ends = list(self.cables), [c.ends for c in cables]
         base = (self._ids, self._ends, self._xy)
@@ -351,6 +374,11 @@ class CableLayer(QGraphicsItem):
                 groups[b] = np.nonzero(bins == b)[0]
             self._groups = groups
         self._bins, self._media = bins, media
+        self._finish_sync(old)
+
+    def _finish_sync(self, old: tuple) -> None:
+        """The end of a sync: the lines' bounds, and what the change from ``old`` (ids, xy,
+        bins, media) makes wrong dropped (:meth:`_invalidate`)."""
         self._bounds = QRectF()
         if len(self._xy):
             lo, hi = self._lo.min(axis=0), self._hi.max(axis=0)

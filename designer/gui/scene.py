@@ -621,7 +621,7 @@ class DesignScene(QGraphicsScene):
                     if cable is not None:
                         self._place_link(cable, moved=True)
         if seen:
-            self.cables.moved({self.group_of(cid) for cid in comp_ids})
+            self.cables.moved({self.group_of(cid) for cid in comp_ids}, seen)
 
     def link_at(self, pos: QPointF, tolerance: float) -> str | None:
         """Id of the cable nearest to a scene point, within ``tolerance`` scene units."""
