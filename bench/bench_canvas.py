@@ -62,11 +62,12 @@ class FirstPaint(QObject):
 
 
 def until_sharp(view) -> list[float]:
-    """Frames (ms) from now until the cable layer has drawn every tile in view sharp: the first,
-    then the progressive ones its refinement timer would ask for (here at once, whole-viewport)."""
+    """Frames (ms) from now until the cable layer has drawn every tile in view sharp and the
+    badges in view are made: the first, then the progressive ones its refinement timer (and the
+    view, for the badges) would ask for (here at once, whole-viewport)."""
     cables = view.dscene.cables
     frames = [frame_ms(view)]
-    while cables.refining and len(frames) < 500:
+    while (cables.refining or view.badges_pending) and len(frames) < 500:
         frames.append(frame_ms(view))
     return frames
 

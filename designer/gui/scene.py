@@ -6,6 +6,7 @@ commands); the resulting events come back here and add, remove, move or restyle 
 
 from __future__ import annotations
 
+import time
 from itertools import repeat
 
 import numpy as np
@@ -798,15 +799,24 @@ class DesignScene(QGraphicsScene):
     def lazy_badge_count(self) -> int:
         return len(self._lazy_server)
 
-    def ensure_badges(self, rect: QRectF) -> None:
+    def ensure_badges(self, rect: QRectF, budget_ms: float | None = None) -> bool:
         """Make the badges of the servers that meet ``rect`` (scene; what a view shows at a zoom
-        that draws badges)."""
+        that draws badges), nearest its centre first; with ``budget_ms``, only as many servers'
+        as fit in that time. True when every one is made (False: call again, the view does in
+        its next frame: a jump to 50 % on 2,048 servers meets ~150 servers, 1,400 badges)."""
         if not self._lazy or self._ensured.contains(rect):
-            return
-        for item in self.items(rect, Qt.IntersectsItemBoundingRect):
-            if isinstance(item, ServerItem) and item.cid in self._lazy:
-                self._make_badges(item.cid)
+            return True
+        start = time.perf_counter()
+        centre = rect.center()
+        todo = [item for item in self.items(rect, Qt.IntersectsItemBoundingRect)
+                if isinstance(item, ServerItem) and item.cid in self._lazy]
+        todo.sort(key=lambda item: (item.scenePos() - centre).manhattanLength())
+        for n, item in enumerate(todo):
+            if n and budget_ms is not None and (time.perf_counter() - start) * 1000 > budget_ms:
+                return False
+            self._make_badges(item.cid)
         self._ensured = QRectF(rect)
+        return True
 
     def _make_badges(self, sid: str) -> None:
         """Items for the NICs/DPUs of server ``sid`` that have none yet, placed as a new document's

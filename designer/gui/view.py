@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 
-from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QCursor, QPainter, QPen
 from PySide6.QtWidgets import (QApplication, QGraphicsItem, QGraphicsLineItem, QGraphicsView, QMenu,
                                QWidget)
@@ -31,6 +31,10 @@ class CanvasView(QGraphicsView):
     message = Signal(str)
     zoomed = Signal(float)
     connect_mode_changed = Signal(bool)  #: connect mode went on or off (the toolbar button follows)
+    #: time a frame spends making the NIC/DPU badges of servers that came into view (ms)
+    BADGE_BUDGET_MS = 8.0
+    #: whether the last frame left badges in view to make (the next frames make them)
+    badges_pending = False
 
     def __init__(self, scene: DesignScene, editor: Editor, parent=None) -> None:
         super().__init__(scene, parent)
@@ -161,8 +165,14 @@ class CanvasView(QGraphicsView):
             self.minimap.place()
 
     def paintEvent(self, event) -> None:  # noqa: N802
-        if self.scale_factor() >= DETAIL_LOD:  # the badges of the servers in view, made lazily
-            self.dscene.ensure_badges(self.mapToScene(self.viewport().rect()).boundingRect())
+        if self.scale_factor() >= DETAIL_LOD:  # the badges of the servers in view, made lazily,
+            # a few milliseconds' worth a frame (the rest in the next frames, asked for here)
+            shown = self.mapToScene(self.viewport().rect()).boundingRect()
+            self.badges_pending = not self.dscene.ensure_badges(shown, self.BADGE_BUDGET_MS)
+            if self.badges_pending:
+                QTimer.singleShot(0, self.viewport().update)
+        else:
+            self.badges_pending = False
         super().paintEvent(event)
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:  # noqa: N802
