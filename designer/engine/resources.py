@@ -1112,10 +1112,8 @@ _ENGINE_WORK = {"line": "the adapter's traffic", "crypto": "inline encryption",
                 "arm": "the Arm-core services (storage emulation, proxies, clients, agents; at the "
                        "catalog's Arm kernel-path rate arm_tcp_Gbps, a pktgen upper bound for "
                        "BlueField-2 and an assumption for BlueField-3/-4)",
-                "dram": "the Arm-core data paths through the DPU memory"}
-#: the embedded switch's sentence (apart from _ENGINE_WORK, whose engines the report's remedies
-#: cover one by one; designer/report/remedies.py has no eswitch advice yet)
-_PACKET_WORK = {"eswitch": "the embedded switch's packet forwarding (ASAP2; ~90 Mpps measured on "
+                "dram": "the Arm-core data paths through the DPU memory",
+                "eswitch": "the embedded switch's packet forwarding (ASAP2; ~90 Mpps measured on "
                            "BlueField-3, arXiv 2509.21656)"}
 
 
@@ -1186,7 +1184,7 @@ def _group_sentences(i: int, g: ServerGroup, r: _Server, fig: dict[str, float],
         if u > 1.0 and e != r.dpu_limited:
             flags.append(f"{owner(e)} {e} engine over-subscribed ({u:.2f}x) on {who}")
             bottlenecks.append(f"{owner(e)} {e} engine on {who} is over-subscribed {u:.2f}x: "
-                               f"{_ENGINE_WORK.get(e) or _PACKET_WORK[e]} run{'s' if e != 'dram' else 's'} "
+                               f"{_ENGINE_WORK[e]} runs "
                                f"{u:.2f}x slower than asked")
 
 
