@@ -90,7 +90,13 @@ class ServerGroup:
     cpu_cores: int = 112  #: physical cores, all sockets (cpu.cores x cpu_sockets)
     cpu_GHz: float = 2.0  #: all-core clock (cpu.all_core_GHz)
     base_power_W: float = 2500.0  #: server without GPUs, NICs and DPUs (CPUs, memory, fans)
-    adapters_power_W: float = 0.0  #: all attached NICs and DPUs together
+    adapters_power_W: float = 0.0  #: all attached NICs and DPUs together, catalog maxima (power_W)
+    #: the same adapters at their typical power (typical_power_W; an adapter without one counts its
+    #: maximum); None = as adapters_power_W, none of them has a typical figure
+    adapters_typical_power_W: float | None = None
+    #: models of the attached adapters without a typical figure (then energy counts maxima, see
+    #: ResourceInputs.adapter_power)
+    adapters_without_typical: tuple[str, ...] = ()
     # --- DPUs (figures per DPU; ``rail_capacity`` / ``storage_capacity`` give sums instead)
     dpus: int = 0  #: all DPUs of the server
     dpu_arm_cores: int = 16
@@ -175,6 +181,9 @@ class ResourceInputs:
     storage_power_W: float = 0.0  #: all storage systems together
     iterations: int = 0  #: iterations of the whole run (0 = report per-iteration energy only)
     price_per_kWh: float | None = None  #: electricity price; None = models/costs/energy.toml (USD)
+    #: which adapter power the energy counts (scenario adapter_power): "auto" (typical where every
+    #: adapter of every group has a typical figure, else maxima), "typical" or "max"
+    adapter_power: str = "auto"
     # --- further consumers of the whole job
     object_store_tls: bool = False  #: samples fetched over HTTPS from an object store
     checkpoint_via_host: bool = False  #: checkpoints serialized through host memory
@@ -221,6 +230,12 @@ class EnergyReport:
     run_kWh: float  #: 0 when ``iterations`` is 0
     run_cost: float  #: run_kWh x price_per_kWh
     samples_per_s_per_kW: float  #: performance per watt (x1000)
+    #: which adapter power ``power_W["adapters"]`` is: "max" (catalog power_W) or "typical"
+    adapter_power: str = "max"
+    adapters_max_W: float = 0.0  #: all adapters at their maxima (power_W)
+    #: all adapters at their typical power (typical_power_W, the maximum where an adapter has none)
+    adapters_typical_W: float = 0.0
+    adapters_without_typical: tuple[str, ...] = ()  #: adapter models without a typical figure
 
 
 @dataclass(frozen=True)
@@ -1058,13 +1073,34 @@ def _storage_report(inputs: ResourceInputs, rows: list[_Server], write_s: float,
     return stor
 
 
+def adapter_power_basis(setting: str, adapters: int, without_typical: tuple[str, ...]) -> str:
+    """Which adapter power the energy counts: ``setting`` "max" or "typical" as asked; "auto" takes
+    the typical power when every one of the ``adapters`` has a typical figure (none in
+    ``without_typical``), else the maxima, so that no mode is priced at typical power beside
+    another at maxima. Typical power is what a vendor's "typical power" row or a measurement
+    gives for a loaded card (NVIDIA's adapter manuals: "typical power for ATIS traffic load");
+    the maxima (power_W) are what a rack must be able to supply."""
+    if setting not in ("auto", "typical", "max"):
+        raise ValueError(f"adapter_power must be auto, typical or max, got {setting!r}")
+    if setting != "auto":
+        return setting
+    return "typical" if adapters and not without_typical else "max"
+
+
 def _energy_report(inputs: ResourceInputs, iteration: float, fig: dict[str, float]) -> EnergyReport:
     """Power by part (the per-server figures come from designer.topology.validation.server_power_W,
-    catalog maxima) and the iteration's and run's energy and cost."""
+    catalog maxima; the adapters at their typical power where :func:`adapter_power_basis` says so)
+    and the iteration's and run's energy and cost."""
     groups = inputs.groups
+    max_W = sum(g.count * g.adapters_power_W for g in groups)
+    typ_W = sum(g.count * (g.adapters_power_W if g.adapters_typical_power_W is None
+                           else g.adapters_typical_power_W) for g in groups)
+    missing = tuple(sorted({m for g in groups for m in g.adapters_without_typical}))
+    has_adapters = any(g.adapters_power_W > 0 or g.adapters_typical_power_W for g in groups)
+    basis = adapter_power_basis(inputs.adapter_power, int(has_adapters), missing)
     parts = {"gpu": sum(g.count * g.gpus * g.gpu_power_W for g in groups),
              "server": sum(g.count * g.base_power_W for g in groups),
-             "adapters": sum(g.count * g.adapters_power_W for g in groups)}
+             "adapters": typ_W if basis == "typical" else max_W}
     parts["switches"] = inputs.switch_power_W
     parts["storage"] = inputs.storage_power_W
     parts["total"] = sum(parts.values())
@@ -1074,7 +1110,9 @@ def _energy_report(inputs: ResourceInputs, iteration: float, fig: dict[str, floa
                       run_cost=run_kwh * (fig["price_per_kWh"] if inputs.price_per_kWh is None
                                           else inputs.price_per_kWh),
                       samples_per_s_per_kW=energy.samples_per_s_per_kW(
-                          inputs.samples_per_iteration, iteration, parts["total"]))
+                          inputs.samples_per_iteration, iteration, parts["total"]),
+                      adapter_power=basis, adapters_max_W=max_W, adapters_typical_W=typ_W,
+                      adapters_without_typical=missing)
     return en
 
 
