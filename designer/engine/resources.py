@@ -146,6 +146,9 @@ class ServerGroup:
     vswitch: str = "kernel"  #: host virtual switch datapath: "kernel" or "ovs-dpdk"
     firewall: bool = False  #: host firewall / connection tracking on the kernel path
     tunnel_offload: bool = True  #: host NICs segment/aggregate VXLAN/Geneve traffic (TSO/LRO)
+    #: the receive side's part of it (LRO/GRO for tunnels); False with tunnel_offload True: sends
+    #: keep TSO, received overlay frames are handled one by one
+    tunnel_rx_offload: bool = True
     frame_bytes: float = 1500.0  #: Ethernet frame size (scenario packet_bytes)
     monitoring: bool = False  #: monitoring and logging agents (on the host in every mode)
 
@@ -487,18 +490,21 @@ def _collectives(g: ServerGroup, m: _Mode, hc: HostCosts) -> _Collectives:
     kernel_b, rdma_b = hostcpu.collective_paths(offload=m.inline, rdma=g.rdma, encrypt=g.encrypt,
                                                 rdma_bytes=g.rdma_bytes, tcp_bytes=g.tcp_bytes)
     coll_b = kernel_b + rdma_b  # sent + received: the host stacks handle both
-    win = {"network": hostcpu.network_cycles(kernel_b, rdma_b, hc),
+    send_pkt, recv_pkt = (_host_pkt(g, hc, overlay=g.isolated, receive=r) for r in (False, True))
+    win = {"network": hostcpu.network_cycles(kernel_b, rdma_b, hc, send_packet_bytes=send_pkt,
+                                             receive_packet_bytes=recv_pkt),
            "crypto": hostcpu.crypto_cycles(coll_b, hc) if g.encrypt and not m.inline else 0.0,
            # host-managed isolation: the kernel path crosses the host virtual switch (RDMA uses
            # SR-IOV functions isolated by the NIC's embedded switch); with a DPU it switches,
            # a SmartNIC's embedded switch takes the flows (ASAP2)
-           "virtualization": hostcpu.vswitch_cycles(
-               kernel_b, hostcpu.vswitch_cycles_per_packet(g.vswitch, hc),
-               _host_pkt(g, hc, overlay=True)) if g.isolated and not m.inline else 0.0,
+           "virtualization": hostcpu.per_direction_packets(
+               kernel_b, hostcpu.vswitch_cycles_per_packet(g.vswitch, hc), _host_pkt(g, hc, overlay=True),
+               _host_pkt(g, hc, overlay=True, receive=True)) if g.isolated and not m.inline else 0.0,
            "irq": hostcpu.irq_cycles(kernel_b, 0.0, g.cpu_GHz, hc) if g.irq else 0.0,
            # stateful firewall on the host kernel path; a DPU or SmartNIC tracks the connections
            # in its embedded switch (ASAP2 connection-tracking offload)
-           "firewall": hostcpu.conntrack_cycles(kernel_b, _host_pkt(g, hc, overlay=g.isolated), hc)
+           "firewall": hostcpu.per_direction_packets(kernel_b, hc.conntrack_cycles_per_packet,
+                                                     send_pkt, recv_pkt)
            if g.firewall and not m.inline else 0.0}
     # NCCL's proxy threads poll the network while the crossing collectives run; over kernel TCP
     # (NCCL's socket transport) the same threads execute the socket calls, so the network cycles
@@ -563,10 +569,16 @@ def _reads(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: HostC
             pfs_client=g.pfs_client, object_store=inp.object_store_tls and reads)
 
     cpb = path_cpb(gds_read and not inp.object_store_tls)
+    # reads arrive: the receive side's packet size (tunnel LRO/GRO, scenario tunnel_rx_offload)
     if cpb["virtualization"] > 0:  # the host switch at the tenants' packet size and datapath
-        cpb["virtualization"] = hostcpu.vswitch_cycles_per_packet(g.vswitch, hc) / _host_pkt(g, hc, overlay=True)
+        cpb["virtualization"] = hostcpu.vswitch_cycles_per_packet(g.vswitch, hc) / _host_pkt(
+            g, hc, overlay=True, receive=True)
+    if _kernel_read(g, inp, m):  # the kernel TCP receive path's packets
+        extra = hostcpu.tcp_packet_cycles_per_byte(_host_pkt(g, hc, overlay=g.isolated, receive=True), hc)
+        if extra > 0:
+            cpb["storage"] += extra
     if g.firewall and not m.inline and _kernel_read(g, inp, m):
-        cpb["firewall"] = hc.conntrack_cycles_per_packet / _host_pkt(g, hc, overlay=g.isolated)
+        cpb["firewall"] = hc.conntrack_cycles_per_packet / _host_pkt(g, hc, overlay=g.isolated, receive=True)
     if g.irq and read_b > 0:  # one completion interrupt per storage IO
         cpb["irq"] = hostcpu.irq_cycles(0.0, 1.0, g.cpu_GHz, hc) / hc.read_io_bytes
     host_cpb = sum(cpb.values())
@@ -615,10 +627,12 @@ def _reads(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: HostC
                   arm_cpb=arm_cpb, dram_pb=dram_pb, gds_read=gds_read, warnings=tuple(warnings))
 
 
-def _host_pkt(g: ServerGroup, hc: HostCosts, *, overlay: bool) -> float:
-    """Bytes per packet on the host kernel path (:func:`designer.engine.hostcpu.host_packet_bytes`):
-    overlay traffic without tunnel offload goes frame by frame (``packet_bytes``)."""
-    return hostcpu.host_packet_bytes(g.tenant_packet_bytes, hc, tunnel_offload=g.tunnel_offload or not overlay,
+def _host_pkt(g: ServerGroup, hc: HostCosts, *, overlay: bool, receive: bool = False) -> float:
+    """Bytes per packet on the host kernel path (:func:`designer.engine.hostcpu.host_packet_bytes`)
+    in one direction: overlay traffic without tunnel offload on that side (TSO for sends;
+    LRO/GRO for receives, ``tunnel_rx_offload``) goes frame by frame (``packet_bytes``)."""
+    offload = g.tunnel_offload and (g.tunnel_rx_offload or not receive)
+    return hostcpu.host_packet_bytes(g.tenant_packet_bytes, hc, tunnel_offload=offload or not overlay,
                                      frame_bytes=g.frame_bytes)
 
 

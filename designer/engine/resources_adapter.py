@@ -336,6 +336,7 @@ def _scenario_fields(scen: dict[str, Any]) -> dict[str, Any]:
         vswitch=str(scen.get("vswitch", "kernel")),
         firewall=bool(scen.get("firewall_conntrack", False)),
         tunnel_offload=bool(scen.get("tunnel_offload", True)),
+        tunnel_rx_offload=bool(scen.get("tunnel_rx_offload", True)),
         frame_bytes=float(scen.get("packet_bytes", 1500)),
         monitoring=bool(scen.get("monitoring_agents", False)),
         gpudirect_storage=bool(scen.get("gpudirect_storage", False)),

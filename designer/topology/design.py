@@ -155,6 +155,9 @@ SCENARIO_SPEC: dict[str, Setting] = {s.name: s for s in (
     Setting("tunnel_offload", bool, True, "the host NICs segment and aggregate VXLAN/Geneve "
             "traffic (TSO/LRO for tunnels); off: the host encapsulates and switches the overlay "
             "frame by frame (packet_bytes)"),
+    Setting("tunnel_rx_offload", bool, True, "the receive side of tunnel offload (LRO/GRO for "
+            "VXLAN/Geneve); off with tunnel_offload on: sends keep TSO, the host handles each "
+            "received overlay frame (its switch, firewall and TCP stack per packet)"),
     Setting("firewall_conntrack", bool, False, "a stateful host firewall (connection tracking) "
             "filters the kernel-path traffic; SmartNICs and DPUs track connections in their "
             "embedded switch"),
