@@ -88,3 +88,15 @@ def test_tunnel_offload_per_direction():
     scale = got["both"] / sw["both"]
     for name in ("rx_off", "none"):
         assert got[name] / sw[name] == pytest.approx(scale, rel=0.05), name
+
+
+def test_checkpoint_writes_over_nvme_tcp_cost_the_send_figure():
+    kw = dict(offload=False, emulation=False, transport="tcp", encrypt=False, isolated=False,
+              gpudirect_storage=False)
+    cheap_send = hostcpu.HostCosts.from_figures({**FIG, "tcp_send_cycles_per_byte": 0.25})
+    read = hostcpu.storage_read_cycles_per_byte(c=cheap_send, **kw)["storage"]
+    write = hostcpu.storage_read_cycles_per_byte(c=cheap_send, send=True, **kw)["storage"]
+    assert read - write == pytest.approx(HC.tcp_cycles_per_byte - 0.25)
+    # packaged figures are equal: writes cost what they did
+    assert hostcpu.storage_read_cycles_per_byte(c=HC, send=True, **kw) == \
+        hostcpu.storage_read_cycles_per_byte(c=HC, **kw)

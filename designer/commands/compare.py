@@ -107,8 +107,11 @@ def format_table(cmp) -> str:
     row("checkpoint write (s)", [_num(r.storage.get("checkpoint_write_s")) for r in runs])
     from designer.engine.compare import mode_figures
     figs = [mode_figures(r) for r in runs]
+    # "typ" where the energy counts typical power and some adapter has a typical figure (else the
+    # typical basis holds only maxima)
     basis = "typical" if all(r.resources and r.resources["energy"].get("adapter_power") == "typical"
-                             for r in runs) else "max"
+                             for r in runs) and any(f["adapters_typical_W"] != f["adapters_max_W"]
+                                                    for f in figs) else "max"
     row("adapter power (kW, max)", [f"{f['adapters_max_W'] / 1e3:.2f}" for f in figs])
     # "-": no adapter of the run has a typical figure (the note says which)
     row("adapter power (kW, typ)", ["-" if f["adapters_typical_W"] == f["adapters_max_W"] and

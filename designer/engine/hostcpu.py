@@ -139,7 +139,7 @@ def vswitch_cycles(nbytes: float, cycles_per_packet: float, packet_bytes: float)
 def storage_read_cycles_per_byte(*, offload: bool, emulation: bool, transport: str, encrypt: bool,
                                  isolated: bool, gpudirect_storage: bool,
                                  c: HostCosts, smartnic: bool = False, pfs_client: bool = False,
-                                 object_store: bool = False) -> dict[str, float]:
+                                 object_store: bool = False, send: bool = False) -> dict[str, float]:
     """Host cycles per byte read from networked storage, split by task.
 
     Host-managed: the NVMe-oF initiator runs on the host (per IO: the RDMA figure, or the NVMe/TCP
@@ -149,7 +149,9 @@ def storage_read_cycles_per_byte(*, offload: bool, emulation: bool, transport: s
     device (block IO cost only); crypto and switching are on the DPU. A DPU without emulation
     leaves the initiator on the host but still encrypts and switches. Without GPUDirect Storage
     every byte is copied once more in host memory; ``gpudirect_storage`` is whether GDS is in
-    effect on this path (see :func:`gds_problem`), not merely asked for.
+    effect on this path (see :func:`gds_problem`), not merely asked for. ``send``: the bytes
+    leave the host (checkpoint writes), so kernel TCP costs its send figure
+    (``tcp_send_cycles_per_byte``) instead of the receive one.
     """
     inline = offload or smartnic  # the adapter encrypts and switches in hardware
     if object_store:
@@ -162,7 +164,7 @@ def storage_read_cycles_per_byte(*, offload: bool, emulation: bool, transport: s
         per_io = c.nvmeof_tcp_initiator_io_cycles if kernel_path else c.nvmeof_initiator_io_cycles
     storage = per_io / c.read_io_bytes
     if kernel_path and not (offload and emulation):
-        storage += c.tcp_cycles_per_byte
+        storage += c.tcp_send_cycles_per_byte if send else c.tcp_cycles_per_byte
     if not gpudirect_storage:
         storage += c.bounce_copy_cycles_per_byte
     crypto = c.aes_gcm_cycles_per_byte if (encrypt and not inline) else 0.0

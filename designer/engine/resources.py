@@ -566,7 +566,7 @@ def _reads(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: HostC
         return hostcpu.storage_read_cycles_per_byte(
             offload=m.offload, emulation=g.dpu_storage_emulation, transport=inp.storage_transport,
             encrypt=g.encrypt, isolated=g.isolated, gpudirect_storage=gds, c=hc, smartnic=m.smart,
-            pfs_client=g.pfs_client, object_store=inp.object_store_tls and reads)
+            pfs_client=g.pfs_client, object_store=inp.object_store_tls and reads, send=not reads)
 
     cpb = path_cpb(gds_read and not inp.object_store_tls)
     # reads arrive: the receive side's packet size (tunnel LRO/GRO, scenario tunnel_rx_offload)
