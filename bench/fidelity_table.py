@@ -120,11 +120,16 @@ def moe_rows() -> list[dict[str, Any]]:
     from designer.topology.templates import rail_optimized
 
     out = []
+    cat = load_catalog()
     for key in ("h100", "b200", "gb200"):
         r, case = moe_bridge_run(key)
+        gpu = cat.get("gpu", cat.get("server", case["server"])["gpu_model"])
+        ct = W.compute(W.Workload(**r.workload), gpu)
+        inside = f" (of it host-bound MoE launches {ct.host_s / ct.micro_batch_s:.0%})" if ct.host_s else ""
+        parts = _parts(r).replace("compute " + f"{r.breakdown_s['compute'] / r.iteration_time_s:.0%}",
+                                  "compute " + f"{r.breakdown_s['compute'] / r.iteration_time_s:.0%}{inside}", 1)
         out.append(_row(f"DeepSeek-V3 FP8 on {r.gpus} {case['system']}", "Megatron-Bridge 25.09 performance summary",
-                        "tokens/s/GPU", case["published_tokens_per_s_per_gpu"], r.tokens_per_s / r.gpus, _parts(r)))
-    cat = load_catalog()
+                        "tokens/s/GPU", case["published_tokens_per_s_per_gpu"], r.tokens_per_s / r.gpus, parts))
     ref = _load("moe_reference.json")
     r = run(rail_optimized(servers=256, server="dgx-h100", catalog=cat), cat, workload=dict(ref["deepseek_v3"]["workload"]),
             placement="tp,dp,pp", scenario={"checkpoint_interval_s": 0})
@@ -141,7 +146,8 @@ def moe_rows() -> list[dict[str, Any]]:
 
 def memory_rows() -> list[dict[str, Any]]:
     """Memory per GPU against Megatron-LM's estimator (its formulas evaluated by hand; not a
-    measurement): tests/data/megatron_memory.json."""
+    measurement): tests/data/megatron_memory.json; and against measured peaks (torchtitan's
+    reserved-memory peak of Llama 3.1 8B FSDP on H100): tests/data/torchtitan_memory.json."""
     from designer.engine import workload as W
 
     ref = _load("megatron_memory.json")
@@ -155,6 +161,21 @@ def memory_rows() -> list[dict[str, Any]]:
         got = gb * 1e9 / 2 ** 20
         out.append(_row(f"Memory/GPU {row['name'].split(',')[0]}", "Megatron-LM estimator (by hand)", "MiB",
                         row["total_MB"], got))
+    titan = _load("torchtitan_memory.json")
+    for case in titan["cases"].values():
+        w = W.Workload(**titan["workload"], dp=case["dp"], global_batch=case["global_batch"])
+        total, state = W.memory_per_gpu_GB(w), W.model_state_GB(w)
+        parts = f"model state {state / total:.0%}, activations and logits {1 - state / total:.0%}"
+        out.append(_row(f"Memory/GPU Llama 3.1 8B FSDP {case['dp']} H100, 2x8192 tokens (measured)",
+                        f"torchtitan H100 benchmarks 2024-12, {case['table']}", "GiB", case["published_GiB"],
+                        total * 1e9 / 2 ** 30, parts))
+    for case in titan["outside"].values():  # outside the band (tests/test_engine_memory.py: why)
+        w = W.Workload(**case["workload"])
+        total, state = W.memory_per_gpu_GB(w), W.model_state_GB(w)
+        parts = f"model state {state / total:.0%}, activations and logits {1 - state / total:.0%}; FP32 loss logits, FSDP buffers not counted"
+        out.append(_row(f"Memory/GPU Llama 3.1 70B FSDP 32 x TP 8 H100, 16x8192 tokens, full recompute (measured)",
+                        f"torchtitan H100 benchmarks 2024-12, {case['table']}", "GiB", case["published_GiB"],
+                        total * 1e9 / 2 ** 30, parts))
     return out
 
 

@@ -51,3 +51,60 @@ def test_experts_are_split_over_expert_parallel_ranks():
     experts = 32 * 8 * 3 * 4096 * 14336  # layers x experts x SwiGLU matrices x h x F
     assert W.expert_parameters(one) == pytest.approx(experts)
     assert W.params_on_busiest_gpu(one) - W.params_on_busiest_gpu(eight) == pytest.approx(experts * 7 / 8)
+
+
+# --- measured memory per GPU (issue #22): torchtitan's Llama 3.1 8B FSDP runs on H100 -----------------
+
+MEASURED = json.loads((Path(__file__).parent / "data" / "torchtitan_memory.json").read_text())
+GIB = 2 ** 30
+
+
+def _titan(key):
+    case = MEASURED["cases"][key]
+    return W.Workload(**MEASURED["workload"], dp=case["dp"], global_batch=case["global_batch"]), case
+
+
+@pytest.mark.parametrize("key", sorted(MEASURED["cases"]))
+def test_memory_within_10_percent_of_torchtitan_measured_peak(key):
+    """torchtitan benchmarks/llama3_h100_202412_torchtitan.md, Table 1 (8 GPUs, 82.4 GiB) and
+    Table 3 (128 GPUs, 67.0 GiB), row FSDP: the measured peak reserved memory of Llama 3.1 8B,
+    local batch 2 at 8,192 tokens, FSDP over all ranks. The engine: 18 bytes per parameter / d,
+    32 layers of Korthikanti activations (flash attention), the output layer's logits. Only the
+    total is checked: torchtitan's selective checkpointing (op policy) stores other tensors than
+    Korthikanti's count and the loss's FP32 logits are not counted (see the 70B case below)."""
+    w, case = _titan(key)
+    got = W.memory_per_gpu_GB(w) * 1e9 / GIB
+    assert got == pytest.approx(case["published_GiB"], rel=0.10), (case["table"], got)
+
+
+def test_the_two_measured_runs_differ_by_the_model_state_fsdp_shards():
+    """The 8- and 128-GPU runs differ only in how many ranks FSDP shards the model state over
+    (same local batch, so the same activations): measured 82.4 - 67.0 = 15.4 GiB; the engine's
+    ZeRO-3 state 18·P·(1/8 - 1/128) must give that within 10% and its activations must not move."""
+    (w8, c8), (w128, c128) = _titan("fsdp8"), _titan("fsdp128")
+    measured = c8["published_GiB"] - c128["published_GiB"]
+    state = (W.model_state_GB(w8) - W.model_state_GB(w128)) * 1e9 / GIB
+    assert state == pytest.approx(W.parameters(w8) * 18 * (1 / 8 - 1 / 128) / GIB)
+    assert state == pytest.approx(measured, rel=0.10)
+    acts = [W.memory_per_gpu_GB(w) - W.model_state_GB(w) for w in (w8, w128)]
+    assert acts[0] == pytest.approx(acts[1])
+
+
+def test_llama31_8b_parameter_count_as_published():
+    """Llama 3.1 8B: 8.03B parameters (Meta's model card), untied 128,256 x 4096 embeddings."""
+    w, _ = _titan("fsdp8")
+    assert W.parameters(w) == pytest.approx(8.03e9, rel=0.001)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "-48%: the engine's 37 GiB are Megatron's count (model state 5.0 GB, 80 layer inputs 21.5 GB, one "
+    "layer recomputed 4.3 GB, output-layer inputs 8.9 GB); not counted: the loss's FP32 logits and "
+    "their gradient (16 x 8192 x 128256 / 8 x 4 B = 8.4 GB each under loss parallel), FSDP's "
+    "all-gathered layer weights and reduce-scatter buffers, the caching allocator's reserve over "
+    "allocated memory (the measured figure is the reserved peak)"))
+def test_memory_of_torchtitan_70b_2d_within_10_percent():
+    """torchtitan Table 4, row 2D: Llama 3.1 70B on 256 H100, FSDP 32 x TP 8, local batch 16,
+    full activation checkpointing: 71.9 GiB measured."""
+    case = MEASURED["outside"]["70b_2d"]
+    got = W.memory_per_gpu_GB(W.Workload(**case["workload"])) * 1e9 / GIB
+    assert got == pytest.approx(case["published_GiB"], rel=0.10)

@@ -31,7 +31,8 @@ def _published(key):
     return REF["cases"][key]["published_tokens_per_s_per_gpu"]
 
 
-@pytest.mark.parametrize("blackwell", ["b200", "gb200"])
+@pytest.mark.parametrize("blackwell", ["b200", pytest.param("gb200", marks=pytest.mark.xfail(
+    strict=True, reason="GB200/H100 3.09 vs 2.66: the GB200 case's own +15% (GAPS below), H100 within 1%"))])
 def test_blackwell_over_hopper_within_10_percent(blackwell):
     """Published: B200/H100 = 2265/1297 = 1.75, GB200/H100 = 2.66 per GPU (the issue: the engine
     gave 2.35 where runs show ~1.65)."""
@@ -40,28 +41,42 @@ def test_blackwell_over_hopper_within_10_percent(blackwell):
     assert engine == pytest.approx(published, rel=BAND), (engine, published)
 
 
-#: the absolute gap of each case, by its parts (strict: the test fails once the case is inside)
+#: each case's error and its parts (the prediction is the engine's sum of them)
+PARTS = {
+    "h100": "-1%: compute 82% of the step, of it host-bound MoE launches 37 of 164 ms per micro-batch "
+            "(moe_host_sync, no CUDA graphs in this recipe: 8 x 58/61 MoE layers x (1.69 + 3.21) ms), "
+            "ep_comm 11% (DeepEP dispatch hidden behind the other micro-batch, 20 of 132 SMs taken), straggler 4%",
+    "b200": "+6%: compute 78% (host-bound launches 19 of 83 ms per micro-batch, no CUDA graphs), bubble 10% "
+            "(pp 16, 128 micro-batches), exposed all-to-all 8% (no overlap in this recipe)",
+}
+#: the case still outside the band, by its parts (strict: the test fails once it is inside)
 GAPS = {
-    "h100": "+23%: compute 79% of the step (MoE GEMMs at the catalog's dense GEMM rate, permutations "
-            "counted, mlp and mla_up_proj recomputed), ep_comm 14% (DeepEP dispatch hidden behind the other "
-            "micro-batch, 20 of 132 SMs taken), straggler 4%; not modelled: grouped-GEMM efficiency of the "
-            "small experts, host launch overhead, the MTP layer",
-    "b200": "+33%: compute 76%, exposed all-to-all 11% (no overlap in this recipe), bubble 10% (pp 16, "
-            "128 micro-batches); as h100 the expert GEMMs run at the dense GEMM rate",
-    "gb200": "+28%: compute 78%, exposed NVLink dispatch 16% (EP 64 inside one rack), bubble 2%; as h100",
+    "gb200": "+15%: compute 80% (host-bound launches 26 of 206 ms per micro-batch: the sync's 1.69 ms per "
+             "MoE layer only, cuda_graphs on), exposed NVLink dispatch 15% (EP 64 inside one rack); the "
+             "recipe graphs only the router and EP preprocess (cuda_graph_scope moe_router, moe_preprocess), "
+             "not attention, whose share of the 3.21 ms the graphs save is not separable in the measurement "
+             "and is not charged; and the sync figure is a lower bound ('at least 10%')",
 }
 
 
-@pytest.mark.parametrize("key", [pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=GAPS[k]))
-                                 for k in ("h100", "b200", "gb200")])
+@pytest.mark.parametrize("key", ["h100", "b200"])
 def test_deepseek_v3_within_10_percent(key):
-    assert _tps(key) == pytest.approx(_published(key), rel=BAND)
+    """Megatron-Bridge 25.09, DGX-H100 1,297 and DGX-B200 2,265 tokens/s/GPU (FP8 current
+    scaling; tests/data/moe_megatron_bridge.json)."""
+    assert _tps(key) == pytest.approx(_published(key), rel=BAND), PARTS[key]
+
+
+@pytest.mark.xfail(strict=True, reason=GAPS["gb200"])
+def test_deepseek_v3_gb200_within_10_percent():
+    """Megatron-Bridge 25.09, DGX-GB200 3,454 tokens/s/GPU."""
+    assert _tps("gb200") == pytest.approx(_published("gb200"), rel=BAND)
 
 
 @pytest.mark.parametrize("key", ["h100", "b200", "gb200"])
-def test_the_gap_is_the_one_explained(key):
-    """Each case sits where its GAPS entry says (±3 points): a change that moves it must say why."""
-    want = float(GAPS[key].split("%")[0]) / 100
+def test_the_error_is_the_one_explained(key):
+    """Each case sits where its PARTS / GAPS entry says (±3 points): a change that moves it must
+    say why."""
+    want = float({**PARTS, **GAPS}[key].split("%")[0]) / 100
     assert _tps(key) / _published(key) - 1 == pytest.approx(want, abs=0.03)
 
 
@@ -100,3 +115,103 @@ def test_moe_permutation_bytes_are_charged_as_memory_time():
     assert bwd == pytest.approx((2 * t * h + 6 * c * h + c * 5 * F) * 2)
     assert ct.moe_memory_s == pytest.approx(w.stage_layers * 3 / 4 * (fwd + bwd) / (h100["memory_bw_TBps"] * 1e12))
     assert W.moe_memory_bytes(W.Workload(layers=2, hidden=64, heads=2)) == (0.0, 0.0)
+
+
+# --- parts examined for the remaining gap (issue #22) ------------------------------------------------
+
+GPUS = {"h100": "h100-sxm", "b200": "b200", "gb200": "gb200-gpu"}
+
+
+def _compute(key, **changes):
+    from dataclasses import replace
+
+    from designer.topology.catalog import load_catalog
+    w = replace(W.Workload(**RUNS[key].workload), **changes)
+    return w, W.compute(w, load_catalog().get("gpu", GPUS[key]))
+
+
+@pytest.mark.parametrize("key", ["h100", "b200", "gb200"])
+def test_the_mtp_module_fits_in_the_last_stages_spare_slots(key):
+    """Megatron-Bridge v0.2.0 runs DeepSeek-V3 with one MTP module (mtp_num_layers=1) on the last
+    stage, whose layout leaves 3 of the p·v·⌈61/(p·v)⌉ = 64 slots empty there (PP 16: 1 decoder
+    layer + MTP + loss). By the engine's own parts the last GPU (its layers less 3, the output
+    layer twice, one more block and the 2h→h projection) stays below a full GPU plus the output
+    layer, the engine's busiest: the MTP adds nothing to the step, and is not the gap."""
+    w, with_mtp = _compute(key)
+    assert w.mtp_layers == 1 and W.spare_layers(w) == 3
+    _, without = _compute(key, mtp_layers=0)
+    assert with_mtp.mtp_s == 0 and with_mtp.micro_batch_s == without.micro_batch_s
+    L = w.stage_layers
+    layer = (without.gemm_s - without.logit_s + without.memory_s) / L
+    head = without.logit_s / W.logit_share(w)
+    last = (L - 3) * layer + 2 * head + layer  # + the projection, below 1% of a layer
+    assert last < L * layer + without.logit_s
+
+
+def test_an_mtp_module_without_spare_slots_costs_a_block_a_projection_and_the_output_layer():
+    """64 layers on 16 stages (no empty slot): the last GPU runs its 4 layers and the output
+    layer as the busiest one does, plus the MTP block, its 2h→h projection (3 units of
+    2·tokens·2h² FLOPs at the 16-bit GEMM rate) and the output layer once more."""
+    from designer.topology.catalog import load_catalog
+    b200 = load_catalog().get("gpu", "b200")
+    base = dict(layers=64, hidden=4096, heads=32, kv_heads=8, ffn_hidden=14336, vocab=128256, mlp="swiglu",
+                seq_len=4096, tp=1, pp=16, dp=1, global_batch=32, precision="bf16", recompute=False,
+                flash_attention=True)
+    plain, mtp = W.Workload(**base), W.Workload(**base, mtp_layers=1)
+    a, b = W.compute(plain, b200), W.compute(mtp, b200)
+    layer = (a.gemm_s - a.logit_s + a.memory_s) / plain.stage_layers
+    proj = 3 * 2 * 4096 * 2 * 4096 ** 2 / (b200["bf16_dense_tflops"] * 1e12 * b200["gemm_efficiency"])
+    assert b.mtp_s == pytest.approx(layer + proj + a.logit_s)
+    assert b.micro_batch_s == pytest.approx(a.micro_batch_s + b.mtp_s)
+    assert b.backward_fraction < a.backward_fraction + 0.01
+
+
+#: measured grouped-GEMM rates at DeepSeek-V3's expert shapes (K = 7168 for fc1 forward)
+GROUPED_GEMM = {
+    # Megatron-LM docs/discussions/deepseek-v3-gb200-optimization (2025-11), §1 item 3: MXFP8
+    # grouped GEMM, multi-stream cuBLAS, 2,672 TFLOP/s (flush L2) at K = 7,168, N = 2,048, GB200
+    "gb200-gpu": 2672,
+    # deepseek-ai/DeepGEMM README, 'Grouped GEMMs for MoE models (contiguous layout)', H800 (the
+    # H100 SXM's tensor cores and clocks): 4 groups of M = 8,192, N = 4,096, K = 7,168: 1,297 TFLOPS
+    "h100-sxm": 1297,
+}
+
+
+@pytest.mark.parametrize("gpu_id", sorted(GROUPED_GEMM))
+def test_expert_gemms_run_no_faster_than_measured_grouped_gemms(gpu_id):
+    """The issue's suspect 'grouped GEMMs of small experts': DeepSeek-V3's experts see
+    M = 1,024 (B200, EP 8) to 8,192 (EP 64) rows per micro-batch, where measured grouped GEMMs
+    run at dense rates. The engine's FP8 rate at K = 7,168 (BF16 rate x fp8_over_bf16) is at
+    most the measured grouped rate and within 25% of it (training keeps 0.745 of a kernel's
+    ceiling, see gpu.toml gemm_efficiency): a slower grouped-GEMM rate cannot close the gap."""
+    from designer.topology.catalog import load_catalog
+    g = load_catalog().get("gpu", gpu_id)
+    engine = g["bf16_dense_tflops"] * g["gemm_efficiency"] * W.fp8_over_bf16(7168, g)
+    assert 0.75 * GROUPED_GEMM[gpu_id] <= engine <= GROUPED_GEMM[gpu_id], engine
+
+
+def test_host_bound_moe_time_is_charged_per_moe_layer_by_the_switches():
+    """``moe_host_sync``: each MoE layer of the busiest stage waits MOE_SYNC_HOST_S, and
+    MOE_GRAPHABLE_HOST_S more without ``cuda_graphs``; dense layers and models without the
+    sync pay nothing. The figures convert the Megatron-LM GB200 DeepSeek-V3 study's TFLOP/s
+    (970 at the end, +10% without the sync; 610.71 -> 663.27 and 797.67 -> 829.93 with CUDA
+    graphs) with the engine's FLOPs of that job: 9.21e15 per GPU and step, 8 x 64 layer passes."""
+    job = dict(FT._load("moe_reference.json")["deepseek_v3"]["workload"])
+    job = {k: v for k, v in job.items() if k in W._FIELD_NAMES}
+    job.update(tp=1, pp=8, interleave=4, ep=32, dp=32, global_batch=2048, micro_batch=1, seq_len=4096, mtp_layers=0)
+    study = W.Workload(**job)
+    flops = W.model_flops_per_iteration(study, recompute=False) / 256
+    assert flops == pytest.approx(9.21e15, rel=0.005)
+    passes = study.stage_layers * study.micro_batches
+    assert W.MOE_SYNC_HOST_S == pytest.approx(flops / 970e12 * (1 - 1 / 1.1) / passes, rel=0.01)
+    saved = flops * (1 / 610.71e12 - 1 / 663.27e12 + 1 / 797.67e12 - 1 / 829.93e12)
+    assert W.MOE_GRAPHABLE_HOST_S == pytest.approx(saved / passes, rel=0.01)
+
+    w, ct = _compute("b200")
+    moe_layers = w.stage_layers * 58 / 61
+    assert ct.host_s == pytest.approx(moe_layers * (W.MOE_SYNC_HOST_S + W.MOE_GRAPHABLE_HOST_S))
+    assert ct.micro_batch_s == pytest.approx(ct.gemm_s + ct.memory_s + ct.host_s)
+    assert _compute("b200", cuda_graphs=True)[1].host_s == pytest.approx(moe_layers * W.MOE_SYNC_HOST_S)
+    assert _compute("b200", moe_host_sync=False)[1].host_s == 0
+    dense = W.Workload(layers=4, hidden=1024, heads=8, seq_len=1024, dp=1, global_batch=1, moe_host_sync=True)
+    assert W.moe_host_s(dense) == 0

@@ -244,9 +244,11 @@ def _check_mutated_document(mutations):
     for mutation in mutations:
         doc = _mutate(doc, mutation)
     snapshot = copy.deepcopy(doc)
-    if fileformat._check_tree(doc) == [] and isinstance(doc, dict):
-        # the compiled item check + top-level jsonschema agree with plain jsonschema on the schema
-        assert bool(fileformat._schema_errors(doc)) == (not _REFERENCE.is_valid(doc))
+    if fileformat._check_tree(doc) == [] and isinstance(doc, dict) and doc.get("format") == fileformat.FORMAT \
+            and type(doc.get("version")) is int:
+        # the decoder made from the schema (msgspec types, field by field where it words a
+        # problem) accepts exactly what jsonschema accepts of the published schema
+        assert bool(fileformat._structure_problems(doc)) == (not _REFERENCE.is_valid(doc)), doc
     try:
         design = from_dict(doc, "fuzz.json")
     except DesignFileError as exc:
@@ -291,7 +293,7 @@ test_mutated_documents, test_mutated_documents_long = _modes(_check_mutated_docu
 test_mutated_text, test_mutated_text_long = _modes(_check_mutated_text, *_TEXT_EDITS)
 
 
-# ------------------------------------------------------------------- fast check vs. jsonschema
+# ---------------------------------------------------------- the item decoder vs. jsonschema
 _NUMBERS = st.one_of(st.integers(-3, 3), st.integers(), st.floats(), st.sampled_from([0.0, 1.0, -0.0, 2.5, 1e9,
                                                                                        1e9 + 1, -1e9, True]))
 
@@ -322,11 +324,17 @@ def _item_strategy(kind: str):
                      st.lists(change, min_size=1, max_size=2))
 
 
+_ITEM_REFERENCE = {kind: jsonschema.Draft202012Validator(fileformat.SCHEMA["properties"][kind]["items"])
+                   for kind in ("components", "links")}
+
+
 def _check_item_never_wrongly_accepted(kind, item):
-    accepted = fileformat._ITEM_CHECKS[kind](item)
-    event(f"fast check {'accepts' if accepted else 'refuses'}")
-    if accepted:
-        assert fileformat._ITEM_VALIDATORS[kind].is_valid(item), item
+    """The item decoder (msgspec types made from the schema, JSON Schema's integers) accepts an
+    item exactly when jsonschema accepts it (values the tree check refuses, NaN say, aside)."""
+    accepted = not fileformat._item_problems(kind, [item])
+    event(f"decoder {'accepts' if accepted else 'refuses'}")
+    if not fileformat._check_tree(item):
+        assert accepted == _ITEM_REFERENCE[kind].is_valid(item), item
 
 
 def _check_components(item):
@@ -341,15 +349,16 @@ test_fast_component_check, test_fast_component_check_long = _modes(_check_compon
 test_fast_link_check, test_fast_link_check_long = _modes(_check_links, _item_strategy("links"))
 
 
-def test_fast_check_accepts_the_items_of_real_designs():
-    """Valid items must pass the compiled check, or loading falls back to the slow path."""
+def test_the_decoder_accepts_the_items_of_real_designs():
+    """Valid items decode with no problem found, and jsonschema agrees."""
     catalog = load_catalog()
     designs = [leaf_spine(servers=8, catalog=catalog), fat_tree(k=4, dpu="bluefield-3", catalog=catalog),
                rail_optimized(servers=8, dpu="bluefield-3", catalog=catalog), from_dict(copy.deepcopy(SAMPLE))]
     for design in designs:
         data = to_dict(design)
         for kind in fileformat._ITEM_LISTS:
-            assert data[kind] and all(map(fileformat._ITEM_CHECKS[kind], data[kind])), design.name
+            assert data[kind] and not fileformat._item_problems(kind, data[kind]), design.name
+            assert _ITEM_REFERENCE[kind].is_valid(data[kind][0])
 
 
 def test_many_bad_items_are_explained_up_to_a_limit():

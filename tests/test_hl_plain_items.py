@@ -1,9 +1,8 @@
-"""The loader's plain path on parsed text (issue 15, session 5): its item columns are taken with
-fewer passes (``fileformat._columns`` counts the optional keys without a pass of their own) and,
-for a document that json.loads or orjson made, some columns are not looked over for their types
-(``_fast_columns(parsed=True)``). Whatever an item holds, loading the text gives exactly what the
-careful parse gives: the same design, or the same message. Also: the model's items hold only
-their fields (slots)."""
+"""The loader's columns (issue 20: one decoder): the decoded items' fields become columns, the
+model's default where an item leaves a field out (``fileformat._columns``), and the text's
+members are counted for a key given twice (``fileformat._text_members``). Whatever an item
+holds, loading the text gives exactly what ``from_dict`` of json.loads' document gives: the same
+design, or the same message. Also: the model's items hold only their fields (slots)."""
 
 from __future__ import annotations
 
@@ -20,57 +19,44 @@ from designer.topology import fileformat
 from designer.topology.fileformat import DesignFileError, dumps, loads
 from designer.topology.model import Component, Link
 from designer.topology.templates import TEMPLATES
-from test_load_speedpath import careful as careful_parse  # the careful parse, then the checks
-from test_load_speedpath import loaded  # what ``loads`` gives (the plain path first)
-# every test twice: the plain path parsing with json.loads, and with orjson (autouse fixture)
-from test_load_speedpath import parser  # noqa: F401
+from test_load_speedpath import careful  # json.loads with the duplicate-key hook, then from_dict
+from test_load_speedpath import loaded  # what ``loads`` gives (msgspec decoding the text)
 
 
 DOC = json.loads(dumps(TEMPLATES["rail-optimized"](servers=8, su_size=4, dpu="bluefield-3")))
 
 
-def careful(text: str):
-    """What the careful parse and the item-by-item checks give (no fast path at all)."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(fileformat, "_fast_items", lambda data, build=True: None)
-        return careful_parse(text)
+_ITEMS = fileformat.SCHEMA["properties"]
+COMPONENT_KEYS = set(_ITEMS["components"]["items"]["properties"])
+LINK_KEYS = set(_ITEMS["links"]["items"]["properties"])
+_OPTIONAL_LINK_VALUES = {"lanes": st.sampled_from([1, 2, 1.0, 3.0]), "latency_us": st.sampled_from([0, 0.0, 1.5]),
+                         "a_port": st.sampled_from([None, 0, 3]), "b_port": st.sampled_from([None, 2])}
 
 
 # ----------------------------------------------------------------------------- _columns
-def _reference_columns(items, required, optional):
-    """The columns and counts the way they were taken before: a pass per key, a ``__contains__``
-    pass per optional key, a ``len`` pass for keys of neither kind."""
-    try:
-        cols = {k: [item[k] for item in items] for k in required}
-    except KeyError:
-        return None
-    cols.update({k: [item.get(k, d) for item in items] for k, d in optional.items()})
-    given = {k: sum(k in item for item in items) for k in optional}
-    if sum(map(len, items)) != len(items) * len(required) + sum(given.values()):
-        return None
-    return cols, given
+@settings(max_examples=200, derandomize=True, deadline=None, database=None)
+@given(st.lists(st.fixed_dictionaries(
+    {"id": st.sampled_from(["l1", "l2", "x:y"]), "a": st.just("x"), "b": st.just("y"), "medium": st.just("pcie"),
+     "speed_Gbps": st.sampled_from([1, 2.5, 400])}, optional=_OPTIONAL_LINK_VALUES), max_size=12))
+def test_columns_are_each_field_with_the_models_default_where_left_out(items):
+    # any mix of fields given and left out, given at their default value (0 == 0.0, 1 == 1.0)
+    doc = {"format": fileformat.FORMAT, "version": 1, "name": "n", "components": [], "links": items}
+    decoded = fileformat._DECODER.decode(json.dumps(doc).encode())
+    comps, links, given, written = fileformat._columns(decoded)
+    for key in LINK_KEYS:
+        want = [item.get(key, fileformat._DEFAULTS.get(key)) for item in items]
+        assert links[key] == want and list(map(type, links[key])) == list(map(type, want))
+    assert given == sum(map(len, items))
+    assert written == {f"links.{k}" for k in _OPTIONAL_LINK_VALUES if any(k in item for item in items)}
+    assert fileformat._text_members(json.dumps(doc).encode()) == fileformat._decoded_members(decoded, given)
 
 
-@settings(max_examples=300, derandomize=True, deadline=None, database=None)
-@given(st.lists(st.dictionaries(
-    st.sampled_from(["id", "a", "b", "lanes", "latency_us", "a_port", "colour"]),
-    st.sampled_from([None, 0, 0.0, 1, 1.0, True, False, "", "x", 2.5, 3]), max_size=7), max_size=12))
-def test_columns_and_counts_are_those_of_a_pass_per_key(items):
-    # any mix: keys left out, keys given with their default value (0 == 0.0 == False, 1 == True),
-    # null where the default is null, a key the schema does not know, a required key missing
-    optional = {"lanes": 1, "latency_us": 0.0, "a_port": None}
-    got = fileformat._columns(items, ("id", "a"), optional)
-    want = _reference_columns(items, ("id", "a"), optional)
-    assert got == want
-    if got is not None:  # the same objects, not only equal ones (1 and True, 0 and 0.0 ...)
-        for key in got[0]:
-            assert all(map(lambda x, y: x is y, got[0][key], want[0][key]))
-
-
-def test_a_column_no_item_gives_is_the_default_and_counted_zero():
-    items = [{"id": "l1", "a": "x", "lanes": 2}, {"id": "l2", "a": "y"}]
-    cols, given = fileformat._columns(items, ("id", "a"), {"lanes": 1, "latency_us": 0.0, "a_port": None})
-    assert given == {"lanes": 1, "latency_us": 0, "a_port": 0}
+def test_a_column_no_item_gives_is_the_default_and_not_written():
+    doc = {"format": fileformat.FORMAT, "version": 1, "name": "n", "components": [],
+           "links": [{"id": "l1", "a": "x", "b": "y", "medium": "pcie", "speed_Gbps": 1, "lanes": 2},
+                     {"id": "l2", "a": "y", "b": "x", "medium": "pcie", "speed_Gbps": 1}]}
+    _, cols, given, written = fileformat._columns(fileformat._DECODER.decode(json.dumps(doc).encode()))
+    assert written == {"links.lanes"} and given == 11
     assert cols["lanes"] == [2, 1] and cols["latency_us"] == [0.0, 0.0] and cols["a_port"] == [None, None]
 
 
@@ -90,13 +76,15 @@ def mutated_texts(draw):
         key = draw(st.sampled_from(["components", "links"]))
         items = doc[key]
         i = draw(st.integers(0, len(items) - 1))
-        fields = sorted(fileformat._COMPONENT_KEYS if key == "components" else fileformat._LINK_KEYS)
+        if not isinstance(items[i], dict):  # (made no object by an earlier change)
+            continue
+        fields = sorted(COMPONENT_KEYS if key == "components" else LINK_KEYS)
         field = draw(st.sampled_from(fields))
         op = draw(st.sampled_from(["set", "set", "set", "default", "drop", "extra", "duplicate", "item"]))
         if op == "set":
             items[i][field] = copy.deepcopy(draw(st.sampled_from(VALUES)))
         elif op == "default":  # a key given with the value the model takes when it is left out
-            defaults = {**fileformat._COMPONENT_OPTIONAL, **fileformat._LINK_OPTIONAL}
+            defaults = fileformat._DEFAULTS
             optional = [k for k in fields if k in defaults]
             name = draw(st.sampled_from(optional))
             items[i][name] = defaults[name]
@@ -114,11 +102,11 @@ def mutated_texts(draw):
 @settings(max_examples=250, derandomize=True, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(mutated_texts())
-def test_any_item_change_in_a_text_gives_what_the_careful_parse_gives(text):
+def test_any_item_change_in_a_text_gives_what_its_document_gives(text):
     assert loaded(text) == careful(text)
 
 
-def test_values_left_at_their_default_load_plainly_and_the_same():
+def test_values_left_at_their_default_load_the_same():
     # a file written by another tool may give every optional key, at its default value
     doc = copy.deepcopy(DOC)
     for c in doc["components"]:
@@ -126,7 +114,6 @@ def test_values_left_at_their_default_load_plainly_and_the_same():
     for l in doc["links"]:
         l.update({"latency_us": l.get("latency_us", 0.0), "lanes": l.get("lanes", 1), "a_port": None, "b_port": None})
     text = json.dumps(doc)
-    assert fileformat._plain_design(text) is not None
     assert loaded(text) == careful(text) and loaded(text)[0] == "loaded"
 
 
@@ -134,20 +121,19 @@ def test_values_left_at_their_default_load_plainly_and_the_same():
                                          ("slot", "null"), ("pos", "null"), ("props", "null"), ("name", "null")])
 def test_null_where_the_schema_wants_a_value_is_refused_with_its_message(field, value):
     doc = copy.deepcopy(DOC)
-    items = doc["links"] if field in fileformat._LINK_KEYS else doc["components"]
+    items = doc["links"] if field in LINK_KEYS else doc["components"]
     marker = "NULL-MARKER-5c1d"
     items[3][field] = marker
     text = json.dumps(doc).replace(json.dumps(marker), value, 1)
-    assert fileformat._plain_design(text) is None
     got = loaded(text)
     assert got[0] == "refused" and got == careful(text)
 
 
 @pytest.mark.parametrize("where", ["kind", "medium", "parent", "a", "b", "model", "id"])
 @pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity", "1e400"])
-def test_non_finite_literals_in_string_fields_are_refused_as_the_careful_parse_does(where, value):
-    # json.loads gives NaN as the careful parse's marker string; the plain path refuses the text
-    # instead, so no marker can pass for a component named "NaN"
+def test_non_finite_literals_in_string_fields_are_refused_as_in_the_document(where, value):
+    # json.loads gives NaN as a marker string, msgspec refuses the text: no marker can pass for a
+    # component named "NaN"
     doc = copy.deepcopy(DOC)
     doc["components"][0]["id"] = value  # a component with that very name
     items = doc["links"] if where in ("a", "b", "medium") else doc["components"]
@@ -158,19 +144,16 @@ def test_non_finite_literals_in_string_fields_are_refused_as_the_careful_parse_d
     assert got[0] == "refused" and got == careful(text)
 
 
-def test_a_design_loaded_plainly_equals_the_careful_one_field_by_field():
+def test_a_design_loaded_from_text_equals_the_one_from_its_document_field_by_field():
     rng = random.Random(3)
     doc = copy.deepcopy(DOC)
     for c in rng.sample(doc["components"], 10):
-        c["name"] = rng.choice(["a", "b:c", "x y"])  # (non-ASCII text goes the careful way)
+        c["name"] = rng.choice(["a", "b:c", "x y", "é"])
     for l in rng.sample(doc["links"], 10):
         l.update(latency_us=rng.choice([0.5, 2, 0]), a_port=rng.choice([None, 3]), b_port=4)
     text = json.dumps(doc, ensure_ascii=False)
-    plain = fileformat._plain_design(text)
-    assert plain is not None
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(fileformat, "_fast_items", lambda data, build=True: None)
-        want = fileformat.from_dict(fileformat._parse(text, "f.json"))
+    plain = loads(text)
+    want = fileformat.from_dict(fileformat._parse(text, "f.json"))
     a, b = plain.topology, want.topology
     assert list(a.components) == list(b.components) and list(a.links) == list(b.links)
     for x, y in chain(zip(a.components.values(), b.components.values()), zip(a.links.values(), b.links.values())):
@@ -188,20 +171,33 @@ def test_items_hold_only_their_fields():
     assert comp.copy() == comp and link.copy() == link
 
 
-def test_colons_of_a_big_file_are_counted_exactly():
-    # numpy counts the bytes of a big file in pieces (when the program has loaded it): the same
-    # count as bytes.count, colons at the edges of the pieces included
-    import numpy  # noqa: F401  (loaded, as the engine loads it)
+def _members_one_by_one(data: bytes) -> int:
+    """The ':' outside strings, byte by byte: a quote after an odd run of backslashes is no
+    string's end (in JSON a backslash stands only inside a string, where it escapes the next
+    character)."""
+    count, inside, run = 0, False, 0
+    for b in data:
+        if b == 34 and run % 2 == 0:
+            inside = not inside
+        elif b == 58 and not inside:
+            count += 1
+        run = run + 1 if b == 92 else 0
+    return count
 
+
+@pytest.mark.parametrize("alphabet", [b'ab:"{} ,', b'a:"\\ ,'])
+def test_members_of_a_big_text_are_counted_exactly(alphabet):
+    # numpy counts in 1 MiB pieces: the same count as one byte at a time, colons and quotes at
+    # the edges of the pieces included, escaped quotes (runs of backslashes) too
     rng = random.Random(7)
-    size = (1 << 22) + 12345
-    data = bytearray(rng.choice(b'ab:"{} ,') for _ in range(5000)) * (size // 5000 + 1)
+    size = (1 << 21) + 12345
+    data = bytearray(rng.choice(alphabet) for _ in range(5000)) * (size // 5000 + 1)
     for at in (0, (1 << 20) - 1, 1 << 20, (1 << 21) + 1, size - 1):
         data[at] = ord(":")
+    data[(1 << 20) - 2:(1 << 20) + 1] = b'\\"'
     data = bytes(data[:size])
-    assert fileformat._colons(data) == data.count(b":") > 0
-    assert fileformat._colons(data[:1000]) == data[:1000].count(b":")
-    assert fileformat._colons(data.decode()) == data.count(b":")
+    assert fileformat._text_members(data) == _members_one_by_one(data) > 0
+    assert fileformat._text_members(data[:1000]) == _members_one_by_one(data[:1000])
 
 
 @pytest.mark.parametrize("first,second", [("64", "true"), ("64", "64.0"), ("64.0", "64"), ("true", "1"),
@@ -227,28 +223,17 @@ def test_props_objects_alike_but_for_a_type_are_each_checked_and_kept(first, sec
 
 
 def careful_props(text, switches, field):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(fileformat, "_fast_items", lambda data, build=True: None)
-        design = fileformat.from_dict(fileformat._parse(text, "f.json"), "f.json")
+    design = fileformat.from_dict(fileformat._parse(text, "f.json"), "f.json")
     return [design.topology.components[sw["id"]].props[field] for sw in switches[:2]]
 
 
-@pytest.mark.parametrize("field", ["latency_us", "lanes", "a_port"])
-def test_a_value_that_does_not_compare_gets_the_full_checks_message(field):
+@pytest.mark.parametrize("field, words", [("latency_us", "must be a number"), ("lanes", "must be an integer"),
+                                          ("a_port", "must be an integer or null")])
+def test_a_value_that_does_not_compare_gets_its_message(field, words):
     # from_dict of a dict made in Python: a numpy array (== gives no bool) where a number goes
     numpy = pytest.importorskip("numpy")
     doc = copy.deepcopy(DOC)
     doc["links"][2][field] = numpy.array([1.0, 2.0])
-
-    def outcome(fast: bool):
-        with pytest.MonkeyPatch.context() as mp:
-            if not fast:
-                mp.setattr(fileformat, "_fast_items", lambda data, build=True: None)
-            try:
-                fileformat.from_dict(copy.deepcopy(doc), "f.json")
-                return "loaded"
-            except DesignFileError as exc:
-                return str(exc)
-
-    got = outcome(True)
-    assert got == outcome(False) and got.startswith("f.json: links[2]")
+    with pytest.raises(DesignFileError) as info:
+        fileformat.from_dict(copy.deepcopy(doc), "f.json")
+    assert str(info.value) == f"f.json: links[2].{field}: {words}"

@@ -1,7 +1,8 @@
-"""The loader's plain path (issue 15): a file parsed by json.loads without the duplicate-key hook
-(``fileformat._plain_design``) must load to exactly what the careful parse loads, and every file
-the careful parse refuses (a key given twice anywhere, hidden or not behind escapes and colons)
-must be refused with the same message. Also the lazily made indexes of a loaded topology
+"""The loader (issue 20: one decoder): a text decoded by msgspec (``loads``, ``load``) must load
+to exactly what ``from_dict`` of the document json.loads makes of it loads, and every text that
+json's duplicate-key hook finds a key given twice in (anywhere, hidden or not behind escapes and
+colons) must be refused with the same message: msgspec keeps the last of two keys silently, so
+the loader counts the text's members (``fileformat._text_members``) against the decoded ones. Also the lazily made indexes of a loaded topology
 (``_links_of``, ``_children``, the id counters): the same contents as adding the items one by one."""
 
 from __future__ import annotations
@@ -21,16 +22,6 @@ from designer.topology.model import Component, Link, Topology
 from designer.topology.templates import TEMPLATES
 
 
-@pytest.fixture(autouse=True, params=["json", "orjson"])
-def parser(request, monkeypatch):
-    """Every test twice: the plain path parsing with json.loads, and with orjson (when installed)."""
-    if request.param == "json":
-        monkeypatch.setattr(fileformat, "orjson", None)
-    else:
-        monkeypatch.setattr(fileformat, "orjson", pytest.importorskip("orjson"))
-    return request.param
-
-
 def _rail_text() -> str:
     return dumps(TEMPLATES["rail-optimized"](servers=8, su_size=4, dpu="bluefield-3"))
 
@@ -39,7 +30,7 @@ RAIL = _rail_text()
 
 
 def careful(text: str):
-    """What the careful parse (object hook for duplicate keys, then the checks) gives."""
+    """What json.loads (object hook for duplicate keys) and ``from_dict`` give."""
     try:
         design = fileformat.from_dict(fileformat._parse(text, "f.json"), "f.json")
         return ("loaded", to_dict(design), design.topology.snapshot(), design.topology.counters)
@@ -47,8 +38,8 @@ def careful(text: str):
         return ("refused", str(exc), exc.path)
 
 
-def loaded(text: str):
-    """What ``loads`` gives (the plain path first)."""
+def loaded(text: str | bytes):
+    """What ``loads`` gives (msgspec decoding the text)."""
     try:
         design = loads(text, "f.json")
         return ("loaded", to_dict(design), design.topology.snapshot(), design.topology.counters)
@@ -56,9 +47,8 @@ def loaded(text: str):
         return ("refused", str(exc), exc.path)
 
 
-def test_a_generated_design_takes_the_plain_path_and_loads_the_same():
-    design = fileformat._plain_design(RAIL)
-    assert design is not None
+def test_a_generated_design_loads_the_same_from_its_text_and_its_document():
+    design = loads(RAIL)
     assert loaded(RAIL) == careful(RAIL) and loaded(RAIL)[0] == "loaded"
     assert to_dict(design) == json.loads(RAIL)
 
@@ -78,22 +68,19 @@ def _with_duplicate(text: str, anchor: str, key: str, value: str) -> str:
     ('"props": {', "tier", '"leaf"'),
     ("{\n", "name", '"a: b"'),                         # the top level
 ])
-def test_a_key_given_twice_is_refused_as_the_careful_parse_refuses_it(anchor, key, value):
+def test_a_key_given_twice_is_refused_as_the_duplicate_key_hook_refuses_it(anchor, key, value):
     text = _with_duplicate(RAIL, anchor, key, value)
-    assert fileformat._plain_design(text) is None
     got = loaded(text)
     assert got[0] == "refused" and "given twice" in got[1] and got == careful(text)
 
 
-def test_colons_hidden_by_escapes_go_the_careful_way():
-    # a "\u003a" escape is a ':' that the text does not show: with a key given twice whose
-    # dropped value held a colon, the counts would balance again; such a text is never plain
+def test_colons_hidden_by_escapes_are_no_members():
+    # a "\u003a" escape is a ':' that the text does not show (no member either way): with a
+    # key given twice whose dropped value held a colon, the text still holds one member more
     text = _with_duplicate(RAIL, '"meta": {', "template", '"a:b"')
     text = text.replace('"name": "', '"name": "\\u003a', 1)
-    assert fileformat._plain_design(text) is None
     assert loaded(text) == careful(text) and loaded(text)[0] == "refused"
-    name_only = RAIL.replace('"name": "', '"name": "\\u003A', 1)  # valid: loads, the careful way
-    assert fileformat._plain_design(name_only) is None
+    name_only = RAIL.replace('"name": "', '"name": "\\u003A', 1)  # valid: loads
     assert loaded(name_only) == careful(name_only) and loaded(name_only)[0] == "loaded"
 
 
@@ -104,7 +91,6 @@ def test_colons_inside_strings_are_told_from_pairs():
     doc["components"][0]["name"] = "rack:1"
     doc["links"][0]["medium"] = "ethernet"
     text = json.dumps(doc, ensure_ascii=False)
-    assert fileformat._plain_design(text) is not None
     assert loaded(text) == careful(text) and loaded(text)[0] == "loaded"
 
 
@@ -112,10 +98,9 @@ def test_ids_holding_colons_are_counted_where_they_are_named():
     # a parent and link ends name component ids; their ':' count in the text too
     text = RAIL.replace('"sw-1"', '"sw:1"').replace('"rack-4"', '"rack::4"').replace('"srv-1"', '"s:r:v"')
     assert text.count('"sw:1"') > 2 and text.count('"rack::4"') > 2
-    assert fileformat._plain_design(text) is not None
     assert loaded(text) == careful(text) and loaded(text)[0] == "loaded"
     twice = _with_duplicate(text, '{"id": "link-1", ', "a", '"sw:1"')
-    assert fileformat._plain_design(twice) is None and loaded(twice) == careful(twice)
+    assert loaded(twice) == careful(twice) and loaded(twice)[0] == "refused"
 
 
 def test_a_nan_literal_is_no_component_name():
@@ -163,8 +148,7 @@ def duplicated_texts(draw):
 @settings(max_examples=60, derandomize=True, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(duplicated_texts())
-def test_any_key_given_twice_gives_what_the_careful_parse_gives(text):
-    assert fileformat._plain_design(text) is None
+def test_any_key_given_twice_gives_what_the_duplicate_key_hook_gives(text):
     got = loaded(text)
     assert got[0] == "refused" and got == careful(text)
 
@@ -272,8 +256,8 @@ def test_random_ids_count_as_one_by_one():
     ("meta", "123456789012345678901234567890"), ("meta", "1e30"), ("props", "123456789012345678901234567890"),
     ("counter", "123456789012345678901234567890")])
 def test_integers_beyond_64_bits_are_kept_exact(where, big):
-    # orjson reads such an integer as a float: the plain path must leave it to the careful one,
-    # which keeps it an integer (and refuses it as too large); a float literal that big loads
+    # msgspec keeps such an integer exact (and the loader refuses it as too large), as json
+    # does; a float literal that big loads
     doc = json.loads(RAIL)
     marker = "BIG-MARKER-7f3a"
     if where == "speed":
@@ -289,8 +273,7 @@ def test_integers_beyond_64_bits_are_kept_exact(where, big):
     assert got == careful(text)
     if "e" not in big:
         assert got[0] == "refused" and ("too large" in got[1] or "must be" in got[1])
-    for data in (text, text.encode("utf-8")):
-        assert fileformat._plain_design(data) is None or "e" in big
+    assert loaded(text.encode("utf-8")) == got
 
 
 def test_load_reads_a_file_with_a_byte_order_mark(tmp_path):

@@ -1,12 +1,13 @@
-"""The file writer's column path (``fileformat._column_text``, issue 15: ``new`` and saving of a
-131k-GPU design): it must write exactly the text of the dict path (``to_dict`` + the C encoder)
-for every design it writes, and leave to the dict path (which refuses with its message, or writes)
-every design holding a value it does not plainly know: NaN, huge integers, broken strings, bools
-and numpy numbers where numbers go, nested props."""
+"""The file writer (``fileformat.dumps``, issue 20: one path, from the items' columns) writes exactly
+the text of ``to_dict`` with json's encoder, one item a line, and refuses exactly what that text
+would hold that the loader refuses (NaN, huge integers, broken strings, deep nesting) or what is
+no JSON (numpy numbers, sets), with the same message: for plain designs and for designs holding
+any odd value (bools and numpy numbers where numbers go, nested props, lists for positions)."""
 
 from __future__ import annotations
 
 import copy
+import json
 import math
 
 import numpy as np
@@ -16,23 +17,30 @@ from hypothesis import strategies as st
 
 from designer.paths import resources_dir
 from designer.topology import fileformat
-from designer.topology.fileformat import DesignFileError, dumps
+from designer.topology.fileformat import DesignFileError, dumps, to_dict
 from designer.topology.model import replace_item
 from designer.topology.templates import TEMPLATES
 
 
 def dict_path(design) -> tuple[str, str]:
-    """What the dict path gives: ("text", ...) or ("refused", message)."""
-    orig = fileformat._column_text
-    fileformat._column_text = lambda d: None
+    """The reference: ``to_dict``, the loader's value checks over the whole document, then json's
+    encoder item by item: ("text", ...) or ("refused", message)."""
     try:
-        return ("text", dumps(design))
-    except DesignFileError as exc:
-        return ("refused", str(exc))
-    except (KeyError, IndexError) as exc:  # a pos the model never holds ("", {}): as before
+        data = to_dict(design)
+        errors = fileformat._check_tree(data)
+        if errors:
+            return ("refused", str(DesignFileError("<design>", [(p, f"cannot be saved: {m}") for p, m in errors])))
+        encode = json.JSONEncoder(allow_nan=False, ensure_ascii=False).encode
+        lines = ["{"] + [f" {json.dumps(k)}: {encode(v)}," for k, v in data.items() if k not in ("components", "links")]
+        for key in ("components", "links"):
+            body = ",\n  ".join(map(encode, data[key]))
+            lines.append(f' "{key}": [\n  {body}\n ]' if body else f' "{key}": []')
+        lines[-2] += ","
+        return ("text", "\n".join(lines + ["}"]) + "\n")
+    except (TypeError, ValueError) as exc:
+        return ("refused", str(DesignFileError("<design>", [("", f"cannot be saved: {exc}")])))
+    except (KeyError, IndexError) as exc:  # a pos the model never holds ("", {})
         return (type(exc).__name__, str(exc))
-    finally:
-        fileformat._column_text = orig
 
 
 def written(design) -> tuple[str, str]:
@@ -52,15 +60,15 @@ BASES = {
 
 
 @pytest.mark.parametrize("name", sorted(BASES))
-def test_plain_designs_take_the_column_path_and_write_the_dict_paths_text(name):
+def test_plain_designs_are_written_as_to_dict_with_jsons_encoder(name):
     design = BASES[name]()
-    text = fileformat._column_text(design)
-    assert text is not None and ("text", text) == dict_path(design)
+    text = dumps(design)
+    assert ("text", text) == dict_path(design)
     again = fileformat.loads(text)
-    assert fileformat._column_text(again) == text  # a loaded file saved again: the same bytes
+    assert dumps(again) == text  # a loaded file saved again: the same bytes
 
 
-#: values put in a component or link field: the odd ones must leave the column path
+#: values put in a component or link field
 VALUES = [None, "", "x", "é\u2028", "\ud800", 0, -0.0, 1, 2, 2.0, 1.5, True, False, 2**53, 2**53 + 1,
           10**400, math.nan, math.inf, -math.inf, 1e300, np.int64(3), np.float64(2.5), [1, 2], (1.0, -0.0),
           (1, 2, 3), {"tier": "spine"}, {"note": "a\udc00"}, {"n": {"deep": [1, {"x": 2}]}}, {"n": math.nan},
@@ -88,34 +96,28 @@ def odd_designs(draw):
 @settings(max_examples=250, derandomize=True, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(odd_designs())
-def test_any_value_gives_what_the_dict_path_gives(design):
+def test_any_value_gives_what_the_reference_gives(design):
     assert written(design) == dict_path(design)
 
 
 @pytest.mark.parametrize("field,value", [("slot", True), ("slot", np.int64(1)), ("pos", (np.float64(1.0), 2.0)),
                                          ("name", 5), ("props", {"n": np.int64(1)}), ("props", {"n": math.nan})])
-def test_values_the_column_path_does_not_know_go_the_dict_way(field, value):
+def test_values_that_are_not_plain_are_written_or_refused_as_json_would(field, value):
     design = BASES["rail"]()
     comps = design.topology.components
     cid = next(iter(comps))
     comps[cid] = replace_item(comps[cid], **{field: value})  # behind the model's back
-    try:
-        text = fileformat._column_text(design)
-    except TypeError:  # the C encoder's refusal of a numpy number: dumps takes the dict path
-        text = None
-    assert text is None
     assert written(design) == dict_path(design)
 
 
 @pytest.mark.parametrize("field,value", [("pos", [1.0, 2.0]), ("pos", (1, -0.0)), ("props", {"n": {"deep": [1]}}),
                                          ("props", {"n": None, "b": True, "s": "é"}), ("name", "x y")])
-def test_unusual_but_sound_values_are_written_by_columns(field, value):
+def test_unusual_but_sound_values_are_written(field, value):
     design = BASES["rail"]()
     comps = design.topology.components
     cid = next(iter(comps))
     comps[cid] = replace_item(comps[cid], **{field: value})  # behind the model's back
-    text = fileformat._column_text(design)
-    assert text is not None and ("text", text) == dict_path(design)
+    assert written(design)[0] == "text" and written(design) == dict_path(design)
 
 
 def test_links_with_every_optional_field():
@@ -125,5 +127,4 @@ def test_links_with_every_optional_field():
     for lid, changes in zip(ids, [{"latency_us": 0.5}, {"lanes": 4}, {"a_port": 3, "b_port": None},
                                   {"latency_us": -0.0, "lanes": 1.0, "b_port": 7}]):  # -0.0, 1.0 left out
         links[lid] = replace_item(links[lid], **changes)
-    text = fileformat._column_text(design)
-    assert text is not None and ("text", text) == dict_path(design)
+    assert written(design)[0] == "text" and written(design) == dict_path(design)

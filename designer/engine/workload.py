@@ -150,8 +150,8 @@ DEFAULT_DATASET_SAMPLES = 1_281_167
 MAX_LAYERLESS_CHUNKS = 2
 
 _BOOL_FIELDS = ("recompute", "optimizer_sharded", "flash_attention", "sequence_parallel",
-                "tp_comm_overlap", "pp_overlap", "dp_overlap", "ep_overlap")
-_INT_FIELDS = {"layers", "hidden", "heads", "kv_heads", "head_dim", "offload_layers", "ffn_hidden", "vocab", "seq_len", "tp", "pp", "dp", "micro_batch",
+                "tp_comm_overlap", "pp_overlap", "dp_overlap", "ep_overlap", "moe_host_sync", "cuda_graphs")
+_INT_FIELDS = {"layers", "hidden", "heads", "kv_heads", "head_dim", "offload_layers", "mtp_layers", "ffn_hidden", "vocab", "seq_len", "tp", "pp", "dp", "micro_batch",
                "global_batch", "interleave", "cp", "ep", "experts", "top_k", "moe_ffn_hidden",
                "shared_experts", "dense_layers", "q_lora_rank", "kv_lora_rank", "qk_head_dim",
                "rope_head_dim", "v_head_dim", "zero_stage"}
@@ -281,7 +281,7 @@ def _check_ranges(w: Workload, where: str) -> None:
                 "global_batch", "interleave"):
         if getattr(w, key) < 1:
             raise UsageError(f"{where}: '{key}' must be at least 1, got {getattr(w, key)}")
-    for key in ("kv_heads", "head_dim", "offload_layers", "ffn_hidden", "experts", "top_k", "moe_ffn_hidden", "shared_experts",
+    for key in ("kv_heads", "head_dim", "offload_layers", "mtp_layers", "ffn_hidden", "experts", "top_k", "moe_ffn_hidden", "shared_experts",
                 "dense_layers", "q_lora_rank", "kv_lora_rank", "qk_head_dim", "rope_head_dim",
                 "v_head_dim", "zero_stage"):
         if getattr(w, key) < 0:
@@ -600,10 +600,15 @@ class ComputeTimes:
     sms: int = 0  #: the GPU's streaming multiprocessors (catalog ``sms``; 0 = not given)
     #: part of ``memory_s``: activation offload beyond the compute it overlaps (:func:`offload_s`)
     offload_s: float = 0.0
+    #: part of ``gemm_s``: what the multi-token-prediction modules on the last stage add to the
+    #: busiest GPU's micro-batch (:func:`mtp_s`); 0 when they fit in the last stage's spare chunks
+    mtp_s: float = 0.0
+    #: host-bound time of the MoE layers, GPU idle waiting for launches (:func:`moe_host_s`)
+    host_s: float = 0.0
 
     @property
     def micro_batch_s(self) -> float:
-        return self.gemm_s + self.memory_s
+        return self.gemm_s + self.memory_s + self.host_s
 
     @property
     def backward_fraction(self) -> float:
@@ -892,7 +897,9 @@ def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
     Memory-bound time (``memory_s``) = MEMORY_PASSES × activation bytes per layer × layers / HBM
     bandwidth (catalog ``memory_bw_TBps``), plus in FP8 the casts of every GEMM input and output
     gradient (``FP8_CAST_BYTES`` per value). ``gemm_efficiency`` of the result is the effective
-    one: counted model FLOPs of the busiest GPU / (gemm_s × peak).
+    one: counted model FLOPs of the busiest GPU / (gemm_s × peak). Also: multi-token-prediction
+    modules beyond the last stage's empty slots (``mtp_s``, in ``gemm_s``) and host-bound MoE
+    launches (``host_s``, :func:`moe_host_s`, in ``micro_batch_s``).
     """
     peak = gpu_peak_tflops(gpu, w.precision)
     eff = _gemm_efficiency(gpu)
@@ -923,10 +930,77 @@ def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
     # memory-bound passes 2 of MEMORY_PASSES (reading activations, writing their gradients)
     backward = 2.0 * (linear_unit + expert_unit) + attention_bwd + logit * 2.0 / 3.0 \
         + (memory_s - moe_mem) * 2.0 / MEMORY_PASSES[w.recompute] + moe_mem * moe_bwd_share
+    mtp = mtp_s(w, (gemm_s - logit + memory_s) / L, logit / logit_share(w), g)
+    gemm_s += mtp
+    backward += mtp * 2.0 / 3.0
     off_f, off_b = offload_s(w, gpu, gemm_s + memory_s - backward, backward)
+    host = moe_host_s(w)
     return ComputeTimes(flops_gpu, gemm_s, memory_s + off_f + off_b, peak, effective, w.recompute,
-                        linear, attention, logit, expert, cast_s, backward + off_b,
-                        moe_memory_s=moe_mem, sms=int(gpu.get("sms") or 0), offload_s=off_f + off_b)
+                        linear, attention, logit, expert, cast_s, backward + off_b + host * 2.0 / 3.0,
+                        moe_memory_s=moe_mem, sms=int(gpu.get("sms") or 0), offload_s=off_f + off_b,
+                        mtp_s=mtp, host_s=host)
+
+
+#: Host-bound time of one MoE layer and micro-batch (forward and backward) that a device-host
+#: synchronization in the layer exposes even with every static part in CUDA graphs. Measured,
+#: converted: Megatron-LM docs/discussions/deepseek-v3-gb200-optimization (2025-11), DeepSeek-V3
+#: MXFP8 on 256 GB200, TP1 PP8 VPP4 EP32, micro-batch 1, global batch 2,048 (64 micro-batches,
+#: 8 MoE layers on the busiest GPU): at 970 TFLOP/s per GPU, "eliminate the device-host sync in
+#: the MoE model (its purpose is to get the tokens per expert information) ... at least a 10%
+#: additional performance gain" (§3.1). Its step at 970 TFLOP/s is this engine's model FLOPs of
+#: that job, 9.21e15 per GPU, / 970e12 = 9.50 s; 10% faster is 0.863 s less over 8 × 64 layer
+#: passes: 1.69 ms each (a lower bound: "at least"). Assumed the same on every GPU and host:
+#: the host's launch rate, not the GPU, sets it (a slower GPU would hide some of it).
+MOE_SYNC_HOST_S = 1.69e-3
+#: What the same study's CUDA graphs of attention, router, EP preprocess (610.71 -> 663.27
+#: TFLOP/s) and shared experts (797.67 -> 829.93) saved per MoE layer and micro-batch: 9.21e15 ×
+#: (1/610.71e12 − 1/663.27e12 + 1/797.67e12 − 1/829.93e12) = 1.64 s over 512 layer passes =
+#: 3.21 ms (measured, converted as above): charged on top when ``cuda_graphs`` is off.
+MOE_GRAPHABLE_HOST_S = 3.21e-3
+
+
+def moe_host_s(w: Workload) -> float:
+    """Host-bound time per micro-batch of the busiest GPU's MoE layers (``moe_host_sync``): each
+    MoE layer on the stage (``stage_layers`` × the model's MoE share, as the other per-layer
+    parts) waits ``MOE_SYNC_HOST_S`` for launches after its sync, and ``MOE_GRAPHABLE_HOST_S``
+    more without ``cuda_graphs``. The GPU is idle then, so the time adds to the micro-batch;
+    2 of its 3 units are counted as backward (the backward launches about twice the kernels)."""
+    if not (w.moe and w.moe_host_sync):
+        return 0.0
+    per_layer = MOE_SYNC_HOST_S + (0.0 if w.cuda_graphs else MOE_GRAPHABLE_HOST_S)
+    return w.stage_layers * (w.moe_layers / w.layers) * per_layer
+
+
+def spare_layers(w: Workload) -> int:
+    """Layer slots the pipeline's chunks leave empty: p·v·⌈l/(p·v)⌉ − l. The busiest GPU holds
+    ⌈l/(p·v)⌉ layers per chunk (:attr:`Workload.stage_layers`); Megatron-Bridge's DeepSeek-V3
+    layouts (recipes/deepseek/deepseek_v3.py ``set_deepseek_v3_pipeline_model_parallel_layout``,
+    e.g. PP 16: the embedding and 4 layers, 14 stages of 4, the last 1 layer with the MTP module
+    and the loss) take these slots from the last stage, which also holds the output layer."""
+    chunks = w.pp * w.interleave
+    return chunks * math.ceil(w.layers / chunks) - w.layers
+
+
+def mtp_s(w: Workload, layer_s: float, head_s: float, g: _Gemms) -> float:
+    """What ``mtp_layers`` multi-token-prediction modules add to the busiest GPU per micro-batch.
+
+    Each module (DeepSeek-V3 technical report §2.2, Fig. 3) runs one transformer block, a
+    projection of the concatenated [h; embedding] (2h → h: 2·tokens·2h²/tp FLOPs per forward
+    unit, 3 units, at the 16-bit GEMM rate) and the shared output layer and loss once more, all
+    on the pipeline's last stage (Megatron-Core builds MTP there; Megatron-Bridge's layouts
+    put it with the loss). The last GPU then runs its layers less the empty slots
+    (:func:`spare_layers`), the output layer 1 + m times, and m blocks and projections; the
+    engine's busiest GPU already runs every slot full plus the output layer
+    (``stage_layers`` × ``layer_s`` + ``head_s`` × :func:`logit_share`). The MTP part is what the
+    last GPU needs beyond that, or 0 when the modules fit in the spare slots (derived; layer_s is
+    the stage's average layer, head_s the whole output layer's three units)."""
+    m = w.mtp_layers
+    if m <= 0 or w.kind == "vision":
+        return 0.0
+    proj_s = 3.0 * 2.0 * g.tokens * 2.0 * w.hidden * w.hidden / w.tp / g.rate
+    last = max(0, w.stage_layers - spare_layers(w)) * layer_s + (1 + m) * head_s + m * (layer_s + proj_s)
+    busiest = w.stage_layers * layer_s + head_s * logit_share(w)
+    return max(0.0, last - busiest)
 
 
 def moe_memory_bytes(w: Workload) -> tuple[float, float]:

@@ -9,11 +9,25 @@ Layout of a file (format version 1)::
      "workload": {...}, "scenario": {...}, "meta": {...}, "id_counters": {"srv": 12, ...}}
 
 Optional keys are left out when they hold their default, so ``to_dict(from_dict(d)) == d`` for every
-saved file. Loading checks the structure against :data:`SCHEMA` (jsonschema for the top level; each
-component and link with a check compiled from the same schema, jsonschema explaining the items that
-fail it), then the meaning (kinds, field values, link ends, duplicate ids, parents) and reports the
-first few problems with their JSON path. Nothing in a file is ever executed: it is read with
-:mod:`json` only.
+saved file. :data:`SCHEMA` is the one description of the structure: the published JSON Schema
+(:func:`schema_text`, ``dpu-designer schema``, ``resources/schema/``) and the loader's decoder
+(msgspec Struct types made from it, :func:`_decoded_type`) both come from it.
+
+Loading has one path (:func:`_decoded`, :func:`from_dict` for a document already parsed):
+
+1. msgspec decodes the bytes into the Struct types: JSON syntax, types, bounds, required and
+   unknown fields in one pass, in C. A key given twice is kept once by any decoder; the text's
+   members (``"key":`` pairs, :func:`_text_members`) are counted against the decoded ones.
+2. One pass over the items' columns (:func:`_built`) checks what the types do not say (integers
+   within ±MAX_INT, JSON Schema's integers given as 2.0, the workload and scenario settings, ids
+   unique, link ends, parents, props fields of each kind), each check a set, a min/max or a spec
+   check per distinct value, and words each problem it finds with its JSON path; then builds.
+
+A file refused in step 1 is read again by :func:`_parse` (json with a duplicate-key hook) only to
+word the problem where it is: a syntax error with its line and column, NaN, a key given twice, or
+each field decoded on its own (:func:`_structure_problems`). The first few problems are reported.
+Nothing in a file is ever executed. Writing (:func:`dumps`) has one path too: the text of
+:func:`to_dict` written from the items' columns.
 
 Limits (a file beyond them is refused with a message): :data:`MAX_FILE_BYTES` (256 MiB),
 :data:`MAX_COMPONENTS` components, :data:`MAX_LINKS` links, :data:`MAX_DEPTH` levels of nesting,
@@ -26,27 +40,23 @@ Older format versions are brought up to date by :data:`MIGRATIONS` (version n ->
 from __future__ import annotations
 
 import codecs
-import contextlib
 import functools
-import gc
 import json
 import math
 import operator
 import os
+import re
 import stat
-import sys
 import tempfile
 from itertools import chain, repeat
-from operator import attrgetter, is_not, itemgetter
+from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Annotated, Any, Callable, Iterable, Literal, Union
 
-try:  # the same JSON parsed faster (~0.3 s of a 131k-GPU design's 1 s), when installed
-    import orjson
-except ImportError:  # the standard library reads the same files (see _plain_design)
-    orjson = None
+import msgspec
 
 from designer.errors import UsageError
+from designer.gcpause import collector_paused
 from designer.safeio import _fsync_folder  # the one rename-durability step
 from designer.topology.design import SCENARIO_SPEC, Design, number_text
 from designer.topology.kinds import FIELDS, KINDS, LINK_FIELDS, MEDIA
@@ -55,6 +65,8 @@ from designer.topology.workload_spec import json_schema_properties
 
 FORMAT = "dpu-cluster-design"
 VERSION = 1
+#: the published schema's identifier (``dpu-designer schema``)
+SCHEMA_ID = "urn:dpu-cluster-designer:schema:dpu-cluster-design:1"
 
 #: a 250,000-component rail design with its ~500,000 cables is ~81 MiB; the link limit ~160 MiB
 MAX_FILE_BYTES = 256 * 1024 * 1024
@@ -145,105 +157,6 @@ _FIELD_SPECS = {kind: {s.name: s for s in specs} for kind, specs in FIELDS.items
 _LINK_SPECS = {s.name: s for s in LINK_FIELDS}
 
 
-# ------------------------------------------------------------------------- fast schema check
-_PY_TYPES = {"integer": (int,), "number": (int, float), "string": (str,), "object": (dict,),
-             "array": (list,), "boolean": (bool,), "null": (type(None),)}
-_ANY_TYPE = tuple({t for types in _PY_TYPES.values() for t in types})
-_KEYWORDS = {"type", "enum", "const", "minLength", "maxLength", "minimum", "exclusiveMinimum", "maximum",
-             "minItems", "maxItems", "items", "required", "properties", "additionalProperties"}
-
-
-def _compile(schema: dict[str, Any]) -> Callable[[Any], bool]:
-    """A fast yes/no check for the part of JSON Schema that the item schemas use.
-
-    It may refuse a value that jsonschema accepts (``1.0`` as an integer, say): such an item is then
-    checked again by jsonschema, which has the last word and writes the message. It never accepts a
-    value that jsonschema refuses. As in JSON Schema, a keyword applies only to values of its type
-    (``minLength`` to strings...). A keyword it does not know fails here, when the module loads.
-    """
-    unknown = set(schema) - _KEYWORDS
-    if unknown:
-        raise ValueError(f"_compile: schema keywords {sorted(unknown)} are not supported")
-    named = schema.get("type")
-    types = _ANY_TYPE if named is None else tuple(
-        t for name in ([named] if isinstance(named, str) else named) for t in _PY_TYPES[name])
-    values = schema["enum"] if "enum" in schema else [schema["const"]] if "const" in schema else None
-    allowed = None if values is None else {(type(v), v) for v in values}
-    min_len, max_len = schema.get("minLength", 0), schema.get("maxLength", 1 << 62)
-    minimum, exclusive, maximum = schema.get("minimum"), schema.get("exclusiveMinimum"), schema.get("maximum")
-    min_items, max_items = schema.get("minItems", 0), schema.get("maxItems", 1 << 62)
-    each = _compile(schema["items"]) if "items" in schema else None
-    fields = _compile_object(schema) if {"required", "properties", "additionalProperties"} & schema.keys() else None
-
-    def check(x: Any) -> bool:
-        t = type(x)
-        if t not in types:
-            return False
-        if allowed is not None:
-            try:
-                if (t, x) not in allowed:
-                    return False
-            except TypeError:  # a list or object: not hashable, so not one of the values
-                return False
-        if t is str:
-            return min_len <= len(x) <= max_len
-        if t is int or t is float:
-            return ((minimum is None or x >= minimum) and (exclusive is None or x > exclusive)
-                    and (maximum is None or x <= maximum))
-        if t is list:
-            return min_items <= len(x) <= max_items and (each is None or all(map(each, x)))
-        return fields is None or t is not dict or fields(x)
-
-    return check
-
-
-def _compile_object(schema: dict[str, Any]) -> Callable[[dict[str, Any]], bool]:
-    props = {k: _compile(v) for k, v in schema.get("properties", {}).items()}
-    required = frozenset(schema.get("required", ()))
-    extra = schema.get("additionalProperties", True)
-    closed = extra is False
-    other = None if isinstance(extra, bool) else _compile(extra)
-    known = frozenset(props)
-
-    def check(x: dict[str, Any]) -> bool:
-        if not required <= x.keys() or (closed and not x.keys() <= known):
-            return False
-        for k, v in x.items():
-            c = props.get(k, other)
-            if c is not None and not c(v):
-                return False
-        return True
-
-    return check
-
-
-_TOP_SCHEMA = {**SCHEMA, "properties": {
-    k: ({kk: vv for kk, vv in v.items() if kk != "items"} if k in _ITEM_LISTS else v)
-    for k, v in SCHEMA["properties"].items()}}
-#: the top level checked without jsonschema (the loader's fast path; it never accepts what
-#: jsonschema refuses, see :func:`_compile`)
-_TOP_CHECK = _compile({k: v for k, v in _TOP_SCHEMA.items() if k != "$schema"})
-
-
-@functools.cache
-def _validators() -> tuple[Any, dict[str, Any], dict[str, Any]]:
-    """The jsonschema validators (top level, items, workload settings), made when first needed:
-    importing jsonschema costs ~0.13 s that a valid file loaded by the fast path never needs."""
-    import jsonschema
-
-    return (jsonschema.Draft202012Validator(_TOP_SCHEMA),
-            {k: jsonschema.Draft202012Validator(SCHEMA["properties"][k]["items"]) for k in _ITEM_LISTS},
-            {name: jsonschema.Draft202012Validator(schema) for name, schema in _WORKLOAD_PROPERTIES.items()})
-
-
-def __getattr__(name: str) -> Any:  # the validators as module attributes, made on first use
-    if name in ("_TOP_VALIDATOR", "_ITEM_VALIDATORS", "_WORKLOAD_VALIDATORS"):
-        top, items, workload = _validators()
-        return {"_TOP_VALIDATOR": top, "_ITEM_VALIDATORS": items, "_WORKLOAD_VALIDATORS": workload}[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-_ITEM_CHECKS = {k: _compile(SCHEMA["properties"][k]["items"]) for k in _ITEM_LISTS}
-
-
 class DesignFileError(UsageError):
     """A design file that cannot be read or written.
 
@@ -262,6 +175,808 @@ class DesignFileError(UsageError):
         super().__init__(f"{_printable(source)}: {shown}")
 
 
+# --------------------------------------------------------------- the decoder, made from SCHEMA
+def _constraints(schema: dict[str, Any]) -> dict[str, Any]:
+    """The msgspec.Meta arguments of a schema's bounds (``minimum`` -> ``ge`` ...)."""
+    return {arg: schema[key] for key, arg in _META_ARGS if key in schema}
+
+
+_META_ARGS = (("minimum", "ge"), ("exclusiveMinimum", "gt"), ("maximum", "le"), ("minLength", "min_length"),
+              ("maxLength", "max_length"), ("minItems", "min_length"), ("maxItems", "max_length"))
+_KNOWN_KEYWORDS = {"type", "enum", "items", "properties", "required", "additionalProperties"} | {k for k, _ in _META_ARGS}
+
+
+def _decoded_type(schema: dict[str, Any], name: str = "") -> Any:
+    """The msgspec type that decodes a value of ``schema`` and checks it in the same pass.
+
+    JSON Schema's ``integer`` counts 2.0 as an integer: such a value decodes as ``int | float``
+    and :func:`_integral` refuses a float with a fraction. An object whose ``additionalProperties``
+    is false becomes a Struct (unknown fields refused, a field left out is ``UNSET``); one that
+    admits other keys (the workload, the scenario) a ``dict`` whose known keys
+    :func:`_head_problems` checks with their own types. A keyword this does not know fails when
+    the module loads, so the decoder never checks less than the schema says."""
+    unknown = set(schema) - _KNOWN_KEYWORDS - {"const"}
+    if unknown:
+        raise ValueError(f"_decoded_type: schema keywords {sorted(unknown)} are not supported")
+    if "enum" in schema:
+        return Literal[tuple(schema["enum"])]
+    if "const" in schema or "type" not in schema:
+        return Any
+    names = [schema["type"]] if isinstance(schema["type"], str) else schema["type"]
+    meta = _constraints(schema)
+
+    def bounded(t: Any) -> Any:
+        if t is int:  # integer bounds for an int (a bound of 1e9 is 1000000000)
+            return Annotated[t, msgspec.Meta(**{k: math.ceil(v) if k == "ge" else math.floor(v)
+                                                for k, v in meta.items()})] if meta else t
+        return Annotated[t, msgspec.Meta(**meta)] if meta else t
+
+    parts: list[Any] = []
+    for n in names:
+        if n == "string":
+            parts.append(bounded(str))
+        elif n in ("integer", "number"):
+            parts += [bounded(int), bounded(float)]
+        elif n == "boolean":
+            parts.append(bool)
+        elif n == "null":
+            parts.append(None)
+        elif n == "array":
+            parts.append(bounded(list[_decoded_type(schema.get("items", {}))]))  # type: ignore[misc]
+        elif n == "object" and schema.get("additionalProperties") is False:
+            parts.append(_struct(name, schema))
+        elif n == "object":
+            extra = schema.get("additionalProperties")
+            parts.append(bounded(dict[str, _decoded_type(extra) if isinstance(extra, dict) else Any]))  # type: ignore[misc]
+        else:
+            raise ValueError(f"_decoded_type: JSON type {n!r} is not supported")
+    return parts[0] if len(parts) == 1 else Union[tuple(parts)]
+
+
+def _struct(name: str, schema: dict[str, Any]) -> Any:
+    """A Struct type of a closed object schema: required fields first, the others ``UNSET``
+    when left out (so what a file gives is told from what it leaves out)."""
+    props, required = schema["properties"], schema.get("required", ())
+    fields: list[Any] = [(k, _decoded_type(s, k)) for k, s in props.items() if k in required]
+    fields += [(k, Union[_decoded_type(s, k), msgspec.UnsetType], msgspec.UNSET)
+               for k, s in props.items() if k not in required]
+    return msgspec.defstruct(name.title().replace("_", ""), fields, forbid_unknown_fields=True, gc=False)
+
+
+#: format and version are read first (a file of another format, or another version, is told
+#: so before its structure is checked), so the decoder takes them as they are
+_TOP_DECODED = {**SCHEMA, "required": [k for k in SCHEMA["required"] if k not in ("format", "version")],
+                "properties": {**SCHEMA["properties"], "format": {}, "version": {}}}
+_DesignFile = _struct("design_file", _TOP_DECODED)
+#: the decoded type of each field: top level, components, links (the wording of a problem
+#: decodes one field at a time with these)
+_FIELD_TYPES: dict[str, dict[str, Any]] = {
+    "": {k: _decoded_type(s, k) for k, s in _TOP_DECODED["properties"].items()},
+    **{key: {k: _decoded_type(s, k) for k, s in SCHEMA["properties"][key]["items"]["properties"].items()}
+       for key in _ITEM_LISTS}}
+_ITEM_TYPES = {key: _struct(key[:-1], SCHEMA["properties"][key]["items"]) for key in _ITEM_LISTS}
+_WORKLOAD_TYPES = {name: _decoded_type(s) for name, s in _WORKLOAD_PROPERTIES.items()}
+_SCENARIO_SCHEMA = SCHEMA["properties"]["scenario"]["properties"]
+_SCENARIO_TYPES = {name: _decoded_type(s) for name, s in _SCENARIO_SCHEMA.items()}
+_DECODER = msgspec.json.Decoder(_DesignFile)
+
+
+def published_schema() -> dict[str, Any]:
+    """The JSON Schema of a design file as published (``dpu-designer schema``,
+    ``resources/schema/dpu-cluster-design.schema.json``): :data:`SCHEMA`, which the decoder is
+    made from, with its ``$id`` and a title."""
+    return {"$schema": SCHEMA["$schema"], "$id": SCHEMA_ID, "title": "DPU Cluster Designer design file",
+            "description": f"format {FORMAT!r}, version {VERSION}",
+            **{k: v for k, v in SCHEMA.items() if k != "$schema"}}
+
+
+def schema_text() -> str:
+    """:func:`published_schema` as the file holds it (two-space indent, a final newline)."""
+    return json.dumps(published_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+# ------------------------------------------------------------------------------ wording
+def _printable(text: str) -> str:
+    """``text`` with unpaired surrogates written as ``\\udXXX``, so a message can always be shown."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _json_path(parts: tuple[Any, ...] | list[Any]) -> str:
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{_printable(p)}" if out else _printable(p))
+    return out
+
+
+_TYPE_WORDS = {"integer": "an integer", "number": "a number", "string": "a string", "object": "an object {...}",
+               "array": "a list [...]", "boolean": "true or false", "null": "null"}
+_PROBLEM = re.compile(r"(?s)(.*?)(?: - at `\$((?:\.[A-Za-z_][A-Za-z_0-9]*|\[\d+\])*)`)?")
+_STEP = re.compile(r"\.([A-Za-z_][A-Za-z_0-9]*)|\[(\d+)\]")
+_BOUND = re.compile(r"Expected `(\w+)`( of length)? (>=|>|<=) ")
+
+
+def _problem(exc: msgspec.ValidationError, where: tuple[Any, ...], schema: dict[str, Any],
+             value: Any) -> tuple[tuple[Any, ...], str]:
+    """The path and message of the problem msgspec found decoding ``value`` (at ``where``, of
+    ``schema``), in the words of this program's messages ("must be an integer", "missing field
+    'model'"...): the kind of problem from msgspec, the allowed values and bounds from the schema."""
+    m = _PROBLEM.fullmatch(str(exc))
+    what, at = (m.group(1), m.group(2) or "") if m else (str(exc), "")
+    for step in _STEP.finditer(at):
+        key = step.group(1) if step.group(1) is not None else int(step.group(2))
+        where += (key,)
+        if isinstance(key, int):
+            schema = schema.get("items", {})
+        else:
+            schema = schema.get("properties", {}).get(key, {})
+        try:
+            value = value[key]
+        except (KeyError, IndexError, TypeError):
+            value = None
+    if what.startswith("Object missing required field `"):
+        return where, f"missing field '{what.split('`')[1]}'"
+    if what.startswith("Object contains unknown field `"):
+        return where, f"unknown field '{_printable(what.split('`', 1)[1].rsplit('`', 1)[0])}'"
+    return where, _value_message(what, where, schema, value)
+
+
+def _value_message(what: str, where: tuple[Any, ...], schema: dict[str, Any], value: Any) -> str:
+    if "enum" in schema:
+        return "must be one of " + ", ".join(str(v) for v in schema["enum"])
+    bound = _BOUND.match(what)
+    if bound is None:  # a value of another type
+        named = schema.get("type", [])
+        return "must be " + " or ".join(_TYPE_WORDS.get(n, n) for n in ([named] if isinstance(named, str) else named))
+    sized, op = bound.group(2), bound.group(3)
+    if sized and bound.group(1) == "str":
+        return "must not be empty" if op == ">=" else f"{value!r} is too long"
+    if sized:
+        if op == ">=" and schema.get("maxItems") == 2:
+            return "must be a list of two numbers [x, y]"
+        return f"holds more than {schema['maxItems']} entries (the limit of this program)"
+    zero = _zero_meaning(where)
+    if op == ">=":
+        return f"must be at least {number_text(schema['minimum'])}{zero}"
+    if op == ">":
+        return f"must be above {number_text(schema['exclusiveMinimum'])}{zero}"
+    return f"must be at most {number_text(schema['maximum'])}{zero}"
+
+
+def _zero_meaning(where: tuple[Any, ...]) -> str:
+    """" (0: no checkpoints)" for a scenario setting where 0 has a meaning."""
+    spec = SCENARIO_SPEC.get(where[1]) if len(where) == 2 and where[0] == "scenario" else None
+    return f" (0: {spec.zero})" if spec is not None and spec.zero else ""
+
+
+def _convert_problems(value: Any, type_: Any, where: tuple[Any, ...],
+                      schema: dict[str, Any]) -> list[tuple[tuple[Any, ...], str]]:
+    """The worded problems of decoding one value with its type: a fraction where an integer goes
+    first, then what msgspec finds (an object of values of one schema, such as the id counters,
+    key by key: msgspec does not name a key)."""
+    found = [p] if (p := _integral(value, where, schema)) else []
+    try:
+        msgspec.convert(value, type_)
+    except UnicodeEncodeError:  # a lone surrogate held against a list of names (msgspec encodes it)
+        found.append((where, _value_message("", where, schema, value)))
+    except msgspec.ValidationError as exc:
+        each = schema.get("additionalProperties")
+        if type(value) is dict and isinstance(each, dict):
+            inner = _decoded_type(each)
+            found += [p for k, v in value.items() for p in _convert_problems(v, inner, where + (k,), each)]
+        elif type(value) is list and "items" in schema:  # (its length and each value: all problems)
+            if len(value) < schema.get("minItems", 0):
+                found.append((where, _value_message("Expected `array` of length >= ", where, schema, value)))
+            if len(value) > schema.get("maxItems", len(value)):
+                found.append((where, _value_message("Expected `array` of length <= ", where, schema, value)))
+            inner = _decoded_type(schema["items"])
+            found += [p for j, v in enumerate(value) for p in _convert_problems(v, inner, where + (j,), schema["items"])]
+        else:
+            found.append(_problem(exc, where, schema, value))
+    return found
+
+
+def _integral(value: Any, where: tuple[Any, ...], schema: dict[str, Any]) -> tuple[tuple[Any, ...], str] | None:
+    """JSON Schema's integers: a float counts when it has no fraction (2.0), else the problem."""
+    named = schema.get("type")
+    if type(value) is float and (named == "integer" or isinstance(named, list) and "integer" in named) \
+            and not value.is_integer():
+        return where, _value_message("", where, schema, value)
+    return None
+
+
+def workload_problem(name: str, value: Any) -> str | None:
+    """None, or why a design file cannot hold ``value`` as the workload setting ``name`` (the
+    check loading does; ``--set workload.NAME=VALUE`` uses it too)."""
+    if name not in _WORKLOAD_TYPES:
+        return None
+    found = _convert_problems(value, _WORKLOAD_TYPES[name], ("workload", name), _WORKLOAD_PROPERTIES[name])
+    return found[0][1] if found else None
+
+
+def _structure_problems(data: dict[str, Any]) -> list[tuple[tuple[Any, ...], str]]:
+    """What a document that does not decode gets wrong, field by field: each field decoded with
+    its own type (the decoder's, so a document decodes exactly when this finds nothing), the
+    first :data:`_EXPLAINED_ITEMS` failing items of each list in full, the rest counted."""
+    top = SCHEMA["properties"]
+    found: list[tuple[tuple[Any, ...], str]] = [((), f"missing field '{k}'") for k in _TOP_DECODED["required"]
+                                                if k not in data]
+    found += [((), f"unknown field '{_printable(str(k))}'") for k in data if k not in top]
+    for key, value in data.items():
+        if key not in top or key in ("format", "version"):
+            continue
+        if key in _ITEM_LISTS and type(value) is list:
+            if len(value) > top[key]["maxItems"]:
+                found.append(((key,), _value_message("Expected `array` of length <= ", (key,), top[key], value)))
+                continue
+            found += _item_problems(key, value)
+        else:
+            found += _convert_problems(value, _FIELD_TYPES[""][key], (key,), top[key])
+    found += _head_problems(data, counters=False)
+    return found
+
+
+def _item_problems(key: str, items: list[Any]) -> list[tuple[tuple[Any, ...], str]]:
+    schema = SCHEMA["properties"][key]["items"]
+    types, struct = _FIELD_TYPES[key], _ITEM_TYPES[key]
+    found: list[tuple[tuple[Any, ...], str]] = []
+    explained = unexplained = 0
+    for i, item in enumerate(items):
+        try:
+            msgspec.convert(item, struct)
+            fractions = [p for name in _INTEGER_FIELDS & item.keys()
+                         if (p := _integral(item[name], (key, i, name), schema["properties"][name]))]
+            if not fractions:
+                continue
+            if explained == _EXPLAINED_ITEMS:
+                unexplained += 1
+            else:
+                explained += 1
+                found += fractions
+            continue
+        except (msgspec.ValidationError, UnicodeEncodeError) as exc:
+            if explained == _EXPLAINED_ITEMS:
+                unexplained += 1
+                continue
+            explained += 1
+            if type(item) is not dict and isinstance(exc, msgspec.ValidationError):
+                found.append(_problem(exc, (key, i), schema, item))
+                continue
+        found += [((key, i), f"missing field '{k}'") for k in schema["required"] if k not in item]
+        found += [((key, i), f"unknown field '{_printable(str(k))}'") for k in item if k not in types]
+        for name, value in item.items():
+            if name in types:
+                found += _convert_problems(value, types[name], (key, i, name), schema["properties"][name])
+    if unexplained:
+        found.append(((key,), f"{unexplained} more entries do not match the file format either"))
+    return found
+
+
+def _head_problems(data: dict[str, Any], counters: bool = True) -> list[tuple[tuple[Any, ...], str]]:
+    """The workload and scenario settings a file gives, each decoded with its own type (the two
+    objects admit other keys, so the decoder takes them whole), and (``counters``) the id
+    counters given as floats with a fraction."""
+    found = []
+    for key, types, schemas in (("workload", _WORKLOAD_TYPES, _WORKLOAD_PROPERTIES),
+                                ("scenario", _SCENARIO_TYPES, _SCENARIO_SCHEMA)):
+        values = data.get(key)
+        if type(values) is dict:
+            for name, value in values.items():
+                if name in types:
+                    found += _convert_problems(value, types[name], (key, name), schemas[name])
+    given = data.get("id_counters")
+    if counters and type(given) is dict:
+        schema = SCHEMA["properties"]["id_counters"]["additionalProperties"]
+        found += [p for k, v in given.items() if (p := _integral(v, ("id_counters", k), schema))]
+    return found
+
+
+def _in_order(found: list[tuple[tuple[Any, ...], str]]) -> list[tuple[str, str]]:
+    """Problems in document order (an index before a field name at the same depth), as paths."""
+    found.sort(key=lambda e: [(0, p, "") if isinstance(p, int) else (1, 0, p) for p in e[0]])
+    return [(_json_path(path), msg) for path, msg in found]
+
+
+# ------------------------------------------------------------------------- values (the tree)
+class _NonFinite(str):
+    """Marks a NaN/Infinity literal found while parsing, so the checker can name its path."""
+
+
+class _DuplicateKeys(dict):
+    """An object in which a key was given twice (JSON keeps the last silently; we refuse it)."""
+
+    twice: str = ""
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    seen: set[str] = set()
+    marked = _DuplicateKeys(obj)
+    marked.twice = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+    return marked
+
+
+def _leaf_problem(value: Any) -> str | None:
+    """What is wrong with a single value: NaN/Infinity, an integer beyond ±MAX_INT, or a string
+    holding an unpaired UTF-16 surrogate (``"\\ud800"``, which cannot be saved as UTF-8)."""
+    t = type(value)
+    if t is _NonFinite or (t is float and not math.isfinite(value)):
+        return f"{value} is not allowed (use a finite number)"
+    if t is int and not -MAX_INT <= value <= MAX_INT:
+        return f"the integer is too large (the limit is ±{MAX_INT})"
+    if t is str and not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return f"holds an unpaired surrogate at character {exc.start} (not valid Unicode)"
+    return None
+
+
+def _check_tree(data: Any, where: tuple[Any, ...] = ()) -> list[tuple[str, str]]:
+    """The value problems of a JSON tree (:func:`_leaf_problem`, a key given twice, nesting deeper
+    than :data:`MAX_DEPTH`), each with its JSON path, sorted; ``where``: the tree's own path
+    (its depth counts). Walked without recursion, so deep nesting cannot exhaust the stack."""
+    errors: list[tuple[str, str]] = []
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(data, where)]
+    while stack:
+        node, path = stack.pop()
+        if not isinstance(node, (dict, list)):
+            problem = _leaf_problem(node)
+            if problem:
+                errors.append((_json_path(path), problem))
+            continue
+        if len(path) >= MAX_DEPTH:
+            errors.append((_json_path(path), f"nested more than {MAX_DEPTH} levels deep"))
+            continue
+        if isinstance(node, _DuplicateKeys):
+            errors.append((_json_path(path), f"the field '{_printable(node.twice)}' is given twice"))
+        if isinstance(node, dict):
+            errors.extend((_json_path(path + (k,)), "field name " + str(_leaf_problem(k)))
+                          for k in node if _leaf_problem(k))
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        stack.extend((v, path + (k,)) for k, v in items)
+    return sorted(errors)
+
+
+def _sound_strings(col: list[Any]) -> bool:
+    """Every string of a column can be saved as UTF-8 (one join, one check)."""
+    text = "".join(col)
+    return text.isascii() or _leaf_problem(text) is None
+
+
+def _within_max_int(col: list[Any]) -> bool:
+    """Every number of a column of finite ints and floats is within ±MAX_INT (so is every int;
+    a float that large is allowed, and looked at again by :func:`_sound_numbers`)."""
+    return not col or min(col) >= -MAX_INT and max(col) <= MAX_INT or _sound_numbers(col)
+
+
+def _sound_numbers(col: list[Any]) -> bool:
+    """Every number of a column (ints and floats) is finite and its integers within ±MAX_INT
+    (the integers are bounded first: ``math.isfinite`` of a 400-digit integer raises
+    OverflowError). Floats: their sum is finite when every one is (NaN and infinity carry
+    through a sum; a finite sum that overflows is looked at value by value)."""
+    if not col:
+        return True
+    types = set(map(type, col))
+    if types == {int}:
+        return min(col) >= -MAX_INT and max(col) <= MAX_INT
+    if types == {float}:
+        return math.isfinite(sum(col)) or all(map(math.isfinite, col))
+    return all(-MAX_INT <= v <= MAX_INT if type(v) is int else math.isfinite(v) for v in col)
+
+
+# --------------------------------------------------------------------------- loading
+def _migrate(data: dict[str, Any], source: str) -> dict[str, Any]:
+    version = data.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise DesignFileError(source, [("version", "must be a format version number (1 or more)")])
+    if version > VERSION:
+        raise DesignFileError(source, [("", (
+            f"this file was written by a newer DPU Cluster Designer (format version {version}; "
+            f"this one reads up to {VERSION}) — update the program"))])
+    while data["version"] < VERSION:
+        data = MIGRATIONS[data["version"]](data)
+    return data
+
+
+def from_dict(data: Any, source: str = "<file>") -> Design:
+    """Check a parsed design file and build the :class:`Design`; raises :class:`DesignFileError`.
+
+    The same path as :func:`load`: the document is decoded into the file's Struct types
+    (:func:`msgspec.convert`), then :func:`_built` checks what the types do not say and builds."""
+    with collector_paused():
+        if not isinstance(data, dict):
+            raise DesignFileError(source, [("", "not a design file (the top level must be a JSON object)")])
+        if data.get("format") != FORMAT:
+            raise DesignFileError(source, [("format", f"not a design file (expected \"format\": \"{FORMAT}\")")])
+        try:
+            data = _migrate(data, source)
+        except DesignFileError:  # (the values are looked at first, as ever)
+            errors = _check_tree(data)
+            if errors:
+                raise DesignFileError(source, errors) from None
+            raise
+        try:
+            decoded = msgspec.convert(data, _DesignFile)
+        except (msgspec.ValidationError, UnicodeEncodeError):
+            raise DesignFileError(source, _check_tree(data) or _in_order(_structure_problems(data))
+                                  or [("", "does not match the file format")]) from None
+        return _built(decoded, _columns(decoded), source)
+
+
+def loads(text: str | bytes, source: str = "<file>") -> Design:
+    """Read design-file text or its UTF-8 bytes (see :func:`load`)."""
+    if isinstance(text, str):  # (a lone surrogate in the text is refused as the loader refuses it in a file)
+        return _decoded(text.encode("utf-8", "surrogatepass"), source, text)
+    return _decoded(text, source)
+
+
+def _decoded(raw: bytes, source: str, text: str | None = None) -> Design:
+    """The one way a file's bytes become a design: msgspec decodes them into the file's Struct
+    types (JSON syntax, types, bounds, required and unknown fields in one pass, in C), the
+    text's members are counted against the decoded ones (:func:`_text_members`: a key given
+    twice is the only way they differ), and :func:`_built` checks the rest and builds. A file
+    that fails any of it is read again by :func:`_parse` only to word what is wrong, where
+    (``text``: the text ``raw`` was encoded from, when it was given as text)."""
+    if raw.startswith(codecs.BOM_UTF8):
+        raw = raw[len(codecs.BOM_UTF8):]
+    with collector_paused():
+        try:
+            decoded = _DECODER.decode(raw)
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
+            raise _refusal(text if text is not None else raw, source, exc) from None
+        if decoded.format != FORMAT or decoded.version != VERSION or type(decoded.version) is not int:
+            del decoded
+            return from_dict(_parse(text if text is not None else raw, source), source)
+        columns = _columns(decoded)
+        if _text_members(raw) != _decoded_members(decoded, columns[2]):
+            raise _refusal(text if text is not None else raw, source, None)
+        del raw  # (66 MB at 131k GPUs) gone before the objects are made
+        decoded.components.clear()  # (their values live on in the columns)
+        decoded.links.clear()
+        return _built(decoded, columns, source, text=True)
+
+
+def _refusal(raw: bytes | str, source: str, exc: Exception | None) -> DesignFileError:
+    """The message for bytes the decoder refused (``exc``) or that hold a key twice (None): the
+    text is read again by :func:`_parse`, which words a syntax error with its line and column,
+    then the document's problems are found with their paths (:func:`from_dict`)."""
+    try:
+        from_dict(_parse(raw, source), source)
+    except DesignFileError as err:
+        return err
+    return DesignFileError(source, [("", f"cannot be read: {exc}" if exc is not None else "cannot be read")])
+
+
+def _parse(raw: bytes | str, source: str) -> Any:
+    """The document of a text as :mod:`json` reads it, refused with the problems
+    :func:`_check_tree` finds (a key given twice and NaN/Infinity are marked while parsing,
+    :class:`_DuplicateKeys`, :class:`_NonFinite`, so that it can say where): only ever used to
+    word what is wrong with a file."""
+    try:
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    except UnicodeDecodeError as exc:
+        raise DesignFileError(source, [("", f"not a text (UTF-8) file (byte {exc.start})")]) from None
+    try:
+        data = json.loads(text, parse_constant=_NonFinite, object_pairs_hook=_object)
+    except json.JSONDecodeError as exc:
+        if not text.strip():
+            raise DesignFileError(source, [("", "the file is empty")]) from None
+        at_end = not text[exc.pos:].strip() or exc.msg.startswith("Unterminated string")
+        why = "the file ends early (truncated?)" if at_end else exc.msg
+        raise DesignFileError(f"{source}:{exc.lineno}:{exc.colno}", [("", f"not valid JSON: {why}")]) from None
+    except RecursionError:
+        raise DesignFileError(source, [("", f"nested more than {MAX_DEPTH} levels deep")]) from None
+    except ValueError as exc:  # an integer literal with more digits than Python converts
+        raise DesignFileError(source, [("", f"not valid JSON: {exc.args[0].split(':')[0]}")]) from None
+    if isinstance(data, dict) and data.get("format") == FORMAT:  # (else from_dict says what it is not)
+        errors = _check_tree(data)
+        if errors:
+            raise DesignFileError(source, errors)
+    return data
+
+
+def _text_members(raw: bytes) -> int:
+    """How many key/value pairs (members) the JSON text holds: each has its ':' outside every
+    string (RFC 8259 §4), and a ':' is inside a string exactly when an odd number of unescaped
+    quotes comes before it (a quote is escaped when an odd run of backslashes comes before it;
+    most files hold no backslash at all). Found with numpy, 1 MiB at a time: the quotes and
+    colons of a piece in one array, a running count of the quotes."""
+    import numpy as np
+
+    codes, step = np.frombuffer(raw, np.uint8), 1 << 20
+    escapes = raw.find(b"\\") >= 0
+    members = quotes_before = 0
+    for start in range(0, len(codes), step):
+        piece = codes[start:start + step]
+        at = np.flatnonzero((piece == 34) | (piece == 58))
+        quote = piece[at] == 34
+        if escapes:
+            quote[quote] = ~_escaped(codes, at[quote] + start)
+        outside = (np.cumsum(quote, dtype=np.int64) + quotes_before) & 1 == 0
+        members += int(np.count_nonzero(outside & (piece[at] == 58)))
+        quotes_before += int(np.count_nonzero(quote))
+    return members
+
+
+def _escaped(codes: Any, at: Any) -> Any:
+    """Whether each quote at ``at`` follows an odd run of backslashes."""
+    import numpy as np
+
+    odd = np.zeros(len(at), bool)
+    back = at - 1
+    run = back >= 0
+    run[run] = codes[back[run]] == 92
+    while run.any():
+        odd ^= run
+        back = back - 1
+        run &= back >= 0
+        run[run] = codes[back[run]] == 92
+    return odd
+
+
+def _members(node: Any) -> int:
+    """The key/value pairs of a decoded JSON value (walked without recursion)."""
+    count, stack = 0, [node]
+    while stack:
+        node = stack.pop()
+        if type(node) is dict:
+            count += len(node)
+            stack += [v for v in node.values() if type(v) is dict or type(v) is list]
+        elif type(node) is list:
+            stack += [v for v in node if type(v) is dict or type(v) is list]
+    return count
+
+
+_COMPONENT_REQUIRED = tuple(SCHEMA["properties"]["components"]["items"]["required"])
+_LINK_REQUIRED = tuple(SCHEMA["properties"]["links"]["items"]["required"])
+_COMPONENT_OPTIONAL = tuple(k for k in SCHEMA["properties"]["components"]["items"]["properties"]
+                            if k not in _COMPONENT_REQUIRED)
+_LINK_OPTIONAL = tuple(k for k in SCHEMA["properties"]["links"]["items"]["properties"] if k not in _LINK_REQUIRED)
+#: the value the model takes for an optional field a file leaves out
+_DEFAULTS = {"name": "", "parent": None, "slot": None, "props": None, "pos": None,
+             "latency_us": 0.0, "lanes": 1, "a_port": None, "b_port": None}
+assert set(_DEFAULTS) == set(_COMPONENT_OPTIONAL) | set(_LINK_OPTIONAL)
+_INTEGER_FIELDS = {"slot", "lanes", "a_port", "b_port"}
+
+
+def _columns(decoded: Any) -> tuple[dict[str, list[Any]], dict[str, list[Any]], int, set[str]]:
+    """The fields of the components and of the links as columns (one C pass each), the model's
+    default where an item leaves a field out, and how many fields the items give (with every
+    props object's members: see :func:`_decoded_members`), and the optional fields some item
+    gives (``components.slot``...: a column of defaults needs no checks)."""
+    given = 0
+    out = []
+    written: set[str] = set()
+    for key in _ITEM_LISTS:
+        items = decoded.components if key == "components" else decoded.links
+        n = len(items)
+        cols = {}
+        for name in SCHEMA["properties"][key]["items"]["properties"]:
+            col = list(map(attrgetter(name), items))
+            if name in _DEFAULTS:
+                left_out = col.count(msgspec.UNSET)
+                given += n - left_out
+                if left_out < n:
+                    written.add(f"{key}.{name}")
+                if left_out == n:
+                    col = [_DEFAULTS[name]] * n
+                elif left_out and name in ("props", "pos"):  # (unhashable values)
+                    col = [_DEFAULTS[name] if v is msgspec.UNSET else v for v in col]
+                elif left_out:
+                    col = list(map({msgspec.UNSET: _DEFAULTS[name]}.get, col, col))
+            else:
+                given += n
+            cols[name] = col
+        out.append(cols)
+    c, l = out
+    return c, l, given + _members(_given(c["props"])), written
+
+
+def _decoded_members(decoded: Any, given: int) -> int:
+    """The members of the decoded document, ``given`` those of its items (:func:`_columns`): a
+    key given twice is kept once, so with every key the file gives known to the decoder
+    (unknown ones are refused) this is :func:`_text_members` exactly when no key is given twice."""
+    head = [getattr(decoded, k) for k in _DesignFile.__struct_fields__ if k not in _ITEM_LISTS]
+    return sum(v is not msgspec.UNSET for v in head) + len(_ITEM_LISTS) + _members(head) + given
+
+
+def _built(decoded: Any, columns: tuple[dict[str, list[Any]], dict[str, list[Any]], int, set[str]],
+           source: str, text: bool = False) -> Design:
+    """The design of a decoded document, after the checks its types do not make, by columns
+    (a set of types, a min and a max, a spec check per distinct value), each problem worded
+    with its path; in the order of the old item-by-item checks: values first (:func:`_check_tree`'s
+    problems), then structure (integers given with a fraction, the workload and scenario
+    settings), then meaning (ids, link ends, parents, props fields)."""
+    c, l, _, written = columns
+    head = {k: getattr(decoded, k) for k in _DesignFile.__struct_fields__
+            if k not in _ITEM_LISTS and getattr(decoded, k) is not msgspec.UNSET}
+    errors = _value_problems(head, c, l, written, text)
+    if errors:
+        raise DesignFileError(source, errors)
+    found = _head_problems(head)
+    for key, cols in (("components", c), ("links", l)):
+        for name in _INTEGER_FIELDS & cols.keys():
+            col = cols[name]
+            if float in set(map(type, col)):
+                schema = SCHEMA["properties"][key]["items"]["properties"][name]
+                found += [p for i, v in enumerate(col) if (p := _integral(v, (key, i, name), schema))]
+                cols[name] = [_int(v) for v in col]
+    if found:
+        raise DesignFileError(source, _in_order(found))
+    props = _meaning_problems(c, l, written, source)
+    ids = (c["id"], l["id"])
+    pos = c["pos"]
+    pos = [(p[0], p[1]) if p is not None else None for p in pos] if None in pos else list(map(tuple, pos))
+    del decoded, columns
+    built = list(map(Component, c["id"], c["kind"], c["model"], c["name"], c["parent"], c["slot"], props, pos))
+    wired = list(map(Link, l["id"], l["a"], l["b"], l["medium"], l["speed_Gbps"], l["latency_us"],
+                     l["lanes"], l["a_port"], l["b_port"]))
+    counters = head.get("id_counters", {})
+    topo = Topology.from_items(built, wired, {k: _int(v) for k, v in counters.items()}, ids=ids)
+    scenario = {k: _int(v) if k in SCENARIO_SPEC and SCENARIO_SPEC[k].type is int else v
+                for k, v in head.get("scenario", {}).items()}
+    return Design(topo, head["name"], head.get("workload"), scenario, head.get("meta"))
+
+
+def _int(value: Any) -> Any:
+    """JSON Schema counts 2.0 as an integer; the model (and Qt's spin boxes) want an int."""
+    return int(value) if type(value) is float else value
+
+
+def _value_problems(head: dict[str, Any], c: dict[str, list[Any]], l: dict[str, list[Any]], written: set[str],
+                    text: bool) -> list[tuple[str, str]]:
+    """:func:`_check_tree`'s problems, by columns for the items: every string UTF-8 can hold,
+    every number finite and its integers within ±MAX_INT, props nested no deeper than
+    :data:`MAX_DEPTH` (the head is walked: it is small). Only the columns some item writes are
+    looked at (the model's defaults are sound), positions not at all (their types bound them
+    to ±MAX_COORD), and for a document decoded from ``text`` no string and no float either:
+    msgspec's JSON decoder refuses a lone surrogate and a number beyond the float range."""
+    errors = _check_tree(head)
+    for key, cols, strings, numbers in (
+            ("components", c, ("id", "model", "name", "parent"), ("slot",)),
+            ("links", l, ("id", "a", "b"), ("speed_Gbps", "latency_us", "lanes", "a_port", "b_port"))):
+        for name in () if text else strings:
+            if name in _DEFAULTS and f"{key}.{name}" not in written:
+                continue
+            if not _sound_strings(_given(cols[name])):
+                errors += [(_json_path((key, i, name)), p) for i, v in enumerate(cols[name])
+                           if v is not None and (p := _leaf_problem(v))]
+        for name in numbers:
+            if name in _DEFAULTS and f"{key}.{name}" not in written:
+                continue
+            col = _given(cols[name])
+            if not (_within_max_int(col) if text else _sound_numbers(col)):
+                errors += [(_json_path((key, i, name)), p) for i, v in enumerate(cols[name])
+                           if (p := _leaf_problem(v))]
+    props = c["props"]
+    given = [p for p in props if p]
+    values = [v for p in given for v in p.values()]
+    if not (_sound_strings([k for p in given for k in p]) and _sound_strings([v for v in values if type(v) is str])
+            and _sound_numbers([v for v in values if type(v) is int or type(v) is float])
+            and set(map(type, values)) <= {str, int, float, bool, type(None)}):
+        for i, p in enumerate(props):
+            if p:
+                errors += _check_tree(p, ("components", i, "props"))
+    return sorted(errors)
+
+
+def _meaning_problems(c: dict[str, list[Any]], l: dict[str, list[Any]], written: set[str],
+                      source: str) -> list[dict[str, Any]]:
+    """The checks of meaning, by columns: ids unique over components and links, every props field
+    one its kind has with a value its spec allows, link ends that name a component and differ,
+    link figures their specs allow, parents of the right kind (which rules out placement loops);
+    raises with the problems in the order of the items, else gives each component's props."""
+    found: list[tuple[tuple[int, int, int], str, str]] = []  # (section, item, order), path, message
+    ids, kinds, lids = c["id"], c["kind"], l["id"]
+    n = len(ids)
+    kind_of = dict(zip(ids, kinds))
+    if len(kind_of) != n or len(kind_of.keys() | lids) != n + len(lids):
+        first: dict[str, str] = {}
+        for section, key, col in ((0, "components", ids), (1, "links", lids)):
+            for i, x in enumerate(col):
+                where = first.setdefault(x, f"{key}[{i}]")
+                if where != f"{key}[{i}]":
+                    found.append(((section, i, 0), f"{key}[{i}].id", f"duplicate id '{x}' (also {where})"))
+        kind_of = {}
+        for x, k in zip(ids, kinds):
+            kind_of.setdefault(x, k)
+    props, prop_found = _props_checked(kinds, c["props"])
+    found += prop_found
+    for order, end in ((1, "a"), (2, "b")):
+        col = l[end]
+        unknown = () if all(map(kind_of.__contains__, col)) else set(col) - kind_of.keys()
+        if unknown:
+            found += [((1, i, order), f"links[{i}].{end}", f"names no component '{x}'")
+                      for i, x in enumerate(col) if x in unknown]
+    if any(map(operator.eq, l["a"], l["b"])):
+        found += [((1, i, 3), f"links[{i}].b", f"joins '{a}' to itself")
+                  for i, (a, b) in enumerate(zip(l["a"], l["b"])) if a == b]
+    for order, name in ((4, "speed_Gbps"), (5, "latency_us"), (6, "lanes")):
+        if name in _DEFAULTS and f"links.{name}" not in written:
+            continue  # (the model's default passes its spec)
+        spec, col = _LINK_SPECS[name], l[name]
+        distinct = set(zip(map(type, col), col)) if len(set(map(type, col))) > 1 else {(type(v), v) for v in set(col)}
+        bad = {(t, v) for t, v in distinct if spec.check(v)}
+        if bad:
+            found += [((1, i, order), f"links[{i}].{name}", str(spec.check(v)))
+                      for i, v in enumerate(col) if (type(v), v) in bad]
+    parents = c["parent"]
+    parent_kinds = list(map(kind_of.get, parents))
+    wrong = {(kind, up) for kind, up in set(zip(kinds, parent_kinds)) if up is not None and parent_problem(kind, up)}
+    if wrong or parent_kinds.count(None) != parents.count(None):
+        for i, (kind, parent, parent_kind) in enumerate(zip(kinds, parents, parent_kinds)):
+            if parent is not None and parent_kind is None:
+                found.append(((2, i, 0), f"components[{i}].parent", f"names no component '{parent}'"))
+            elif parent_kind is not None and (kind, parent_kind) in wrong:
+                found.append(((2, i, 0), f"components[{i}].parent", str(parent_problem(kind, parent_kind))))
+        if wrong:
+            found += _loops(ids, parents, kind_of)
+    if found:
+        found.sort(key=itemgetter(0))
+        raise DesignFileError(source, [(path, msg) for _, path, msg in found])
+    return props
+
+
+def _loops(ids: list[str], parents: list[Any], kind_of: dict[str, str]) -> list[tuple[tuple[int, int, int], str, str]]:
+    """Placement loops (only possible when some parent is of the wrong kind)."""
+    up = {x: p for x, p in zip(ids, parents) if p is not None and p in kind_of}
+    found = []
+    for i, x in enumerate(ids):
+        chain = [x]
+        while chain[-1] in up and len(chain) <= len(up):
+            chain.append(up[chain[-1]])
+            if chain[-1] == x:
+                found.append(((3, i, 0), f"components[{i}].parent", "placement loops: " + " -> ".join(chain)))
+                break
+    return found
+
+
+def _props_checked(kinds: list[str], col: list[Any]) -> tuple[list[dict[str, Any]], list[Any]]:
+    """Each component's props (a new dict each, integers given as 2.0 made ints) and the problems
+    of their fields. Each distinct props object (with its kind and its values' types: 1, 1.0 and
+    true are told apart) is checked once: the switches of a big design repeat a handful."""
+    props: list[dict[str, Any]] = [{} for _ in col]
+    found: list[Any] = []
+    seen: dict[Any, tuple[frozenset[str], list[tuple[str, str]]]] = {}
+    for i, values in enumerate(col):
+        if not values:
+            continue
+        try:
+            key: Any = (kinds[i], *values.items(), *map(type, values.values()))
+            verdict = seen.get(key)
+        except TypeError:  # a list or an object as a value
+            key, verdict = None, None
+        if verdict is None:
+            verdict = _props_verdict(kinds[i], values)
+            if key is not None:
+                seen[key] = verdict
+        fix, problems = verdict
+        found += [((0, i, 1 + j), f"components[{i}].props.{name}", msg) for j, (name, msg) in enumerate(problems)]
+        props[i] = {k: _int(v) if k in fix else v for k, v in values.items()} if fix else dict(values)
+    return props, found
+
+
+def _props_verdict(kind: str, values: dict[str, Any]) -> tuple[frozenset[str], list[tuple[str, str]]]:
+    """The fields whose value becomes an int (a float given to an integer field) and the problems
+    of a props object of a ``kind`` (a field the kind does not have, a value its spec refuses)."""
+    specs = _FIELD_SPECS[kind]
+    fix, problems = [], []
+    for name, value in values.items():
+        spec = specs.get(name)
+        if spec is None:
+            problems.append((name, f"a {kind} has no field '{name}' (known: {', '.join(specs)})"))
+            continue
+        msg = spec.check(value)
+        if msg:
+            problems.append((name, msg))
+        elif spec.type == "int" and type(value) is float:
+            fix.append(name)
+    return frozenset(fix), problems
+
+
+# ------------------------------------------------------------------------------ saving
 # ------------------------------------------------------------------------------------ to dict
 def _component_dict(c: Component) -> dict[str, Any]:
     d: dict[str, Any] = {"id": c.id, "kind": c.kind, "model": c.model}
@@ -318,951 +1033,156 @@ def _head_dict(design: Design) -> dict[str, Any]:
     }
 
 
-# ---------------------------------------------------------------------------------- from dict
-def _printable(text: str) -> str:
-    """``text`` with unpaired surrogates written as ``\\udXXX``, so a message can always be shown."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def _json_path(parts) -> str:
-    out = ""
-    for p in parts:
-        out += f"[{p}]" if isinstance(p, int) else (f".{_printable(p)}" if out else _printable(p))
-    return out
-
-
-def _schema_message(err: "jsonschema.ValidationError") -> str:
-    kind = err.validator
-    if kind == "required":
-        missing = [k for k in err.validator_value if k not in err.instance]
-        return f"missing field '{missing[0]}'" if missing else err.message
-    if kind == "additionalProperties":
-        extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
-        return f"unknown field '{extra[0]}'" if extra else err.message
-    if kind == "type":
-        want = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
-        names = {"integer": "an integer", "number": "a number", "string": "a string",
-                 "object": "an object {...}", "array": "a list [...]", "boolean": "true or false",
-                 "null": "null"}
-        return "must be " + " or ".join(names.get(w, w) for w in want)
-    if kind == "enum":
-        return "must be one of " + ", ".join(str(v) for v in err.validator_value)
-    if kind == "const":
-        return f"must be {json.dumps(err.validator_value)}"
-    if kind in ("minimum", "exclusiveMinimum"):
-        zero = _zero_meaning(err)
-        return f"must be {'at least' if kind == 'minimum' else 'above'} {number_text(err.validator_value)}{zero}"
-    if kind == "maximum":
-        return f"must be at most {number_text(err.validator_value)}{_zero_meaning(err)}"
-    if kind == "maxItems":
-        return f"holds more than {err.validator_value} entries (the limit of this program)"
-    if kind in ("minItems",) and err.schema.get("maxItems") == 2:
-        return "must be a list of two numbers [x, y]"
-    if kind == "minLength":
-        return "must not be empty"
-    return err.message
-
-
-def _zero_meaning(err: "jsonschema.ValidationError") -> str:
-    """" (0: no checkpoints)" for a scenario setting where 0 has a meaning."""
-    path = list(err.absolute_path)
-    spec = SCENARIO_SPEC.get(path[1]) if len(path) == 2 and path[0] == "scenario" else None
-    return f" (0: {spec.zero})" if spec is not None and spec.zero else ""
-
-
-
-
-def workload_problem(name: str, value: Any) -> str | None:
-    """None, or why a design file cannot hold ``value`` as the workload setting ``name`` (the
-    check loading does; ``--set workload.NAME=VALUE`` uses it too)."""
-    validator = _validators()[2].get(name)
-    error = next(validator.iter_errors(value), None) if validator is not None else None
-    return None if error is None else _schema_message(error)
-
-
-class _NonFinite(str):
-    """Marks a NaN/Infinity literal found while parsing, so the checker can name its path."""
-
-
-class _DuplicateKeys(dict):
-    """An object in which a key was given twice (JSON keeps the last silently; we refuse it)."""
-
-    twice: str = ""
-
-
-def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj = dict(pairs)
-    if len(obj) == len(pairs):
-        return obj
-    seen: set[str] = set()
-    marked = _DuplicateKeys(obj)
-    marked.twice = next(k for k, _ in pairs if k in seen or seen.add(k))
-    return marked
-
-
-def _leaf_problem(value: Any) -> str | None:
-    """What is wrong with a single value: NaN/Infinity, an integer beyond ±MAX_INT, or a string
-    holding an unpaired UTF-16 surrogate (``"\\ud800"``, which cannot be saved as UTF-8)."""
-    t = type(value)
-    if t is _NonFinite or (t is float and not math.isfinite(value)):
-        return f"{value} is not allowed (use a finite number)"
-    if t is int and not -MAX_INT <= value <= MAX_INT:
-        return f"the integer is too large (the limit is ±{MAX_INT})"
-    if t is str and not value.isascii():
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            return f"holds an unpaired surrogate at character {exc.start} (not valid Unicode)"
-    return None
-
-
-def _tree_is_sound(data: Any) -> bool:
-    """True when nothing is nested more than MAX_DEPTH deep, no key is given twice and no value has
-    a :func:`_leaf_problem` (fast: no paths are built; :func:`_check_tree` finds where they are)."""
-    stack: list[tuple[Any, int]] = [(data, 0)]
-    pop, push, isfinite = stack.pop, stack.append, math.isfinite
-    while stack:
-        node, depth = pop()
-        if depth >= MAX_DEPTH or type(node) is _DuplicateKeys:
-            return False
-        if type(node) is dict:
-            if not "".join(node).isascii() and any(map(_leaf_problem, node)):
-                return False
-            node = node.values()
-        for v in node:
-            t = type(v)
-            if t is dict or t is list or t is _DuplicateKeys:
-                push((v, depth + 1))
-            elif t is float:
-                if not isfinite(v):
-                    return False
-            elif t is int:
-                if not -MAX_INT <= v <= MAX_INT:
-                    return False
-            elif t is str:
-                if not v.isascii() and _leaf_problem(v):
-                    return False
-            elif t is _NonFinite:
-                return False
-    return True
-
-
-def _check_tree(data: Any) -> list[tuple[str, str]]:
-    """The problems :func:`_tree_is_sound` looks for, each with its JSON path (walked without
-    recursion, so deep nesting cannot exhaust the stack)."""
-    if not isinstance(data, (dict, list)) or _tree_is_sound(data):
-        return []
-    errors: list[tuple[str, str]] = []
-    stack: list[tuple[Any, tuple, int]] = [(data, (), 0)]
-    while stack:
-        node, path, depth = stack.pop()
-        if not isinstance(node, (dict, list)):
-            problem = _leaf_problem(node)
-            if problem:
-                errors.append((_json_path(path), problem))
-            continue
-        if depth >= MAX_DEPTH:
-            errors.append((_json_path(path), f"nested more than {MAX_DEPTH} levels deep"))
-            continue
-        if isinstance(node, _DuplicateKeys):
-            errors.append((_json_path(path), f"the field '{_printable(node.twice)}' is given twice"))
-        if isinstance(node, dict):
-            errors.extend((_json_path(path + (k,)), "field name " + _leaf_problem(k))
-                          for k in node if _leaf_problem(k))
-        items = node.items() if isinstance(node, dict) else enumerate(node)
-        stack.extend((v, path + (k,), depth + 1) for k, v in items)
-    return sorted(errors)
-
-
-def _schema_errors(data: dict[str, Any]) -> list[tuple[str, str]]:
-    """Structure problems: jsonschema for the top level, the compiled check for each component and
-    link (jsonschema explains the first few items that fail it), in document order."""
-    top, item_validators, _ = _validators()
-    found = [(tuple(e.absolute_path), _schema_message(e)) for e in top.iter_errors(data)]
-    for key in _ITEM_LISTS:
-        items = data.get(key)
-        if type(items) is not list:
-            continue
-        check, explained, unexplained = _ITEM_CHECKS[key], 0, 0
-        for i, item in enumerate(items):
-            if check(item):
-                continue
-            if explained == _EXPLAINED_ITEMS:
-                unexplained += 1
-                continue
-            item_errors = [((key, i) + tuple(e.absolute_path), _schema_message(e))
-                           for e in item_validators[key].iter_errors(item)]
-            explained += bool(item_errors)
-            found.extend(item_errors)
-        if unexplained:
-            found.append(((key,), f"{unexplained} more entries do not match the file format either"))
-    found.sort(key=lambda e: [(0, p, "") if isinstance(p, int) else (1, 0, p) for p in e[0]])
-    return [(_json_path(path), msg) for path, msg in found]
-
-
-def _semantic_errors(data: dict[str, Any]) -> list[tuple[str, str]]:
-    errors: list[tuple[str, str]] = []
-    seen: dict[str, str] = {}
-    kind_of: dict[str, str] = {}
-    for i, c in enumerate(data["components"]):
-        where = f"components[{i}]"
-        if c["id"] in seen:
-            errors.append((f"{where}.id", f"duplicate id '{c['id']}' (also {seen[c['id']]})"))
-        else:
-            seen[c["id"]] = where
-            kind_of[c["id"]] = c["kind"]
-        specs = _FIELD_SPECS[c["kind"]]
-        for name, value in c.get("props", {}).items():
-            spec = specs.get(name)
-            if spec is None:
-                errors.append((f"{where}.props.{name}",
-                               f"a {c['kind']} has no field '{name}' (known: {', '.join(specs)})"))
-                continue
-            msg = spec.check(value)
-            if msg:
-                errors.append((f"{where}.props.{name}", msg))
-    for i, l in enumerate(data["links"]):
-        where = f"links[{i}]"
-        if l["id"] in seen:
-            errors.append((f"{where}.id", f"duplicate id '{l['id']}' (also {seen[l['id']]})"))
-        else:
-            seen[l["id"]] = where
-        for end in ("a", "b"):
-            if l[end] not in kind_of:
-                errors.append((f"{where}.{end}", f"names no component '{l[end]}'"))
-        if l["a"] == l["b"]:
-            errors.append((f"{where}.b", f"joins '{l['a']}' to itself"))
-        for name in ("speed_Gbps", "latency_us", "lanes"):
-            if name in l:
-                msg = _LINK_SPECS[name].check(l[name])
-                if msg:
-                    errors.append((f"{where}.{name}", msg))
-    parents: dict[str, str] = {}
-    for i, c in enumerate(data["components"]):
-        parent = c.get("parent")
-        if parent is None:
-            continue
-        if parent not in kind_of:
-            errors.append((f"components[{i}].parent", f"names no component '{parent}'"))
-            continue
-        msg = parent_problem(c["kind"], kind_of[parent])
-        if msg:
-            errors.append((f"components[{i}].parent", msg))
-        parents[c["id"]] = parent
-    for i, c in enumerate(data["components"]):
-        chain = [c["id"]]
-        while chain[-1] in parents and len(chain) <= len(parents):
-            chain.append(parents[chain[-1]])
-            if chain[-1] == c["id"]:
-                errors.append((f"components[{i}].parent", "placement loops: " + " -> ".join(chain)))
-                break
-    return errors
-
-
-def _migrate(data: dict[str, Any], source: str) -> dict[str, Any]:
-    version = data.get("version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise DesignFileError(source, [("version", "must be a format version number (1 or more)")])
-    if version > VERSION:
-        raise DesignFileError(source, [("", (
-            f"this file was written by a newer DPU Cluster Designer (format version {version}; "
-            f"this one reads up to {VERSION}) — update the program"))])
-    while data["version"] < VERSION:
-        data = MIGRATIONS[data["version"]](data)
-    return data
-
-
-@contextlib.contextmanager
-def _gc_paused():
-    """Pause the cycle collector while a file's many small objects are made: they hold no cycles,
-    and on a 2,048-server design its passes cost about a sixth of the load time."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def from_dict(data: Any, source: str = "<file>") -> Design:
-    """Check a parsed design file and build the :class:`Design`; raises :class:`DesignFileError`."""
-    with _gc_paused():
-        return _from_dict(data, source)
-
-
-def _int(value: Any) -> Any:
-    """JSON Schema counts 2.0 as an integer; the model (and Qt's spin boxes) want an int."""
-    return int(value) if type(value) is float else value
-
-
-def _from_dict(data: Any, source: str) -> Design:
-    if not isinstance(data, dict):
-        raise DesignFileError(source, [("", "not a design file (the top level must be a JSON object)")])
-    if data.get("format") != FORMAT:
-        raise DesignFileError(source, [("format", f"not a design file (expected \"format\": \"{FORMAT}\")")])
-    if data.get("version") == VERSION:
-        items = _fast_items(data)
-        if items is not None:
-            return _design(data, Topology.from_items(*items, data.get("id_counters", {})))
-    errors = _check_tree(data)
-    if errors:
-        raise DesignFileError(source, errors)
-    data = _migrate(data, source)
-    errors = _schema_errors(data)
-    if errors:
-        raise DesignFileError(source, errors)
-    errors = _semantic_errors(data)
-    if errors:
-        raise DesignFileError(source, errors)
-
-    comps = []
-    for c in data["components"]:
-        pos, specs = c.get("pos"), _FIELD_SPECS[c["kind"]]
-        props = {k: _int(v) if specs[k].type == "int" else v for k, v in c.get("props", {}).items()}
-        comps.append(Component(
-            c["id"], c["kind"], c["model"], c.get("name", ""), c.get("parent"), _int(c.get("slot")),
-            props, (pos[0], pos[1]) if pos is not None else None))
-    links = [Link(l["id"], l["a"], l["b"], l["medium"], l["speed_Gbps"], l.get("latency_us", 0.0),
-                  _int(l.get("lanes", 1)), _int(l.get("a_port")), _int(l.get("b_port")))
-             for l in data["links"]]
-    return _design(data, Topology.from_items(comps, links, data.get("id_counters", {})))
-
-
-def _design(data: dict[str, Any], topo: Topology) -> Design:
-    scenario = {k: _int(v) if k in SCENARIO_SPEC and SCENARIO_SPEC[k].type is int else v
-                for k, v in data.get("scenario", {}).items()}
-    return Design(topo, data["name"], data.get("workload"), scenario, data.get("meta"))
-
-
-# ----------------------------------------------------------------------- fast path for big files
-_COMPONENT_KEYS = frozenset(SCHEMA["properties"]["components"]["items"]["properties"])
-_COMPONENT_REQUIRED = frozenset(SCHEMA["properties"]["components"]["items"]["required"])
-_LINK_KEYS = frozenset(SCHEMA["properties"]["links"]["items"]["properties"])
-_LINK_REQUIRED = frozenset(SCHEMA["properties"]["links"]["items"]["required"])
-_SCALARS = (str, int, float, bool, type(None))
-
-
-def _id_text(col: list[Any], parsed: bool = False) -> str | None:
-    """The column joined into one text when every value is an ASCII string of 1 to 200
-    characters (the ``_ID`` schema; non-ASCII text is left to the full check, which looks for
-    broken surrogates), else None. ``parsed``: see :func:`_fast_columns`."""
-    text = _string_text(col, parsed)
-    if text is None or not col:
-        return text
-    lengths = set(map(len, col))
-    return text if min(lengths) >= 1 and max(lengths) <= _ID["maxLength"] else None
-
-
-def _string_text(col: list[Any], parsed: bool = False) -> str | None:
-    """The column joined into one text when every value is an ASCII string, else None.
-    ``parsed`` (see :func:`_fast_columns`): the join alone proves the values strings (it
-    refuses any other JSON value); else their types are looked at first (a str subclass such
-    as :class:`_NonFinite` would join)."""
-    if not col:
-        return ""
-    if not parsed and set(map(type, col)) != {str}:
-        return None
-    try:
-        text = "".join(col)
-    except TypeError:
-        return None
-    return text if text.isascii() else None
-
-
-def _within(col: list[Any], allowed: frozenset[str]) -> bool:
-    """Every value is one of the strings ``allowed`` (a kind or a medium): a value equal to one
-    of them is a string (a str subclass equal to one is what jsonschema's ``enum`` accepts too,
-    and the NaN marker equals no kind or medium)."""
-    try:
-        return set(col) <= allowed
-    except TypeError:  # a list or an object
-        return False
-
-
-def _ints_ok(col: list[Any], low: int = -MAX_INT) -> bool:
-    return not col or (set(map(type, col)) == {int} and min(col) >= low and max(col) <= MAX_INT)
-
-
-def _numbers_ok(col: list[Any]) -> bool:
-    """Finite numbers (int or float, not bool) with integers inside ±MAX_INT (the integers are
-    bounded first: ``math.isfinite`` of a 400-digit integer raises OverflowError)."""
-    if not col:
-        return True
-    types = set(map(type, col))
-    if types == {int}:  # every int is finite
-        return min(col) >= -MAX_INT and max(col) <= MAX_INT
-    if types == {float}:
-        return all(map(math.isfinite, col))
-    return types <= {int, float} and all(-MAX_INT <= v <= MAX_INT if type(v) is int else math.isfinite(v)
-                                         for v in col)
-
-
-def _distinct_ok(col: list[Any], spec: Any) -> bool:
-    """``spec.check`` passes for every distinct (type, value) of the column: a generated design
-    holds a handful of distinct speeds, so the check runs a handful of times. (A column of one
-    type needs no type beside each value: ``set(col)`` then holds the same values.)"""
-    if len(set(map(type, col))) == 1:
-        return all(spec.check(v) is None for v in set(col))
-    return all(spec.check(v) is None for _, v in set(zip(map(type, col), col)))
-
-
-def _refs_ok(col: list[Any], kind_of: dict[str, str], parsed: bool = False) -> bool:
-    """Every value is a ``str`` naming a component (the type first, unless ``parsed``: a str
-    subclass such as the NaN marker of :func:`from_dict`'s callers could match a component
-    named "NaN"; parsed, a value equal to a component's id is a string)."""
-    if not col:
-        return True
-    if not parsed and set(map(type, col)) != {str}:
-        return False
-    try:
-        return all(map(kind_of.__contains__, col))
-    except TypeError:  # a list or an object
-        return False
-
-
-def _kinds_of(col: list[Any], kind_of: dict[str, str], parsed: bool = False) -> list[str | None] | None:
-    """The kind of the component each value names, None where it is None or names none; None
-    when a given value is not a string (looked at unless ``parsed``, see :func:`_refs_ok`)."""
-    if not parsed and not set(map(type, col)) <= {str, type(None)}:
-        return None
-    try:
-        return list(map(kind_of.get, col))
-    except TypeError:  # a list or an object
-        return None
-
-
 def _given(col: list[Any]) -> list[Any]:
-    """The values of an optional column that are not None (the keys an item gives)."""
-    return list(filter(_IS_NOT_NONE, col)) if None in col else col
-
-
-_IS_NOT_NONE = functools.partial(is_not, None)
-
-
-def _columns(items: list[dict[str, Any]], required: tuple[str, ...],
-             optional: dict[str, Any]) -> tuple[dict[str, list[Any]], dict[str, int]] | None:
-    """The columns of a list of dicts, each taken in one C loop (``itemgetter`` for a required
-    key, ``dict.get`` with its default for an optional one), with how many items give each
-    optional key; None when an item lacks a required key or has a key of neither kind, or is
-    no dict.
-
-    The optional keys are counted without a pass of their own: ``extra``, the keys the items
-    hold beyond the required ones (one ``len`` pass), is the optional keys they give plus any
-    unknown ones, and an item whose value is not the default gives its key, so
-    ``given[key] = n - col.count(default)`` never counts more than the items that give it.
-    Taking these off ``extra`` key by key (``optional`` in the order the keys are most often
-    given), ``extra`` reaching 0 proves every count exact, no unknown key, and no item giving
-    a key that is still to be taken (its column is then the default, with no pass at all).
-    When it does not reach 0 (an item gives a key with its default value, or a key the schema
-    does not know) every key is counted exactly, with a ``__contains__`` pass each."""
-    n = len(items)
-    cols: dict[str, list[Any]] = {}
-    try:
-        for key in required:
-            cols[key] = list(map(itemgetter(key), items))
-    except (KeyError, TypeError):  # (TypeError: an item that is no object)
-        return None
-    extra = sum(map(len, items)) - n * len(required)
-    given: dict[str, int] = {}
-    exact = False  # (counted exactly below: a value that does not compare, from a Python caller)
-    for key, default in optional.items():
-        if extra == 0 and not exact:
-            cols[key], given[key] = [default] * n, 0
-            continue
-        cols[key] = col = list(map(dict.get, items, repeat(key), repeat(default)))
-        if not exact:
-            try:
-                given[key] = n - col.count(default)
-            except (TypeError, ValueError):  # e.g. a numpy array, whose == gives no bool
-                exact = True
-                continue
-            extra -= given[key]
-    if extra == 0 and not exact:
-        return cols, given
-    for key in optional:
-        given[key] = sum(map(dict.__contains__, items, repeat(key)))
-    if sum(map(len, items)) != n * len(required) + sum(given.values()):
-        return None  # a key the item schema does not know
-    return cols, given
-
-
-#: floats from this size on may have been integers beyond 64 bits (see :func:`_plain_design`)
-_BIG_FLOAT = 2.0**63
-
-
-def _holds_big_float(data: dict[str, Any], cols: dict[str, Any]) -> bool:
-    """Whether a float of 2^63 or more in size is in the document: in the head, a link's speed or
-    latency or a props value (positions are bounded far below; slots, lanes, ports and counters
-    must be integers, which such a float is not)."""
-    c, l = cols["components"], cols["links"]
-    props = [v for v in chain.from_iterable(map(dict.values, filter(None, c["props"])))
-             if type(v) is float]
-    head = [v for v in _tree_values({k: v for k, v in data.items() if k not in _ITEM_LISTS}) if type(v) is float]
-    # the distinct values of a link column (a handful): the columns passed the checks, so their
-    # integers are within 2^53 and no such float can be hidden by an equal integer; a latency
-    # no link gives is the default 0.0
-    links = [v for v in set(l["speed_Gbps"]) if type(v) is float]
-    if cols["link_given"]["latency_us"]:
-        links += [v for v in set(l["latency_us"]) if type(v) is float]
-    return any(col and max(map(abs, col)) >= _BIG_FLOAT for col in (links, props, head))
-
-
-def _tree_values(node: Any) -> list[Any]:
-    """Every value (not container) in a parsed JSON value, walked without recursion."""
-    out, stack = [], [node]
-    while stack:
-        node = stack.pop()
-        for v in (node.values() if type(node) is dict else node):
-            if type(v) is dict or type(v) is list:
-                stack.append(v)
-            else:
-                out.append(v)
-    return out
-
-
-def _head_count(node: Any) -> tuple[int, int]:
-    """``(key/value pairs, ':' inside keys and strings)`` of a parsed JSON value (walked without
-    recursion): with the items' own counts, what the text's ':' must add up to when no key was
-    given twice (see :func:`_plain_design`)."""
-    pairs = colons = 0
-    stack = [node]
-    while stack:
-        node = stack.pop()
-        if type(node) is dict:
-            pairs += len(node)
-            colons += "".join(node).count(":")
-            node = node.values()
-        elif type(node) is not list:
-            continue
-        for v in node:
-            t = type(v)
-            if t is str:
-                colons += v.count(":")
-            elif t is dict or t is list:
-                stack.append(v)
-    return pairs, colons
-
-
-_COMPONENT_REQUIRED_KEYS = ("id", "kind", "model")
-_LINK_REQUIRED_KEYS = ("id", "a", "b", "medium", "speed_Gbps")
-assert set(_COMPONENT_REQUIRED_KEYS) == _COMPONENT_REQUIRED and set(_LINK_REQUIRED_KEYS) == _LINK_REQUIRED
-_KIND_SET, _MEDIUM_SET = frozenset(KINDS), frozenset(MEDIA)
-assert not any(":" in name for name in _KIND_SET | _MEDIUM_SET)  # (their ':' need no counting)
-#: the optional keys of an item with the value the model takes when the key is left out
-#: (in the order they are most often given: see :func:`_columns`)
-_COMPONENT_OPTIONAL = {"parent": None, "slot": None, "pos": None, "props": None, "name": ""}
-_LINK_OPTIONAL = {"lanes": 1, "latency_us": 0.0, "a_port": None, "b_port": None}
-assert set(_COMPONENT_OPTIONAL) == _COMPONENT_KEYS - _COMPONENT_REQUIRED
-assert set(_LINK_OPTIONAL) == _LINK_KEYS - _LINK_REQUIRED
-assert not any(":" in k for k in _COMPONENT_KEYS | _LINK_KEYS | {s.name for specs in FIELDS.values() for s in specs})
-
-
-def _fast_columns(data: dict[str, Any], parsed: bool = False) -> dict[str, Any] | None:
-    """The checked columns of a current-version file whose every item passes the item checks of
-    :func:`_check_tree`, :data:`SCHEMA` and :func:`_semantic_errors`, proved column by column (a
-    set of types, a min and a max over each field, a spec check per distinct value) instead of
-    item by item; the head (name, workload, scenario ...) goes through the full checks. None as
-    soon as anything is not plainly right: the full path then finds and words the problem (this
-    path only ever accepts what the full one accepts, and builds the same objects).
-
-    ``parsed``: ``data`` is what json.loads (with no hook and NaN refused) or orjson made of a
-    text, so each value is exactly one of dict, list, str, int, float, bool and None, and a float
-    is never NaN. Then a column is not looked over for its types where the check that follows
-    already fails on any other type: ``"".join`` refuses anything but strings, a dict lookup of a
-    list raises TypeError, an item that is not a dict has no key to take, and a number equal to a
-    kind's name is no JSON value (from any other caller, such as :func:`from_dict` of a dict made
-    in Python, every type is looked at).
-
-    Besides the columns: ``pairs`` (the key/value pairs of the whole document) and ``colons``
-    (the ':' inside its keys and strings), which :func:`_plain_design` holds against the text."""
-    if type(data) is not dict:
-        return None
-    comps, links = data.get("components"), data.get("links")
-    if type(comps) is not list or type(links) is not list or len(comps) > MAX_COMPONENTS \
-            or len(links) > MAX_LINKS:
-        return None
-    head = {k: v for k, v in data.items() if k not in _ITEM_LISTS}
-    if not _tree_is_sound(head) or not _TOP_CHECK({**head, "components": [], "links": []}):
-        return None
-    if not parsed and (not set(map(type, comps)) <= {dict} or not set(map(type, links)) <= {dict}):
-        return None
-    got = _columns(comps, _COMPONENT_REQUIRED_KEYS, _COMPONENT_OPTIONAL)
-    if got is None:
-        return None
-    c, c_given = got
-    # --- components
-    n = len(comps)
-    ids, kinds, parents, slots, poss = c["id"], c["kind"], c["parent"], c["slot"], c["pos"]
-    # (a column no item gives holds only the model's default, and is not looked at)
-    given_slots = _given(slots) if c_given["slot"] else []
-    # a kind is one of KINDS (whose names hold no ':'); every value equal to one is a string
-    texts = [_id_text(ids, parsed), _string_text(c["model"], parsed),
-             _string_text(c["name"], parsed) if c_given["name"] else ""]
-    if None in texts or not _within(kinds, _KIND_SET) or not _ints_ok(given_slots, 0) \
-            or len(given_slots) != c_given["slot"]:
-        return None
-    kind_of = dict(zip(ids, kinds))
-    if len(kind_of) != n:
-        return None  # a duplicate id
-    # a parent or a link end must be a component's id, so it is a sound id text already; its
-    # ':' are counted only when some id holds one
-    id_colons = ":" in texts[0]
-    # the kind of each component's parent: None for no parent, and for a parent that names no
-    # component (no kind is None), so the Nones add up to the items without one exactly when
-    # every parent given is known and none is given as null
-    parent_kinds = _kinds_of(parents, kind_of, parsed) if c_given["parent"] else []
-    if parent_kinds is None or c_given["parent"] and parent_kinds.count(None) != n - c_given["parent"]:
-        return None
-    if id_colons:
-        texts.append("".join(_given(parents)))
-    given_pos = _given(poss) if c_given["pos"] else []
-    if len(given_pos) != c_given["pos"] or not set(map(type, given_pos)) <= {list} \
-            or not set(map(len, given_pos)) <= {2}:
-        return None
-    coords = list(chain.from_iterable(given_pos))
-    if not (_numbers_ok(coords) if not parsed else set(map(type, coords)) <= {int, float}) \
-            or (coords and (min(coords) < -MAX_COORD or max(coords) > MAX_COORD)):
-        return None  # (parsed: no float is NaN, so min and max bound every coordinate)
-    props = _fast_props(kinds, c["props"], c_given["props"])
-    if props is None:
-        return None
-    props, prop_pairs, prop_colons = props
-    # a parent of the right kind also rules out placement loops: NICs/DPUs sit in servers,
-    # servers/switches/storage in racks, racks in nothing
-    for kind, parent_kind in set(zip(kinds, parent_kinds)):
-        if parent_kind is not None and parent_problem(kind, parent_kind):
-            return None
-    # --- links
-    got = _columns(links, _LINK_REQUIRED_KEYS, _LINK_OPTIONAL)
-    if got is None:
-        return None
-    l, l_given = got
-    lids, a_end, b_end, media = l["id"], l["a"], l["b"], l["medium"]
-    speeds, latency, lanes = l["speed_Gbps"], l["latency_us"], l["lanes"]
-    texts.append(_id_text(lids, parsed))
-    if texts[-1] is None or not _refs_ok(a_end, kind_of, parsed) or not _refs_ok(b_end, kind_of, parsed) \
-            or not _within(media, _MEDIUM_SET) or not _numbers_ok(speeds) \
-            or not _distinct_ok(speeds, _LINK_SPECS["speed_Gbps"]):
-        return None
-    if l_given["latency_us"] and not (_numbers_ok(latency) and _distinct_ok(latency, _LINK_SPECS["latency_us"])) \
-            or l_given["lanes"] and not (_ints_ok(lanes) and _distinct_ok(lanes, _LINK_SPECS["lanes"])) \
-            or l_given["a_port"] and not _ints_ok(_given(l["a_port"])) \
-            or l_given["b_port"] and not _ints_ok(_given(l["b_port"])):
-        return None
-    every_id = set(kind_of)
-    every_id.update(lids)
-    if any(map(operator.eq, a_end, b_end)) or len(every_id) != n + len(lids):
-        return None  # a link joining a component to itself, or an id given twice
-    if id_colons:
-        texts += ["".join(a_end), "".join(b_end)]
-    head_pairs, head_colons = _head_count(head)
-    item_pairs = (n * len(_COMPONENT_REQUIRED_KEYS) + sum(c_given.values())
-                  + len(links) * len(_LINK_REQUIRED_KEYS) + sum(l_given.values()))
-    return {"components": c, "links": l, "props": props, "link_given": l_given,
-            "pairs": head_pairs + len(_ITEM_LISTS) + item_pairs + prop_pairs,
-            "colons": head_colons + sum(t.count(":") for t in texts) + prop_colons}
-
-
-def _fast_props(kinds: list[str], col: list[Any], given: int) -> tuple[list[dict], int, int] | None:
-    """Each component's props (a new dict each, integers as ints) when every given ``props`` is
-    an object of known scalar fields whose values pass their spec, with the pairs and the ':' of
-    their string values; None otherwise. Only the components that give props are looked at
-    (a 131k-GPU design: the 13k switches and storage of its 199k components), and each distinct
-    props object (with its component's kind and its values' types: 1, 1.0 and true are told
-    apart) is checked once: the switches of a design repeat a handful."""
-    props: list[dict[str, Any]] = [{} for _ in col]
-    where = [i for i, p in enumerate(col) if p is not None] if given else []
-    if len(where) != given:
-        return None  # "props": null
-    pairs = colons = 0
-    seen: dict[tuple, tuple[bool, int] | None] = {}
-    for i in where:
-        values = col[i]
-        if type(values) is not dict:
-            return None
-        try:
-            key = (kinds[i], *values.items(), *map(type, values.values()))
-            known = seen.get(key, False)
-        except TypeError:  # a list or an object as a value: no scalar
-            return None
-        if known is False:
-            known = seen[key] = _props_verdict(kinds[i], values)
-        if known is None:
-            return None
-        fix, found = known
-        props[i] = {k: _int(v) if k in fix else v for k, v in values.items()} if fix else dict(values)
-        colons += found
-        pairs += len(values)
-    return props, pairs, colons
-
-
-def _props_verdict(kind: str, values: dict[str, Any]) -> tuple[frozenset[str], int] | None:
-    """None unless every field of ``values`` is one a ``kind`` has, with a scalar value that
-    passes its spec; else the fields whose value becomes an int (a float given to an integer
-    field) and the ':' in its string values."""
-    if not "".join(values).isascii():
-        return None
-    specs = _FIELD_SPECS[kind]
-    fix, colons = [], 0
-    for name, value in values.items():
-        spec = specs.get(name)
-        if spec is None or type(value) not in _SCALARS or _leaf_problem(value) or spec.check(value):
-            return None
-        if spec.type == "int" and type(value) is float:
-            fix.append(name)
-        if type(value) is str:
-            colons += value.count(":")
-    return frozenset(fix), colons
-
-
-def _build_items(cols: dict[str, Any]) -> tuple[list[Component], list[Link]]:
-    """The Components and Links of :func:`_fast_columns`' columns (the cycle collector paused:
-    the objects hold no cycles)."""
-    c, l = cols["components"], cols["links"]
-    poss = c["pos"]
-    pos = list(map(tuple, poss)) if None not in poss else [(p[0], p[1]) if p is not None else None for p in poss]
-    with _gc_paused():
-        built = list(map(Component, c["id"], c["kind"], c["model"], c["name"], c["parent"], c["slot"],
-                         cols["props"], pos))
-        wired = list(map(Link, l["id"], l["a"], l["b"], l["medium"], l["speed_Gbps"], l["latency_us"],
-                         l["lanes"], l["a_port"], l["b_port"]))
-    return built, wired
-
-
-def _fast_items(data: dict[str, Any]) -> tuple[list[Component], list[Link]] | None:
-    """The components and links of a current-version file whose items :func:`_fast_columns`
-    proves sound, or None (the full checks then find and word the problem). Generated designs,
-    and most saved ones, take this path: it loads a 131k-GPU design several times faster."""
-    cols = _fast_columns(data)
-    return None if cols is None else _build_items(cols)
-
-
-# ------------------------------------------------------------------------------ text and files
-def _reject_constant(name: str) -> _NonFinite:
-    return _NonFinite(name)
-
-
-def loads(text: str, source: str = "<file>") -> Design:
-    """Parse design-file text (see :func:`from_dict`): the plain way first
-    (:func:`_plain_design`), else the careful one, which finds and words every problem."""
-    design = _plain_design(text)
-    return design if design is not None else from_dict(_parse(text, source), source)
-
-
-def _plain_design(text: str | bytes) -> Design | None:
-    """The design of a plainly sound file, read by the C parser alone, or None
-    (:func:`_plain_checked`, then :func:`_plain_built`).
-
-    The careful parse (:func:`_parse`) hands every object to a Python hook that refuses a key
-    given twice: ~0.5 s of a 131k-GPU design's 66 MB. Here json.loads builds the dicts itself,
-    and a key given twice is found by counting instead: every key/value pair of the text has
-    its ':', and every other ':' of the text is inside a string, so with no key given twice
-    ``text.count(":") == pairs + ':' inside the keys and strings`` of what was parsed; a lost
-    pair (and its value's colons) can only make the right side smaller. A ``\\u003a`` escape
-    would put a ':' in a string that the text does not show, so a text with any ``\\u003``
-    goes the careful way, as does anything :func:`_fast_columns` does not prove sound (the
-    careful way then refuses it with its message, or loads it).
-
-    With orjson installed, it parses (the bytes as read: no decoding). orjson reads the JSON
-    that json.loads reads, to the same values (correctly rounded floats, the same strings),
-    except that it refuses NaN, Infinity, a lone surrogate and a byte-order mark (such text goes
-    the careful way) and reads an integer beyond 64 bits as a float: a document holding a float
-    of 2^63 or more goes the careful way, which keeps such an integer exact and refuses it."""
-    with _gc_paused():  # the parsed document is gone before the collector runs again
-        checked = _plain_checked(text)
-        design = None if checked is None else _plain_built(*checked)
-        del checked  # (so is every column: the collector's first pass has only the design to walk)
-    return design
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")  # (the careful way says where it is)
-
-
-def _plain_checked(text: str | bytes) -> tuple[dict[str, Any], dict[str, Any]] | None:
-    """The parsed document of :func:`_plain_design` and its checked columns, or None. Call it
-    with the cycle collector paused until :func:`_plain_built` has made the objects."""
-    binary = type(text) is bytes
-    slash, escape = (b"\\", b"\\u003") if binary else ("\\", "\\u003")
-    if slash in text and escape in text:  # (a backslash is found by memchr: most files hold none)
-        return None
-    try:
-        data = orjson.loads(text) if orjson is not None else json.loads(text, parse_constant=_refuse_constant)
-    except (ValueError, RecursionError):  # bad JSON, NaN, a huge integer literal, deep nesting
-        return None
-    cols = _checked_columns(data, _colons(text), lossy=orjson is not None)
-    return None if cols is None else (data, cols)
-
-
-def _colons(text: str | bytes) -> int:
-    """``text.count(":")``. Bytes of a big file are counted by numpy in 1 MiB pieces when the
-    program has loaded numpy already (the engine does; a quarter of bytes.count's time, which
-    compares byte by byte: ~40 ms of a 66 MB file), else by ``count``."""
-    np = sys.modules.get("numpy")
-    if type(text) is not bytes or np is None or len(text) < 1 << 22:
-        return text.count(b":" if type(text) is bytes else ":")
-    codes, step = np.frombuffer(text, np.uint8), 1 << 20
-    return sum(int(np.count_nonzero(codes[i:i + step] == ord(":"))) for i in range(0, len(codes), step))
-
-
-def _checked_columns(data: Any, colons: int, lossy: bool = False) -> dict[str, Any] | None:
-    """The columns of a document parsed without the duplicate-key hook, when
-    :func:`_fast_columns` proves it sound and its pairs and strings account for the text's
-    ``colons``; else None. ``lossy``: the parser reads an integer beyond 64 bits as a float
-    (orjson), so a float that large sends the document the careful way."""
-    if type(data) is not dict or data.get("format") != FORMAT or data.get("version") != VERSION:
-        return None
-    cols = _fast_columns(data, parsed=True)
-    if cols is None or cols["pairs"] + cols["colons"] != colons:
-        return None
-    if lossy and _holds_big_float(data, cols):
-        return None
-    return cols
-
-
-def _plain_built(data: dict[str, Any], cols: dict[str, Any]) -> Design:
-    """The design of :func:`_plain_checked`'s document and columns. The parsed items are
-    dropped first (their values live on in the columns): the memory of their ~585k dicts at
-    131k GPUs is free again for the objects."""
-    data["components"].clear()
-    data["links"].clear()
-    ids = (cols["components"]["id"], cols["links"]["id"])
-    return _design(data, Topology.from_items(*_build_items(cols), data.get("id_counters", {}), ids=ids))
-
-
-def _parse(text: str, source: str) -> Any:
-    try:
-        with _gc_paused():
-            data = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_object)
-    except json.JSONDecodeError as exc:
-        if not text.strip():
-            raise DesignFileError(source, [("", "the file is empty")]) from None
-        at_end = not text[exc.pos:].strip() or exc.msg.startswith("Unterminated string")
-        why = "the file ends early (truncated?)" if at_end else exc.msg
-        raise DesignFileError(f"{source}:{exc.lineno}:{exc.colno}", [("", f"not valid JSON: {why}")]) from None
-    except RecursionError:
-        raise DesignFileError(source, [("", f"nested more than {MAX_DEPTH} levels deep")]) from None
-    except ValueError as exc:  # an integer literal with more digits than Python converts
-        raise DesignFileError(source, [("", f"not valid JSON: {exc.args[0].split(':')[0]}")]) from None
-    return data
+    """The values of an optional column that are not None (the fields an item writes)."""
+    return [v for v in col if v is not None] if None in col else col
 
 
 def dumps(design: Design, source: str = "<design>") -> str:
     """The file text: one component or link per line, so files diff well and stay compact.
 
-    A value that the loader would refuse (NaN, a huge integer, a broken string, deep nesting) or
-    that is not JSON at all is refused here, with its path, so that no saved file fails to load.
-    A design whose every item is plainly sound is written from its columns
-    (:func:`_column_text`, the same text); any other goes through :func:`to_dict`."""
+    It is the text of :func:`to_dict` as json's C encoder writes it (``ensure_ascii=False``), one
+    item a line, written from the items' columns (:func:`_field_texts`: each field left out
+    exactly when :func:`to_dict` leaves it out, in its order) with no dict per item. A value that
+    the loader would refuse (NaN, a huge integer, a broken string, deep nesting) or that is not
+    JSON at all is refused here, with its path, so that no saved file fails to load."""
+    topo = design.topology
+    items: dict[str, list[Any]] = {"components": list(topo.components.values()), "links": list(topo.links.values())}
+    for key, limit in (("components", MAX_COMPONENTS), ("links", MAX_LINKS)):
+        if len(items[key]) > limit:
+            raise DesignFileError(source, [(key, (
+                f"cannot be saved: {len(items[key]):,} {key}; this program reads design files "
+                f"of up to {limit:,} {key}"))])
+    encode = _item_encoder()
     try:
-        text = _column_text(design)
-    except (TypeError, ValueError, AttributeError, IndexError, KeyError):
-        text = None  # the dict path below writes it, or words what is wrong
-    if text is not None:
-        return text
-    try:
-        data = to_dict(design)
-        for key, limit in (("components", MAX_COMPONENTS), ("links", MAX_LINKS)):
-            if len(data[key]) > limit:
-                raise DesignFileError(source, [(key, (
-                    f"cannot be saved: {len(data[key]):,} {key}; this program reads design files "
-                    f"of up to {limit:,} {key}"))])
-        if _fast_columns(data) is None:  # else every item is proved sound already
-            errors = _check_tree(data)
-            if errors:
-                raise DesignFileError(source, [(p, f"cannot be saved: {m}") for p, m in errors])
-        head = {k: v for k, v in data.items() if k not in ("components", "links")}
-        encode = _item_encoder()
-        lines = ["{"]
-        for key, value in head.items():
-            lines.append(f" {json.dumps(key)}: {encode(value)},")
-        for key in ("components", "links"):
-            body = _item_lines(encode, data[key])
-            lines.append(f" {json.dumps(key)}: [\n  {body}\n ]" if body else f" {json.dumps(key)}: []")
-            lines[-1] += "," if key == "components" else ""
+        head = _head_dict(design)
+        errors = _check_tree(head)
+        failed: list[tuple[tuple[int, int, int], Exception]] = []
+        fields = {key: [_field_texts(key, name, list(map(attrgetter(name), items[key])), encode, errors, failed)
+                        for name in _WRITTEN[key]] for key in _ITEM_LISTS}
+        if failed:  # what to_dict would raise: the first item's (in the file's order)
+            raise min(failed, key=itemgetter(0))[1]
+        if errors:
+            raise DesignFileError(source, [(p, f"cannot be saved: {m}") for p, m in sorted(errors)])
+        lines = ["{"] + [f" {json.dumps(key)}: {encode(value)}," for key, value in head.items()]
+        for key in _ITEM_LISTS:
+            cols = [_encoded(col, encode) for col in fields[key] if col is not None]
+            body = "},\n  {".join(map("".join, zip(*cols)))
+            lines.append(f' "{key}": [\n  {{{body}}}\n ]' if items[key] else f' "{key}": []')
+        lines[-2] += ","
         lines.append("}")
     except (TypeError, ValueError) as exc:  # a value that is not JSON (a set, a numpy integer...)
         raise DesignFileError(source, [("", f"cannot be saved: {exc}")]) from None
     return "\n".join(lines) + "\n"
 
 
-def _column_text(design: Design) -> str | None:
-    """:func:`dumps`' text written from the items' columns, with no dict per item, or None when
-    any written value is not plainly sound (then the dict path writes it or refuses it).
+#: the fields an item writes, in :func:`to_dict`'s order, with what the value is ("str",
+#: "number", "props", "pos") and when the field is left out (never, its value None, falsy, 1)
+_WRITTEN = {
+    "components": {"id": ("str", None), "kind": ("str", None), "model": ("str", None), "name": ("str", "falsy"),
+                   "parent": ("str", "none"), "slot": ("number", "none"), "props": ("props", "falsy"),
+                   "pos": ("pos", "none")},
+    "links": {"id": ("str", None), "a": ("str", None), "b": ("str", None), "medium": ("str", None),
+              "speed_Gbps": ("number", None), "latency_us": ("number", "falsy"), "lanes": ("number", "one"),
+              "a_port": ("number", "none"), "b_port": ("number", "none")}}
+#: marks an item that leaves a field out (in a column still to be encoded)
+_LEFT_OUT = object()
 
-    What the dict path proves by :func:`_check_tree` is proved here column by column: every
-    written string is a ``str`` that UTF-8 can hold (one join, one check), every written number
-    an ``int`` or ``float`` (not bool, not numpy) that is finite and within ±MAX_INT, every props
-    object sound to the depth limit. The text is the dict path's: strings through json's C
-    encoder (``ensure_ascii=False``), numbers by ``repr`` (json's own text for int and float),
-    a props object by the same C encoder, each field left out exactly when :func:`to_dict`
-    leaves it out, fields in the same order, one item a line."""
-    topo = design.topology
-    comps, links = list(topo.components.values()), list(topo.links.values())
-    if len(comps) > MAX_COMPONENTS or len(links) > MAX_LINKS or not set(map(type, comps)) <= {Component} \
-            or not set(map(type, links)) <= {Link}:
-        return None
-    head = _head_dict(design)
-    if not _tree_is_sound(head):
-        return None
-    enc = json.encoder.encode_basestring
-    encode = _item_encoder()
-    # --- components: id, kind, model, name?, parent?, slot?, props?, pos?
-    ids, kinds, models, names, parents, slots, props, poss = (
-        list(map(attrgetter(f), comps)) for f in ("id", "kind", "model", "name", "parent", "slot", "props", "pos"))
-    given_props = [p for p in props if p]
-    given_pos = _given(poss)
-    pairs = set(map(type, given_pos)) <= {tuple} and set(map(len, given_pos)) <= {2}
-    coords = list(chain.from_iterable(given_pos)) if pairs else [p[0] for p in given_pos] + [p[1] for p in given_pos]
-    if not (_saved_strings(ids) and _saved_strings(kinds) and _saved_strings(models) and _saved_strings(names)
-            and _saved_strings(_given(parents)) and _saved_numbers(_given(slots)) and _saved_numbers(coords)
-            and set(map(type, given_props)) <= {dict} and _props_sound(given_props)):
-        return None
-    name_text = {n: f', "name": {enc(n)}' if n else "" for n in set(names)}
-    parent_text = {p: f', "parent": {enc(p)}' if p is not None else "" for p in set(parents)}
-    tails = [map(name_text.__getitem__, names) if any(names) else None,
-             map(parent_text.__getitem__, parents) if parents.count(None) != len(parents) else None,
-             [f', "slot": {v!r}' if v is not None else "" for v in slots] if slots.count(None) != len(slots) else None,
-             [f', "props": {encode(p)}' if p else "" for p in props] if given_props else None,
-             (map(operator.mod, repeat(', "pos": [%r, %r]'), poss) if pairs and not len(given_pos) < len(poss)
-              else [f', "pos": [{p[0]!r}, {p[1]!r}]' if p is not None else "" for p in poss]) if given_pos else None]
-    comp_lines = _joined_items('{"id": %s, "kind": %s, "model": %s', [
-        map(enc, ids), _coded(enc, kinds), _coded(enc, models)], tails)
-    # --- links: id, a, b, medium, speed_Gbps, latency_us?, lanes?, a_port?, b_port?
-    lids, a_end, b_end, media, speeds, latency, lanes, a_port, b_port = (
-        list(map(attrgetter(f), links))
-        for f in ("id", "a", "b", "medium", "speed_Gbps", "latency_us", "lanes", "a_port", "b_port"))
-    written_latency = [v for v in latency if v]
-    written_lanes = [v for v in lanes if v != 1]
-    if not (_saved_strings(lids) and _saved_strings(a_end) and _saved_strings(b_end) and _saved_strings(media)
-            and _saved_numbers(speeds) and _saved_numbers(written_latency) and _saved_numbers(written_lanes)
-            and _saved_numbers(_given(a_port)) and _saved_numbers(_given(b_port))):
-        return None
-    tails = [[f', "latency_us": {v!r}' if v else "" for v in latency] if written_latency else None,
-             [f', "lanes": {v!r}' if v != 1 else "" for v in lanes] if written_lanes else None,
-             [f', "a_port": {v!r}' if v is not None else "" for v in a_port] if a_port.count(None) != len(a_port) else None,
-             [f', "b_port": {v!r}' if v is not None else "" for v in b_port] if b_port.count(None) != len(b_port) else None]
-    link_lines = _joined_items('{"id": %s, "a": %s, "b": %s, "medium": %s, "speed_Gbps": %s', [
-        map(enc, lids), map(enc, a_end), map(enc, b_end), _coded(enc, media), map(repr, speeds)], tails)
-    lines = ["{"] + [f" {json.dumps(key)}: {encode(value)}," for key, value in head.items()]
-    lines.append(f' "components": [\n  {comp_lines}\n ],' if comps else ' "components": [],')
-    lines.append(f' "links": [\n  {link_lines}\n ]' if links else ' "links": []')
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+
+def _kept(omit: str | None, v: Any) -> bool:
+    return omit is None or (v is not None if omit == "none" else bool(v) if omit == "falsy" else v != 1)
+
+
+class _Values(list):
+    """A column of values still to be encoded (after ``prefix``; :data:`_LEFT_OUT` where an item
+    leaves the field out)."""
+
+    prefix = ""
+
+
+def _field_texts(key: str, name: str, col: list[Any], encode: Callable[[Any], str],
+                 errors: list[tuple[str, str]], failed: list[tuple[tuple[int, int, int], Exception]]) -> Iterable[Any] | None:
+    """The text of one field of every item ("" where the item leaves it out; an iterator, so
+    that the texts of one item at a time are held), or None when no item writes it. A column of plain values (exact ``str``, ``int``/``float`` within the
+    loader's limits, 2-tuples of numbers, props of sound scalars) is written in C loops (one
+    ``repr`` or string encoding per value, per distinct value for strings); any other value is
+    looked at on its own: :func:`_check_tree` adds its problems to ``errors`` and it is left for
+    :func:`_encoded` (json's encoder) as :func:`to_dict` holds it; what :func:`to_dict` would
+    raise on it (a value with no truth value, props that are no mapping) goes to ``failed``."""
+    what, omit = _WRITTEN[key][name]
+    prefix = f'"{name}": ' if name == "id" else f', "{name}": '
+    try:
+        given = col if omit is None else _given(col) if omit == "none" else [v for v in col if _kept(omit, v)]
+        if what == "str":
+            plain = _saved_strings(given)
+        elif what == "number":
+            plain = _saved_numbers(given)
+        elif what == "pos":
+            plain = set(map(type, given)) <= {tuple} and set(map(len, given)) <= {2} \
+                and _saved_numbers(list(chain.from_iterable(given)))
+        else:
+            plain = set(map(type, given)) <= {dict} and _props_sound(given)
+    except (TypeError, ValueError):  # a value with no truth value or no type the checks know
+        plain = False
+    if plain:
+        if not given:
+            return None
+        enc = json.encoder.encode_basestring
+        if what == "str":
+            if omit is None and name in ("id", "a", "b"):  # (distinct values: no table)
+                return map(prefix.__add__, map(enc, col))
+            table = {v: prefix + enc(v) for v in set(given)}
+            if omit == "falsy":
+                return (table[v] if v else "" for v in col)
+            table[None] = ""  # (left out: None)
+            return map(table.__getitem__, col)
+        if what == "number":
+            if len(given) == len(col):
+                return map(prefix.__add__, map(repr, col))
+            return (prefix + repr(v) if _kept(omit, v) else "" for v in col)
+        if what == "pos":
+            template = prefix + "[%r, %r]"
+            if len(given) == len(col):
+                return map(operator.mod, repeat(template), col)
+            return (template % v if v is not None else "" for v in col)
+        return (prefix + encode(v) if v else "" for v in col)
+    out = _Values()
+    out.prefix = prefix
+    order = (_ITEM_LISTS.index(key), list(_WRITTEN[key]).index(name))
+    for i, v in enumerate(col):
+        try:
+            if not _kept(omit, v):
+                out.append(_LEFT_OUT)
+                continue
+            value = dict(v) if what == "props" else [v[0], v[1]] if what == "pos" else v
+        except (TypeError, ValueError, KeyError, IndexError) as exc:
+            failed.append(((order[0], i, order[1]), exc))
+            out.append(_LEFT_OUT)
+            continue
+        errors += _check_tree(value, (key, i, name))
+        out.append(value)
+    return out
+
+
+def _encoded(col: Iterable[Any], encode: Callable[[Any], str]) -> Iterable[str]:
+    """A column of :func:`_field_texts`: its texts, or its values encoded (after its prefix)."""
+    if type(col) is not _Values:
+        return col
+    prefix = col.prefix
+    return ("" if v is _LEFT_OUT else prefix + encode(v) for v in col)
 
 
 def _props_sound(given: list[dict[str, Any]]) -> bool:
-    """What :func:`_tree_is_sound` proves of the props objects (at their depth in the file),
-    proved by columns when every value is a scalar: string keys and values that UTF-8 can hold,
-    numbers finite and integers within ±MAX_INT."""
+    """What :func:`_check_tree` asks of the props objects (at their depth in the file), proved by
+    columns when every value is a scalar: string keys and values that UTF-8 can hold, numbers
+    finite and integers within ±MAX_INT (nested values are walked)."""
     values = list(chain.from_iterable(map(dict.values, given)))
     types = set(map(type, values))
     if not types <= {str, int, float, bool, type(None)}:
-        return _tree_is_sound([[given]])  # nested values: walked (props sit 3 levels deep)
+        return not _check_tree(given, ("components", 0))  # nested values: walked (props sit 3 levels deep)
     keys = list(chain.from_iterable(given))
     return (_saved_strings(keys) and _saved_strings([v for v in values if type(v) is str])
-            and _numbers_ok([v for v in values if type(v) is int or type(v) is float]))
+            and _sound_numbers([v for v in values if type(v) is int or type(v) is float]))
 
 
 def _saved_strings(col: list[Any]) -> bool:
@@ -1279,39 +1199,7 @@ def _saved_strings(col: list[Any]) -> bool:
 def _saved_numbers(col: list[Any]) -> bool:
     """Every value an ``int`` or ``float`` (exactly: not bool, not a numpy number, whose text
     ``repr`` would not give as json does), finite, integers within ±MAX_INT."""
-    return not col or (set(map(type, col)) <= {int, float} and _numbers_ok(col))
-
-
-def _coded(enc: Callable[[str], str], col: list[str]) -> Iterator[str]:
-    """``enc(value)`` of each value, each distinct value encoded once (kinds, models and media:
-    a handful of distinct strings)."""
-    text = {v: enc(v) for v in set(col)}
-    return map(text.__getitem__, col)
-
-
-def _joined_items(template: str, fields: list[Any], tails: list[Any]) -> str:
-    """Items ``template % fields`` followed by their optional fields' text and ``}``, joined by
-    ``,\n  `` (the file's one item a line). ``fields``: columns of text; ``tails``: columns of
-    optional text ("" where an item leaves the field out), None for a field no item writes. All
-    in C loops: ``%`` per item, ``"".join`` per item of the tails, one join."""
-    tails = [t for t in tails if t is not None]
-    if tails:
-        fields = [*fields, map("".join, zip(*tails))]
-        template += "%s"
-    return ",\n  ".join(map(operator.mod, repeat(template + "}"), zip(*fields)))
-
-
-def _item_lines(encode: Callable[[Any], str], items: list[dict[str, Any]]) -> str:
-    """``",\n  ".join(map(encode, items))`` for a list of dicts, encoded in one call when that is
-    provably the same text: the list encodes as ``[i1, i2, ...]``, so each of the n - 1 joins
-    between items is a ``}, {``; when the text holds exactly n - 1 of them (none inside an item,
-    e.g. in a string or a list of dicts) they are the joins, and each becomes ``},\n  {``."""
-    if not items:
-        return ""
-    text = encode(items)
-    if text.count("}, {") == len(items) - 1:
-        return text[1:-1].replace("}, {", "},\n  {")
-    return ",\n  ".join(map(encode, items))
+    return not col or (set(map(type, col)) <= {int, float} and _sound_numbers(col))
 
 
 def _item_encoder() -> Callable[[Any], str]:
@@ -1355,30 +1243,7 @@ def load(path: str | os.PathLike[str]) -> Design:
         raise refuse(f"cannot read: {exc.strerror or exc}") from None
     if len(raw) > MAX_FILE_BYTES:
         raise refuse(f"the file is larger than {MAX_FILE_BYTES // 2**20} MiB; {too_big}")
-    if orjson is not None:  # parsed from the bytes (the text is made only for the careful way)
-        with _gc_paused():
-            checked = _plain_checked(raw[len(codecs.BOM_UTF8):] if raw.startswith(codecs.BOM_UTF8) else raw)
-            if checked is not None:
-                del raw  # (66 MB at 131k GPUs) gone before the objects are made
-                design = _plain_built(*checked)
-                del checked  # (as in _plain_design)
-                return design
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise refuse(f"not a text (UTF-8) file (byte {exc.start})") from None
-    del raw  # the bytes (66 MB at 131k GPUs) are gone before the objects are made
-    if orjson is None:
-        with _gc_paused():
-            checked = _plain_checked(text)
-            if checked is not None:
-                del text
-                design = _plain_built(*checked)
-                del checked
-                return design
-    data = _parse(text, source)
-    del text
-    return from_dict(data, source)
+    return _decoded(raw, source)
 
 
 def save(design: Design, path: str | os.PathLike[str], *,

@@ -104,6 +104,18 @@ class WorkloadSpec:
     #: ``cpu_offloading_activations``): the activations of this many of a stage's layers go to host
     #: memory after their forward and come back before their backward; 0 = none
     offload_layers: int = 0
+    #: multi-token prediction modules (DeepSeek-V3 technical report §2.2; Megatron-Core
+    #: ``mtp_num_layers``): each one more transformer block, a 2h→h projection and a second pass
+    #: of the shared output layer and loss, on the pipeline's last stage; 0 = none
+    mtp_layers: int = 0
+    #: the MoE dispatcher reads the tokens per expert on the host in every MoE layer (Megatron-Core's
+    #: alltoall and flex dispatchers as of 2025, to size the grouped GEMMs): the GPU's queue runs
+    #: dry there and the launches that follow are host-bound (``workload.moe_host_s``)
+    moe_host_sync: bool = False
+    #: the static parts of each layer (attention, router, EP preprocess, shared experts) replay as
+    #: CUDA graphs (Megatron-Core ``--cuda-graph-impl transformer_engine --cuda-graph-scope ...``);
+    #: without them a host-synchronized MoE layer also pays the launches they save
+    cuda_graphs: bool = False
     #: MoE token dispatcher (Megatron-Core ``moe_token_dispatcher_type``): "alltoall" sends one
     #: copy of a token per chosen expert; "flex" (DeepEP / HybridEP backends) sends it once per
     #: other server holding one of its experts and fans it out there over NVLink
