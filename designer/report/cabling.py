@@ -49,6 +49,7 @@ import numpy as np
 
 from designer.topology import layout
 from designer.topology.model import ATTACHABLE
+from designer.report.textsafe import csv_row as safe_row
 
 #: metres along a row per canvas unit (one rack pitch = one 600 mm cabinet)
 RACK_PITCH_M = 0.6
@@ -241,10 +242,12 @@ CSV_COLUMNS = ("cable", "link", "from", "from_kind", "from_rack", "from_U", "fro
 
 
 def csv_row(cable: Cable, kinds: dict[str, str]) -> list:
+    """One line of the cabling CSV; design strings that a spreadsheet would run as formulas are
+    made text (:func:`designer.report.textsafe.csv_row`)."""
     a, b = cable.a_place, cable.b_place
-    return [cable.id, cable.link, cable.a, kinds.get(cable.a, ""), a.rack, a.u or "", cable.a_port,
+    return safe_row([cable.id, cable.link, cable.a, kinds.get(cable.a, ""), a.rack, a.u or "", cable.a_port,
             cable.b, kinds.get(cable.b, ""), b.rack, b.u or "", cable.b_port, cable.medium,
-            f"{cable.speed_Gbps:g}", cable.type, f"{cable.length_class_m:g}", f"{cable.length_m:.2f}"]
+            f"{cable.speed_Gbps:g}", cable.type, f"{cable.length_class_m:g}", f"{cable.length_m:.2f}"])
 
 
 @dataclass(frozen=True)
