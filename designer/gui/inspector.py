@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout
 from designer.gui.editor import Editor, RefusedEdit
 from designer.gui.widgets import narrow_combo
 from designer.topology.kinds import CATALOG_KIND, FIELDS, KIND_LABEL, LINK_FIELDS, FieldSpec
+from designer.report.cabling import counts_text
 
 MIXED = "(several values)"
 #: px an editor may shrink to (a spin box asks for room for its range's widest value)
@@ -61,8 +62,8 @@ class Inspector(QScrollArea):
         if not ids:
             hint = QLabel("Select a component or a cable to see and edit its figures.\n\n"
                           f"Design: {self.editor.design.name}\n"
-                          f"{len(topo.servers())} GPU servers, {len(topo.switches())} switches, "
-                          f"{len(topo.links)} cables")
+                          f"{len(topo.servers()):,} GPU servers, {len(topo.switches()):,} switches, "
+                          f"{counts_text(topo)}")
             hint.setWordWrap(True)
             hint.setObjectName("hint")
             outer.addWidget(hint)

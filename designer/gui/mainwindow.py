@@ -375,8 +375,10 @@ class MainWindow(QMainWindow):
                 if not s.props:
                     per_model[key] = count
             gpus += count
-        self._counts.setText(f"{len(topo.servers())} servers · {gpus} GPUs · "
-                             f"{len(topo.switches())} switches · {len(topo.links)} cables")
+        from designer.report.cabling import counts_text
+
+        self._counts.setText(f"{len(topo.servers()):,} servers · {gpus:,} GPUs · "
+                             f"{len(topo.switches()):,} switches · {counts_text(topo)}")
 
     def revalidate(self) -> None:
         self.check_pending = False

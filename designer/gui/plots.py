@@ -73,11 +73,13 @@ class _Buffer:
         return x, means
 
 
+#: the host CPU plot's title until a run names the adapter engine its dashed line is
+CPU_TITLE = "Host CPU ── vs busiest adapter engine ╌╌ load"
 #: the live plots: key, title, unit of the y axis, (row, column, rows, columns) in the layout; the
 #: breakdown takes the last column with its legend under it (the dock is wide and low)
 _SPECS = (("gpu", "GPU utilization", "%", (0, 0, 1, 1)),
           ("iter", "Iteration time", "s", (0, 1, 1, 1)),
-          ("cpu", "Host CPU ── vs DPU ╌╌ utilization", "%", (0, 2, 1, 1)),
+          ("cpu", CPU_TITLE, "%", (0, 2, 1, 1)),
           ("io", "Network ── and storage ╌╌", "GB/s", (1, 0, 1, 1)),
           ("progress", "Training progress", "% of tokens", (1, 1, 1, 2)),
           ("breakdown", "Iteration breakdown", "s", (0, 3, 2, 1)))
@@ -158,10 +160,20 @@ class LivePlots(QWidget):
         curve("gpu", "gpu_util")
         curve("iter", "iteration_s")
         curve("cpu", "host_cpu_util", suffix=": host CPU")
-        curve("cpu", "dpu_util", Qt.PenStyle.DashLine, ": DPU")
+        curve("cpu", "dpu_util", Qt.PenStyle.DashLine, ": busiest adapter engine")
         curve("io", "network_GBps", suffix=": network")
         curve("io", "storage_GBps", Qt.PenStyle.DashLine, ": storage")
         curve("progress", "tokens")
+
+    def name_engines(self, busiest: dict[str, str]) -> None:
+        """Say in the host CPU plot's title which adapter engine its dashed line is: ``busiest``
+        maps a scenario to the key of its busiest engine (``Result.dpu``; the timeline's
+        ``dpu_util`` column is that engine's load, ``designer.engine.timeline``)."""
+        from designer.report.names import engine_word
+
+        names = list(dict.fromkeys(engine_word(k) for k in busiest.values() if k))
+        self.plots["cpu"].setTitle(CPU_TITLE if not names else
+                                   f"Host CPU ── vs {' / '.join(names)} ╌╌ load")
 
     # --- feeding
     def clear(self) -> None:
@@ -172,6 +184,7 @@ class LivePlots(QWidget):
             c.setData([], [])
         self._draw_breakdown()
         self.plots["progress"].setTitle("Training progress")
+        self.plots["cpu"].setTitle(CPU_TITLE)
 
     def start(self, scenario: str, token_budget: float, breakdown_s: dict[str, float]) -> None:
         """A scenario's run begins: its token budget (for progress) and its iteration breakdown."""
@@ -253,7 +266,8 @@ class LivePlots(QWidget):
 
 
 class SweepPlot(QWidget):
-    """A sweep's training time and MFU against the swept value, host vs DPU, as a plot and a table."""
+    """A sweep's steady-state training time and MFU against the swept value, one line per offload
+    mode, as a plot and a table."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -263,7 +277,7 @@ class SweepPlot(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.view, 3)
         layout.addWidget(self.table, 2)
-        self.days = self.view.addPlot(row=0, col=0, title="Training time")
+        self.days = self.view.addPlot(row=0, col=0, title="Training time, steady state")
         self.mfu = self.view.addPlot(row=0, col=1, title="MFU")
         self.days.setLabel("left", "days")
         self.mfu.setLabel("left", "%")
@@ -272,9 +286,12 @@ class SweepPlot(QWidget):
             plot.showGrid(x=True, y=True, alpha=0.2)
 
     def show_result(self, result) -> None:
-        from designer.engine.sweep import SCENARIOS
+        """Plot and tabulate every offload mode the result holds (all three from the sweep
+        dialog; a two-mode ``dpu-designer sweep`` result shows its two)."""
+        from designer.engine.compare import MODES
 
         x = np.asarray(result.values, dtype=float)
+        SCENARIOS = [m for m in MODES if result.rows and m in result.rows[0]]
         for plot, metric, scale in ((self.days, "training_time_days", 1), (self.mfu, "mfu", 100)):
             plot.clear()
             plot.setLabel("bottom", result.param)

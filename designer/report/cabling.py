@@ -189,6 +189,24 @@ def places(design, catalog) -> dict[str, Place]:
     return out
 
 
+def cable_count(topology) -> int:
+    """Physical cables of a design: each Ethernet/InfiniBand link of ``lanes`` lanes is ``lanes``
+    cables (module text); NVLink and PCIe links are inside a server and not cabled. The same count
+    as :func:`cables` yields and :func:`summary_of`'s ``total_cables`` (the status bar, the
+    inspector, the report and the cabling CSV all show this one figure as "cables"; the canvas's
+    lines are "links")."""
+    comps = topology.components
+    return sum(max(1, int(link.lanes)) for link in topology.links.values()
+               if link.medium not in UNCABLED and link.a in comps and link.b in comps)
+
+
+def counts_text(topology) -> str:
+    """``"785 links (1,328 cables)"``: the canvas's links and the physical cables they are."""
+    links = len(topology.links)
+    cables = cable_count(topology)
+    return f"{links:,} link{'s' if links != 1 else ''} ({cables:,} cable{'s' if cables != 1 else ''})"
+
+
 def run_length_m(a: Place, b: Place) -> float:
     """Estimated cable length between two places before slack (module docstring)."""
     if a.rack and a.rack == b.rack:
