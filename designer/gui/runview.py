@@ -589,6 +589,14 @@ class RunView(WorkerOwner, QWidget):
         if design is not self.design:
             self.cancel()
             self.clear_results()
+            if self.design is not None:  # the last document's run says nothing about this one
+                self.plots.clear()
+                self.summaries.clear()
+                self._progress.clear()
+                self.table.clearContents()
+                self.progress.setValue(0)
+                self.error_box.hide()
+                self.set_status("Ready: press Run (F5) to run the design")
         self.design, self.catalog = design, catalog
 
     def run_design(self) -> None:
