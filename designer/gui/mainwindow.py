@@ -46,6 +46,9 @@ FILE_FILTER = "Cluster designs (*.json);;All files (*)"
 MAX_RECENT = 8
 #: share of the window height the run dock gets when a run starts
 RUN_DOCK_SHARE = 0.5
+#: most of the window's height the run dock takes to show its plots without scrolling (the canvas
+#: keeps the rest: at the default 1500x950 window that is ~380 px of canvas)
+RUN_DOCK_MAX = 0.62
 #: starting widths of the palette and of the right-hand docks, height of the bottom docks (px)
 PALETTE_WIDTH, SIDE_WIDTH, BOTTOM_HEIGHT = 280, 400, 130
 
@@ -447,9 +450,10 @@ class MainWindow(QMainWindow):
 
         if not self.maybe_save():
             return
-        dialog = TemplateDialog(self.catalog, self)
+        dialog = TemplateDialog(self.catalog, self, settings=settings())
         if dialog.exec() != TemplateDialog.Accepted:
             return
+        dialog.remember()
         name, options = dialog.choice()
         QApplication.setOverrideCursor(Qt.WaitCursor)
         try:
@@ -771,8 +775,11 @@ class MainWindow(QMainWindow):
         if dock is not None:
             dock.show()
             dock.raise_()
-            if dock.height() < RUN_DOCK_SHARE * self.height():
-                self.resizeDocks([dock], [int(RUN_DOCK_SHARE * self.height())], Qt.Vertical)
+            wanted = RUN_DOCK_SHARE * self.height()
+            if hasattr(view, "wanted_height"):  # the plots whole, no scrolling, if the window allows
+                wanted = max(wanted, min(view.wanted_height() + 30, RUN_DOCK_MAX * self.height()))
+            if dock.height() < wanted:
+                self.resizeDocks([dock], [int(wanted)], Qt.Vertical)
         view.run_design()
 
     def cancel_run(self, wait: bool = False) -> None:

@@ -84,8 +84,10 @@ _SPECS = (("gpu", "GPU utilization", "%", (0, 0, 1, 1)),
           ("progress", "Training progress", "% of tokens", (1, 1, 1, 2)),
           ("breakdown", "Iteration breakdown", "s", (0, 3, 2, 1)))
 #: smallest height of a row of plots (px): below it a plot's title, axes and tick labels leave
-#: no room for the curve (the run view scrolls instead of squeezing them)
-MIN_ROW_PX = 200
+#: no room for the curve (the run view scrolls instead of squeezing them). 160 px leaves ~95 px
+#: of curve under a 9 pt title and the time axis (measured on the offscreen render), and lets the
+#: run dock show both rows whole at the default window size (RunView.wanted_height)
+MIN_ROW_PX = 160
 #: the one legend of the scenario colours (the plots are too small for a legend each)
 SCENARIO_KEY = " &nbsp; ".join(
     f"<span style='color:{SCENARIO_COLOR[s]}'>━━ {SCENARIO_LABEL[s]}</span>" for s in ("host", "dpu"))

@@ -55,12 +55,11 @@ _SUMMARY_TIPS = {
 
 
 def _header(name: str) -> str:
-    """A long column name on two lines (at the word nearest its middle), so the table stays narrow."""
-    if len(name) < 24 or " " not in name:
-        return name
-    middle = len(name) // 2
-    cut = min((i for i, ch in enumerate(name) if ch == " "), key=lambda i: abs(i - middle))
-    return name[:cut] + "\n" + name[cut + 1:]
+    """A long column name on lines of at most 22 characters, so the table stays narrow and no
+    heading is cut at the default window width."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(name, 22)) if len(name) > 22 else name
 
 
 #: short names of the iteration parts for the engine-results table (the full
@@ -578,6 +577,15 @@ class RunView(WorkerOwner, QWidget):
         self.run_button.clicked.connect(self.run_design)
         self.cancel_button.clicked.connect(self.cancel)
 
+    def wanted_height(self) -> int:
+        """Height (px) at which the Timelines tab shows its table and both rows of plots whole,
+        without scrolling: the window sizes the run dock to it (:meth:`MainWindow.run`)."""
+        content = self.tabs.widget(0).widget()
+        bar = max(self.run_button.sizeHint().height(), self.overlay.sizeHint().height())
+        margins = self.layout().contentsMargins()
+        return (content.minimumSizeHint().height() + self.tabs.tabBar().sizeHint().height() + bar
+                + margins.top() + margins.bottom() + 3 * self.layout().spacing() + 8)
+
     def set_status(self, text: str) -> None:
         """The status line (its tooltip too: a narrow dock cuts the line)."""
         self.status.setText(text)
@@ -748,11 +756,11 @@ class RunView(WorkerOwner, QWidget):
                if topology is not None and (i in topology.components or i in topology.links)]
         self.figures.setRowCount(0)
         if not self.results:
-            self.figures_title.setText("Run the design, then select a cable or a switch to see its "
+            self.figures_title.setText("Run the design, then select a link or a switch to see its "
                                        "utilization here.")
             return
         if not ids:
-            self.figures_title.setText("Select a cable or a switch to see its utilization.")
+            self.figures_title.setText("Select a link or a switch to see its utilization.")
             return
         by_id = {s: {l.id: l for l in r.links} for s, r in self.results.items()}
         cables = [c for i in ids for c in cables_of(topology, i)]
@@ -769,7 +777,8 @@ class RunView(WorkerOwner, QWidget):
             self.figures.setItem(row, 0, name)
             for col, s in enumerate(SCENARIOS, 1):
                 found = by_id.get(s, {}).get(cid)
-                text = f"{100 * found.utilization:.0f}% ({found.phase})" if found else "not in the run"
+                text = (f"{100 * found.utilization:.0f}%" + (f" ({found.phase})" if found.phase else "")
+                        if found else "not in the run")
                 cell = QTableWidgetItem(text)
                 cell.setTextAlignment(Qt.AlignCenter)
                 self.figures.setItem(row, col, cell)
