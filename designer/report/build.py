@@ -34,7 +34,8 @@ from designer.report import assumptions as assume
 from designer.report.bom import Bom, bill_of_materials
 from designer.report.cabling import summary_of as cable_summary_of
 from designer.report.cabling import counts_text
-from designer.report.names import STEADY_DAYS, TIMELINE_DAYS, TIMELINE_ITERATION, planner_words
+from designer.report.names import (STEADY_DAYS, TIMELINE_DAYS, TIMELINE_ITERATION, collective_label,
+                                   planner_words)
 from designer.report.charts import Chart, Series, line_plot, stacked_bars
 from designer.report.export import save_picture
 from designer.report.html import (STYLE, Markup, days, heading, image, num, para, percent,
@@ -472,7 +473,7 @@ def _results(data: ReportData, chart: tuple[float, float]) -> str:
         out += ["<h2>Collectives (host-managed)</h2>",
                 table(["Collective", "Algorithm", "Bytes per call", "Calls", "Time per call (s)",
                        "Bus bandwidth (GB/s)"],
-                      [(c["name"], f"{c['algorithm']}/{c['protocol']}", c["bytes"],
+                      [(collective_label(c["name"]), f"{c['algorithm']}/{c['protocol']}", c["bytes"],
                         c["calls_per_iteration"], c["time_s"], c["busbw_GBps"]) for c in colls],
                       [22, 20, 16, 10, 16, 16], "llrrrr", small=True)]
     return "".join(out)

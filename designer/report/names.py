@@ -74,3 +74,17 @@ def planner_words(text: str) -> str:
 def engine_word(key: str) -> str:
     """An adapter engine key as a plot title or sentence names it: ``"crypto"`` -> "crypto engine"."""
     return f"{_ENGINE_WORD.get(key, key.replace('_', ' '))} engine"
+
+
+_GROUP_WORD = {"tp": "TP", "dp": "DP", "pp": "PP", "cp": "CP", "ep": "EP"}
+_OP_WORD = {"allreduce": "all-reduce", "reduce_scatter": "reduce-scatter", "allgather": "all-gather",
+            "alltoall": "all-to-all", "sendrecv": "send/receive", "broadcast": "broadcast"}
+
+
+def collective_label(name: str) -> str:
+    """An engine collective's name in words: ``"dp_reduce_scatter"`` -> "DP reduce-scatter"
+    (the NCCL operation names, hyphenated as NVIDIA's NCCL documentation writes them)."""
+    head, _, op = name.partition("_")
+    if head in _GROUP_WORD and op:
+        return f"{_GROUP_WORD[head]} {_OP_WORD.get(op, op.replace('_', ' '))}"
+    return name.replace("_", " ")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QBuffer, QIODevice, QMarginsF, QRectF, QSizeF, Qt, QUrl
 from PySide6.QtGui import (QColor, QFont, QImage, QPageLayout, QPageSize, QPainter, QPdfWriter,
-                           QPen, QTextDocument)
+                           QPen, QTextCursor, QTextDocument, QTextFormat)
 
 from designer.errors import UsageError
 
@@ -75,7 +75,57 @@ def _laid_out(doc: PdfDocument, writer: QPdfWriter, page: Page) -> QTextDocument
         text.addResource(QTextDocument.ImageResource, QUrl(f"img:{name}"), image)
     text.setHtml(doc.html)
     text.setPageSize(QSizeF(page.width, page.height))
+    keep_headings_with_next(text, page.height)
     return text
+
+
+def keep_headings_with_next(text: QTextDocument, page_height: float) -> int:
+    """Move every heading that would end a page (what follows it, e.g. its table, starts on the
+    next page) to the top of the next page, as word processors' "keep with next" does
+    (QTextDocument has no such property, only page-break policies). The headings are visited in
+    document order, so a moved heading only moves what comes after it. Returns how many moved."""
+    layout = text.documentLayout()
+    moved = 0
+    block = text.begin()
+    while block.isValid():
+        nxt = block.next()
+        if block.blockFormat().headingLevel() and nxt.isValid():
+            top = layout.blockBoundingRect(block).top()
+            page = int(top // page_height)
+            following = layout.blockBoundingRect(nxt)
+            if top > page * page_height + 1 and int(following.bottom() // page_height) > page:
+                fmt = block.blockFormat()
+                fmt.setPageBreakPolicy(fmt.pageBreakPolicy() | QTextFormat.PageBreak_AlwaysBefore)
+                QTextCursor(block).setBlockFormat(fmt)
+                moved += 1
+        block = nxt
+    return moved
+
+
+def orphaned_headings(text: QTextDocument, page_height: float) -> list[str]:
+    """Headings that end a page: what follows them starts on a later page (none after
+    :func:`keep_headings_with_next`, which :func:`write_pdf`'s layout applies)."""
+    layout = text.documentLayout()
+    out = []
+    block = text.begin()
+    while block.isValid():
+        nxt = block.next()
+        if block.blockFormat().headingLevel() and nxt.isValid():
+            page = int(layout.blockBoundingRect(block).top() // page_height)
+            if int(layout.blockBoundingRect(nxt).bottom() // page_height) > page:
+                out.append(block.text())
+        block = nxt
+    return out
+
+
+def laid_out(doc: PdfDocument) -> tuple[QTextDocument, Page]:
+    """``doc`` laid out as :func:`write_pdf` lays it out (for checks of the pages)."""
+    page = page_geometry()
+    buffer = QBuffer()
+    buffer.open(QIODevice.WriteOnly)
+    text = _laid_out(doc, _writer(buffer, doc.title, doc.author), page)
+    text.setParent(None)
+    return text, page
 
 
 def heading_pages(doc: PdfDocument) -> list[tuple[str, int]]:
