@@ -12,12 +12,13 @@ no error when the disk fills; this way a full disk, an error or a kill leaves th
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from PySide6.QtCore import QBuffer, QIODevice, QMarginsF, QRectF, QSizeF, Qt, QUrl
 from PySide6.QtGui import (QColor, QFont, QImage, QPageLayout, QPageSize, QPainter, QPdfWriter,
-                           QPen, QTextCursor, QTextDocument, QTextFormat)
+                           QPen, QTextDocument)
 
 from designer.errors import UsageError
 
@@ -66,56 +67,75 @@ def page_geometry() -> Page:
     return Page(width, height - footer, footer)
 
 
-def _laid_out(doc: PdfDocument, writer: QPdfWriter, page: Page) -> QTextDocument:
+def _layout_once(html: str, doc: PdfDocument, writer: QPdfWriter, page: Page) -> QTextDocument:
     text = QTextDocument()
     text.documentLayout().setPaintDevice(writer)
     text.setDefaultFont(QFont(FONT_FAMILY, BODY_PT))
     text.setDocumentMargin(0)
     for name, image in doc.images.items():
         text.addResource(QTextDocument.ImageResource, QUrl(f"img:{name}"), image)
-    text.setHtml(doc.html)
+    text.setHtml(html)
     text.setPageSize(QSizeF(page.width, page.height))
-    keep_headings_with_next(text, page.height)
     return text
 
 
-def keep_headings_with_next(text: QTextDocument, page_height: float) -> int:
-    """Move every heading that would end a page (what follows it, e.g. its table, starts on the
-    next page) to the top of the next page, as word processors' "keep with next" does
-    (QTextDocument has no such property, only page-break policies). The headings are visited in
-    document order, so a moved heading only moves what comes after it. Returns how many moved."""
+#: most headings :func:`_laid_out` moves to a new page (one layout each; the example report moves 2)
+MAX_MOVED_HEADINGS = 12
+_HEADING_TAG = re.compile(r"<h[1-6](?=[ >])")
+
+
+def _laid_out(doc: PdfDocument, writer: QPdfWriter, page: Page) -> QTextDocument:
+    """``doc`` laid out on pages, no heading left alone at a page's foot: such a heading (what
+    follows it starts on the next page, :func:`orphaned_headings`) gets ``page-break-before``
+    and the document is laid out again, first such heading first (moving it moves everything
+    after it), as word processors' "keep with next" does; QTextDocument has no such property.
+    Changing a laid-out document's block formats in place left blocks unlaid (height 0, lost
+    from the PDF), so each pass lays out the HTML anew."""
+    html = doc.html
+    text = _layout_once(html, doc, writer, page)
+    for _ in range(MAX_MOVED_HEADINGS):
+        orphans = _orphans(text, page.height)
+        if not orphans:
+            break
+        tags = list(_HEADING_TAG.finditer(html))
+        if orphans[0] >= len(tags):  # a heading the HTML does not spell as <hN>: leave it
+            break
+        at = tags[orphans[0]].end()
+        html = html[:at] + ' style="page-break-before: always;"' + html[at:]
+        text = _layout_once(html, doc, writer, page)
+    return text
+
+
+def _orphans(text: QTextDocument, page_height: float) -> list[int]:
+    """Numbers (in document order, counting headings only) of the headings that end a page."""
     layout = text.documentLayout()
-    moved = 0
+    out = []
+    n = 0
     block = text.begin()
     while block.isValid():
         nxt = block.next()
-        if block.blockFormat().headingLevel() and nxt.isValid():
-            top = layout.blockBoundingRect(block).top()
-            page = int(top // page_height)
-            following = layout.blockBoundingRect(nxt)
-            if top > page * page_height + 1 and int(following.bottom() // page_height) > page:
-                fmt = block.blockFormat()
-                fmt.setPageBreakPolicy(fmt.pageBreakPolicy() | QTextFormat.PageBreak_AlwaysBefore)
-                QTextCursor(block).setBlockFormat(fmt)
-                moved += 1
+        if block.blockFormat().headingLevel():
+            if nxt.isValid():
+                top = layout.blockBoundingRect(block).top()
+                page = int(top // page_height)
+                if (top > page * page_height + 1
+                        and int(layout.blockBoundingRect(nxt).bottom() // page_height) > page):
+                    out.append(n)
+            n += 1
         block = nxt
-    return moved
+    return out
 
 
 def orphaned_headings(text: QTextDocument, page_height: float) -> list[str]:
     """Headings that end a page: what follows them starts on a later page (none after
-    :func:`keep_headings_with_next`, which :func:`write_pdf`'s layout applies)."""
-    layout = text.documentLayout()
-    out = []
+    :func:`_laid_out`, which every PDF and page count goes through)."""
+    heads = []
     block = text.begin()
     while block.isValid():
-        nxt = block.next()
-        if block.blockFormat().headingLevel() and nxt.isValid():
-            page = int(layout.blockBoundingRect(block).top() // page_height)
-            if int(layout.blockBoundingRect(nxt).bottom() // page_height) > page:
-                out.append(block.text())
-        block = nxt
-    return out
+        if block.blockFormat().headingLevel():
+            heads.append(block.text())
+        block = block.next()
+    return [heads[i] for i in _orphans(text, page_height)]
 
 
 def laid_out(doc: PdfDocument) -> tuple[QTextDocument, Page]:
