@@ -127,6 +127,7 @@ class CanvasMenu(QObject):
         w = self.window
         menu = QMenu(w.view)
         actions = w.actions_by_name
+        was: dict = {}
         for name in self.ENTRIES:
             if name is None:
                 menu.addSeparator()
@@ -135,8 +136,15 @@ class CanvasMenu(QObject):
             if action is None:
                 continue
             if name in ("inspect", "cut", "copy", "duplicate", "delete"):
-                action.setEnabled(bool(ids))
+                was[action] = action.isEnabled()
+                action.setEnabled(bool(ids))  # for this menu only: restored when it closes
             menu.addAction(action)
+
+        def restore() -> None:
+            for action, enabled in was.items():
+                action.setEnabled(enabled)
+
+        menu.aboutToHide.connect(restore)
         if ids:
             what = ids[0] if len(ids) == 1 else f"{len(ids)} items"
             menu.insertSection(menu.actions()[0], what)

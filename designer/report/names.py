@@ -65,7 +65,11 @@ def planner_words(text: str) -> str:
     alike servers) as people count ("the first server group"), adapter engine keys (``arm/dram engine load``) in words ("Arm-core and memory (DRAM)
     engine load")."""
     labels = _breakdown_labels()
-    text = _KEY.sub(lambda m: labels.get(m.group(1) or m.group(2), m.group(0)), text)
+    def key(m: re.Match) -> str:
+        word = labels.get(m.group(1) or m.group(2), m.group(0))
+        return word[:1].upper() + word[1:] if m.start() == 0 else word  # a sentence's first word
+
+    text = _KEY.sub(key, text)
     text = _GROUP.sub(lambda m: f"the {ordinal(int(m.group(1)) + 1)} server group", text)
     return _ENGINE.sub(lambda m: " and ".join(_ENGINE_WORD[k] for k in (m.group(1) + m.group(2)).split("/"))
                        + " engine" + (m.group(3) or ""), text)
