@@ -341,18 +341,30 @@ def test_cpu_plot_names_the_adapter_engine_it_draws(qapp):
 
 
 # ------------------------------------------------------------------ the report's pages
-def test_report_headings_never_end_a_page(qapp):
+def test_report_headings_never_end_a_page(qapp, monkeypatch):
+    from designer.report import pdf
     from designer.report.pdf import PdfDocument, laid_out, orphaned_headings
 
     filler = "".join(f"<p>line {i} of text that fills the page</p>" for i in range(60))
-    for k in range(30, 60, 3):  # the heading at many places near a page's foot
+
+    def doc(k: int) -> PdfDocument:
         body = "".join(f"<p>line {i}</p>" for i in range(k))
-        html = (f"<body>{body}<h2>Heading near the foot</h2><table border=1><tr><td>a</td></tr>"
-                f"<tr><td>b</td></tr></table>{filler}</body>")
-        text, page = laid_out(PdfDocument("t", html))
+        return PdfDocument("t", f"<body>{body}<h2>Heading near the foot</h2><table border=1><tr>"
+                                f"<td>a</td></tr><tr><td>b</td></tr></table>{filler}</body>")
+
+    with monkeypatch.context() as m:  # without the fix the heading ends page 1 at k = 34, 35
+        m.setattr(pdf, "MAX_MOVED_HEADINGS", 0)
+        assert [k for k in range(30, 40) if orphaned_headings(*_text_height(laid_out(doc(k))))] == [34, 35]
+    for k in range(30, 40):  # the heading at many places near a page's foot
+        text, page = laid_out(doc(k))
         assert orphaned_headings(text, page.height) == [], k
         heads = [b for b in _blocks(text) if b.blockFormat().headingLevel()]
         assert all(text.documentLayout().blockBoundingRect(b).height() > 0 for b in heads)
+
+
+def _text_height(laid):
+    text, page = laid
+    return text, page.height
 
 
 def _blocks(text):
