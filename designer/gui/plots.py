@@ -267,13 +267,21 @@ class LivePlots(QWidget):
         plot.setYRange(0, top * 1.05 if top > 0 and math.isfinite(top) else 1.0)
 
 
+#: line style, symbol and symbol size per mode in the sweep plot: SmartNIC and DPU runs often give
+#: the same figure, and the later line would hide the earlier one
+_SWEEP_STYLE = {"host": (Qt.PenStyle.SolidLine, "o", 7), "smartnic": (Qt.PenStyle.SolidLine, "s", 11),
+                "dpu": (Qt.PenStyle.DashLine, "t", 8)}
+
+
 class SweepPlot(QWidget):
     """A sweep's steady-state training time and MFU against the swept value, one line per offload
     mode, as a plot and a table."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        pg.setConfigOptions(antialias=False, background="w", foreground="#333")
         self.view = pg.GraphicsLayoutWidget()
+        self.view.setBackground("w")
         self.table = QTableWidget()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -297,10 +305,11 @@ class SweepPlot(QWidget):
         for plot, metric, scale in ((self.days, "training_time_days", 1), (self.mfu, "mfu", 100)):
             plot.clear()
             plot.setLabel("bottom", result.param)
-            for s in SCENARIOS:
+            for s in SCENARIOS:  # equal figures of two modes must both show: own dash and symbol
+                dash, symbol, size = _SWEEP_STYLE.get(s, (Qt.PenStyle.SolidLine, "o", 6))
                 plot.plot(x, scale * np.asarray(result.series(s, metric)), name=SCENARIO_LABEL[s],
-                          pen=pg.mkPen(SCENARIO_COLOR[s], width=2), symbol="o",
-                          symbolBrush=SCENARIO_COLOR[s], symbolSize=6)
+                          pen=pg.mkPen(SCENARIO_COLOR[s], width=2, style=dash), symbol=symbol,
+                          symbolBrush=SCENARIO_COLOR[s], symbolPen=SCENARIO_COLOR[s], symbolSize=size)
         heads = [result.param] + [f"{SCENARIO_LABEL[s]} {m}" for s in SCENARIOS
                                   for m in ("days", "MFU %")]
         self.table.setColumnCount(len(heads))
