@@ -55,11 +55,11 @@ _SUMMARY_TIPS = {
 
 
 def _header(name: str) -> str:
-    """A long column name on lines of at most 22 characters, so the table stays narrow and no
-    heading is cut at the default window width."""
+    """A long column name on lines of at most 30 characters (two lines for the longest), so the
+    table stays narrow and no heading is cut at the default window width."""
     import textwrap
 
-    return "\n".join(textwrap.wrap(name, 22)) if len(name) > 22 else name
+    return "\n".join(textwrap.wrap(name, 30)) if len(name) > 30 else name
 
 
 #: short names of the iteration parts for the engine-results table (the full
