@@ -372,3 +372,20 @@ def _blocks(text):
     while block.isValid():
         yield block
         block = block.next()
+
+
+def test_a_process_that_copied_components_exits_cleanly(tmp_path):
+    """Copy, then quit: the process used to segfault at exit (the clipboard's data freed twice)."""
+    import os
+    import subprocess
+    import sys
+
+    script = ("from designer.gui.app import make_app; app = make_app()\n"
+              "from designer.gui.mainwindow import MainWindow, example_path\n"
+              "from designer.topology import fileformat\n"
+              "w = MainWindow(fileformat.load(example_path())); w.show(); app.processEvents()\n"
+              "w.scene.select_ids(['sw-1']); w.copy(); w.paste(); w.autosaver.discard()\n")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(tmp_path))
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-1500:]

@@ -61,6 +61,31 @@ def settings() -> QSettings:
     return QSettings(str(user_config_dir() / "gui.ini"), QSettings.IniFormat)
 
 
+_clipboard_hook = False
+
+
+def _release_clipboard_at_exit() -> None:
+    """Give the clipboard's data back before the interpreter tears down: a process that copied
+    components segfaulted as it exited (the clipboard's QMimeData freed twice, once with the
+    QApplication and once with its Python wrapper; seen on every copy-then-quit, offscreen and
+    with tests). The text stays on the system clipboard where a clipboard manager keeps it."""
+    global _clipboard_hook
+    if _clipboard_hook:
+        return
+    import atexit
+
+    def release() -> None:
+        app = QApplication.instance()
+        if app is not None:
+            clip = app.clipboard()
+            data = clip.mimeData()
+            if data is not None and data.hasFormat(CLIPBOARD_MIME):
+                clip.clear()
+
+    atexit.register(release)
+    _clipboard_hook = True
+
+
 class MainWindow(QMainWindow):
     def __init__(self, design: Design | None = None, path: str | None = None, catalog=None) -> None:
         super().__init__()
@@ -721,6 +746,7 @@ class MainWindow(QMainWindow):
         data.setData(CLIPBOARD_MIME, text.encode())
         data.setText(text)
         QApplication.clipboard().setMimeData(data)
+        _release_clipboard_at_exit()
         self.show_message(f"Copied {len(ids)} item(s)")
 
     def cut(self) -> None:
