@@ -528,6 +528,9 @@ class RunView(WorkerOwner, QWidget):
             table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
             header = table.horizontalHeader()
             header.setSectionResizeMode(QHeaderView.Stretch)
+        for col, (name, _) in enumerate(_SUMMARY_ROWS):  # a wrapped heading keeps its whole width
+            if "\n" in _header(name):
+                self.table.horizontalHeader().setSectionResizeMode(col, QHeaderView.ResizeToContents)
         self.figures.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
         for col in range(1, 1 + len(SCENARIOS)):
             self.figures.horizontalHeader().setSectionResizeMode(col, QHeaderView.ResizeToContents)
