@@ -8,6 +8,13 @@ meet drawn anew at once) and during a drag at "zoom to fit" (the dragged cables 
 picture of the others).
 
     QT_QPA_PLATFORM=offscreen python bench/bench_canvas.py [SERVERS]
+    QT_QPA_PLATFORM=offscreen python bench/bench_canvas.py --repeat [RUNS [SERVERS]]
+
+The first pass is without the overview map (hidden), the second with it, the third with the
+overlay; the overview map's own drawing is timed once. Each run ends with a ``SUMMARY`` line
+(JSON: the worst frame of each part, the longest wait until the view is sharp, the open and
+problems-list times); ``--repeat`` runs the bench that many times (3 by default), a process each,
+and prints each figure's median and the runs' values.
 
 ``--screenshot [SERVERS] [--design FILE]`` measures ``dpu-designer FILE --screenshot`` on a
 ~250k-component design instead (20,448 servers by default, as bench/bench_large.py builds it; issue
@@ -20,6 +27,7 @@ A design over ``app.SCREENSHOT_CHECK_MAX`` components is pictured unchecked, wit
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import statistics
@@ -54,17 +62,26 @@ class FirstPaint(QObject):
 
 
 def until_sharp(view) -> list[float]:
-    """Frames (ms) from now until the cable layer has drawn every tile in view sharp: the first,
-    then the progressive ones its refinement timer would ask for (here at once, whole-viewport)."""
+    """Frames (ms) from now until the cable layer has drawn every tile in view sharp and the
+    badges in view are made: the first, then the progressive ones its refinement timer (and the
+    view, for the badges) would ask for (here at once, whole-viewport)."""
     cables = view.dscene.cables
     frames = [frame_ms(view)]
-    while cables.refining and len(frames) < 500:
+    while (cables.refining or view.badges_pending) and len(frames) < 500:
         frames.append(frame_ms(view))
     return frames
 
 
 def sharp_text(frames: list[float]) -> str:
     return f"worst frame {max(frames):.1f} ms, sharp after {len(frames)} frames / {sum(frames):.0f} ms"
+
+
+#: the worst frame (ms) and the longest wait until sharp (ms) of each part, for the summary
+SUMMARY: dict[str, float] = {}
+
+
+def note(key: str, value: float) -> None:
+    SUMMARY[key] = max(SUMMARY.get(key, 0.0), value)
 
 
 def report_frames(window, what: str) -> float:
@@ -102,6 +119,11 @@ def report_frames(window, what: str) -> float:
             single[f] = until_sharp(view)
         frames = pans + zooms + rest + single[1.1] + single[1 / 1.1]
         worst = max(worst, *frames)
+        note(f"{what}: pan worst frame", max(pans))
+        note(f"{what}: zoom {label.replace(' ', '')} worst frame", max(zooms + rest + single[1.1] + single[1 / 1.1]))
+        note(f"{what}: jump to {label.replace(' ', '')} worst frame", max(arrive))
+        note(f"{what}: longest wait until sharp", max(sum(f) for f in (arrive, rest, single[1.1], single[1 / 1.1])))
+        note(f"{what}: most frames until sharp", max(len(f) for f in (arrive, rest, single[1.1], single[1 / 1.1])))
         print(f"{what}, zoom {label:>5} ({view.scale_factor() * 100:.0f} %): "
               f"pan median {statistics.median(pans):.1f} ms (max {max(pans):.1f}); "
               f"zoom run: step median {statistics.median(zooms):.1f} ms (max {max(zooms):.1f}), "
@@ -142,6 +164,9 @@ def report_drag(window, comp) -> float:
     cables.fold()  # what its timer does once the edits stop
     folded = until_sharp(view)
     frames = moves + release + folded
+    note("drag at fit: worst move frame", max(moves))
+    note("drag at fit: worst frame after the release", max(release + folded))
+    note("drag at fit: longest wait until sharp", max(sum(release), sum(folded)))
     print(f"drag of {comp.kind} {comp.id} ({len(window.editor.topo.links_of(comp.id))} cables of its own, "
           f"{per_move:.0f} drawn over the picture a move) at fit ({view.scale_factor() * 100:.0f} %): "
           f"10 moves, median {statistics.median(moves):.1f} ms, worst {max(moves):.1f} ms, "
@@ -185,11 +210,30 @@ def main(servers: int = 2048) -> None:
         while window.check_pending:  # the design is checked after the first paint
             QApplication.processEvents()
         t_checked = time.perf_counter() - t
+    t = time.perf_counter()
+    window.revalidate()  # the design check and the problems list again, on its own
+    t_problems = time.perf_counter() - t
     print(f"open (load file {t_load:.2f} s + window, items, first paint of the canvas): {t_open:.2f} s; "
-          f"problems listed at {t_checked:.2f} s")
+          f"problems listed at {t_checked:.2f} s; the check and the problems list on their own "
+          f"{t_problems:.2f} s")
+    note("open: first paint (s)", t_open)
+    note("open: problems listed (s)", t_checked)
+    note("problems list on its own (s)", t_problems)
     print(f"scene items: {len(window.scene.items())}")
     view = window.view
-    worst = report_frames(window, "no overlay")
+    minimap = view.minimap
+    minimap.wanted = False
+    minimap.place()
+    worst = report_frames(window, "no overlay, no overview map")
+    minimap.wanted = True
+    view.zoom_reset()
+    minimap.place()
+    t = time.perf_counter()
+    minimap.rebuild()
+    t_map = (time.perf_counter() - t) * 1000
+    print(f"overview map drawn (sharp) in {t_map:.1f} ms")
+    note("overview map: drawn sharp (ms)", t_map)
+    worst = max(worst, report_frames(window, "no overlay"))
     rng = random.Random(0)
     util = {lid: rng.random() for lid in topo.links}
     marked = set(rng.sample(sorted(topo.links), 20)) | {topo.servers()[0].id}
@@ -216,8 +260,32 @@ def main(servers: int = 2048) -> None:
     print(f"an edit (a switch and its {len(topo.links_of(switch.id))} cables moved) at "
           f"{view.scale_factor() * 100:.0f} % with the overlay: the move {t_move:.1f} ms, then "
           f"{sharp_text(edit)}; {cables.tiles_rendered - before} of {in_view} tiles drawn anew")
+    note("edit at 100 %, overlay: worst frame", max(edit))
     window.editor.stack.clear()
     window.close()
+    print("SUMMARY " + json.dumps(SUMMARY))
+
+
+def repeat(runs: int, servers: int) -> None:
+    """Run the bench ``runs`` times, each in a process of its own, and print each summary
+    figure's median (and range) over the runs."""
+    import subprocess
+
+    got: dict[str, list[float]] = {}
+    for n in range(runs):
+        done = subprocess.run([sys.executable, __file__, str(servers)], capture_output=True, text=True,
+                              env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+        line = next((l for l in done.stdout.splitlines() if l.startswith("SUMMARY ")), None)
+        if line is None:
+            print(f"run {n + 1}: no summary (exit {done.returncode}): {done.stderr.strip()[-300:]}")
+            continue
+        for key, value in json.loads(line[len("SUMMARY "):]).items():
+            got.setdefault(key, []).append(value)
+        print(f"run {n + 1} done", flush=True)
+    for key, values in got.items():
+        unit = "" if "(" in key or "frames until" in key else " ms"
+        print(f"{key}: median {statistics.median(values):.2f}{unit} "
+              f"(runs: {', '.join(f'{v:.2f}' for v in values)})")
 
 
 def _cpu() -> float:
@@ -300,5 +368,8 @@ if __name__ == "__main__":
         design = rest[rest.index("--design") + 1] if "--design" in rest else None
         numbers = [a for a in rest if a.isdigit()]
         screenshot(int(numbers[0]) if numbers else 20448, design)
+    elif sys.argv[1:2] == ["--repeat"]:
+        rest = [a for a in sys.argv[2:] if a.isdigit()]
+        repeat(int(rest[0]) if rest else 3, int(rest[1]) if len(rest) > 1 else 2048)
     else:
         main(int(sys.argv[1]) if len(sys.argv) > 1 else 2048)

@@ -73,6 +73,18 @@ TASK_FIGURE = {"network": "tcp_cycles_per_byte", "crypto": "aes_gcm_cycles_per_b
                "filesystem": "pfs_client_cycles_per_byte"}
 
 
+def task_figure(task: str, scenario: dict[str, Any], catalog) -> str:
+    """The cost figure that sets a host task: for the kernel TCP stack in packets smaller than
+    a TSO/GRO aggregate, the per-packet figure when it outweighs the per-byte one
+    (:func:`designer.engine.hostcpu.tcp_packet_cycles_per_byte`)."""
+    pkt = float(scenario.get("tenant_packet_bytes") or 0)
+    if task in ("network", "storage") and pkt > 0:
+        costs = {k: float(v["value"]) for k, v in catalog.costs("host_cpu").items()}
+        if costs["tcp_cycles_per_packet"] * (1 / pkt - 1 / costs["vswitch_packet_bytes"]) > costs["tcp_cycles_per_byte"]:
+            return "tcp_cycles_per_packet"
+    return TASK_FIGURE[task]
+
+
 def _catalog_limit(catalog, kind: str, model: str, field: str, what: str) -> dict[str, Any]:
     entry = catalog.get(kind, model)
     if kind == "nic" and field == "crypto_Gbps" and not entry.get("crypto_Gbps"):
@@ -127,12 +139,13 @@ def deciding_limit(r, mode: str, catalog, scenario: dict[str, Any], design=None)
     tasks = {t: v for t, v in r.host_cpu.get("by_task", {}).items() if t in TASK_FIGURE and v > 0}
     if b.get("host_cpu_slowdown", 0.0) > 0 and tasks:
         t = max(tasks, key=tasks.__getitem__)
-        return _cost_limit(catalog, TASK_FIGURE[t], f"host CPU: {t} {100 * tasks[t]:.1f}% of cycles")
+        return _cost_limit(catalog, task_figure(t, scenario, catalog),
+                           f"host CPU: {t} {100 * tasks[t]:.1f}% of cycles")
     if mode == "smartnic" and tasks and max(tasks.values()) >= 0.01:
         # nothing binds: what the SmartNIC leaves on the host is the larger load
         t = max(tasks, key=tasks.__getitem__)
-        return _cost_limit(catalog, TASK_FIGURE[t], f"no limit binds; the host keeps {t} at "
-                                                    f"{100 * tasks[t]:.1f}% of cycles")
+        return _cost_limit(catalog, task_figure(t, scenario, catalog), f"no limit binds; the host keeps "
+                                                                       f"{t} at {100 * tasks[t]:.1f}% of cycles")
     if engines:
         e = max(engines, key=engines.__getitem__)
         return _catalog_limit(catalog, kind, model, crypto if e == "crypto" else ENGINE_FIELD[e],

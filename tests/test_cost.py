@@ -158,21 +158,14 @@ def test_cli_cost_refuses_bad_prices(capsys):
     assert cli.main(["cost", str(EXAMPLE), "--pue", "nan"]) == 2
 
 
-def test_csv_cells_that_look_like_formulas_are_quoted():
-    from designer.commands.cost import _cell
-
-    assert _cell("=HYPERLINK(1)") == "'=HYPERLINK(1)"
-    assert _cell("-12.5") == "-12.5" and _cell("rack-42u") == "rack-42u"
-    assert not math.isnan(float(_cell("3")))
-
-
-def test_compare_carries_the_cost_commands_figures(capsys):
-    assert cli.main(["compare", str(EXAMPLE), "--json"]) == 0
-    both = json.loads(capsys.readouterr().out)
-    assert cli.main(["cost", str(EXAMPLE), "--json"]) == 0
-    alone = json.loads(capsys.readouterr().out)
-    assert both["costs"]["modes"] == alone["modes"]  # one number per fact
-    assert set(both["costs"]["modes"]) == {k for k in ("host", "smartnic", "dpu", "design") if k in both}
-    assert cli.main(["compare", str(EXAMPLE)]) == 0
-    text = capsys.readouterr().out
-    assert "costs (USD)" in text and "tokens per $ of TCO" in text
+def test_the_priced_bill_csv_quotes_cells_a_spreadsheet_would_run(tmp_path, capsys):
+    f = tmp_path / "d.json"
+    d = fileformat.load(EXAMPLE)
+    d.meta = {"costs": {"prices": {"dpu:bluefield-3": {"USD": 1, "source": "=HYPERLINK(\"x\")"}}}}
+    fileformat.save(d, f)
+    out = tmp_path / "bill.csv"
+    assert cli.main(["cost", str(f), "--csv", str(out)]) == 0
+    import csv as _csv
+    rows = list(_csv.reader(out.open()))
+    cell = next(r for r in rows if r[1] == "bluefield-3")[-1]
+    assert cell.startswith("'=HYPERLINK")

@@ -13,13 +13,17 @@ from designer.report.remedies import BREAKDOWN_REMEDY, ENGINE_OWNERS, PATTERN_RE
 
 
 def _owner_names_in_engine() -> set[str]:
-    """Every string the engine's ``owner()`` helper (in ``resources._explain``) can return."""
-    tree = ast.parse(textwrap.dedent(inspect.getsource(resources._explain)))
-    owner = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "owner")
+    """Every string the engine's ``owner()`` helpers (in ``resources._explain`` and, for the
+    host-managed servers' NICs, ``resources._group_sentences``) can return."""
     names = set()
-    for ret in (n for n in ast.walk(owner) if isinstance(n, ast.Return)):
-        names |= {c.value for c in ast.walk(ret.value) if isinstance(c, ast.Constant)
-                  and isinstance(c.value, str)}
+    for fn in (resources._explain, resources._group_sentences):
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+        owner = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "owner")
+        for ret in (n for n in ast.walk(owner) if isinstance(n, ast.Return)):
+            tested = {id(c) for t in ast.walk(ret.value) if isinstance(t, ast.Compare)
+                      for c in ast.walk(t)}  # "host" in `"NIC" if mode == "host" else ...`
+            names |= {c.value for c in ast.walk(ret.value) if isinstance(c, ast.Constant)
+                      and isinstance(c.value, str) and id(c) not in tested}
     return names
 
 
@@ -40,7 +44,7 @@ def _engine_sentences(owner: str, engine: str) -> list[str]:
 @pytest.mark.parametrize("engine", sorted(resources._ENGINE_WORK))
 def test_every_owner_and_engine_gets_that_engines_advice(owner, engine):
     expected = {"crypto": "crypto rate", "arm": "Arm cores", "dram": "memory bandwidth",
-                "line": "line rate"}[engine]
+                "line": "line rate", "eswitch": "packet rate"}[engine]
     for sentence in _engine_sentences(owner, engine):
         advice = remedy(sentence)
         assert expected in advice, (sentence, advice)
@@ -58,3 +62,16 @@ def test_every_breakdown_part_but_compute_has_a_remedy():
         if key != "compute":
             assert BREAKDOWN_REMEDY.get(key), key
     assert not re.search(r"\bA DPU model\b", BREAKDOWN_REMEDY["dpu_slowdown"])
+
+
+def test_a_host_runs_nic_eswitch_sentence_gets_the_packet_advice():
+    # the sentence as a real host-managed run writes it (64-byte tenant packets over SR-IOV)
+    from designer.engine.resources import ResourceInputs, ServerGroup
+    from tests.test_dpu_limits import one
+    rep = one(ResourceInputs(groups=(ServerGroup(
+        scenario="host", eswitch_pps=90e6, count=1, rdma_bytes=11.52e9, comm_s=0.5, isolated=True,
+        tenant_packet_bytes=64),), iteration_s=1.0))
+    nic = [b for b in rep.bottlenecks if b.startswith("NIC eswitch engine")]
+    assert nic
+    for b in nic:
+        assert "packet rate" in remedy(b) and "larger packets" in remedy(b), b

@@ -27,9 +27,9 @@ _SOURCE_WIDTH = 70
 LIMITS = {
     "dpu": ("max_bandwidth_Gbps", "crypto_Gbps", "ipsec_packet_Gbps", "ktls_Gbps", "eswitch_Mpps",
             "arm_cores", "arm_GHz", "arm_tcp_Gbps", "dram_GBps", "snap_tcp_kiops", "snap_rdma_kiops",
-            "power_W"),
+            "power_W", "typical_power_W"),
     "nic": ("max_bandwidth_Gbps", "crypto_Gbps", "ipsec_packet_Gbps", "ktls_Gbps", "eswitch_Mpps",
-            "power_W"),
+            "power_W", "typical_power_W"),
 }
 
 

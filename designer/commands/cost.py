@@ -108,31 +108,18 @@ def _write_csv(path: str, result, source: str) -> None:
     import io
 
     from designer.safeio import atomic_write_text, check_output_path
+    from designer.textsafe import csv_row
 
     check_output_path(path, inputs=(source,), what="--csv")
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(["category", "model", "name", "count", "unit_USD", "total_USD", "basis", "date", "source"])
     for line in result.bill.lines:
-        w.writerow([_cell(v) for v in (line.category, line.model, line.name, line.count,
+        w.writerow(csv_row((line.category, line.model, line.name, line.count,
                                         "" if line.unit_USD is None else f"{line.unit_USD:.2f}",
                                         "" if line.total_USD is None else f"{line.total_USD:.2f}",
-                                        line.basis, line.date, line.source)])
+                                        line.basis, line.date, line.source)))
     atomic_write_text(path, buf.getvalue())
-
-
-def _cell(value):
-    """A CSV cell a spreadsheet shows as text: one starting with = + - @ gets a leading quote."""
-    text = str(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@") and not _is_number(text) else value
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-        return True
-    except ValueError:
-        return False
 
 
 def format_costs(c, bill: bool = True) -> str:

@@ -79,8 +79,8 @@ class Comparison:
     #: "smartnic_vs_host", "dpu_vs_host", "dpu_vs_smartnic" -> deltas like ``deltas`` ({"host":
     #: from-value, "dpu": to-value, "delta", "percent"} per metric and breakdown part)
     mode_deltas: dict[str, Any] = field(default_factory=dict)
-    #: mode -> {"adapters_W", "power_W", "energy_kwh", "energy_cost", "iteration_time_s",
-    #: "infra_fraction"}: the three modes side by side
+    #: mode -> {"adapters_W", "adapters_max_W", "adapters_typical_W", "power_W", "energy_kwh",
+    #: "energy_cost", "iteration_time_s", "infra_fraction"}: the three modes side by side
     modes: dict[str, dict[str, float]] = field(default_factory=dict)
     #: why the SmartNIC run differs from the host run, and the DPU run from the SmartNIC run
     mode_reasons: dict[str, list[str]] = field(default_factory=dict)
@@ -283,7 +283,7 @@ def _nic_notes(design, catalog, layouts=None) -> list[str]:
             + (f", the {nics} NICs stay on their rails as SmartNICs (inline crypto, ASAP2)" if nics else "")
             for (dpu, nics), n in kept.items()]
     out += [f"the host-managed and SmartNIC runs price each of the {n} {dpu} as a {nic} (the NIC one "
-            f"would buy to run without Arm services); power figures are catalog maxima"
+            f"would buy to run without Arm services) and count its power"
             for (dpu, nic), n in priced.items()]
     return out
 
@@ -325,11 +325,16 @@ def _deltas(a: Result, b: Result) -> dict[str, Any]:
 
 
 def mode_figures(r: Result) -> dict[str, float]:
-    """Power and cost of one mode's run: adapter and cluster power, energy and its cost
-    (``models/costs/energy.toml`` price), iteration time and host infrastructure share."""
+    """Power and cost of one mode's run: adapter power as the energy counts it (``adapters_W``:
+    maxima, or typical power per scenario ``adapter_power``), at maxima (``adapters_max_W``) and at
+    typical power (``adapters_typical_W``, the maximum for an adapter without a typical figure),
+    cluster power, energy and its cost (``models/costs/energy.toml`` price), iteration time and
+    host infrastructure share."""
     energy = (r.resources or {}).get("energy", {})
     price = energy.get("run_cost", 0.0) / energy["run_kWh"] if energy.get("run_kWh") else math.nan
     return {"adapters_W": float(r.power_W.get("adapters", 0.0)), "power_W": float(r.power_W.get("total", 0.0)),
+            "adapters_max_W": float(energy.get("adapters_max_W", r.power_W.get("adapters", 0.0))),
+            "adapters_typical_W": float(energy.get("adapters_typical_W", r.power_W.get("adapters", 0.0))),
             "energy_kwh": float(r.energy_kwh), "energy_cost": float(r.energy_kwh) * price,
             "iteration_time_s": float(r.iteration_time_s),
             "infra_fraction": float(r.host_cpu.get("infra_fraction", 0.0))}
@@ -368,6 +373,14 @@ def compare(design, catalog, *, scenario: dict[str, Any] | None = None, seed: in
             for name, s in SCENARIO_SETTINGS.items()}
     if base.get("per_server"):
         runs["design"] = pipeline.run(design, catalog, scenario=base, seed=seed, **overrides)
+    setting = str(base.get("adapter_power", "auto"))
+    if setting == "auto" and len({_basis(r) for r in runs.values()}) > 1:
+        # typical power only where every adapter of every mode has a typical figure: a run
+        # priced at typical power beside another at maxima would tilt the energy line
+        base = {**base, "adapter_power": "max"}
+        for name, s in (*SCENARIO_SETTINGS.items(), ("design", {})):
+            if name in runs and _basis(runs[name]) != "max":
+                runs[name] = pipeline.run(design, catalog, scenario={**base, **s}, seed=seed, **overrides)
     host, dpu = runs["host"], runs["dpu"]
     deltas: dict[str, Any] = {m: _delta(_value(host, m), _value(dpu, m)) for m in METRICS}
     deltas["breakdown_s"] = {k: _delta(host.breakdown_s.get(k, 0.0), dpu.breakdown_s.get(k, 0.0))
@@ -384,8 +397,26 @@ def compare(design, catalog, *, scenario: dict[str, Any] | None = None, seed: in
     layouts = server_layouts(design)
     notes = (_nic_notes(design, catalog, layouts)
              + _smartnic_notes(design, catalog, layouts, str(base.get("crypto_offload", "ipsec-crypto")))
-             + _assumption_notes(design, catalog, layouts))
+             + _assumption_notes(design, catalog, layouts) + _power_notes(runs, setting))
     return Comparison(runs, deltas, reasons, notes, mode_deltas, modes, mode_reasons)
+
+
+def _basis(r: Result) -> str:
+    """Which adapter power a run's energy counts ("max" or "typical"; resources EnergyReport)."""
+    return str((r.resources or {}).get("energy", {}).get("adapter_power", "max"))
+
+
+def _power_notes(runs: dict[str, Result], setting: str) -> list[str]:
+    """Which adapter power the energy of the runs counts, and why: the adapter models without a
+    typical figure when the maxima are counted."""
+    bases = {_basis(r) for r in runs.values()}
+    missing = sorted({m for r in runs.values()
+                      for m in (r.resources or {}).get("energy", {}).get("adapters_without_typical", ())})
+    if bases == {"typical"}:
+        return [f"energy counts typical adapter power (typical_power_W; scenario adapter_power="
+                f"{setting})" + (f"; the maximum for {', '.join(missing)}, which have none" if missing else "")]
+    why = (f": no typical figure for {', '.join(missing)}" if missing and setting == "auto" else "")
+    return [f"energy counts adapter maxima (power_W; scenario adapter_power={setting}){why}"]
 
 
 def _smartnic_notes(design, catalog, layouts=None, protocol: str = "ipsec-crypto") -> list[str]:

@@ -1,8 +1,10 @@
 """Energy and cost: component power -> kWh and money for an iteration and for the whole run.
 
-Power is each component's catalog figure at training load (per server as
-:func:`designer.topology.validation.server_power_W` splits it; switch and storage power), held
-for the whole iteration:
+Power is each component's catalog figure (per server as
+:func:`designer.topology.validation.server_power_W` splits it, catalog maxima; the NICs and DPUs
+at their typical power ``typical_power_W`` where scenario ``adapter_power`` says so, see
+:func:`designer.engine.resources.adapter_power_basis`; switch and storage power), held for the
+whole iteration:
 ``kWh = W * s / 3.6e6``. Performance per watt is samples per second per kW.
 """
 

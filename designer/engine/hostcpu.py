@@ -3,7 +3,11 @@
 Every cost is a figure of ``models/costs/host_cpu.toml`` (with its source) passed in as a plain
 number, so the functions are testable without the catalog:
 
-* kernel TCP/IP: ``tcp_cycles_per_byte`` per byte sent or received (Cai et al., SIGCOMM 2021);
+* kernel TCP/IP, per direction: ``tcp_cycles_per_byte`` per byte received (Cai et al., SIGCOMM
+  2021: the receiver is the costlier side) and ``tcp_send_cycles_per_byte`` per byte sent, both
+  measured in TSO/GRO aggregates (``vswitch_packet_bytes``); smaller packets add
+  ``tcp_cycles_per_packet`` for each packet beyond one per aggregate
+  (:func:`tcp_packet_cycles_per_byte`), so a 64-byte-packet tenant pays per packet;
 * RDMA (RoCE/InfiniBand): ``rdma_cycles_per_byte`` (~0, the NIC runs the transport);
 * AES-GCM in software (AES-NI/VAES): ``aes_gcm_cycles_per_byte`` (lelegard/aesbench);
 * virtual switch / overlay: ``vswitch_cycles_per_packet`` per ``vswitch_packet_bytes`` (OVS kernel
@@ -43,7 +47,7 @@ from dataclasses import dataclass, fields
 class HostCosts:
     """Host CPU cost figures (units in the names); see ``models/costs/host_cpu.toml``."""
 
-    tcp_cycles_per_byte: float
+    tcp_cycles_per_byte: float  #: kernel TCP, per byte received (in TSO/GRO aggregates)
     rdma_cycles_per_byte: float
     aes_gcm_cycles_per_byte: float
     vswitch_cycles_per_packet: float
@@ -70,6 +74,9 @@ class HostCosts:
     compression_cycles_per_byte: float
     erasure_code_cycles_per_byte: float
     software_crypto_memory_passes: float
+    # --- issue 21: per direction and per packet
+    tcp_send_cycles_per_byte: float  #: kernel TCP, per byte sent (TSO aggregates)
+    tcp_cycles_per_packet: float  #: kernel TCP/IP per packet beyond one per aggregate
 
     @classmethod
     def from_figures(cls, figures: dict[str, float]) -> "HostCosts":
@@ -93,9 +100,30 @@ def collective_paths(*, offload: bool, rdma: bool, encrypt: bool, rdma_bytes: fl
     return tcp_bytes + rdma_bytes, 0.0
 
 
-def network_cycles(kernel_bytes: float, rdma_bytes: float, c: HostCosts) -> float:
-    """Transport stack cycles for bytes sent + received: kernel TCP vs RDMA."""
-    return kernel_bytes * c.tcp_cycles_per_byte + rdma_bytes * c.rdma_cycles_per_byte
+def tcp_packet_cycles_per_byte(packet_bytes: float, c: HostCosts) -> float:
+    """Kernel TCP/IP cycles per byte that packets smaller than a TSO/GRO aggregate add.
+
+    The per-byte figures were measured with 64 KiB aggregates (``vswitch_packet_bytes``), so
+    they already hold one packet's work per aggregate; a flow in packets of ``p`` bytes has
+    ``1/p - 1/aggregate`` more packets per byte, each ``tcp_cycles_per_packet`` (skb, driver,
+    TCP/IP and socket work done once per packet). 0 for bulk flows (``p`` >= the aggregate)."""
+    agg = c.vswitch_packet_bytes
+    if packet_bytes <= 0 or packet_bytes >= agg:
+        return 0.0
+    return c.tcp_cycles_per_packet * (1.0 / packet_bytes - 1.0 / agg)
+
+
+def network_cycles(kernel_bytes: float, rdma_bytes: float, c: HostCosts, *,
+                   send_packet_bytes: float = 0.0, receive_packet_bytes: float = 0.0) -> float:
+    """Transport stack cycles for bytes sent + received (half each: collectives send what they
+    receive, see ``resources_adapter.node_wire_bytes``): kernel TCP per direction, the sent half
+    at ``tcp_send_cycles_per_byte`` and the received half at ``tcp_cycles_per_byte``, each plus
+    its packets' per-packet work (:func:`tcp_packet_cycles_per_byte`; 0 = bulk aggregates), vs
+    RDMA."""
+    half = kernel_bytes / 2
+    tcp = half * (c.tcp_send_cycles_per_byte + tcp_packet_cycles_per_byte(send_packet_bytes, c)) + \
+        half * (c.tcp_cycles_per_byte + tcp_packet_cycles_per_byte(receive_packet_bytes, c))
+    return tcp + rdma_bytes * c.rdma_cycles_per_byte
 
 
 def crypto_cycles(nbytes: float, c: HostCosts) -> float:
@@ -111,7 +139,7 @@ def vswitch_cycles(nbytes: float, cycles_per_packet: float, packet_bytes: float)
 def storage_read_cycles_per_byte(*, offload: bool, emulation: bool, transport: str, encrypt: bool,
                                  isolated: bool, gpudirect_storage: bool,
                                  c: HostCosts, smartnic: bool = False, pfs_client: bool = False,
-                                 object_store: bool = False) -> dict[str, float]:
+                                 object_store: bool = False, send: bool = False) -> dict[str, float]:
     """Host cycles per byte read from networked storage, split by task.
 
     Host-managed: the NVMe-oF initiator runs on the host (per IO: the RDMA figure, or the NVMe/TCP
@@ -121,7 +149,9 @@ def storage_read_cycles_per_byte(*, offload: bool, emulation: bool, transport: s
     device (block IO cost only); crypto and switching are on the DPU. A DPU without emulation
     leaves the initiator on the host but still encrypts and switches. Without GPUDirect Storage
     every byte is copied once more in host memory; ``gpudirect_storage`` is whether GDS is in
-    effect on this path (see :func:`gds_problem`), not merely asked for.
+    effect on this path (see :func:`gds_problem`), not merely asked for. ``send``: the bytes
+    leave the host (checkpoint writes), so kernel TCP costs its send figure
+    (``tcp_send_cycles_per_byte``) instead of the receive one.
     """
     inline = offload or smartnic  # the adapter encrypts and switches in hardware
     if object_store:
@@ -134,7 +164,7 @@ def storage_read_cycles_per_byte(*, offload: bool, emulation: bool, transport: s
         per_io = c.nvmeof_tcp_initiator_io_cycles if kernel_path else c.nvmeof_initiator_io_cycles
     storage = per_io / c.read_io_bytes
     if kernel_path and not (offload and emulation):
-        storage += c.tcp_cycles_per_byte
+        storage += c.tcp_send_cycles_per_byte if send else c.tcp_cycles_per_byte
     if not gpudirect_storage:
         storage += c.bounce_copy_cycles_per_byte
     crypto = c.aes_gcm_cycles_per_byte if (encrypt and not inline) else 0.0
@@ -255,6 +285,16 @@ def vswitch_cycles_per_packet(vswitch: str, c: HostCosts) -> float:
     if vswitch not in ("kernel", "ovs-dpdk"):
         raise ValueError(f"vswitch must be 'kernel' or 'ovs-dpdk', got {vswitch!r}")
     return c.ovs_dpdk_cycles_per_packet if vswitch == "ovs-dpdk" else c.vswitch_cycles_per_packet
+
+
+def per_direction_packets(nbytes: float, cycles_per_packet: float, send_packet_bytes: float,
+                          receive_packet_bytes: float) -> float:
+    """Per-packet work on ``nbytes`` sent + received (half each), each direction at its own packet
+    size (tunnel offload can differ between the send and the receive side)."""
+    if send_packet_bytes == receive_packet_bytes:
+        return nbytes / send_packet_bytes * cycles_per_packet
+    half = nbytes / 2
+    return (half / send_packet_bytes + half / receive_packet_bytes) * cycles_per_packet
 
 
 def host_packet_bytes(tenant_packet_bytes: float, c: HostCosts, *, tunnel_offload: bool = True,

@@ -90,7 +90,13 @@ class ServerGroup:
     cpu_cores: int = 112  #: physical cores, all sockets (cpu.cores x cpu_sockets)
     cpu_GHz: float = 2.0  #: all-core clock (cpu.all_core_GHz)
     base_power_W: float = 2500.0  #: server without GPUs, NICs and DPUs (CPUs, memory, fans)
-    adapters_power_W: float = 0.0  #: all attached NICs and DPUs together
+    adapters_power_W: float = 0.0  #: all attached NICs and DPUs together, catalog maxima (power_W)
+    #: the same adapters at their typical power (typical_power_W; an adapter without one counts its
+    #: maximum); None = as adapters_power_W, none of them has a typical figure
+    adapters_typical_power_W: float | None = None
+    #: models of the attached adapters without a typical figure (then energy counts maxima, see
+    #: ResourceInputs.adapter_power)
+    adapters_without_typical: tuple[str, ...] = ()
     # --- DPUs (figures per DPU; ``rail_capacity`` / ``storage_capacity`` give sums instead)
     dpus: int = 0  #: all DPUs of the server
     dpu_arm_cores: int = 16
@@ -140,6 +146,9 @@ class ServerGroup:
     vswitch: str = "kernel"  #: host virtual switch datapath: "kernel" or "ovs-dpdk"
     firewall: bool = False  #: host firewall / connection tracking on the kernel path
     tunnel_offload: bool = True  #: host NICs segment/aggregate VXLAN/Geneve traffic (TSO/LRO)
+    #: the receive side's part of it (LRO/GRO for tunnels); False with tunnel_offload True: sends
+    #: keep TSO, received overlay frames are handled one by one
+    tunnel_rx_offload: bool = True
     frame_bytes: float = 1500.0  #: Ethernet frame size (scenario packet_bytes)
     monitoring: bool = False  #: monitoring and logging agents (on the host in every mode)
 
@@ -175,6 +184,9 @@ class ResourceInputs:
     storage_power_W: float = 0.0  #: all storage systems together
     iterations: int = 0  #: iterations of the whole run (0 = report per-iteration energy only)
     price_per_kWh: float | None = None  #: electricity price; None = models/costs/energy.toml (USD)
+    #: which adapter power the energy counts (scenario adapter_power): "auto" (typical where every
+    #: adapter of every group has a typical figure, else maxima), "typical" or "max"
+    adapter_power: str = "auto"
     # --- further consumers of the whole job
     object_store_tls: bool = False  #: samples fetched over HTTPS from an object store
     checkpoint_via_host: bool = False  #: checkpoints serialized through host memory
@@ -221,6 +233,12 @@ class EnergyReport:
     run_kWh: float  #: 0 when ``iterations`` is 0
     run_cost: float  #: run_kWh x price_per_kWh
     samples_per_s_per_kW: float  #: performance per watt (x1000)
+    #: which adapter power ``power_W["adapters"]`` is: "max" (catalog power_W) or "typical"
+    adapter_power: str = "max"
+    adapters_max_W: float = 0.0  #: all adapters at their maxima (power_W)
+    #: all adapters at their typical power (typical_power_W, the maximum where an adapter has none)
+    adapters_typical_W: float = 0.0
+    adapters_without_typical: tuple[str, ...] = ()  #: adapter models without a typical figure
 
 
 @dataclass(frozen=True)
@@ -472,18 +490,21 @@ def _collectives(g: ServerGroup, m: _Mode, hc: HostCosts) -> _Collectives:
     kernel_b, rdma_b = hostcpu.collective_paths(offload=m.inline, rdma=g.rdma, encrypt=g.encrypt,
                                                 rdma_bytes=g.rdma_bytes, tcp_bytes=g.tcp_bytes)
     coll_b = kernel_b + rdma_b  # sent + received: the host stacks handle both
-    win = {"network": hostcpu.network_cycles(kernel_b, rdma_b, hc),
+    send_pkt, recv_pkt = (_host_pkt(g, hc, overlay=g.isolated, receive=r) for r in (False, True))
+    win = {"network": hostcpu.network_cycles(kernel_b, rdma_b, hc, send_packet_bytes=send_pkt,
+                                             receive_packet_bytes=recv_pkt),
            "crypto": hostcpu.crypto_cycles(coll_b, hc) if g.encrypt and not m.inline else 0.0,
            # host-managed isolation: the kernel path crosses the host virtual switch (RDMA uses
            # SR-IOV functions isolated by the NIC's embedded switch); with a DPU it switches,
            # a SmartNIC's embedded switch takes the flows (ASAP2)
-           "virtualization": hostcpu.vswitch_cycles(
-               kernel_b, hostcpu.vswitch_cycles_per_packet(g.vswitch, hc),
-               _host_pkt(g, hc, overlay=True)) if g.isolated and not m.inline else 0.0,
+           "virtualization": hostcpu.per_direction_packets(
+               kernel_b, hostcpu.vswitch_cycles_per_packet(g.vswitch, hc), _host_pkt(g, hc, overlay=True),
+               _host_pkt(g, hc, overlay=True, receive=True)) if g.isolated and not m.inline else 0.0,
            "irq": hostcpu.irq_cycles(kernel_b, 0.0, g.cpu_GHz, hc) if g.irq else 0.0,
            # stateful firewall on the host kernel path; a DPU or SmartNIC tracks the connections
            # in its embedded switch (ASAP2 connection-tracking offload)
-           "firewall": hostcpu.conntrack_cycles(kernel_b, _host_pkt(g, hc, overlay=g.isolated), hc)
+           "firewall": hostcpu.per_direction_packets(kernel_b, hc.conntrack_cycles_per_packet,
+                                                     send_pkt, recv_pkt)
            if g.firewall and not m.inline else 0.0}
     # NCCL's proxy threads poll the network while the crossing collectives run; over kernel TCP
     # (NCCL's socket transport) the same threads execute the socket calls, so the network cycles
@@ -545,13 +566,19 @@ def _reads(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: HostC
         return hostcpu.storage_read_cycles_per_byte(
             offload=m.offload, emulation=g.dpu_storage_emulation, transport=inp.storage_transport,
             encrypt=g.encrypt, isolated=g.isolated, gpudirect_storage=gds, c=hc, smartnic=m.smart,
-            pfs_client=g.pfs_client, object_store=inp.object_store_tls and reads)
+            pfs_client=g.pfs_client, object_store=inp.object_store_tls and reads, send=not reads)
 
     cpb = path_cpb(gds_read and not inp.object_store_tls)
+    # reads arrive: the receive side's packet size (tunnel LRO/GRO, scenario tunnel_rx_offload)
     if cpb["virtualization"] > 0:  # the host switch at the tenants' packet size and datapath
-        cpb["virtualization"] = hostcpu.vswitch_cycles_per_packet(g.vswitch, hc) / _host_pkt(g, hc, overlay=True)
+        cpb["virtualization"] = hostcpu.vswitch_cycles_per_packet(g.vswitch, hc) / _host_pkt(
+            g, hc, overlay=True, receive=True)
+    if _kernel_read(g, inp, m):  # the kernel TCP receive path's packets
+        extra = hostcpu.tcp_packet_cycles_per_byte(_host_pkt(g, hc, overlay=g.isolated, receive=True), hc)
+        if extra > 0:
+            cpb["storage"] += extra
     if g.firewall and not m.inline and _kernel_read(g, inp, m):
-        cpb["firewall"] = hc.conntrack_cycles_per_packet / _host_pkt(g, hc, overlay=g.isolated)
+        cpb["firewall"] = hc.conntrack_cycles_per_packet / _host_pkt(g, hc, overlay=g.isolated, receive=True)
     if g.irq and read_b > 0:  # one completion interrupt per storage IO
         cpb["irq"] = hostcpu.irq_cycles(0.0, 1.0, g.cpu_GHz, hc) / hc.read_io_bytes
     host_cpb = sum(cpb.values())
@@ -600,10 +627,12 @@ def _reads(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: HostC
                   arm_cpb=arm_cpb, dram_pb=dram_pb, gds_read=gds_read, warnings=tuple(warnings))
 
 
-def _host_pkt(g: ServerGroup, hc: HostCosts, *, overlay: bool) -> float:
-    """Bytes per packet on the host kernel path (:func:`designer.engine.hostcpu.host_packet_bytes`):
-    overlay traffic without tunnel offload goes frame by frame (``packet_bytes``)."""
-    return hostcpu.host_packet_bytes(g.tenant_packet_bytes, hc, tunnel_offload=g.tunnel_offload or not overlay,
+def _host_pkt(g: ServerGroup, hc: HostCosts, *, overlay: bool, receive: bool = False) -> float:
+    """Bytes per packet on the host kernel path (:func:`designer.engine.hostcpu.host_packet_bytes`)
+    in one direction: overlay traffic without tunnel offload on that side (TSO for sends;
+    LRO/GRO for receives, ``tunnel_rx_offload``) goes frame by frame (``packet_bytes``)."""
+    offload = g.tunnel_offload and (g.tunnel_rx_offload or not receive)
+    return hostcpu.host_packet_bytes(g.tenant_packet_bytes, hc, tunnel_offload=offload or not overlay,
                                      frame_bytes=g.frame_bytes)
 
 
@@ -1058,13 +1087,34 @@ def _storage_report(inputs: ResourceInputs, rows: list[_Server], write_s: float,
     return stor
 
 
+def adapter_power_basis(setting: str, adapters: int, without_typical: tuple[str, ...]) -> str:
+    """Which adapter power the energy counts: ``setting`` "max" or "typical" as asked; "auto" takes
+    the typical power when every one of the ``adapters`` has a typical figure (none in
+    ``without_typical``), else the maxima, so that no mode is priced at typical power beside
+    another at maxima. Typical power is what a vendor's "typical power" row or a measurement
+    gives for a loaded card (NVIDIA's adapter manuals: "typical power for ATIS traffic load");
+    the maxima (power_W) are what a rack must be able to supply."""
+    if setting not in ("auto", "typical", "max"):
+        raise ValueError(f"adapter_power must be auto, typical or max, got {setting!r}")
+    if setting != "auto":
+        return setting
+    return "typical" if adapters and not without_typical else "max"
+
+
 def _energy_report(inputs: ResourceInputs, iteration: float, fig: dict[str, float]) -> EnergyReport:
     """Power by part (the per-server figures come from designer.topology.validation.server_power_W,
-    catalog maxima) and the iteration's and run's energy and cost."""
+    catalog maxima; the adapters at their typical power where :func:`adapter_power_basis` says so)
+    and the iteration's and run's energy and cost."""
     groups = inputs.groups
+    max_W = sum(g.count * g.adapters_power_W for g in groups)
+    typ_W = sum(g.count * (g.adapters_power_W if g.adapters_typical_power_W is None
+                           else g.adapters_typical_power_W) for g in groups)
+    missing = tuple(sorted({m for g in groups for m in g.adapters_without_typical}))
+    has_adapters = any(g.adapters_power_W > 0 or g.adapters_typical_power_W for g in groups)
+    basis = adapter_power_basis(inputs.adapter_power, int(has_adapters), missing)
     parts = {"gpu": sum(g.count * g.gpus * g.gpu_power_W for g in groups),
              "server": sum(g.count * g.base_power_W for g in groups),
-             "adapters": sum(g.count * g.adapters_power_W for g in groups)}
+             "adapters": typ_W if basis == "typical" else max_W}
     parts["switches"] = inputs.switch_power_W
     parts["storage"] = inputs.storage_power_W
     parts["total"] = sum(parts.values())
@@ -1074,7 +1124,9 @@ def _energy_report(inputs: ResourceInputs, iteration: float, fig: dict[str, floa
                       run_cost=run_kwh * (fig["price_per_kWh"] if inputs.price_per_kWh is None
                                           else inputs.price_per_kWh),
                       samples_per_s_per_kW=energy.samples_per_s_per_kW(
-                          inputs.samples_per_iteration, iteration, parts["total"]))
+                          inputs.samples_per_iteration, iteration, parts["total"]),
+                      adapter_power=basis, adapters_max_W=max_W, adapters_typical_W=typ_W,
+                      adapters_without_typical=missing)
     return en
 
 
@@ -1112,10 +1164,8 @@ _ENGINE_WORK = {"line": "the adapter's traffic", "crypto": "inline encryption",
                 "arm": "the Arm-core services (storage emulation, proxies, clients, agents; at the "
                        "catalog's Arm kernel-path rate arm_tcp_Gbps, a pktgen upper bound for "
                        "BlueField-2 and an assumption for BlueField-3/-4)",
-                "dram": "the Arm-core data paths through the DPU memory"}
-#: the embedded switch's sentence (apart from _ENGINE_WORK, whose engines the report's remedies
-#: cover one by one; designer/report/remedies.py has no eswitch advice yet)
-_PACKET_WORK = {"eswitch": "the embedded switch's packet forwarding (ASAP2; ~90 Mpps measured on "
+                "dram": "the Arm-core data paths through the DPU memory",
+                "eswitch": "the embedded switch's packet forwarding (ASAP2; ~90 Mpps measured on "
                            "BlueField-3, arXiv 2509.21656)"}
 
 
@@ -1186,7 +1236,7 @@ def _group_sentences(i: int, g: ServerGroup, r: _Server, fig: dict[str, float],
         if u > 1.0 and e != r.dpu_limited:
             flags.append(f"{owner(e)} {e} engine over-subscribed ({u:.2f}x) on {who}")
             bottlenecks.append(f"{owner(e)} {e} engine on {who} is over-subscribed {u:.2f}x: "
-                               f"{_ENGINE_WORK.get(e) or _PACKET_WORK[e]} run{'s' if e != 'dram' else 's'} "
+                               f"{_ENGINE_WORK[e]} runs "
                                f"{u:.2f}x slower than asked")
 
 

@@ -17,6 +17,8 @@ a count. Per server and iteration:
 * adapter power follows the mode: a DPU server pays the DPUs' ``power_W``; a host-managed or
   SmartNIC server pays, for each drawn DPU, the ConnectX of the same line rate one would buy
   instead (:func:`nic_for_dpu`). Catalog ``power_W`` figures are maxima (see their sources);
+  ``typical_power_W`` (0 = not given) the typical power, which the energy counts per scenario
+  ``adapter_power`` (:func:`adapters_typical_W`, :func:`designer.engine.resources.adapter_power_basis`);
 * ``port_Gbps`` is the line rate of the network links of the rail DPUs, which bounds their
   traffic in the network stage already.
 
@@ -218,12 +220,14 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
         port = sum(l.capacity_Gbps for e in lay.rail for l in
                    (net.links_of(fab, topo, e) if fab is not None else topo.links_of(e)))
         power = server_power_W(_Attached(topo, srv.id, adapters), srv, resolve, lay.stand_ins)  # type: ignore[arg-type]
+        typical_W, without_typical = adapters_typical_W(adapters, resolve, lay.stand_ins)
         groups[info.id] = dict(
             count=count, scenario=mode, gpus=gpus,
             gpu_power_W=power["gpu"] / int(f["gpu_count"]),
             cpu_cores=int(cpu.get("cores", 1)) * int(f.get("cpu_sockets", 1)),
             cpu_GHz=float(cpu.get("all_core_GHz") or cpu.get("base_GHz") or 2.0),
             base_power_W=power["server"], adapters_power_W=power["adapters"],
+            adapters_typical_power_W=typical_W, adapters_without_typical=without_typical,
             **_engine_fields(catalog, lay, adapters, info, mode, fraction, protocol, transport),
             **switches_of_scenario,
             host_memory_GBps=hostcpu.memory_GBps(int(f.get("cpu_sockets", 1)),
@@ -256,6 +260,7 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
         checkpoint_via_host=bool(scen.get("checkpoint_via_host", False)),
         checkpoint_compression=bool(scen.get("checkpoint_compression", False)),
         checkpoint_erasure_coding=bool(scen.get("checkpoint_erasure_coding", False)),
+        adapter_power=str(scen.get("adapter_power", "auto")),
         switch_power_W=sum(switches) / jobs,
         storage_power_W=sum(float(s.get("power_W", 0)) for s in stor) / jobs)
 
@@ -331,6 +336,7 @@ def _scenario_fields(scen: dict[str, Any]) -> dict[str, Any]:
         vswitch=str(scen.get("vswitch", "kernel")),
         firewall=bool(scen.get("firewall_conntrack", False)),
         tunnel_offload=bool(scen.get("tunnel_offload", True)),
+        tunnel_rx_offload=bool(scen.get("tunnel_rx_offload", True)),
         frame_bytes=float(scen.get("packet_bytes", 1500)),
         monitoring=bool(scen.get("monitoring_agents", False)),
         gpudirect_storage=bool(scen.get("gpudirect_storage", False)),
@@ -373,6 +379,24 @@ def _alike_servers(pl: Placement, per_server_gpus: np.ndarray, per_server: dict[
         else:
             got[3] += 1
     return [tuple(v) for v in firsts.values()]
+
+
+def adapters_typical_W(adapters, resolve: Resolver, stand_ins: dict[str, dict[str, Any]]
+                       ) -> tuple[float | None, tuple[str, ...]]:
+    """The attached NICs and DPUs at their typical power, priced as ``server_power_W`` prices them
+    (a stand-in's figures where the mode buys another adapter): ``typical_power_W`` where the
+    adapter has one, its maximum ``power_W`` where not, and the models without one. None when no
+    adapter has a typical figure (the sum would be the maxima again)."""
+    total, found, without = 0.0, False, []
+    for d in adapters:
+        fig = stand_ins.get(d.id) or resolve(d)
+        typ = float(fig.get("typical_power_W") or 0.0)
+        if typ > 0:
+            total, found = total + typ, True
+        else:
+            total += float(fig.get("power_W", 0.0))
+            without.append(str(fig.get("id") or d.model))
+    return (total if found else None), tuple(sorted(set(without)))
 
 
 class _Attached:

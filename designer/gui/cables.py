@@ -19,6 +19,7 @@ from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, QTimer
 from PySide6.QtGui import QColor, QImage, QPainter, QPen, QRegion, QTransform
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
+from designer.gcpause import paused
 from designer.gui.items import (BOTTLENECK, MEDIUM_COLOR, SELECT, SEVERITY_COLOR, UTIL_COLORS,
                                 _cosmetic)
 from designer.topology.model import Link
@@ -57,7 +58,7 @@ class Cable:
     the cable moves, which the layer tells by identity; ``line`` is them as a QLineF, made when
     first asked for (the layer draws from its own array: a new document's 500k cables need none)."""
 
-    __slots__ = ("lid", "link", "ends", "_line", "problems", "util", "marked", "rail")
+    __slots__ = ("lid", "link", "ends", "_line", "problems", "util", "mean", "peak", "marked", "rail")
 
     def __init__(self, link: Link, line: QLineF | None = None,
                  ends: tuple[float, float, float, float] | None = None) -> None:
@@ -68,7 +69,9 @@ class Cable:
         if line is not None:
             self.line = line
         self.problems: list = []
-        self.util: float | None = None
+        self.util: float | None = None   # what the overlay colours it by (0..1), None: no overlay
+        self.mean: float | None = None   # its utilization averaged over the iteration
+        self.peak: float | None = None   # and in its busiest phase, when the run gave both
         self.marked = False
         self.rail: int | None = None
 
@@ -97,20 +100,38 @@ class Cable:
                  f"{link.medium}, {link.lanes}× {link.speed_Gbps:g} Gb/s"
                  + (f", rail {self.rail + 1}" if self.rail is not None else "")]
         if self.util is not None:
-            lines.append(f"utilization {self.util * 100:.0f} %" + (" (bottleneck)" if self.marked else ""))
+            if self.peak is not None and self.mean is not None:
+                lines.append(f"utilization {_percent(self.mean)} averaged over the iteration, "
+                             f"{_percent(self.peak)} in its busiest phase")
+            else:
+                lines.append(f"utilization {_percent(self.util)}")
+            if self.marked:
+                lines.append("bottleneck: the engine names it as limiting the step")
         lines += [f"{p.severity}: {p.message}" for p in self.problems]
         return "\n".join(lines)
+
+
+def _percent(share: float) -> str:
+    """A share 0..1 as a percentage: whole numbers, one decimal below 10 % (a cable 0.4 % busy
+    is not "0 %"), "< 0.1 %" for a trace."""
+    pct = share * 100
+    if pct <= 0:
+        return "0 %"
+    if pct < 0.1:
+        return "< 0.1 %"
+    return f"{pct:.1f} %" if pct < 10 else f"{pct:.0f} %"
 
 
 class Bundle:
     """Parallel cables between the same two groups (a rack with its servers' NICs/DPUs, or a
     switch, storage system or free-standing server), drawn far out as one line with their count."""
 
-    __slots__ = ("a", "b", "line", "count", "style", "rails")
+    __slots__ = ("a", "b", "line", "count", "style", "rails", "base_style")
 
     def __init__(self, a: str, b: str, line: QLineF, count: int, style: str | int,
                  rails: frozenset = frozenset()) -> None:
         self.a, self.b, self.line, self.count, self.style, self.rails = a, b, line, count, style, rails
+        self.base_style = style if isinstance(style, str) else ""  # its pen without the overlay
 
     def width(self) -> float:
         """Pen width (px): 1 for one cable, growing with the log of the count, at most 7."""
@@ -172,6 +193,8 @@ class CableLayer(QGraphicsItem):
         self.setFlag(QGraphicsItem.ItemUsesExtendedStyleOption)
         self._bounds = QRectF()
         self._dirty = True
+        self._restyled = True  # pens may have changed since the last sync (else only lines moved)
+        self._moved_lids: set[str] | None = None  # the only cables moved since it (None: unknown)
         self._ids: list[str] = []
         self._ends: list[tuple] = []  # Cable.ends of each row of ``_xy`` (replaced when one moves)
         self._xy = np.zeros((0, 4))
@@ -208,9 +231,24 @@ class CableLayer(QGraphicsItem):
         self._refine.setSingleShot(True)
         self._refine.timeout.connect(lambda: layer() is not None and layer().refine())
         self._bundles: list[Bundle] | None | bool = False  # False: to be worked out
-        #: the bundles drawn once per zoom octave: octave -> (image, scene rect it covers)
+        #: the bundles as arrays (:meth:`_index_bundles`): ends, counts, pen rows, by group
+        self._b_ends = np.zeros((0, 4))
+        self._b_counts = np.zeros(0, dtype=int)
+        self._b_pens: list[tuple[tuple, np.ndarray]] = []   # ((width, style), rows) thin to thick
+        self._b_of_group: dict[str, list[int]] = {}
+        self._b_moved: set[str] = set()     # groups moved since the bundles' lines were placed
+        self._b_boxes: dict[str, tuple | None] = {}  # each group's box when its lines were placed
+        #: bundles moved far out (a drag): left out of the pictures, drawn on top every frame
+        self._b_moving = np.zeros(0, dtype=bool)
+        #: the bundle pictures by zoom octave: done (octave -> (image, scene rect)), being drawn
+        #: in batches (octave -> [image, scene rect, pen index, rows done]) and from before the
+        #: last change (image, scene rect, mask of the bundles it left out)
         self._bundle_images: dict[int, tuple[QImage, QRectF]] = {}
-        self._label_data: tuple | None = None  # (bundles' id, their ends, counts) for the labels
+        self._b_jobs: dict[int, list] = {}
+        self._b_stale: list[tuple[QImage, QRectF, np.ndarray]] = []
+        self._b_pending = False            # the frame showed a stand-in: more batches to draw
+        self._b_row_ms = 0.01              # running estimate of a bundle's cost in a picture
+        self.bundles_rebuilt = 0  # bundles whose line was worked out anew (tests watch it)
         self.bundled = False      # whether the last frame drew bundles instead of cables
         self.bundles_drawn = 0    # how many bundle lines were drawn so far (tests watch it)
         self.tiles_rendered = 0  # how many tiles were drawn so far (tests watch it)
@@ -225,9 +263,40 @@ class CableLayer(QGraphicsItem):
         """Cables were added, removed, moved or restyled: rebuild the batches before the next paint
         (which finds what changed and drops the tiles and pictures it makes wrong, :meth:`_sync`)."""
         self._dirty = True
+        self._restyled = True
+        self._moved_lids = None  # a full look at every cable in the next sync
+        if self._bundles is not False:
+            self._drop_bundle_pictures()
         self._bundles = False
-        self._bundle_images.clear()
-        self._label_data = None
+        self._b_moved.clear()
+        self.update()
+
+    def restyled(self) -> None:
+        """The cables' pens changed, not their ends (the overlay on, off or new figures): as
+        :meth:`changed`, but the bundles are only restyled (the scene's ``restyler``), not
+        worked out anew."""
+        bundles = self._bundles
+        self.changed()
+        if isinstance(bundles, list) and self.restyler is not None and self.restyler(bundles):
+            self._bundles = bundles
+            self._index_bundles()
+
+    #: set by the scene: (bundles) -> whether it restyled them for the cables' current pens
+    restyler = None
+
+    def moved(self, groups, lids=None) -> None:
+        """Cables were moved with the boxes of ``groups`` (:meth:`DesignScene.group_of`; their
+        new lines are set): the batches are rebuilt before the next paint, as after
+        :meth:`changed`, but the bundles stay; only the lines of those touching ``groups`` are
+        worked out anew, and far out they are drawn over a picture of the others. With ``lids``
+        (the moved cables' ids) the next sync reads only their rows, not every cable's."""
+        if lids is None or (self._dirty and self._moved_lids is None):
+            self._moved_lids = None  # a full sync (already due, or the moved ones not known)
+        else:
+            self._moved_lids = (self._moved_lids or set()) | set(lids)
+        self._dirty = True
+        if self._bundles is not False:
+            self._b_moved.update(g for g in groups if g is not None)
         self.update()
 
     def set_extent(self, rect: QRectF) -> None:
@@ -248,6 +317,22 @@ class CableLayer(QGraphicsItem):
             return
         self._dirty = False
         old = (self._ids, self._xy, self._bins, self._media)
+        moved, self._moved_lids = self._moved_lids, None
+        row = self._row
+        if (moved is not None and not self._restyled and self._known is None
+                and len(self.cables) == len(self._ids) and all(lid in row for lid in moved)):
+            # only the lines of ``moved`` changed since the last sync (:meth:`moved`; an add or
+            # remove would have asked for a full one): their rows, not every cable's
+            ids, ends, xy = self._ids, list(self._ends), self._xy.copy()
+            for lid in moved:
+                n = row[lid]
+                ends[n] = self.cables[lid].ends
+                xy[n] = ends[n]
+            self._ends, self._xy = ends, xy
+            self._lo = np.minimum(xy[:, :2], xy[:, 2:])
+            self._hi = np.maximum(xy[:, :2], xy[:, 2:])
+            self._finish_sync(old)
+            return
         cables = list(self.cables.values())
         ids, ends = list(self.cables), [c.ends for c in cables]
         base = (self._ids, self._ends, self._xy)
@@ -264,15 +349,18 @@ class CableLayer(QGraphicsItem):
         if ids != self._ids:
             self._row = dict(zip(ids, range(len(ids))))
         self._ids, self._ends, self._xy = ids, ends, xy
-        # pen keys (Cable.style): the utilization bin (util_bin) under the overlay, else the medium
-        util = np.array([c.util for c in cables], dtype=float)  # None: nan
-        bins = np.full(len(cables), -1)
-        busy = ~np.isnan(util)
-        bins[busy] = np.clip(util[busy] * len(UTIL_COLORS), 0, len(UTIL_COLORS) - 1).astype(int)
-        styles = [c.base_style() for c in cables]
-        media = np.array(styles, dtype=object)
         self._lo = np.minimum(self._xy[:, :2], self._xy[:, 2:])
         self._hi = np.maximum(self._xy[:, :2], self._xy[:, 2:])
+        restyled, self._restyled = self._restyled, False
+        if not restyled and ids == old[0]:  # only moved (:meth:`moved`): the pens' rows stay
+            bins, media = self._bins, self._media
+        else:  # pen keys (Cable.style): the utilization bin (util_bin) under the overlay, else the medium
+            util = np.array([c.util for c in cables], dtype=float)  # None: nan
+            bins = np.full(len(cables), -1)
+            busy = ~np.isnan(util)
+            bins[busy] = np.clip(util[busy] * len(UTIL_COLORS), 0, len(UTIL_COLORS) - 1).astype(int)
+            styles = [c.base_style() for c in cables]
+            media = np.array(styles, dtype=object)
         if not (ids == old[0] and np.array_equal(bins, self._bins)
                 and np.array_equal(media, self._media)):  # else (cables moved) the pens' rows stay
             groups: dict[str | int, np.ndarray] = {}  # thin to thick: the media, then the bins
@@ -286,6 +374,11 @@ class CableLayer(QGraphicsItem):
                 groups[b] = np.nonzero(bins == b)[0]
             self._groups = groups
         self._bins, self._media = bins, media
+        self._finish_sync(old)
+
+    def _finish_sync(self, old: tuple) -> None:
+        """The end of a sync: the lines' bounds, and what the change from ``old`` (ids, xy,
+        bins, media) makes wrong dropped (:meth:`_invalidate`)."""
         self._bounds = QRectF()
         if len(self._xy):
             lo, hi = self._lo.min(axis=0), self._hi.max(axis=0)
@@ -382,7 +475,13 @@ class CableLayer(QGraphicsItem):
         """Put the moving cables back into the pictures far out (no edit for ``FOLD_MS``): they
         are drawn anew in batches; the pictures without them, and them on top, stand in."""
         self._fold.stop()
-        if not shiboken6.isValid(self) or not self._moving:
+        if not shiboken6.isValid(self):
+            return
+        if self._b_moving.any():
+            self._drop_bundle_pictures()
+            self._b_moving = np.zeros(len(self._b_ends), dtype=bool)
+            self.update()
+        if not self._moving:
             return
         self._sync()
         self._drop_pictures(set())
@@ -807,11 +906,15 @@ class CableLayer(QGraphicsItem):
     @property
     def refining(self) -> bool:
         """Whether tiles in view are still to be drawn (scaled older ones stand in for them)."""
-        return not self._pending.isEmpty()
+        return not self._pending.isEmpty() or self._b_pending
 
     def refine(self) -> None:
         """Repaint the part of the view whose tiles are missing: the frame draws more of them."""
-        if shiboken6.isValid(self) and not self._pending.isEmpty():
+        if not shiboken6.isValid(self):
+            return
+        if self._b_pending:
+            self.update()
+        elif not self._pending.isEmpty():
             self.update(self._pending)
 
     def settle(self) -> None:
@@ -827,83 +930,231 @@ class CableLayer(QGraphicsItem):
     bundler = None
 
     def bundles(self) -> list[Bundle] | None:
-        """The bundles of the cables (cached until the next change), or None when bundling
-        would merge too few cables (:data:`BUNDLE_SHARE`) or the scene gives none."""
+        """The bundles of the cables (kept until the next :meth:`changed`), or None when bundling
+        would merge too few cables (:data:`BUNDLE_SHARE`) or the scene gives none. After a
+        :meth:`moved`, only the bundles touching the moved groups get new lines (the scene's
+        ``bundle_line``), and they join the moving ones (drawn on top far out)."""
         if self.bundler is None:
             return None
         if self._bundles is False:
             found = self.bundler()  # None when there is little to merge
             self._bundles = found if found and len(found) <= BUNDLE_SHARE * len(self.cables) else None
+            self._b_moved.clear()
+            self._index_bundles()
+            self.bundles_rebuilt += len(self._bundles or ())
+        elif self._b_moved and self._bundles:
+            box, boxes = self.group_box, self._b_boxes
+            moved = [g for g in self._b_moved if g in boxes and box(g) != boxes[g]]
+            self._b_moved.clear()
+            for g in moved:
+                boxes[g] = box(g)
+            touched = sorted({n for g in moved for n in self._b_of_group[g]})
+            line_of = self.bundle_line
+            bundles = self._bundles
+            for n in touched:
+                b = bundles[n]
+                line = line_of(b.a, b.b) if line_of is not None else None
+                if line is not None:
+                    b.line = line
+                    self._b_ends[n] = (line.x1(), line.y1(), line.x2(), line.y2())
+            self.bundles_rebuilt += len(touched)
+            if touched and not self._b_moving[touched].all():
+                self._drop_bundle_pictures()  # the pictures are drawn anew without them
+                self._b_moving[touched] = True
+            if self._b_moving.any():
+                self._fold.start(self.FOLD_MS)
         return self._bundles
+
+    #: set by the scene: (group a, group b) -> QLineF of their bundle (None: not drawn), and
+    #: group -> its box (x, y, width, height; None: none), which a bundle's line follows
+    bundle_line = None
+    group_box = None
+
+    @paused
+    def _index_bundles(self) -> None:
+        """The bundles as arrays: their ends, counts, rows per pen (thin to thick) and by group."""
+        bundles = self._bundles or []
+        lines = [b.line for b in bundles]
+        self._b_ends = np.array([(l.x1(), l.y1(), l.x2(), l.y2()) for l in lines],
+                                dtype=float).reshape(-1, 4)
+        self._b_counts = np.array([b.count for b in bundles], dtype=int)
+        self._b_moving = np.zeros(len(bundles), dtype=bool)
+        # pens by (width, style): Bundle.width of each count, rounded as drawn; thin to thick
+        counts = np.maximum(self._b_counts, 1)
+        widths = np.round(np.minimum(7.0, 1.0 + 1.2 * np.log2(counts)), 1)
+        styles = [b.style for b in bundles]
+        number = {st: n for n, st in enumerate(dict.fromkeys(styles))}
+        style_no = np.fromiter(map(number.__getitem__, styles), dtype=np.int64, count=len(styles))
+        keys, inverse = np.unique(np.column_stack([widths, style_no]), axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        by_style = list(number)
+        order = np.argsort(inverse, kind="stable")
+        cuts = np.cumsum(np.bincount(inverse, minlength=len(keys)))[:-1]
+        self._b_pens = [((float(k[0]), by_style[int(k[1])]), rows)
+                        for k, rows in zip(keys.tolist(), np.split(order, cuts))]
+        self._b_pens.sort(key=lambda kv: kv[0][0])
+        of_group: dict[str, list[int]] = {}
+        for n, b in enumerate(bundles):
+            of_group.setdefault(b.a, []).append(n)
+            if b.b != b.a:
+                of_group.setdefault(b.b, []).append(n)
+        self._b_of_group = of_group
+        box = self.group_box
+        self._b_boxes = {g: box(g) for g in of_group} if box is not None else {}
+        # pictures from before stand in as they are (their bundles are numbered anew)
+        self._b_stale = [(image, rect, np.zeros(len(bundles), dtype=bool))
+                         for image, rect, _ in self._b_stale]
+
+    def _drop_bundle_pictures(self) -> None:
+        """Have the bundle pictures drawn anew; the done ones stand in meanwhile, with the bundles
+        they left out drawn on top."""
+        if self._bundle_images:
+            self._b_stale = [(image, rect, self._b_moving.copy())
+                             for image, rect in self._bundle_images.values()]
+        self._bundle_images.clear()
+        self._b_jobs.clear()
 
     #: most pixels of a side of the cached bundle picture (larger views draw the bundles directly)
     BUNDLE_IMAGE_PX = 4096
+    #: bundles drawn into a picture between two looks at the clock
+    BUNDLE_BATCH = 1024
 
-    def _paint_bundles(self, painter: QPainter, bundles: list[Bundle], exposed: QRectF) -> None:
-        """The bundles from a picture of them at the view's zoom octave (drawn once per octave and
-        change, so a pan only copies pixels), then the counts of the long ones in screen pixels.
-        Where the picture would be too large, the bundles crossing ``exposed`` are drawn directly."""
-        scale = painter.worldTransform().m11()
+    def _bundle_octave(self, scale: float) -> int | None:
+        """The zoom octave (``2**octave`` pixels a scene unit) of the picture that shows the bundles
+        at ``scale``: the one just above it, else the one below (scaled up by less than 2) when
+        that one would be too large; None when neither fits."""
         octave = math.ceil(math.log2(scale)) if scale > 0 else 0
-        image = self._bundle_images.get(octave)
-        if image is None:
+        w, h = self._bounds.width(), self._bounds.height()
+        for k in (octave, octave - 1):
+            if max(w, h) * 2.0 ** k + 2 <= self.BUNDLE_IMAGE_PX:
+                return k
+        return None
+
+    def _bundle_picture(self, octave: int, start: float) -> tuple[QImage, QRectF] | None:
+        """The picture of the bundles but the moving ones at ``octave``, or None while it is being
+        drawn: batches of at most ``BUNDLE_BATCH`` bundles, as many as the running estimate of a
+        bundle's cost fits in ``BUDGET_MS`` since ``start`` (at least one batch), pen by pen as a
+        drawing at once would."""
+        done = self._bundle_images.get(octave)
+        if done is not None:
+            return done
+        job = self._b_jobs.get(octave)
+        zoom = 2.0 ** octave
+        if job is None:
             bounds = QRectF(self._bounds)
-            zoom = 2.0 ** octave
             w, h = math.ceil(bounds.width() * zoom) + 2, math.ceil(bounds.height() * zoom) + 2
-            if 0 < w <= self.BUNDLE_IMAGE_PX and 0 < h <= self.BUNDLE_IMAGE_PX:
-                picture = QImage(w, h, QImage.Format_ARGB32_Premultiplied)
-                picture.fill(Qt.transparent)
-                p = self._image_painter(picture)
-                p.setRenderHint(QPainter.Antialiasing, True)
-                p.scale(zoom, zoom)
-                p.translate(-bounds.left(), -bounds.top())
-                self._draw_bundle_lines(p, bundles, bounds, zoom)
-                p.end()
-                image = self._bundle_images[octave] = (picture, bounds)
-        if image is not None:
-            painter.setRenderHint(QPainter.SmoothPixmapTransform, True)
-            painter.drawImage(image[1], image[0])
+            picture = QImage(max(1, w), max(1, h), QImage.Format_ARGB32_Premultiplied)
+            picture.fill(Qt.transparent)
+            kept = ~self._b_moving
+            pens = [(key, rows[kept[rows]]) for key, rows in self._b_pens]
+            job = self._b_jobs[octave] = [picture, bounds, [(k, r) for k, r in pens if len(r)], 0, 0]
+        picture, bounds, pens, pen, row = job
+        p = self._image_painter(picture)
+        p.setRenderHint(QPainter.Antialiasing, True)
+        p.scale(zoom, zoom)
+        p.translate(-bounds.left(), -bounds.top())
+        batches = 0
+        while pen < len(pens):
+            left = self.BUDGET_MS - (time.perf_counter() - start) * 1000
+            # as many as the time left is estimated to draw (a thick pen's cost more), at least
+            # a sixteenth of a batch, and at least one batch a frame
+            count = int(min(self.BUNDLE_BATCH, max(self.BUNDLE_BATCH // 16, left / self._b_row_ms)))
+            if batches and left < count * self._b_row_ms:
+                break
+            key, rows = pens[pen]
+            t = time.perf_counter()
+            drawn = rows[row:row + count]
+            self._draw_bundle_rows(p, key, drawn, zoom)
+            if len(drawn) >= self.BUNDLE_BATCH // 16:  # a running estimate of a bundle's cost
+                self._b_row_ms = (self._b_row_ms + (time.perf_counter() - t) * 1000 / len(drawn)) / 2
+            batches += 1
+            row += count
+            if row >= len(rows):
+                pen, row = pen + 1, 0
+        p.end()
+        if pen < len(pens):
+            job[3:] = pen, row
+            return None
+        del self._b_jobs[octave]
+        self._bundle_images[octave] = (picture, bounds)
+        return picture, bounds
+
+    def _paint_bundles(self, painter: QPainter, bundles: list[Bundle], exposed: QRectF,
+                       start: float) -> None:
+        """The bundles from a picture of them at the view's zoom octave (drawn once per octave and
+        change, so a pan only copies pixels), the moving ones over it, then the counts of the
+        long ones in screen pixels. A picture not done yet is drawn a few batches a frame while
+        one of another octave, or from before the last change, stands in (scaled; the bundles it
+        left out drawn on top), else the part drawn so far. Where the picture would be too
+        large, the bundles crossing ``exposed`` are drawn directly."""
+        scale = painter.worldTransform().m11()
+        octave = self._bundle_octave(scale)
+        on_top = self._b_moving
+        self._b_pending = False
+        self._pending = QRectF()  # no tile is in view: none is still to be drawn
+        if octave is None:
+            self._draw_bundles(painter, np.flatnonzero(_meeting(self._b_ends, exposed)), scale)
+            on_top = np.zeros(0, dtype=bool)
         else:
-            self._draw_bundle_lines(painter, bundles, exposed, scale)
-        self._bundle_labels(painter, bundles)
+            stand_in = None
+            if octave not in self._bundle_images:
+                if self._bundle_images:
+                    near = min(self._bundle_images, key=lambda k: (abs(k - octave), -k))
+                    stand_in = (*self._bundle_images[near], self._b_moving)
+                elif self._b_stale:
+                    image, rect, left_out = max(self._b_stale, key=lambda s: s[0].width())
+                    stand_in = (image, rect, left_out | self._b_moving)
+            picture = self._bundle_picture(octave, start)
+            painter.setRenderHint(QPainter.SmoothPixmapTransform, True)
+            if picture is not None:
+                self._b_stale.clear()
+                painter.drawImage(picture[1], picture[0])
+            else:
+                if stand_in is None:  # the part drawn so far (a new document's first frames)
+                    job = self._b_jobs[octave]
+                    stand_in = (job[0], job[1], self._b_moving)
+                painter.drawImage(stand_in[1], stand_in[0])
+                on_top = stand_in[2]
+                self._b_pending = True
+                self._refine.start(0)
+        if on_top.any():
+            painter.setRenderHint(QPainter.Antialiasing, True)
+            self._draw_bundles(painter, np.flatnonzero(on_top), scale)
+        self._bundle_labels(painter)
 
-    def _draw_bundle_lines(self, painter: QPainter, bundles: list[Bundle], exposed: QRectF,
-                           scale: float) -> None:
-        """The bundles crossing ``exposed``, a batch per pen (thin to thick); pen widths are
-        screen pixels at ``scale`` (the painter's zoom)."""
-        groups: dict[tuple, list[QLineF]] = {}
-        for b in bundles:
-            if b.line.p1() == b.line.p2():
-                continue
-            lo_x, hi_x = sorted((b.line.x1(), b.line.x2()))
-            lo_y, hi_y = sorted((b.line.y1(), b.line.y2()))
-            if hi_x < exposed.left() or lo_x > exposed.right() or hi_y < exposed.top() or lo_y > exposed.bottom():
-                continue
-            groups.setdefault((round(b.width(), 1), b.style), []).append(b.line)
-        for (width, style), lines in sorted(groups.items(), key=lambda kv: kv[0][0]):
-            pen = QPen(self.pen(style))
-            if pen.isCosmetic():
-                pen.setWidthF(width)
-            else:  # a scene-unit pen: as wide on screen as a cosmetic one of ``width`` px
-                pen.setWidthF(width / max(scale, 1e-9))
-            if width <= 1.0 and not isinstance(style, int):  # single cables recede behind bundles
-                pen.setColor(pen.color().lighter(150))
-            painter.setPen(pen)
-            painter.drawLines(lines)
-            self.bundles_drawn += len(lines)
+    def _draw_bundles(self, painter: QPainter, rows: np.ndarray, scale: float) -> None:
+        """The bundles of ``rows``, a batch per pen (thin to thick)."""
+        chosen = np.zeros(len(self._b_ends), dtype=bool)
+        chosen[rows] = True
+        for key, pen_rows in self._b_pens:
+            self._draw_bundle_rows(painter, key, pen_rows[chosen[pen_rows]], scale)
 
-    def _bundle_labels(self, painter: QPainter, bundles: list[Bundle]) -> None:
+    def _draw_bundle_rows(self, painter: QPainter, key: tuple, rows: np.ndarray, scale: float) -> None:
+        """Bundles ``rows`` of one pen ``key`` (width px, style); pen widths are screen pixels at
+        ``scale`` (the painter's zoom). A bundle whose ends meet is not drawn."""
+        xy = self._b_ends[rows]
+        xy = xy[(xy[:, 0] != xy[:, 2]) | (xy[:, 1] != xy[:, 3])]
+        if not len(xy):
+            return
+        width, style = key
+        pen = QPen(self.pen(style))
+        if pen.isCosmetic():
+            pen.setWidthF(width)
+        else:  # a scene-unit pen: as wide on screen as a cosmetic one of ``width`` px
+            pen.setWidthF(width / max(scale, 1e-9))
+        if width <= 1.0 and not isinstance(style, int):  # single cables recede behind bundles
+            pen.setColor(pen.color().lighter(150))
+        painter.setPen(pen)
+        draw_segments(painter, xy)
+        self.bundles_drawn += len(xy)
+
+    def _bundle_labels(self, painter: QPainter) -> None:
         """The counts of the bundles whose line is long on screen, in screen pixels."""
         transform = painter.worldTransform()
-        key = id(bundles)
-        if self._label_data is None or self._label_data[0] != key:  # once per set of bundles
-            many = [b for b in bundles if b.count >= 2]
-            ends = np.array([(b.line.x1(), b.line.y1(), b.line.x2(), b.line.y2()) for b in many],
-                            dtype=float).reshape(-1, 4)
-            self._label_data = (key, ends, np.array([b.count for b in many], dtype=int))
-        _, ends, counts = self._label_data
-        if not len(ends):
+        many = np.flatnonzero(self._b_counts >= 2)
+        if not len(many):
             return
+        ends, counts = self._b_ends[many], self._b_counts[many]
         if transform.isAffine() and not transform.isRotating() and transform.m11() == transform.m22():
             z = transform.m11()  # a uniform zoom: lengths scale, no mapping of every end needed
             pick = np.flatnonzero(np.hypot(ends[:, 2] - ends[:, 0], ends[:, 3] - ends[:, 1]) * abs(z)
@@ -913,7 +1164,7 @@ class CableLayer(QGraphicsItem):
         if len(pick) > MAX_LABELS:
             return
         long = []
-        for i in pick:
+        for i in pick.tolist():
             p1 = transform.map(QPointF(ends[i, 0], ends[i, 1]))
             p2 = transform.map(QPointF(ends[i, 2], ends[i, 3]))
             if QLineF(p1, p2).length() >= LABEL_MIN_PX:
@@ -948,7 +1199,7 @@ class CableLayer(QGraphicsItem):
         self._far_shown = level is not None
         self.bundled = bundles is not None
         if bundles is not None:
-            self._paint_bundles(painter, bundles, option.exposedRect)
+            self._paint_bundles(painter, bundles, option.exposedRect, start)
         elif level is not None:
             self._far(painter, level, start)
         elif (on_screen and transform.isAffine() and not transform.isRotating()

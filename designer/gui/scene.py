@@ -6,13 +6,14 @@ commands); the resulting events come back here and add, remove, move or restyle 
 
 from __future__ import annotations
 
-import gc
+import time
 from itertools import repeat
 
 import numpy as np
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, Signal
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QToolTip
 
+from designer.gcpause import collector_paused, paused
 from designer.gui.cables import BUNDLE_SHARE, Bundle, Cable, CableLayer, util_bin
 from designer.gui.items import (BADGE_H, BADGE_W, DETAIL_LOD, DRAWN_IN_RACK, ITEM_CLASS,
                                 ComponentItem, PortItem, RackItem, ServerItem, anchor)
@@ -56,7 +57,8 @@ class DesignScene(QGraphicsScene):
         self.design: Design | None = None
         self.comp_items: dict[str, ComponentItem] = {}
         self.link_items: dict[str, Cable] = {}
-        self.overlay: dict[str, float] | None = None
+        self.overlay: dict[str, float] | None = None  # what the cables are coloured by
+        self._overlay_mean: dict[str, float] | None = None
         #: rails of the design (0, 1, ... : the NIC/DPU slots whose cables are coloured apart);
         #: empty when the servers have fewer than two cabled NICs/DPUs
         self.rails: list[int] = []
@@ -65,9 +67,13 @@ class DesignScene(QGraphicsScene):
         self._details = True
         self._bulk = False
         self._rects: dict[str, QRectF | None] | None = None
+        self._bundled: tuple | None = None  # the last bundling (:meth:`bundle_styles`)
         self.setItemIndexMethod(QGraphicsScene.BspTreeIndex)
         self.cables = CableLayer(self.link_items)
         self.cables.bundler = self.bundles
+        self.cables.bundle_line = self.bundle_line
+        self.cables.group_box = self.group_box
+        self.cables.restyler = self.bundle_styles
         self.addItem(self.cables)
         self.sceneRectChanged.connect(lambda rect: self.cables.set_extent(rect))
 
@@ -90,6 +96,9 @@ class DesignScene(QGraphicsScene):
         self.clear()
         self.cables = CableLayer(self.link_items)
         self.cables.bundler = self.bundles
+        self.cables.bundle_line = self.bundle_line
+        self.cables.group_box = self.group_box
+        self.cables.restyler = self.bundle_styles
         self.cables.set_extent(self.sceneRect())
         self.addItem(self.cables)
 
@@ -103,17 +112,12 @@ class DesignScene(QGraphicsScene):
         """Items for the whole document. The garbage collector pauses meanwhile (as the loader
         does, topology/fileformat.py): the hundreds of thousands of items and cables made here
         are no garbage, and a full collection over a large design's objects costs seconds."""
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with collector_paused():
             self._rebuild()
-        finally:
-            if enabled:
-                gc.enable()
 
     def _rebuild(self) -> None:
         self._drop_items()
-        self.overlay = None
+        self.overlay = self._overlay_mean = self.overlay_peak = None
         topo = self.design.topology
         missing = [c for c in topo.components.values() if c.pos is None and c.parent is None]
         self._fallback_pos = layout_by_tier(topo, self.catalog) if missing else {}
@@ -242,6 +246,9 @@ class DesignScene(QGraphicsScene):
                 if link.id in self.link_items:
                     self.link_items[link.id].rail = self._rail(link)
         self.refresh_links(self.subtree(comp.id))
+        if (old.parent, old.kind) != (new.parent, new.kind) or (
+                new.kind in ("nic", "dpu") and old.slot != new.slot):
+            self.cables.changed()  # groups or rails changed: the bundles are worked out anew
 
     def _home(self, comp: Component) -> None:
         """Put a component's item where the model says: in its rack, on its server, or at pos."""
@@ -318,6 +325,9 @@ class DesignScene(QGraphicsScene):
         cable = Cable(link)
         if self.overlay is not None:
             cable.util = self.overlay.get(link.id, 0.0)
+            mean = self._overlay_mean
+            cable.mean = None if mean is None else mean.get(link.id, 0.0)
+            cable.peak = None if self.overlay_peak is None else self.overlay_peak.get(link.id, 0.0)
         if self.rails:
             cable.rail = self._rail(link)
         self.link_items[link.id] = cable
@@ -377,6 +387,7 @@ class DesignScene(QGraphicsScene):
         self._groups[cid] = item.cid
         return item.cid
 
+    @paused  # tens of thousands of bundles and lines, no cycles: no collection over the design
     def bundles(self) -> list[Bundle] | None:
         """The cables between each pair of groups (:meth:`group_of`) as one :class:`Bundle`:
         its line joins the two boxes, its pen is the rail's when all its cables are of one rail,
@@ -440,13 +451,27 @@ class DesignScene(QGraphicsScene):
                                  count=len(cables))[rows]
             util = np.zeros(len(uniq))
             np.maximum.at(util, inverse, values)
+        # each group's box once, then every bundle's line from arrays (items.anchor's rule: the
+        # middle of the top or bottom edge of each box, toward the other's centre; the same
+        # double arithmetic as QRectF's centre and bottom)
+        box = np.full((len(groups) + 1, 4), np.nan)  # row -1 (no group): no box
+        for k, g in enumerate(groups):
+            found = self.group_box(g)
+            if found is not None:
+                box[k] = found
+        ga_rows, gb_rows = lo[first], hi[first]
+        x, y, w, h = (box[:, k] for k in range(4))
+        cx, cy, bottom = x + w / 2, y + h / 2, y + h
+        a_x, b_x = cx[ga_rows], cx[gb_rows]
+        a_y = np.where(cy[gb_rows] < cy[ga_rows], y[ga_rows], bottom[ga_rows])
+        b_y = np.where(cy[ga_rows] < cy[gb_rows], y[gb_rows], bottom[gb_rows])
+        drawn = ~np.isnan(box[ga_rows, 0]) & ~np.isnan(box[gb_rows, 0])
+        ends = np.column_stack([a_x, a_y, b_x, b_y]).tolist()
+        ga_list, gb_list = ga_rows.tolist(), gb_rows.tolist()
         out = []
-        for n in range(len(uniq)):
-            ga, gb = groups[int(lo[first[n]])], groups[int(hi[first[n]])]
-            ra, rb = self._body_rect(ga), self._body_rect(gb)
-            if ra is None or rb is None:
-                continue
-            line = QLineF(anchor(ra, rb.center()), anchor(rb, ra.center()))
+        for n in np.flatnonzero(drawn).tolist():
+            ga, gb = groups[ga_list[n]], groups[gb_list[n]]
+            line = QLineF(*ends[n])
             one_rail = rail_lo[n] == rail_hi[n] and rail_lo[n] >= 0
             if util is not None:
                 style: str | int = util_bin(float(util[n]))
@@ -454,9 +479,39 @@ class DesignScene(QGraphicsScene):
                 style = f"rail:{int(rail_lo[n])}"
             else:
                 style = cables[int(rows[first[n]])].link.medium
+            medium = cables[int(rows[first[n]])].link.medium
             rails = frozenset((int(rail_lo[n]),)) if one_rail else frozenset()
-            out.append(Bundle(ga, gb, line, int(counts[n]), style, rails))
+            bundle = Bundle(ga, gb, line, int(counts[n]), style, rails)
+            bundle.base_style = medium
+            out.append(bundle)
+        #: what :meth:`bundle_styles` needs to restyle these bundles without bundling anew: the
+        #: cables' ids, the rows bundled, each one's bundle (among ``uniq``) and the drawn ones
+        self._bundled = (list(self.link_items), rows, inverse.reshape(-1), len(uniq),
+                         np.flatnonzero(drawn), out)
         return out
+
+    def bundle_styles(self, bundles: list[Bundle]) -> bool:
+        """Restyle ``bundles`` (the last :meth:`bundles`) after the cables' utilizations changed
+        (the overlay), as :meth:`bundles` would style them: the busiest cable's utilization bin
+        under the overlay, else the rail's or the medium's. False (nothing changed) when the
+        cables are no longer those bundled: the caller bundles anew."""
+        known = self._bundled
+        if known is None or known[0] != list(self.link_items) or len(known[5]) != len(bundles) or any(
+                (b.a, b.b) != (k.a, k.b) for b, k in zip(bundles, known[5])):
+            return False
+        _, rows, inverse, n_uniq, drawn, _ = known
+        if self.overlay is None:
+            for b in bundles:
+                b.style = (f"rail:{next(iter(b.rails))}" if b.rails else b.base_style)
+            return True
+        cables = list(self.link_items.values())
+        values = np.fromiter((0.0 if c.util is None else c.util for c in cables), dtype=float,
+                             count=len(cables))[rows]
+        util = np.zeros(n_uniq)
+        np.maximum.at(util, inverse, values)
+        for b, u in zip(bundles, util[drawn].tolist()):
+            b.style = util_bin(u)
+        return True
 
     # ---------------------------------------------------------------- rails
     def _adapter_rail(self, cid: str) -> int | None:
@@ -519,11 +574,26 @@ class DesignScene(QGraphicsScene):
             self.cables.selected.discard(lid)
             self.selectionChanged.emit()
 
-    def _place_link(self, cable: Cable) -> None:
+    def _place_link(self, cable: Cable, moved: bool = False) -> None:
+        """Set a cable's line from its ends' boxes; unless ``moved`` (the caller tells the layer
+        which groups moved, :meth:`refresh_links`), the layer's bundles are worked out anew."""
         ra, rb = self._body_rect(cable.link.a), self._body_rect(cable.link.b)
         if ra is not None and rb is not None:
             cable.line = QLineF(anchor(ra, rb.center()), anchor(rb, ra.center()))
-        self.cables.changed()
+        if not moved:
+            self.cables.changed()
+
+    def group_box(self, group: str) -> tuple[float, float, float, float] | None:
+        """A bundle group's box (scene x, y, width, height), or None."""
+        r = self._body_rect(group)
+        return None if r is None else (r.x(), r.y(), r.width(), r.height())
+
+    def bundle_line(self, ga: str, gb: str) -> QLineF | None:
+        """The line of the bundle between groups ``ga`` and ``gb`` (as :meth:`bundles` draws it)."""
+        ra, rb = self._body_rect(ga), self._body_rect(gb)
+        if ra is None or rb is None:
+            return None
+        return QLineF(anchor(ra, rb.center()), anchor(rb, ra.center()))
 
     def _body_rect(self, cid: str) -> QRectF | None:
         """Scene rect of a component's box (remembered while the scene is being rebuilt)."""
@@ -539,15 +609,20 @@ class DesignScene(QGraphicsScene):
         return rect
 
     def refresh_links(self, comp_ids) -> None:
+        """Place anew the cables of components ``comp_ids`` (moved: their groups, and so the
+        bundles far out, stay; only the bundles touching their groups get new lines)."""
         topo = self.design.topology
         seen = set()
+        comp_ids = list(comp_ids)
         for cid in comp_ids:
             for link in topo.links_of(cid):
                 if link.id not in seen:
                     seen.add(link.id)
                     cable = self.link_items.get(link.id)
                     if cable is not None:
-                        self._place_link(cable)
+                        self._place_link(cable, moved=True)
+        if seen:
+            self.cables.moved({self.group_of(cid) for cid in comp_ids}, seen)
 
     def link_at(self, pos: QPointF, tolerance: float) -> str | None:
         """Id of the cable nearest to a scene point, within ``tolerance`` scene units."""
@@ -582,21 +657,51 @@ class DesignScene(QGraphicsScene):
         event.accept()
 
     # ------------------------------------------------------------- overlay
+    #: what the overlay colours by: "mean" (each cable's utilization averaged over the
+    #: iteration, ``Result.link_mean_utilization``) or "peak" (its busiest phase's)
+    overlay_view = "mean"
+    #: the second view's figures (link id -> 0..1), when the run gave both
+    overlay_peak: dict[str, float] | None = None
+
     def show_utilization(self, link_util: dict[str, float] | None,
-                         marked: set[str] | frozenset = frozenset()) -> None:
+                         marked: set[str] | frozenset = frozenset(),
+                         peak: dict[str, float] | None = None) -> None:
         """Colour every cable by its utilization (0..1, :data:`UTIL_COLORS`, thicker when busier)
-        and outline the components and cables in ``marked`` (bottlenecks); ``None`` clears both.
-        A cable missing from ``link_util`` counts as idle."""
-        self.overlay = dict(link_util) if link_util is not None else None
+        and outline the components and cables in ``marked`` (the bottlenecks the engine names);
+        ``None`` clears both. ``link_util`` is the time-averaged utilization over the iteration
+        (``Result.link_mean_utilization``) and ``peak``, when given, the phase peak
+        (``Result.links``): :meth:`set_overlay_view` switches between them. A cable missing from
+        a dict counts as idle."""
+        self._overlay_mean = dict(link_util) if link_util is not None else None
+        self.overlay_peak = dict(peak) if peak is not None and link_util is not None else None
         marked = set(marked) if link_util is not None else set()
         self._marked = marked
-        for lid, cable in self.link_items.items():
-            cable.util = None if self.overlay is None else float(self.overlay.get(lid, 0.0))
-            cable.marked = lid in marked
-        self.cables.flagged = {lid for lid, c in self.link_items.items() if c.marked or c.problems}
-        self.cables.changed()
         for cid, item in self.comp_items.items():
             item.set_marked(cid in marked)
+        self._colour_overlay()
+
+    def set_overlay_view(self, view: str) -> None:
+        """Colour by ``"mean"`` (time-averaged over the iteration) or ``"peak"`` (the busiest
+        phase); the peak view needs the figures :meth:`show_utilization` was given as ``peak``."""
+        if view not in ("mean", "peak"):
+            raise ValueError(f"overlay view must be 'mean' or 'peak', not {view!r}")
+        if view != self.overlay_view:
+            self.overlay_view = view
+            if self._overlay_mean is not None:
+                self._colour_overlay()
+
+    def _colour_overlay(self) -> None:
+        mean, peak = self._overlay_mean, self.overlay_peak
+        shown = peak if self.overlay_view == "peak" and peak is not None else mean
+        self.overlay = shown
+        marked = self._marked
+        for lid, cable in self.link_items.items():
+            cable.util = None if shown is None else float(shown.get(lid, 0.0))
+            cable.mean = None if mean is None else float(mean.get(lid, 0.0))
+            cable.peak = None if peak is None else float(peak.get(lid, 0.0))
+            cable.marked = lid in marked
+        self.cables.flagged = {lid for lid, c in self.link_items.items() if c.marked or c.problems}
+        self.cables.restyled()
         self.overlay_changed.emit()
 
     # ----------------------------------------------------------- selection
@@ -694,15 +799,24 @@ class DesignScene(QGraphicsScene):
     def lazy_badge_count(self) -> int:
         return len(self._lazy_server)
 
-    def ensure_badges(self, rect: QRectF) -> None:
+    def ensure_badges(self, rect: QRectF, budget_ms: float | None = None) -> bool:
         """Make the badges of the servers that meet ``rect`` (scene; what a view shows at a zoom
-        that draws badges)."""
+        that draws badges), nearest its centre first; with ``budget_ms``, only as many servers'
+        as fit in that time. True when every one is made (False: call again, the view does in
+        its next frame: a jump to 50 % on 2,048 servers meets ~150 servers, 1,400 badges)."""
         if not self._lazy or self._ensured.contains(rect):
-            return
-        for item in self.items(rect, Qt.IntersectsItemBoundingRect):
-            if isinstance(item, ServerItem) and item.cid in self._lazy:
-                self._make_badges(item.cid)
+            return True
+        start = time.perf_counter()
+        centre = rect.center()
+        todo = [item for item in self.items(rect, Qt.IntersectsItemBoundingRect)
+                if isinstance(item, ServerItem) and item.cid in self._lazy]
+        todo.sort(key=lambda item: (item.scenePos() - centre).manhattanLength())
+        for n, item in enumerate(todo):
+            if n and budget_ms is not None and (time.perf_counter() - start) * 1000 > budget_ms:
+                return False
+            self._make_badges(item.cid)
         self._ensured = QRectF(rect)
+        return True
 
     def _make_badges(self, sid: str) -> None:
         """Items for the NICs/DPUs of server ``sid`` that have none yet, placed as a new document's

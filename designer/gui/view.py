@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 
-from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QCursor, QPainter, QPen
 from PySide6.QtWidgets import (QApplication, QGraphicsItem, QGraphicsLineItem, QGraphicsView, QMenu,
                                QWidget)
@@ -31,6 +31,10 @@ class CanvasView(QGraphicsView):
     message = Signal(str)
     zoomed = Signal(float)
     connect_mode_changed = Signal(bool)  #: connect mode went on or off (the toolbar button follows)
+    #: time a frame spends making the NIC/DPU badges of servers that came into view (ms)
+    BADGE_BUDGET_MS = 8.0
+    #: whether the last frame left badges in view to make (the next frames make them)
+    badges_pending = False
 
     def __init__(self, scene: DesignScene, editor: Editor, parent=None) -> None:
         super().__init__(scene, parent)
@@ -61,7 +65,7 @@ class CanvasView(QGraphicsView):
         #: the design is fitted to the view again at every resize until the user zooms or pans
         #: (the window gets its real size only after it is shown, under a window manager even later)
         self.fit_pending = False
-        self.legend = UtilizationLegend(self.viewport())
+        self.legend = UtilizationLegend(self.viewport(), scene)
         self.rail_legend = RailLegend(self.viewport())
         self.minimap = Minimap(self)
         scene.overlay_changed.connect(self._show_legend)
@@ -146,6 +150,8 @@ class CanvasView(QGraphicsView):
         self.centerOn(rect.center())
 
     def _show_legend(self) -> None:
+        self.legend.scene = self.dscene
+        self.legend._sync()
         self.legend.setVisible(self.dscene.overlay is not None)
         self.rail_legend.set_rails(self.dscene.rails)
         self.rail_legend.setVisible(self.dscene.overlay is None and bool(self.dscene.rails))
@@ -159,8 +165,14 @@ class CanvasView(QGraphicsView):
             self.minimap.place()
 
     def paintEvent(self, event) -> None:  # noqa: N802
-        if self.scale_factor() >= DETAIL_LOD:  # the badges of the servers in view, made lazily
-            self.dscene.ensure_badges(self.mapToScene(self.viewport().rect()).boundingRect())
+        if self.scale_factor() >= DETAIL_LOD:  # the badges of the servers in view, made lazily,
+            # a few milliseconds' worth a frame (the rest in the next frames, asked for here)
+            shown = self.mapToScene(self.viewport().rect()).boundingRect()
+            self.badges_pending = not self.dscene.ensure_badges(shown, self.BADGE_BUDGET_MS)
+            if self.badges_pending:
+                QTimer.singleShot(0, self.viewport().update)
+        else:
+            self.badges_pending = False
         super().paintEvent(event)
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:  # noqa: N802
@@ -479,17 +491,47 @@ class CanvasView(QGraphicsView):
 
 
 class UtilizationLegend(QWidget):
-    """The colour scale of the utilization overlay, fixed in a corner of the canvas."""
+    """The colour scale of the utilization overlay, fixed in a corner of the canvas. It says what
+    the colours show: the utilization averaged over the iteration, or the busiest phase's; when
+    the run gave both, a click on the key switches (``DesignScene.set_overlay_view``)."""
 
-    BAR_W, BAR_H = 180, 12
+    BAR_W, BAR_H = 200, 12
+    TITLE = {"mean": "Cable utilization, averaged over the iteration",
+             "peak": "Cable utilization in its busiest phase"}
+    SWITCH = {"mean": "click: busiest phase instead", "peak": "click: averaged over the iteration"}
 
-    def __init__(self, parent=None) -> None:
+    def __init__(self, parent=None, scene: DesignScene | None = None) -> None:
         super().__init__(parent)
-        self.setAttribute(Qt.WA_TransparentForMouseEvents)
-        self.setFixedSize(self.BAR_W + 24, 74)
+        self.scene = scene
+        self.setFixedSize(self.BAR_W + 110, 88)
+        self._sync()
+
+    def _switchable(self) -> bool:
+        return self.scene is not None and self.scene.overlay_peak is not None
+
+    def _sync(self) -> None:
+        """Cursor and tooltip as the scene's overlay allows (called when it changes)."""
+        can = self._switchable()
+        self.setAttribute(Qt.WA_TransparentForMouseEvents, not can)
+        self.setCursor(Qt.PointingHandCursor if can else Qt.ArrowCursor)
+        self.setToolTip("Click to switch between the utilization averaged over the iteration "
+                        "and the utilization in each cable's busiest phase" if can else "")
+        self.update()
+
+    def view(self) -> str:
+        return self.scene.overlay_view if self._switchable() else "mean"
+
+    def mousePressEvent(self, event) -> None:  # noqa: N802
+        if self._switchable() and event.button() == Qt.LeftButton:
+            self.scene.set_overlay_view("peak" if self.scene.overlay_view == "mean" else "mean")
+            event.accept()
+            return
+        super().mousePressEvent(event)
 
     def paintEvent(self, event) -> None:  # noqa: N802
-        p = key_painter(self, "Cable utilization", QRectF(12, 4, self.BAR_W, 16))
+        view = self.view() if self._switchable() else None
+        title = self.TITLE[view] if view is not None else "Cable utilization"
+        p = key_painter(self, title, QRectF(12, 4, self.width() - 20, 16))
         step = self.BAR_W / len(UTIL_COLORS)
         for i, color in enumerate(UTIL_COLORS):
             p.fillRect(QRectF(12 + i * step, 22, step + 0.5, self.BAR_H), color)
@@ -501,5 +543,9 @@ class UtilizationLegend(QWidget):
         p.setBrush(Qt.NoBrush)
         p.drawRect(QRectF(14, 56, 14, 10))
         p.setPen(QColor("#1f2328"))
-        p.drawText(QRectF(36, 52, self.BAR_W, 18), Qt.AlignLeft | Qt.AlignVCenter, "bottleneck")
+        p.drawText(QRectF(36, 52, self.width() - 44, 18), Qt.AlignLeft | Qt.AlignVCenter,
+                   "bottleneck (named by the engine)")
+        if view is not None:
+            p.setPen(QColor("#2563eb"))
+            p.drawText(QRectF(12, 68, self.width() - 20, 16), Qt.AlignLeft | Qt.AlignVCenter, self.SWITCH[view])
         p.end()

@@ -41,8 +41,9 @@ BREAKDOWN_REMEDY = {
 #: who owns an adapter engine in the engine's sentences (``designer.engine.resources._explain``:
 #: "<owner> <engine> engine on ... is over-subscribed"): a SmartNIC-offloaded server's SmartNICs,
 #: a DPU-offloaded server's DPUs, or, in a DPU server that keeps ConnectX on its rails, the rail
-#: SmartNICs (collectives) and the rail SmartNICs or storage DPU (other work)
-ENGINE_OWNERS = ("SmartNIC", "rail SmartNIC (ConnectX)", "rail SmartNIC or storage DPU", "DPU")
+#: SmartNICs (collectives) and the rail SmartNICs or storage DPU (other work); a host-managed
+#: server's NICs, whose only engine is the embedded switch (``eswitch``: SR-IOV tenant packets)
+ENGINE_OWNERS = ("SmartNIC", "rail SmartNIC (ConnectX)", "rail SmartNIC or storage DPU", "DPU", "NIC")
 _OWNER = "(?:" + "|".join(re.escape(o) for o in sorted(ENGINE_OWNERS, key=len, reverse=True)) + ")"
 
 #: patterns of the engine's bottleneck sentences (``designer.engine.bottlenecks`` and the
@@ -57,6 +58,11 @@ PATTERN_REMEDY = tuple((re.compile(p, re.IGNORECASE), advice) for p, advice in (
     (rf"(?<!\w){_OWNER} dram engine", "Keep bulk data off the DPU memory: turn on the DPU hardware "
                                       "offloads (ASAP2, SNAP) so the Arm cores do not copy the data, "
                                       "or use a DPU with more memory bandwidth."),
+    (rf"(?<!\w){_OWNER} eswitch engine", "The adapters' embedded switch forwards too many packets "
+                                         "per second: send larger packets (batch small messages, "
+                                         "raise the tenants' packet size), spread the tenants over "
+                                         "more adapters per server, or use adapters whose embedded "
+                                         "switch has a higher packet rate (catalog eswitch_Mpps)."),
     (rf"(?<!\w){_OWNER} line engine", "Give each server more adapter line rate: more DPUs or "
                                       "SmartNICs, or adapters with faster ports."),
     (r"\bhost CPU\b", "Move the network, storage and crypto stacks onto DPUs (scenario offload = "

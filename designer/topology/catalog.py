@@ -443,7 +443,7 @@ def reload_catalog() -> Catalog:
 
 
 #: the kinds a figure's source can give it, in the words its source starts with
-FIGURE_KINDS = ("measured", "datasheet", "derived", "assumed")
+FIGURE_KINDS = ("measured", "datasheet", "derived", "assumed", "not found")
 #: words of a source line that cite a vendor document (a figure so sourced is a datasheet figure)
 _VENDOR_DOC = ("user guide", "user manual", "manual", "datasheet", "documentation", "release notes",
                "product brief", "installation guide", "specification")
@@ -451,7 +451,7 @@ _VENDOR_DOC = ("user guide", "user manual", "manual", "datasheet", "documentatio
 
 def figure_kind(source: str) -> str:
     """The kind of a figure from its source line: the word it starts with (measured, datasheet,
-    derived, assumed); a source that cites a vendor document without such a word is a datasheet
+    derived, assumed; "not found" for a figure left out, 0, because no source gives it); a source that cites a vendor document without such a word is a datasheet
     figure; anything else "unmarked". A source that names a tuning limit adds ", tuning limit"."""
     text = source.strip().lower()
     kind = next((k for k in FIGURE_KINDS if text.startswith(k)), "")

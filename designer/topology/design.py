@@ -155,6 +155,9 @@ SCENARIO_SPEC: dict[str, Setting] = {s.name: s for s in (
     Setting("tunnel_offload", bool, True, "the host NICs segment and aggregate VXLAN/Geneve "
             "traffic (TSO/LRO for tunnels); off: the host encapsulates and switches the overlay "
             "frame by frame (packet_bytes)"),
+    Setting("tunnel_rx_offload", bool, True, "the receive side of tunnel offload (LRO/GRO for "
+            "VXLAN/Geneve); off with tunnel_offload on: sends keep TSO, the host handles each "
+            "received overlay frame (its switch, firewall and TCP stack per packet)"),
     Setting("firewall_conntrack", bool, False, "a stateful host firewall (connection tracking) "
             "filters the kernel-path traffic; SmartNICs and DPUs track connections in their "
             "embedded switch"),
@@ -164,6 +167,10 @@ SCENARIO_SPEC: dict[str, Setting] = {s.name: s for s in (
             "(zstd level 1) before they are written"),
     Setting("checkpoint_erasure_coding", bool, False, "checkpoints are erasure-coded on the host "
             "(client-side erasure coding) before they are written"),
+    Setting("adapter_power", str, "auto", "which NIC/DPU power the energy counts: auto (the "
+            "typical power where every adapter of the design has a typical_power_W, else the "
+            "catalog maxima power_W), typical (typical_power_W, the maximum for an adapter without "
+            "one) or max (power_W)", choices=("auto", "typical", "max")),
     # 2^31 - 1: the largest value the GUI's spin box holds
     Setting("seed", int, 0, "random seed of the engine and the timeline", minimum=0,
             maximum=2**31 - 1),

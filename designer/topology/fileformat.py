@@ -916,17 +916,15 @@ def _meaning_problems(c: dict[str, list[Any]], l: dict[str, list[Any]], written:
 
 
 def _loops(ids: list[str], parents: list[Any], kind_of: dict[str, str]) -> list[tuple[tuple[int, int, int], str, str]]:
-    """Placement loops (only possible when some parent is of the wrong kind)."""
+    """Placement loops (only possible when some parent is of the wrong kind), one error per loop at
+    its first member: ``validation.placement_loops``' linear walk (a 30,000-deep chain is 30,000
+    steps, not 30,000 walks of it), the same loops the design check reports."""
+    from designer.topology.validation import placement_loops
+
+    index = {x: i for i, x in enumerate(ids)}
     up = {x: p for x, p in zip(ids, parents) if p is not None and p in kind_of}
-    found = []
-    for i, x in enumerate(ids):
-        chain = [x]
-        while chain[-1] in up and len(chain) <= len(up):
-            chain.append(up[chain[-1]])
-            if chain[-1] == x:
-                found.append(((3, i, 0), f"components[{i}].parent", "placement loops: " + " -> ".join(chain)))
-                break
-    return found
+    return [((3, index[c[0]], 0), f"components[{index[c[0]]}].parent",
+             "placement loops: " + " -> ".join(c + [c[0]])) for c in placement_loops(up)]
 
 
 def _props_checked(kinds: list[str], col: list[Any]) -> tuple[list[dict[str, Any]], list[Any]]:

@@ -143,7 +143,11 @@ FIELDS: dict[str, tuple[FieldSpec, ...]] = {
         _f("rdma", "bool", "RDMA (RoCE/InfiniBand)", default=True),
         _f("storage_emulation", "bool", "NVMe/virtio-blk emulation (SNAP)", default=True),
         _f("ovs_offload", "bool", "Virtual switch offload (ASAP2)", default=True),
-        _f("power_W", "float", "Power", "W", 0, 1000, 150),
+        _f("power_W", "float", "Power", "W", 0, 1000, 150,
+           help="maximum power (the catalog figure the rack check and the bill of materials use)"),
+        _f("typical_power_W", "float", "Typical power", "W", 0, 1000, 0,
+           help="power at a typical load (a vendor 'typical power' row or a measurement); 0 = not "
+                "given: energy counts power_W (scenario adapter_power)"),
         _f("medium", "choice", "Port type", choices=("infiniband", "ethernet"), default="ethernet"),
     ),
     "nic": (
@@ -161,7 +165,11 @@ FIELDS: dict[str, tuple[FieldSpec, ...]] = {
            help="inline TLS (crypto-enabled parts of this generation); 0 = crypto_Gbps"),
         _f("eswitch_Mpps", "float", "Embedded switch packet rate", "Mpps", 0, 10000, 0,
            help="packets per second the ASAP2 embedded switch forwards; 0 = not modelled"),
-        _f("power_W", "float", "Power", "W", 0, 1000, 25),
+        _f("power_W", "float", "Power", "W", 0, 1000, 25,
+           help="maximum power (the catalog figure the rack check and the bill of materials use)"),
+        _f("typical_power_W", "float", "Typical power", "W", 0, 1000, 0,
+           help="power at a typical load (a vendor 'typical power' row or a measurement); 0 = not "
+                "given: energy counts power_W (scenario adapter_power)"),
         _f("medium", "choice", "Port type", choices=("infiniband", "ethernet"), default="infiniband"),
     ),
     "switch": (
