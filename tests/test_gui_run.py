@@ -134,7 +134,7 @@ def test_a_design_runs_with_its_scenario_seed(view, qtbot, monkeypatch):
 
     seeds = []
 
-    def record(design, catalog, *, seed):
+    def record(design, catalog, *, seed, cache=None):
         seeds.append(seed)
         yield ("engine", "host")
 

@@ -24,6 +24,16 @@ MIXED = "(several values)"
 EDITOR_MIN_WIDTH = 90
 
 
+#: at most this many characters of a name go into a word-wrapped label: wrapping a 20 MB name
+#: took Qt minutes (a ``--screenshot`` timed out); the full name stays in the document
+NAME_CHARS = 200
+
+
+def capped(text: str, limit: int = NAME_CHARS) -> str:
+    """``text`` cut to ``limit`` characters and "…" when longer."""
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 def shared_specs(kinds: set[str]) -> list[FieldSpec]:
     """Fields common to all ``kinds`` (by name and type), in the order of the first kind."""
     kinds = sorted(kinds)
@@ -61,7 +71,7 @@ class Inspector(QScrollArea):
         topo = self.editor.topo
         if not ids:
             hint = QLabel("Select a component or a link to see and edit its figures.\n\n"
-                          f"Design: {self.editor.design.name}\n"
+                          f"Design: {capped(self.editor.design.name)}\n"
                           f"{len(topo.servers()):,} GPU servers, {len(topo.switches()):,} switches, "
                           f"{counts_text(topo)}")
             hint.setWordWrap(True)

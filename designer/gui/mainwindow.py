@@ -308,6 +308,12 @@ class MainWindow(QMainWindow):
                                     "Show the whole design small in the canvas's corner; click it "
                                     "to move there", checkable=True)
         a["minimap"].setChecked(True)
+        a["overlay_peak"] = self._action(v, "Cable colours: &busiest phase", self._overlay_peak, None,
+                                         "Colour the cables by the utilization of their busiest "
+                                         "phase instead of the utilization averaged over the "
+                                         "iteration (after a Run)", checkable=True)
+        if hasattr(self.scene, "overlay_changed"):
+            self.scene.overlay_changed.connect(self._sync_overlay_action)
         a["elevation"] = self._action(v, "&Rack elevation…", self.open_elevation, None,
                                       "Each rack's U positions with its servers, switches and "
                                       "storage; export as PNG/SVG or print")
@@ -818,10 +824,25 @@ class MainWindow(QMainWindow):
         if self.run_view is not None:
             self.run_view.cancel(wait=wait)
 
-    def show_utilization(self, link_util, marked) -> None:
-        """Colour the canvas cables by a run's utilizations (None clears) and mark bottlenecks."""
+    def show_utilization(self, link_util, marked, peak=None) -> None:
+        """Colour the canvas cables by a run's utilizations (None clears) and mark bottlenecks:
+        ``link_util`` averaged over the iteration (``Result.link_mean_utilization``), ``peak`` each
+        cable's busiest phase (``Result.links``), which View > "Cable colours: busiest phase"
+        shows instead."""
         if hasattr(self.scene, "show_utilization"):
-            self.scene.show_utilization(link_util, set(marked))
+            self.scene.show_utilization(link_util, set(marked), peak=peak)
+
+    def _overlay_peak(self, on: bool) -> None:
+        if hasattr(self.scene, "set_overlay_view"):
+            self.scene.set_overlay_view("peak" if on else "mean")
+
+    def _sync_overlay_action(self) -> None:
+        """The menu's tick follows the view (the canvas key's click switches it too)."""
+        action = getattr(self, "actions_by_name", {}).get("overlay_peak")
+        if action is not None:
+            blocked = action.blockSignals(True)
+            action.setChecked(getattr(self.scene, "overlay_view", "mean") == "peak")
+            action.blockSignals(blocked)
 
     def open_elevation(self):
         from designer.gui.elevation_view import open_elevation

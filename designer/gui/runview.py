@@ -6,9 +6,11 @@ thread). The plots redraw on their own timer. Cancel stops the generator between
 waits for the thread.
 
 ``result_ready(host_result, dpu_result)`` is emitted as soon as the steady-state engine results are
-known (before the timelines have run). The view then emits ``overlay_changed(link_util, marked)``
-for the canvas (``DesignScene.show_utilization``): the link utilizations of the scenario chosen in
-"Canvas colours" (None when off) and the bottleneck links and components. :meth:`RunView.show_figures`
+known (before the timelines have run). The view then emits ``overlay_changed(mean, marked, peak)``
+for the canvas (``DesignScene.show_utilization``): the scenario chosen in "Canvas colours" (None
+when off): each link's utilization averaged over the iteration (``Result.link_mean_utilization``),
+the bottleneck links and components the engine names, and each link's busiest-phase utilization
+(``Result.links``). :meth:`RunView.show_figures`
 fills ``figures_panel`` ("Run figures") for the canvas selection. :func:`make_run_view` is what the main window
 docks.
 """
@@ -28,13 +30,15 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFrame, QHBoxLayout
                                QTableWidgetItem, QTabWidget, QTextBrowser, QVBoxLayout, QWidget)
 
 from designer.engine.compare import LABEL as RUN_LABEL
+from designer.engine.cache import EngineCache
 from designer.engine.compare import MIN_DIFFERENCE, Comparison, compare, loading
 from designer.engine.resources import INFRA_TASKS
 from designer.engine.result import BREAKDOWN_LABEL
 from designer.engine.timeline import TimelineInputs, TimelineRun, TimelineSummary, inputs_of
 from designer.gui.messages import gui_words
-from designer.report.names import (STEADY_DAYS, TIMELINE_DAYS, TIMELINE_ITERATION, engine_label,
-                                   planner_words)
+from designer.report.names import (HIDDEN_BY_OVERLAP, STEADY_DAYS, TIMELINE_DAYS, TIMELINE_ITERATION,
+                                   assumed_share_line, engine_label, planner_words, power_rows,
+                                   tco_part_rows)
 from designer.gui.plots import SCENARIO_COLOR, SCENARIO_LABEL, LivePlots
 from designer.gui.worker import GeneratorWorker, RetiredWorkers, WorkerOwner
 from designer.topology.kinds import KIND_LABEL
@@ -133,11 +137,15 @@ def timeline_stream(inputs: dict[str, TimelineInputs], *, seed: int = 0,
     yield from _interleave(runs)
 
 
-def design_stream(design: Any, catalog: Any, *, seed: int = 0, **kw: Any) -> Iterator[tuple]:
+def design_stream(design: Any, catalog: Any, *, seed: int = 0, cache: EngineCache | None = None,
+                  **kw: Any) -> Iterator[tuple]:
     """Worker generator: the engine for both scenarios (the same runs and comparison as
-    ``dpu-designer compare``), then their timelines."""
-    cmp = compare(design, catalog, seed=seed)
-    yield ("results", cmp.runs["host"], cmp.runs["dpu"], cmp)
+    ``dpu-designer compare``; ``cache``: the document's :class:`EngineCache`, so a second Run of
+    an unchanged fabric reuses its routes), the costs of every mode (``services.cost.costs``, as
+    ``compare`` prints them; None with a message when the design cannot be priced), then the
+    timelines."""
+    cmp = compare(design, catalog, seed=seed, cache=cache)
+    yield ("results", cmp.runs["host"], cmp.runs["dpu"], cmp, costs_of(design, catalog, cmp))
     inputs = {s: inputs_of(cmp.runs[s], design, s) for s in SCENARIOS}
     yield from timeline_stream(inputs, seed=seed, **kw)
 
@@ -155,6 +163,8 @@ class EngineRow:
     change: str = ""
     tip: str = ""
     indent: bool = False
+    #: a sentence across the table (no values), in plain type, not a group heading
+    note: bool = False
 
     @property
     def is_group(self) -> bool:
@@ -175,10 +185,11 @@ def _or_dash(value: Any, fmt: str) -> str:
     return "–" if missing else fmt.format(value)
 
 
-def engine_rows(cmp: Comparison) -> list[EngineRow]:
+def engine_rows(cmp: Comparison, costs: Any = None) -> list[EngineRow]:
     """The rows of ``dpu-designer compare``'s table (:func:`designer.commands.compare.format_table`)
     for the GUI, grouped, plus the jobs sharing the fabric when there are several. Every figure is
-    a ``Result``'s or ``cmp.deltas``'; nothing is recomputed here."""
+    a ``Result``'s or ``cmp.deltas``'; nothing is recomputed here. With ``costs``
+    (``services.cost.costs`` of ``cmp``), a "Costs" group ends the table (:func:`cost_rows`)."""
     runs = list(cmp.runs.values())
     D = cmp.deltas
     rows: list[EngineRow] = []
@@ -195,6 +206,12 @@ def engine_rows(cmp: Comparison) -> list[EngineRow]:
             add(SHORT_PART.get(key, key), (f"{r.breakdown_s.get(key, 0.0):.4g}" for r in runs),
                 _delta_cells(d, "{:+.3g}"), f"{BREAKDOWN_LABEL.get(key, key)} (s per iteration)",
                 indent=True)
+    dims = [d for d in ("tp", "cp", "ep", "pp", "dp") if any(r.hidden_s.get(d, 0.0) > 0 for r in runs)]
+    for d in dims:
+        add(f"{d} {HIDDEN_BY_OVERLAP}", (f"{r.hidden_s.get(d, 0.0):.4g}" for r in runs),
+            tip=f"{d.upper()} communication per iteration that overlap hides behind compute (s; "
+                "Result.hidden_s): not in the iteration time, beside the exposed parts above",
+            indent=True)
     jobs = [r.tenants or {} for r in runs]
     if any(t.get("jobs", 1) > 1 for t in jobs):  # next to the iteration its sharing slows down
         rows += _job_rows(jobs)
@@ -239,13 +256,12 @@ def engine_rows(cmp: Comparison) -> list[EngineRow]:
                     "100% the engine is over-subscribed and its work takes that many times as "
                     "long; 'no engine': this mode's adapters have none", indent=True)
     modes = [cmp.modes.get(name) for name in cmp.runs]
-    if any(modes):
-        rows.append(EngineRow("Power and cost (catalog maxima)"))
-        add("Adapters (kW)", (_or_dash(m and m["adapters_W"] / 1e3, "{:.3g}") for m in modes),
-            tip="NICs and DPUs as each mode buys them: ConnectX in host and SmartNIC runs, "
-                "BlueField where the DPU run places one")
-        add("Cluster power (kW)", (_or_dash(m and m["power_W"] / 1e3, "{:,.1f}") for m in modes))
-        add("Energy cost of the run (USD)", (_or_dash(m and m["energy_cost"], "{:,.0f}") for m in modes),
+    rows.append(EngineRow("Power"))
+    for label, values, tip in power_rows(runs):
+        add(label, values, tip=tip)
+    if all(m and math.isfinite(m["energy_cost"]) for m in modes):
+        add("Energy cost of the run (USD)", (f"{m['energy_cost']:,.0f}" if m["energy_cost"] >= 100 else
+                                  f"{m['energy_cost']:.3g}" for m in modes),
             tip="the run's energy at the price in models/costs/energy.toml (US dollars: U.S. EIA "
                 "average industrial tariff, 2023)")
     rows.append(EngineRow("Storage"))
@@ -255,6 +271,41 @@ def engine_rows(cmp: Comparison) -> list[EngineRow]:
              f"{_or_dash(r.storage.get('read_demand_GBps'), '{:.3g}')}" for r in runs))
     add("Checkpoint write (s)", (_or_dash(r.storage.get("checkpoint_write_s"), "{:.3g}") for r in runs),
         tip="'–': no storage in the design, checkpoints are not written")
+    if costs is not None and list(costs.modes) == list(cmp.runs):
+        rows += cost_rows(costs)
+    return rows
+
+
+def costs_of(design: Any, catalog: Any, cmp: Comparison) -> Any:
+    """``services.cost.costs`` of the comparison's modes, or None when the design cannot be priced
+    (the Engine results then have no Costs group; ``dpu-designer cost`` says why)."""
+    from designer.services.cost import costs
+
+    try:
+        return costs(design, catalog, cmp)
+    except (ValueError, KeyError, LookupError):
+        return None
+
+
+def cost_rows(c: Any) -> list[EngineRow]:
+    """The "Costs" group: ``services.cost.figure_rows`` and the TCO's parts, then the paybacks,
+    with the names and values ``dpu-designer compare`` prints under its table."""
+    from designer.services.cost import figure_rows, payback_lines
+
+    rows = [EngineRow(f"Costs ({c.currency})")]
+    figures = figure_rows(c)
+    parts = [(label, values, tip, True) for label, values, tip in tco_part_rows(c)]
+    for label, values, tip, *indent in [*((*f, False) for f in figures[:2]), *parts,
+                                         *((*f, False) for f in figures[2:])]:
+        rows.append(EngineRow(label, tuple(values), tip=tip, indent=bool(indent and indent[0])))
+    share = assumed_share_line(c)
+    if share:
+        rows.append(EngineRow("CapEx " + share, tip="the price basis of each line of the bill "
+                              "(dpu-designer cost FILE lists them)", note=True))
+    lines = payback_lines(c, RUN_LABEL)
+    if lines:
+        rows.append(EngineRow("Payback of the adapters"))
+        rows += [EngineRow(t, tip=t, indent=True, note=True) for t in lines]
     return rows
 
 
@@ -329,6 +380,7 @@ class EngineResults(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.comparison: Comparison | None = None
+        self.costs: Any = None  #: ``services.cost.Costs`` of the comparison, when priced
         self.rows: list[EngineRow] = []
         self.table = QTableWidget(0, 0)
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
@@ -362,15 +414,15 @@ class EngineResults(QWidget):
         self.clear()
 
     def clear(self) -> None:
-        self.comparison, self.rows = None, []
+        self.comparison, self.costs, self.rows = None, None, []
         self.table.clear()
         self.table.clearSpans()
         self.table.setRowCount(0)
         self.table.setColumnCount(0)
         self.text.setHtml(f"<p>{escape(self.PLACEHOLDER)}</p>")
 
-    def show_comparison(self, cmp: Comparison) -> None:
-        self.comparison, self.rows = cmp, engine_rows(cmp)
+    def show_comparison(self, cmp: Comparison, costs: Any = None) -> None:
+        self.comparison, self.costs, self.rows = cmp, costs, engine_rows(cmp, costs)
         names = list(cmp.runs)
         heads = ["", *[RUN_LABEL[n] for n in names], "DPU − host", "change"]
         self.table.clear()
@@ -390,8 +442,9 @@ class EngineResults(QWidget):
             label = QTableWidgetItem(("    " if row.indent else "") + row.label)
             label.setToolTip(row.tip or row.label)
             if row.is_group:
-                label.setFont(bold)
-                label.setBackground(shade)
+                if not row.note:
+                    label.setFont(bold)
+                    label.setBackground(shade)
                 self.table.setItem(i, 0, label)
                 self.table.setSpan(i, 0, 1, len(heads))
                 continue
@@ -473,12 +526,13 @@ class RunView(WorkerOwner, QWidget):
     #: "Cancelled"): what a caller waits for instead of polling the worker's thread
     run_ended = Signal(str)
     #: (link id -> utilization 0..1, or None to clear; ids of bottleneck links and components)
-    overlay_changed = Signal(object, object)
+    overlay_changed = Signal(object, object, object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.design: Any = None
         self.catalog: Any = None
+        self.cache = EngineCache()
         self.worker: GeneratorWorker | None = None
         self._retired = RetiredWorkers(self)  #: cancelled, finishing their current step
         self.summaries: dict[str, TimelineSummary] = {}
@@ -609,6 +663,8 @@ class RunView(WorkerOwner, QWidget):
                 self.progress.setValue(0)
                 self.error_box.hide()
                 self.set_status("Ready: press Run (F5) to run the design")
+            #: the document's engine cache: a second Run of an unchanged fabric reuses its routes
+            self.cache = EngineCache()
         self.design, self.catalog = design, catalog
 
     def run_design(self) -> None:
@@ -617,7 +673,7 @@ class RunView(WorkerOwner, QWidget):
             self.set_status("No design to run")
             return
         self._start(design_stream, self.design.copy(), self.catalog,
-                    seed=int(self.design.scenario.get("seed", 0)))
+                    seed=int(self.design.scenario.get("seed", 0)), cache=self.cache)
 
     def run_inputs(self, inputs: dict[str, TimelineInputs], **kw: Any) -> None:
         """Run timelines for given inputs (no engine; for what-if studies and tests)."""
@@ -678,7 +734,7 @@ class RunView(WorkerOwner, QWidget):
             self.plots.name_engines({s: max(r.dpu, key=r.dpu.get) if r.dpu else ""
                                      for s, r in self.results.items()})
             if len(item) > 3 and item[3] is not None:
-                self.engine.show_comparison(item[3])
+                self.engine.show_comparison(item[3], item[4] if len(item) > 4 else None)
             else:
                 self.engine.clear()
             self.result_ready.emit(item[1], item[2])
@@ -743,10 +799,13 @@ class RunView(WorkerOwner, QWidget):
     def _emit_overlay(self, *_args: Any) -> None:
         result = self.results.get(self.overlay_scenario())
         if result is None or self.design is None:
-            self.overlay_changed.emit(None, set())
+            self.overlay_changed.emit(None, set(), None)
             return
-        util = {l.id: float(l.utilization) for l in result.links}
-        self.overlay_changed.emit(util, bottleneck_marks(result, self.design.topology))
+        # the colours show the time-averaged utilization (a cable busy in one short phase is not
+        # a busy cable); the busiest phase's figures go along for the View menu's toggle
+        mean = dict(zip(result.links.ids, result.link_mean_utilization().tolist()))
+        peak = {l.id: float(l.utilization) for l in result.links}
+        self.overlay_changed.emit(mean, bottleneck_marks(result, self.design.topology), peak)
 
     def show_figures(self, ids: Iterable[str], topology: Any) -> None:
         """Fill "Run figures" with the run's utilization and phase of the cables of ``ids``

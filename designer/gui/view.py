@@ -496,8 +496,8 @@ class UtilizationLegend(QWidget):
     the run gave both, a click on the key switches (``DesignScene.set_overlay_view``)."""
 
     BAR_W, BAR_H = 200, 12
-    TITLE = {"mean": "Cable utilization, averaged over the iteration",
-             "peak": "Cable utilization in its busiest phase"}
+    TITLE = {"mean": "Link utilization, averaged over the iteration",
+             "peak": "Link utilization in its busiest phase"}
     SWITCH = {"mean": "click: busiest phase instead", "peak": "click: averaged over the iteration"}
 
     def __init__(self, parent=None, scene: DesignScene | None = None) -> None:
@@ -530,7 +530,7 @@ class UtilizationLegend(QWidget):
 
     def paintEvent(self, event) -> None:  # noqa: N802
         view = self.view() if self._switchable() else None
-        title = self.TITLE[view] if view is not None else "Cable utilization"
+        title = self.TITLE[view] if view is not None else "Link utilization"
         p = key_painter(self, title, QRectF(12, 4, self.width() - 20, 16))
         step = self.BAR_W / len(UTIL_COLORS)
         for i, color in enumerate(UTIL_COLORS):

@@ -19,6 +19,7 @@ TIMELINE_DAYS = "Training time with checkpoints and failures (days)"
 TIMELINE_ITERATION = "Mean iteration with stalls, timeline (s)"
 
 import re
+from typing import Any
 
 #: what each adapter engine of ``designer.engine.resources.DPU_ENGINES`` does, as a row names it
 #: (the engine's own keys are "line", "crypto", "arm", "dram"; see resources._ENGINE_WORK)
@@ -96,3 +97,67 @@ def collective_label(name: str) -> str:
     if head in _GROUP_WORD and op:
         return f"{_GROUP_WORD[head]} {_OP_WORD.get(op, op.replace('_', ' '))}"
     return name.replace("_", " ")
+
+
+# --- figures the CLI's compare prints, for the app's Engine results and the report (one name and
+# one value per fact: the labels and formats below are ``designer.commands.compare.format_table``'s
+# and ``designer.commands.cost.format_costs``')
+HIDDEN_BY_OVERLAP = "hidden by overlap"
+
+
+def power_rows(runs: list[Any]) -> list[tuple[str, list[str], str]]:
+    """Adapter power at catalog maxima and at typical power and the cluster power on the basis
+    the energy counts (``engine.compare.mode_figures``; ``Result.resources["energy"]
+    ["adapter_power"]``) as (name, value per run, what it is), as ``dpu-designer compare`` prints
+    them. Typical power: the adapter's datasheet typical figure where the catalog has one, else
+    its maximum ("-" when no adapter of the run has one)."""
+    from designer.engine.compare import mode_figures
+
+    figs = [mode_figures(r) for r in runs]
+    energy = [(r.resources or {}).get("energy", {}) for r in runs]
+    basis = "typ" if all(e.get("adapter_power") == "typical" for e in energy) and any(
+        f["adapters_typical_W"] != f["adapters_max_W"] for f in figs) else "max"
+    return [
+        ("adapter power (kW, max)", [f"{f['adapters_max_W'] / 1e3:.2f}" for f in figs],
+         "NICs and DPUs at their catalog maximum power (datasheet maxima)"),
+        ("adapter power (kW, typ)", ["-" if f["adapters_typical_W"] == f["adapters_max_W"]
+                                     and e.get("adapters_without_typical")
+                                     else f"{f['adapters_typical_W'] / 1e3:.2f}"
+                                     for f, e in zip(figs, energy)],
+         "NICs and DPUs at their datasheet typical power (the maximum where the catalog has no "
+         "typical figure; '-': no adapter of the run has one)"),
+        (f"cluster power (kW, {basis})", [f"{f['power_W'] / 1e3:.1f}" for f in figs],
+         "the cluster at training load, adapters counted at "
+         + ("typical power" if basis == "typ" else "their maxima") + ": the basis of the energy"),
+    ]
+
+
+def hidden_text(result: Any) -> str:
+    """``Result.hidden_s`` in words, as ``dpu-designer run`` prints it ("tp 0.012 s, dp 0.3 s";
+    "" when overlap hides nothing)."""
+    return ", ".join(f"{d} {v:.3f} s" for d, v in (result.hidden_s or {}).items() if v > 0)
+
+
+def tco_part_rows(c: Any) -> list[tuple[str, list[str], str]]:
+    """The TCO's parts per mode as ``dpu-designer cost`` prints them under the TCO line."""
+    from designer.services.cost import money
+
+    m = list(c.modes.values())
+    return [
+        ("amortised CapEx / year", [money(x.tco.amortised_USD_per_year) for x in m],
+         "the CapEx spread evenly over the lifetime"),
+        ("energy / year (load x PUE)", [money(x.tco.energy_USD_per_year) for x in m],
+         "cluster power at training load times the PUE, at the site's energy price"),
+        ("space / year", [money(x.tco.space_USD_per_year) for x in m], "rack space at the site's price"),
+        ("support / year", [money(x.tco.support_USD_per_year) for x in m], "support contracts"),
+    ]
+
+
+def assumed_share_line(c: Any) -> str:
+    """How much of the CapEx rests on which price basis (``Bill.by_basis``), e.g. "of which
+    datasheet 60%, assumed 40%", as ``dpu-designer cost`` prints it."""
+    share = c.bill.by_basis()
+    if not c.bill.capex_USD:
+        return ""
+    return "of which " + ", ".join(f"{k} {100 * v / c.bill.capex_USD:.0f}%"
+                                   for k, v in sorted(share.items(), key=lambda kv: -kv[1]))
