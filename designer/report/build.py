@@ -23,6 +23,7 @@ import numpy as np
 from PySide6.QtCore import QSize
 
 from designer.engine.compare import MIN_DIFFERENCE, Comparison, compare, loading
+from designer.engine.compare import LABEL as RUN_LABEL
 from designer.engine.compare import MODES as COMPARE_MODES
 from designer.engine.result import BREAKDOWN_LABEL, LinkResults, Result
 from designer import __version__
@@ -33,8 +34,9 @@ from designer.report import assumptions as assume
 from designer.services.bom import Bom, bill_of_materials
 from designer.services.cabling import summary_of as cable_summary_of
 from designer.services.cabling import counts_text
-from designer.report.names import (STEADY_DAYS, TIMELINE_DAYS, TIMELINE_ITERATION, collective_label,
-                                   planner_words)
+from designer.report.names import (HIDDEN_BY_OVERLAP, STEADY_DAYS, TIMELINE_DAYS, TIMELINE_ITERATION,
+                                   assumed_share_line, collective_label, planner_words, power_rows,
+                                   tco_part_rows)
 from designer.report.charts import Chart, Series, line_plot, stacked_bars
 from designer.report.export import save_picture
 from designer.report.html import (STYLE, Markup, days, heading, image, num, para, percent,
@@ -60,7 +62,7 @@ KIND_TITLE = {"workload": "Workload", "server": "GPU server", "gpu": "GPU", "cpu
               "nic": "NIC", "switch": "Switch", "storage": "Storage", "rack": "Rack"}
 #: section titles in report order; each starts a page
 SECTIONS = ("Summary", "Topology", "Bill of materials", "Workload and parallelism", "Results",
-            "Utilization over time", "Host vs SmartNIC vs DPU", "Bottlenecks",
+            "Utilization over time", "Host vs SmartNIC vs DPU", "Costs", "Bottlenecks",
             "Assumptions and sources")
 #: the busiest links of the host-managed run listed under the bottlenecks
 BUSIEST_LINKS = 10
@@ -82,6 +84,10 @@ class ReportData:
     comparison: Comparison | None = None
     #: cables and optics (``designer.services.cabling.summarize``); made when the document first needs it
     cable_summary: Any = None
+    #: ``services.cost.costs`` of the comparison's modes; None: not gathered or not priced
+    costs: Any = None
+    #: why the design could not be priced (shown in the Costs section), when ``costs`` is None
+    costs_error: str = ""
 
 
 @dataclass
@@ -109,8 +115,14 @@ def gather(design: Design, catalog, *, seed: int | None = None, date: str | None
     # the same timeline as the app and `run --timeline` play (same inputs, seed and blocks), so
     # the report's wall time and goodput are theirs; the plots bin it
     timelines = {s: simulate(inputs_of(cmp.runs[s], design, s), seed=seed) for s in SCENARIOS}
+    from designer.services.cost import costs as costs_of
+
+    try:
+        priced, why = costs_of(design, catalog, cmp), ""
+    except (ValueError, KeyError, LookupError) as exc:  # a price book the design cannot use
+        priced, why = None, str(exc)
     return ReportData(design, catalog, date or _dt.date.today().isoformat(), seed, results,
-                      timelines, bill_of_materials(design, catalog), cmp)
+                      timelines, bill_of_materials(design, catalog), cmp, costs=priced, costs_error=why)
 
 
 def _busy(utilization) -> float:
@@ -461,12 +473,19 @@ def _results(data: ReportData, chart: tuple[float, float]) -> str:
             *[r[s]["breakdown_s"].get(k) for s in MODES],
             *[percent((r[s]["breakdown_s"].get(k) or 0) / total[s]) for s in MODES])
            for k in parts if _meaningful_part(k, r)]
+    hidden = [d for d in ("tp", "cp", "ep", "pp", "dp")
+              if any((r[s].get("hidden_s") or {}).get(d, 0.0) > 0 for s in MODES)]
+    brk += [(f"{d} {HIDDEN_BY_OVERLAP}", *[(r[s].get("hidden_s") or {}).get(d, 0.0) for s in MODES],
+             "", "", "") for d in hidden]
     out = [heading("Results"),
            table(["", *[LABEL[s] for s in MODES]], rows, [31, 23, 23, 23], "lrrr"),
            *_jobs(data),
            "<h2>Iteration breakdown (s)</h2>",
            table(["Part", *[SHORT[s] for s in MODES], *[f"share, {SHORT[s]}" for s in MODES]], brk,
                  [28, 12, 12, 12, 12, 12, 12], "lrrrrrr", small=True),
+           *([para(f"'{HIDDEN_BY_OVERLAP}': communication per iteration that overlaps compute "
+                   "(Result.hidden_s); it is not part of the iteration time, the exposed parts "
+                   "above are.", small=True)] if hidden else []),
            image("breakdown", *chart, DPI)]
     colls = h.get("collectives") or []
     if colls:
@@ -492,13 +511,18 @@ def _meaningful_part(key: str, results: dict[str, dict]) -> bool:
 
 
 def _mode_power_rows(data: ReportData) -> list[tuple]:
-    """Adapter power, cluster power and energy cost of each mode (``Comparison.modes``)."""
+    """Adapter power at maxima, cluster power on the energy's basis
+    (:func:`designer.report.names.power_rows`, as ``dpu-designer compare`` prints them) and energy
+    cost of each mode (``Comparison.modes``)."""
     modes = data.comparison.modes if data.comparison is not None else {}
     if not all(s in modes for s in MODES):
         return []
     m = modes
-    rows = [("Adapter power (kW)", *[num(m[s]["adapters_W"] / 1e3) for s in MODES]),
-            ("Cluster power (kW)", *[num(m[s]["power_W"] / 1e3) for s in MODES])]
+    runs = [data.comparison.runs[s] for s in MODES]
+    # the title page has room for two: adapters at maxima and the cluster on the energy's basis
+    # (the typical row is in "Power and energy cost of the three modes")
+    rows = [(label, *values) for label, values, _ in power_rows(runs)
+            if label != "adapter power (kW, typ)"]
     if all(math.isfinite(m[s]["energy_cost"]) for s in MODES):
         rows.append(("Energy cost of the run (USD)", *[_usd(m[s]["energy_cost"]) for s in MODES]))
     return rows
@@ -566,18 +590,75 @@ def _modes_table(data: ReportData) -> list[str]:
     energy = [m[s]["energy_kwh"] for s in MODES]
     unit, div = ("MWh", 1e3) if max(energy) >= 1e3 else ("kWh", 1.0)
     costs = all(math.isfinite(m[s]["energy_cost"]) for s in MODES)
-    rows = [(LABEL[s], num(m[s]["adapters_W"] / 1e3), num(m[s]["power_W"] / 1e3),
+    power = power_rows([cmp.runs[s] for s in MODES])
+    rows = [(LABEL[s], *[values[i] for _, values, _ in power],
              num(m[s]["energy_kwh"] / div) if math.isfinite(m[s]["energy_kwh"]) else "–",
              _usd(m[s]["energy_cost"]) if costs else "–", num(m[s]["iteration_time_s"]),
-             percent(m[s]["infra_fraction"])) for s in MODES]
+             percent(m[s]["infra_fraction"])) for i, s in enumerate(MODES)]
     return ["<h2>Power and energy cost of the three modes</h2>",
-            table(["Mode", "Adapters (kW)", "Cluster (kW)", f"Energy ({unit})", "Energy cost (USD)",
-                   "Iteration (s)", "Host infra share"], rows, [22, 12, 12, 13, 15, 12, 14],
-                  "lrrrrrr", small=True),
-            para("Power at training load from the catalog's maximum figures; the host-managed and "
-                 "SmartNIC runs price each drawn DPU as the ConnectX of the same line rate. Energy "
-                 "cost = energy of the run × the electricity price of the engine's cost figures "
+            table(["Mode", *[label for label, _, _ in power], f"Energy ({unit})", "Energy cost (USD)",
+                   "Iteration (s)", "Host infra share"], rows, [20, 11, 11, 11, 11, 13, 11, 12],
+                  "lrrrrrrr", small=True),
+            para("Power at training load: adapters at their catalog maxima and at their datasheet "
+                 "typical power; the cluster power on the basis the energy counts (scenario "
+                 "adapter_power; 'max' or 'typ' in its name). The host-managed and SmartNIC runs "
+                 "price each drawn DPU as the ConnectX of the same line rate. Energy cost = energy "
+                 "of the run × the electricity price of the engine's cost figures "
                  "(models/costs/energy.toml).", small=True)]
+
+
+def _costs(data: ReportData) -> str:
+    """The priced bill (basis per line), the site's TCO figures, the TCO's parts and the cost
+    figures per mode, the paybacks and how much of the CapEx rests on which price basis: the
+    names and values of ``dpu-designer cost`` (``services.cost.figure_rows``,
+    ``payback_lines``)."""
+    from designer.services.cost import figure_rows, money, payback_lines
+
+    c = data.costs
+    if c is None:
+        return "".join([heading("Costs"), para("The design could not be priced"
+                                               + (f": {data.costs_error}" if data.costs_error else "")
+                                               + ". 'dpu-designer cost FILE' says what is missing.")])
+    bill = c.bill
+    lines = [(f"{ln.category} {ln.model}", f"{ln.count:,}", money(ln.unit_USD), money(ln.total_USD),
+              ln.basis, f"{ln.date} {ln.source}".strip()) for ln in bill.lines]
+    lines.append((Markup("<b>CapEx (as drawn)</b>"), "", "", Markup(f"<b>{_esc(money(bill.capex_USD))}</b>"),
+                  "", ""))
+    share = assumed_share_line(c)
+    names = list(c.modes)
+    heads = [f"Costs ({c.currency})", *[SHORT[n] if n in SHORT else LABEL.get(n, n) for n in names]]
+    figures = figure_rows(c)
+    per_mode = ([(label, *values) for label, values, _ in figures[:2]]
+                + [(Markup(f"&nbsp;&nbsp;{_esc(label)}"), *values) for label, values, _ in tco_part_rows(c)]
+                + [(label, *values) for label, values, _ in figures[2:]])
+    width = max(10, 60 // max(1, len(names)))
+    site = [(k, f"{f.value:g}", f.source if f.source.startswith(f.basis) else f"{f.basis}: {f.source}")
+            for k, f in c.site.items()]
+    out = [heading("Costs"),
+           para("The priced bill of materials as drawn, each line with the basis of its price "
+                "(datasheet, street, derived, assumed) and its date and source; then what each mode "
+                "costs over the site's lifetime. The same figures as 'dpu-designer cost' and the end "
+                "of 'dpu-designer compare'."),
+           "<h2>Priced bill of materials</h2>",
+           table(["Item", "Count", "Unit", "Total", "Basis", "Date, source"], lines,
+                 [26, 8, 11, 12, 10, 33], "lrrrll", small=True)]
+    if share:
+        out.append(para(f"CapEx {share} (the basis of each line's price); the more of it rests on "
+                        "assumed prices, the less the totals below are worth."))
+    if bill.missing:
+        out.append(para("Not priced (left out of the CapEx): " + ", ".join(bill.missing) + "."))
+    out += ["<h2>Site figures of the TCO</h2>",
+            table(["Figure", "Value", "Basis, source"], site, [30, 12, 58], "lrl", small=True),
+            "<h2>Cost per mode</h2>",
+            table(heads, per_mode, [100 - width * len(names), *[width] * len(names)],
+                  "l" + "r" * len(names), small=True)]
+    for x in c.modes.values():
+        out += [para(f"{LABEL.get(x.mode, x.mode)}: {s}.", small=True) for s in x.swaps]
+    backs = payback_lines(c, RUN_LABEL)  # the CLI's sentences, word for word
+    if backs:
+        out += ["<h2>Payback of the adapters</h2>",
+                "<ul>" + "".join(f"<li>{_esc(t)}</li>" for t in backs) + "</ul>"]
+    return "".join(out)
 
 
 def _reasons(data: ReportData) -> list[str]:
@@ -719,6 +800,7 @@ def _sections(data: ReportData, sizes: dict) -> list[str]:
             _results(data, sizes["breakdown"]),
             _utilization(data, {k: sizes[k] for k in ("gpu-utilization", "cpu-dpu-utilization")}),
             _comparison(data),
+            _costs(data),
             _bottlenecks(data),
             _assumptions(data)]
 
