@@ -10,13 +10,16 @@ from __future__ import annotations
 import json
 import math
 
-from designer.commands.run import _num, add_engine_options, prepare
+from designer.commands import COMMANDS
+from designer.commands.run import _num, add_engine_options, check_finite, prepare
+from designer.console import shown
 from designer.engine.resources import INFRA_TASKS
+from designer.errors import ResultError
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "compare", help="the design host-managed vs SmartNIC vs DPU-offloaded, side by side",
+        "compare", help=COMMANDS["compare"],
         description="Run the design three times: every server host-managed (plain NICs; the host "
                     "CPU runs the network, storage, crypto and virtualization stacks), "
                     "SmartNIC-offloaded (ConnectX inline crypto and ASAP2 switching, RDMA kept, "
@@ -35,6 +38,13 @@ def run(args) -> int:
 
     design, catalog, seed, kwargs = prepare(args)
     cmp = compare(design, catalog, seed=seed, **kwargs)
+    from designer.engine.compare import LABEL
+
+    for name, result in cmp.runs.items():  # each mode's run, as run checks its one
+        try:
+            check_finite(result)
+        except ResultError as exc:
+            raise ResultError(f"{LABEL.get(name, name)} run: {exc}") from None
     if args.json:
         print(json.dumps(cmp.to_json(), indent=1))
     else:
@@ -47,6 +57,10 @@ def _pct(v: float) -> str:
 
 
 def format_table(cmp) -> str:
+    """The comparison as text, one line per figure. Every line goes through
+    :func:`designer.console.shown`: the notes, differences, bottlenecks and warnings carry design
+    text (component and workload names), and one of them with a line break in it would forge a
+    line of its own; the table's own text has no character that ``shown`` changes."""
     from designer.engine.compare import LABEL, loading
 
     names = list(cmp.runs)
@@ -135,4 +149,4 @@ def format_table(cmp) -> str:
         if r.bottlenecks:
             lines += ["", f"bottlenecks, {LABEL[n]}"] + [f"  {i + 1}. {b}" for i, b in enumerate(r.bottlenecks[:6])]
         lines += [f"warning ({LABEL[n]}): {w}" for w in r.warnings]
-    return "\n".join(lines)
+    return "\n".join(map(shown, lines))

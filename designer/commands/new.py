@@ -7,7 +7,10 @@ option that the chosen template does not take is refused.
 from __future__ import annotations
 
 import argparse
+import sys
 
+from designer.commands import COMMANDS
+from designer.console import shown
 from designer.errors import UsageError
 
 _TYPES = {"int": int, "float": float, "str": str, "choice": str}
@@ -26,11 +29,13 @@ def _all_options() -> dict[str, object]:
 def register(subparsers: argparse._SubParsersAction) -> None:
     from designer.topology.templates import TEMPLATES
 
-    p = subparsers.add_parser("new", help="generate a design from a template",
+    p = subparsers.add_parser("new", help=COMMANDS["new"],
                               description="Generate a design from a template and save it.")
     p.add_argument("--template", required=True, choices=list(TEMPLATES),
                    help="; ".join(f"{t.name}: {t.help}" for t in TEMPLATES.values()))
-    p.add_argument("-o", "--output", required=True, metavar="FILE", help="design file to write")
+    p.add_argument("-o", "--output", required=True, metavar="FILE",
+                   help="design file to write (- for standard output: the command's own lines "
+                        "then go to standard error)")
     p.add_argument("--workload", default=None, metavar="ID",
                    help="catalog workload saved with the design, its published global batch kept "
                         "and a layout saved that divides it on the design's GPUs (tp and cp as "
@@ -42,11 +47,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     for name, opt in _all_options().items():
         defaults = {t.name: o.default for t in TEMPLATES.values() for o in t.options if o.name == name}
         only = "" if len(defaults) == len(TEMPLATES) else f"; {', '.join(defaults)} only"
-        shown = (repr(opt.default) if len(set(map(repr, defaults.values()))) == 1
+        default = (repr(opt.default) if len(set(map(repr, defaults.values()))) == 1
                  else ", ".join(f"{v!r} ({t})" for t, v in defaults.items()))
         p.add_argument("--" + name.replace("_", "-"), dest=name, type=_TYPES[opt.type], default=None,
                        choices=opt.choices or None, metavar=None if opt.choices else opt.type.upper(),
-                       help=f"{opt.help} (default: {shown}{only})")
+                       help=f"{opt.help} (default: {default}{only})")
     p.set_defaults(func=run)
 
 
@@ -99,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from designer.safeio import check_output_path
+    from designer.safeio import check_output_path, is_console
     from designer.topology import fileformat
     from designer.topology.catalog import load_catalog
     from designer.topology.templates import TEMPLATES
@@ -124,14 +129,17 @@ def _run(args: argparse.Namespace) -> int:
     problems = validate(design)
     errors = sum(p.severity == "error" for p in problems)
     topo = design.topology
-    print(f"wrote {args.output}: {len(topo.servers())} servers, {len(topo.switches())} switches, "
-          f"{len(topo.links)} links ({errors} design errors, {len(problems) - errors} warnings)")
+    # the design on standard output (-o -) is data: the command's own lines go to stderr then
+    out = sys.stderr if is_console(args.output) else sys.stdout
+    where = "standard output" if is_console(args.output) else shown(args.output)
+    print(f"wrote {where}: {len(topo.servers())} servers, {len(topo.switches())} switches, "
+          f"{len(topo.links)} links ({errors} design errors, {len(problems) - errors} warnings)", file=out)
     w = design.workload
     from designer.engine.fit import design_gpus, layout_of
 
     gpus, _ = design_gpus(design, catalog)
     if gpus and catalog.workload(w["preset"]).get("global_batch"):
         lay = layout_of(w, catalog, gpus)
-        print(f"workload {w['preset']}: global batch {w['global_batch']}, layout {lay.label()} on "
-              f"{lay.gpus} of {gpus} GPUs ('dpu-designer plan' searches the others)")
+        print(f"workload {shown(w['preset'])}: global batch {w['global_batch']}, layout {lay.label()} "
+              f"on {lay.gpus} of {gpus} GPUs ('dpu-designer plan' searches the others)", file=out)
     return 0
