@@ -195,3 +195,26 @@ def test_the_coverage_check_finds_a_file_left_out(tmp_path):
     assert _package_data_misses(tmp_path, ["**/*.png"]) == ["app.desktop"]
     assert _package_data_misses(tmp_path, ["**/*.png", "**/*.desktop"]) == []
     assert "dpu-designer.desktop" in {p.name for p in (ROOT / "resources").iterdir()}
+
+
+def test_plan_apply_on_stdin_is_a_filter_design_out_table_on_stderr(monkeypatch, capsys):
+    import io
+    import sys
+
+    stdin = io.TextIOWrapper(io.BytesIO(EXAMPLE_PATH.read_bytes()), encoding="utf-8")
+    monkeypatch.setattr(sys, "stdin", stdin)
+    assert main(["plan", "-", "--apply", "--top", "2", "--evaluate", "2"]) == 0
+    out, err = capsys.readouterr()
+    design = fileformat.loads(out, source="<stdout>")
+    assert design.workload != fileformat.load(EXAMPLE).workload
+    assert err.startswith("plan      ") and err.splitlines()[-1].endswith(" to standard output")
+
+
+def test_plan_apply_on_stdin_with_json_is_refused(monkeypatch, capsys):
+    import io
+    import sys
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(EXAMPLE_PATH.read_bytes())))
+    assert main(["plan", "-", "--apply", "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "--apply on - and --json both write" in err

@@ -8,18 +8,22 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING, Any
 
 from designer.commands import COMMANDS
 from designer.console import shown
 from designer.errors import UsageError
 
+if TYPE_CHECKING:
+    from designer.topology.templates import Option
+
 _TYPES = {"int": int, "float": float, "str": str, "choice": str}
 
 
-def _all_options() -> dict[str, object]:
+def _all_options() -> dict[str, Option]:
     from designer.topology.templates import TEMPLATES
 
-    seen: dict[str, object] = {}
+    seen: dict[str, Option] = {}
     for template in TEMPLATES.values():
         for opt in template.options:
             seen.setdefault(opt.name, opt)
@@ -55,7 +59,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def check_numbers(template, given: dict[str, object], catalog) -> None:
+def check_numbers(template, given: dict[str, Any], catalog) -> None:
     """Every numeric option is a finite number within its template minimum, and no count option
     makes a design that the file format cannot hold (so that nothing is built for minutes before
     being refused): a count beyond :data:`fileformat.MAX_COMPONENTS` components is refused, and

@@ -33,7 +33,8 @@ def register(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--apply", action="store_true",
-                     help="save the best layout into FILE's workload")
+                     help="save the best layout into FILE's workload (FILE - : the design goes "
+                          "to standard output, the table to standard error)")
     out.add_argument("-o", "--output", metavar="OUT.json",
                      help="save the design with the best layout to OUT.json (FILE is not changed; - for "
                           "standard output: the table then goes to standard error)")
@@ -64,12 +65,16 @@ def run(args: argparse.Namespace) -> int:
 
     from designer.safeio import check_output_path, is_console
 
-    to_console = bool(args.output) and is_console(args.output)
+    # where the design is saved: -o, or FILE itself with --apply (a design read from standard
+    # input, ``-``, is written back to standard output: plan as a filter)
+    target = args.output or (args.file if args.apply else None)
+    to_console = target is not None and is_console(target)
     if args.output:
         check_output_path(args.output, inputs=[args.file], what="-o")
-        if to_console and args.json:
-            raise UsageError(f"-o {shown(args.output)} and --json both write to standard output; "
-                             "save the design to a file (-o OUT.json)")
+    if to_console and args.json:
+        given = f"-o {shown(args.output)}" if args.output else f"--apply on {shown(args.file)}"
+        raise UsageError(f"{given} and --json both write to standard output; save the design to "
+                         "a file (-o OUT.json)")
     design = load_design(args.file)
     apply_sets(design, args.sets)
     catalog = load_catalog()
