@@ -33,8 +33,9 @@ def register(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--apply", action="store_true",
-                     help="save the best layout into FILE's workload (FILE - : the design goes "
-                          "to standard output, the table to standard error)")
+                     help="save the best layout into FILE's workload (FILE -, read from standard "
+                          "input: the design goes to standard output, the table to standard "
+                          "error)")
     out.add_argument("-o", "--output", metavar="OUT.json",
                      help="save the design with the best layout to OUT.json (FILE is not changed; - for "
                           "standard output: the table then goes to standard error)")
