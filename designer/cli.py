@@ -158,13 +158,19 @@ def console() -> None:
     a terminated run removes its temporary output file as an interrupted one does (the window
     keeps Qt's handling); and at the end the output is flushed here, so that a reader gone away
     (``| head``) is not an error and a full disk is one line and exit 1, not Python's "Exception
-    ignored" at interpreter exit."""
+    ignored" at interpreter exit; a command whose standard output is closed exits 1."""
     argv = sys.argv[1:]
     headless = bool(argv) and argv[0] in COMMANDS
     if headless:
         with contextlib.suppress(ValueError, OSError):  # not in the main thread: leave it
             signal.signal(signal.SIGTERM, _terminate)
     code = main(argv)
+    if headless and code == 0 and real(sys.stdout) is None:
+        # closed (``>&-``): what the command printed went nowhere, which is no success
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            print("error: standard output is closed (>&-), so the command's output was lost; "
+                  "send it to a file (> out.txt) or to /dev/null", file=sys.stderr, flush=True)
+        code = 1
     sys.exit(_flushed(code))
 
 

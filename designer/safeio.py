@@ -107,6 +107,17 @@ def console_target(path: PathLike) -> int | None:
     return None
 
 
+#: the words every message uses for the two output streams (:func:`stream_name`)
+STREAM_NAMES = {1: "standard output", 2: "standard error"}
+
+
+def stream_name(path: PathLike | None) -> str | None:
+    """"standard output" or "standard error" for a ``path`` that :func:`console_target` finds
+    written to that stream, else None: messages name the stream the data really went to."""
+    fd = None if path is None else console_target(path)
+    return STREAM_NAMES.get(fd) if fd else None
+
+
 def is_console(path: PathLike | None) -> bool:
     """Whether ``path`` is written to standard output or error (:func:`console_target`): a
     command then says what it did on stderr, not mixed into the data on stdout."""

@@ -95,9 +95,10 @@ def test_output_that_cannot_be_written_is_one_line_and_code_1(design, big):
     assert done.stderr.decode().strip() == "error: cannot write the output: No space left on device"
 
 
-def test_closed_streams_are_not_an_error(design, tmp_path):
-    """Output closed (``>&-``, ``2>&-``): Python has no stream object then; the command's code
-    stands (0 for a sound design, 2 for a missing file), nothing is raised."""
+def test_closed_streams_are_one_line_not_a_traceback(design, tmp_path):
+    """Output closed (``>&-``, ``2>&-``): Python has no stream object then. A closed stdout lost
+    the command's output: exit 1 and one line on stderr; a closed stderr alone loses nothing (0
+    for a sound design); a failing command keeps its code (2 for a missing file)."""
     def closed(*fds):
         return lambda: [os.close(fd) for fd in fds]
 
@@ -105,7 +106,8 @@ def test_closed_streams_are_not_an_error(design, tmp_path):
     base = [sys.executable, "-m", "designer.cli", "validate"]
     ok = subprocess.run(base + [str(design)], env=env, cwd=ROOT, preexec_fn=closed(1),
                         stderr=subprocess.PIPE, timeout=120)
-    assert ok.returncode == 0 and b"Traceback" not in ok.stderr
+    assert ok.returncode == 1 and b"Traceback" not in ok.stderr
+    assert ok.stderr.decode().count("\n") == 1 and b"standard output is closed" in ok.stderr
     assert subprocess.run(base + [str(design)], env=env, cwd=ROOT, preexec_fn=closed(2),
                           stdout=subprocess.DEVNULL, timeout=120).returncode == 0
     assert subprocess.run(base + [str(tmp_path / "missing.json")], env=env, cwd=ROOT,

@@ -41,3 +41,14 @@ def test_nvls_tree_runs_across_servers_and_explains_itself_on_one(capsys):
     assert main(["collective", EXAMPLE, "--algorithm", "nvls_tree", "--gpus", "8"]) == 2
     err = capsys.readouterr().err
     assert "NVLink SHARP inside, a tree between" in err and "use one of" in err
+
+
+def test_alltoall_on_8_plus_1_gpus_is_set_by_the_lone_rank(capsys):
+    # the lone GPU of the second server sends 8/9 x 64 MiB over its one 46.9 GB/s rail
+    times = {}
+    for gpus in ("9", "12", "16"):
+        assert main(["collective", EXAMPLE, "--op", "alltoall", "--gpus", gpus, "--min", "64M",
+                     "--max", "64M"]) == 0
+        times[gpus] = float(capsys.readouterr().out.splitlines()[-1].split()[1]) * 1e-6
+    assert times["9"] >= 64 * 2 ** 20 * 8 / 9 / (400 / 8 * coll.NET_EFFICIENCY * 1e9)
+    assert times["9"] > times["12"] > times["16"]

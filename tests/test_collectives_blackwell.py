@@ -28,7 +28,10 @@ def test_the_nvls_ceiling_is_the_8_gpu_measurement():
     assert coll.NVLS_BUSBW_CAP_GBPS[5] == REF["b200_8gpu_allreduce"]["busbw_GBps"]
 
 
-def test_8x_b200_all_reduce_within_10_percent():
+def test_8x_b200_calibration_point_is_reproduced():
+    """Not a check: the 8x B200 busbw (NVIDIA/nccl#1807) is the figure NVLS_BUSBW_CAP_GBPS[5] is
+    taken from, so this only shows the cap reaches its own calibration point through NVLS; the
+    check of the ceiling is the NVL72 test below (72 GPUs, a measurement the cap was not set on)."""
     got = coll.best("allreduce", BIG, domain(8))
     assert got.algorithm == "nvls"
     assert got.busbw_GBps == pytest.approx(REF["b200_8gpu_allreduce"]["busbw_GBps"], rel=BAND)

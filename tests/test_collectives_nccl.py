@@ -126,3 +126,30 @@ def test_one_server_all_reduce_by_gpu_count(gpus):
         assert low * 0.97 <= got <= high * 1.03
     else:
         assert got == pytest.approx(want, rel=0.05)
+
+
+def test_alltoall_with_a_lone_rank_on_a_server_is_set_by_its_rail():
+    # 8 + 1 GPUs: the lone rank sends 8/9 of its data over its one rail, the slowest rank
+    line = H["nic_line_Gbps"] / 8
+    g = coll.GroupShape(ranks=9, nodes=2, nvlink_GBps=450, nvswitch=True,
+                        net_GBps=line * coll.NET_EFFICIENCY, net_line_GBps=line, min_local=1)
+    nbytes = 64 * 2 ** 20
+    floor = nbytes * 8 / 9 / (g.net_GBps * 1e9)
+    t = coll.cost("alltoall", nbytes, g, "pairwise").time_s
+    assert floor <= t < floor + 20e-6  # plus one network latency
+    even = coll.cost("alltoall", nbytes, coll.GroupShape(**{**g.__dict__, "ranks": 16, "min_local": 0}),
+                     "pairwise").time_s
+    uneven = coll.cost("alltoall", nbytes, coll.GroupShape(**{**g.__dict__, "ranks": 12, "min_local": 4}),
+                       "pairwise").time_s
+    assert uneven > even * 1.2  # 8 + 4: a rank of the 4 sends 8/12 remote, not 8/16
+
+
+def test_dispatch_without_a_network_is_refused_as_pairwise_is():
+    from designer.errors import UsageError
+
+    g = coll.GroupShape(ranks=16, nodes=2, nvlink_GBps=450, net_GBps=0.0)
+    assert coll.cost("alltoall", 1e6, g, "pairwise") is None
+    with pytest.raises(UsageError, match="no algorithm can run alltoall"):
+        coll.best("alltoall", 1e6, g)
+    with pytest.raises(UsageError, match="no algorithm can run alltoall"):
+        coll.dispatch_s(1e6, 5e5, g)

@@ -32,7 +32,7 @@ def _published(key):
 
 
 @pytest.mark.parametrize("blackwell", ["b200", pytest.param("gb200", marks=pytest.mark.xfail(
-    strict=True, reason="GB200/H100 3.09 vs 2.66: the GB200 case's own +15% (GAPS below), H100 within 1%"))])
+    strict=True, reason="GB200/H100 3.10 vs 2.66: the GB200 case's own +14% (GAPS below), H100 within 2%"))])
 def test_blackwell_over_hopper_within_10_percent(blackwell):
     """Published: B200/H100 = 2265/1297 = 1.75, GB200/H100 = 2.66 per GPU (the issue: the engine
     gave 2.35 where runs show ~1.65)."""
@@ -43,16 +43,16 @@ def test_blackwell_over_hopper_within_10_percent(blackwell):
 
 #: each case's error and its parts (the prediction is the engine's sum of them)
 PARTS = {
-    "h100": "-1%: compute 82% of the step, of it host-bound MoE launches 37 of 164 ms per micro-batch "
-            "(moe_host_sync, no CUDA graphs in this recipe: 8 x 58/61 MoE layers x (1.69 + 3.21) ms), "
+    "h100": "-2%: compute 82% of the step, of it host-bound MoE launches 39 of 166 ms per micro-batch "
+            "(moe_host_sync, no CUDA graphs in this recipe: 8 MoE layers x (1.69 + 3.21) ms), "
             "ep_comm 11% (DeepEP dispatch hidden behind the other micro-batch, 20 of 132 SMs taken), straggler 4%",
-    "b200": "+6%: compute 78% (host-bound launches 19 of 83 ms per micro-batch, no CUDA graphs), bubble 10% "
+    "b200": "+5%: compute 78% (host-bound launches 20 of 84 ms per micro-batch, no CUDA graphs), bubble 10% "
             "(pp 16, 128 micro-batches), exposed all-to-all 8% (no overlap in this recipe)",
 }
 #: the case still outside the band, by its parts (strict: the test fails once it is inside)
 GAPS = {
-    "gb200": "+15%: compute 80% (host-bound launches 26 of 206 ms per micro-batch: the sync's 1.69 ms per "
-             "MoE layer only, cuda_graphs on), exposed NVLink dispatch 15% (EP 64 inside one rack); the "
+    "gb200": "+14%: compute 80% (host-bound launches 27 of 208 ms per micro-batch: the sync's 1.69 ms per "
+             "MoE layer only, cuda_graphs on), exposed NVLink dispatch 14% (EP 64 inside one rack); the "
              "recipe graphs only the router and EP preprocess (cuda_graph_scope moe_router, moe_preprocess), "
              "not attention, whose share of the 3.21 ms the graphs save is not separable in the measurement "
              "and is not charged; and the sync figure is a lower bound ('at least 10%')",
@@ -208,10 +208,38 @@ def test_host_bound_moe_time_is_charged_per_moe_layer_by_the_switches():
     assert W.MOE_GRAPHABLE_HOST_S == pytest.approx(saved / passes, rel=0.01)
 
     w, ct = _compute("b200")
-    moe_layers = w.stage_layers * 58 / 61
+    moe_layers = min(w.stage_layers, 58)  # every slot of a stage past the 3 dense layers
     assert ct.host_s == pytest.approx(moe_layers * (W.MOE_SYNC_HOST_S + W.MOE_GRAPHABLE_HOST_S))
     assert ct.micro_batch_s == pytest.approx(ct.gemm_s + ct.memory_s + ct.host_s)
     assert _compute("b200", cuda_graphs=True)[1].host_s == pytest.approx(moe_layers * W.MOE_SYNC_HOST_S)
     assert _compute("b200", moe_host_sync=False)[1].host_s == 0
     dense = W.Workload(layers=4, hidden=1024, heads=8, seq_len=1024, dp=1, global_batch=1, moe_host_sync=True)
     assert W.moe_host_s(dense) == 0
+
+
+def _study():
+    """The Megatron-LM GB200 DeepSeek-V3 study's job (docs/discussions/deepseek-v3-gb200-optimization,
+    2025-11): 256 GB200, TP1 PP8 VPP4 EP32, micro-batch 1, global batch 2,048, no MTP."""
+    job = dict(FT._load("moe_reference.json")["deepseek_v3"]["workload"])
+    job = {k: v for k, v in job.items() if k in W._FIELD_NAMES}
+    job.update(tp=1, pp=8, interleave=4, ep=32, dp=32, global_batch=2048, micro_batch=1, seq_len=4096,
+               mtp_layers=0, moe_host_sync=True, cuda_graphs=True)
+    return W.Workload(**job)
+
+
+def test_the_host_bound_constants_give_back_the_study_they_are_calibrated_on():
+    """The study's step at 970 TFLOP/s is the engine's FLOPs / 970e12; removing the time
+    moe_host_s charges for the sync over its 64 micro-batches makes it the study's "at least 10%"
+    faster, and turning its CUDA graphs off adds what the graphs saved there (610.71 -> 663.27 and
+    797.67 -> 829.93 TFLOP/s): the busiest GPU's 8 MoE layers, not 8 x 58/61."""
+    from dataclasses import replace
+
+    study = _study()
+    assert min(study.stage_layers, study.moe_layers) == 8
+    flops = W.model_flops_per_iteration(study, recompute=False) / 256
+    step = flops / 970e12
+    sync = W.moe_host_s(study) * study.micro_batches
+    assert step / (step - sync) == pytest.approx(1.10, rel=1e-3)
+    graphs = (W.moe_host_s(replace(study, cuda_graphs=False)) - W.moe_host_s(study)) * study.micro_batches
+    saved = flops * (1 / 610.71e12 - 1 / 663.27e12 + 1 / 797.67e12 - 1 / 829.93e12)
+    assert graphs == pytest.approx(saved, rel=0.005)

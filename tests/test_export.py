@@ -11,7 +11,7 @@ import pytest
 
 from designer.cli import main
 from designer.paths import resources_dir
-from designer.report import cabling
+from designer.services import cabling
 from designer.topology.catalog import load_catalog
 from designer.topology.fileformat import load
 
@@ -86,7 +86,7 @@ def test_bom_counts_match_the_design(exported):
 
 
 def test_prices_come_from_a_user_catalog(tmp_path, monkeypatch):
-    from designer.report.bom import bill_of_materials, planner_rows
+    from designer.services.bom import bill_of_materials, planner_rows
 
     (tmp_path / "switch.toml").write_text(
         '[[entry]]\nid = "qm9700"\nname = "QM9700"\nports = 64\nport_speed_Gbps = 400\n'

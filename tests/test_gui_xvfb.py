@@ -157,3 +157,88 @@ def test_the_cli_says_what_is_missing_in_one_line_and_exits_2(tmp_path, monkeypa
     monkeypatch.setattr(platform_check, "XCB_LIBRARIES", {})
     assert cli.main([]) == 2
     assert "DISPLAY is not set" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ issue 23: one number per fact
+def _table_row(layout: str, label: str) -> list[str]:
+    """The figures of the report table row named ``label`` in ``pdftotext -layout`` text (a long
+    label wraps onto the next line, its figures stay on the first)."""
+    import re
+
+    lines = layout.splitlines()
+    for i, line in enumerate(lines):
+        m = re.match(r"\s*(.+?)\s{2,}(\S.*)$", line)
+        if not m or not label.startswith(m.group(1)):
+            continue
+        head, rest = m.group(1), m.group(2)
+        if head != label:
+            tail = lines[i + 1].strip() if i + 1 < len(lines) else ""
+            if f"{head} {tail}" != label:
+                continue
+        return rest.split()
+    raise AssertionError(f"no row '{label}' in the report")
+
+
+def _pdf_text(path) -> str:
+    out = subprocess.run(["pdftotext", "-layout", str(path), "-"], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_template_edit_run_report_show_one_number_per_fact_under_x(xvfb, tmp_path):
+    """Issue 23's acceptance: under a real X server, New from template (64 BlueField-3 servers,
+    rail-optimized) -> make one link one lane -> Run -> report and cabling CSV. The status bar, the
+    Engine results, the Timelines table, the report text and the CSV give the same cable count,
+    iteration time and training times, each under the same name."""
+    import csv
+    import re
+
+    if shutil.which("pdftotext") is None:
+        pytest.skip("pdftotext (poppler-utils) is needed to read the report's text")
+    from designer.cli import main
+    from designer.report.names import STEADY_DAYS, TIMELINE_DAYS
+
+    env = {**os.environ, "DISPLAY": xvfb, "QT_QPA_PLATFORM": "xcb", "HOME": str(tmp_path),
+           "XDG_CONFIG_HOME": str(tmp_path / "config"), "PYTHONPATH": str(ROOT)}
+    probe = ROOT / "tests" / "xvfb_acceptance_probe.py"
+    out = subprocess.run([sys.executable, str(probe), str(tmp_path)], env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    info = json.loads(out.stdout.strip().splitlines()[-1])
+    assert info["platform"] == "xcb" and info["finished"], info
+    assert info["servers"] == 64
+    # the status bar names both figures: the canvas's links and the physical cables
+    found = re.search(r"([\d,]+) links \(([\d,]+) cables\)", info["status"])
+    assert found, info["status"]
+    links, cables = (int(g.replace(",", "")) for g in found.groups())
+    assert cables > links  # the rail links are two-lane: the numbers differ, so the names matter
+    # the cabling CSV: one row per cable
+    design_file = info["design"]
+    plan = tmp_path / "cabling.csv"
+    assert main(["export", design_file, "--cabling", str(plan)]) == 0
+    with open(plan, newline="", encoding="utf-8") as fh:
+        assert sum(1 for _ in csv.DictReader(fh)) == cables
+    # the report: the same cable total, iteration and training times under the same names
+    pdf = tmp_path / "report.pdf"
+    assert main(["report", design_file, "-o", str(pdf)]) == 0
+    layout = _pdf_text(pdf)
+    text = re.sub(r"\s+", " ", layout)
+    assert _table_row(layout, "Total cables")[-1] == f"{cables:,}", "report cable total"
+    assert f"{links:,} links ({cables:,} cables)" in text
+    host, dpu = info["results"]["host"], info["results"]["dpu"]
+    # Engine results (4 significant digits) and the report (3) round the same engine figure
+    shown = [float(v) for v in (info["iteration"][0], info["iteration"][-1])]
+    assert shown == pytest.approx([host["iteration_time_s"], dpu["iteration_time_s"]], rel=5e-4)
+    row = _table_row(layout, "Iteration time (s)")  # host, SmartNIC, DPU, ...
+    assert float(row[0]) == pytest.approx(host["iteration_time_s"], rel=5e-3)
+    assert float(row[2]) == pytest.approx(dpu["iteration_time_s"], rel=5e-3)
+    # steady-state training days: the window's text is the report's, to the digit
+    steady = info["steady_days"]
+    assert steady[0] == f"{host['training_time_days']:,.1f}"
+    assert _table_row(layout, STEADY_DAYS)[0] == steady[0]
+    # the timeline's training time, under the report's name and with its value (both tables)
+    timeline = info["timeline_days"]
+    assert _table_row(layout, TIMELINE_DAYS)[:1] == timeline[:1], (TIMELINE_DAYS, timeline)
+    # both plot rows fit at the default window size (no scrolling)
+    assert info["plots_scroll"] == 0, info

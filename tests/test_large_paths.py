@@ -107,7 +107,7 @@ def test_the_cable_summary_counted_with_arrays_is_the_summary_of_every_cable(cat
     several speeds: the same counts as summarising each cable (``cabling.cables``)."""
     from designer.topology.model import replace_item as replace
 
-    from designer.report import cabling
+    from designer.services import cabling
     from designer.topology.templates import fat_tree, leaf_spine, nvl72
 
     designs = [leaf_spine(servers=8, catalog=catalog), fat_tree(k=4, catalog=catalog),

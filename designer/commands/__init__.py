@@ -20,7 +20,7 @@ COMMANDS: dict[str, str] = {
     "compare": "the design host-managed vs SmartNIC vs DPU-offloaded, side by side",
     "sweep": "training time and MFU against one design parameter, host vs DPU",
     "cost": "bill of materials with prices, CapEx, TCO, tokens per dollar/kW/rack unit, DPU payback",
-    "optimize": "search design choices for the best training time or cost",
+    "optimize": "search designs for a target (workload, GPUs, days, budget): Pareto front of cost, time, energy",
     "report": "write the design report (PDF, optionally PNG figures)",
     "export": "cabling plan and bill of materials (CSV), rack elevation (SVG/PNG)",
     "schema": "print the JSON Schema of the design file format",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from designer.commands.run import _positive_int, load_design
 from designer.errors import UsageError
@@ -93,8 +94,26 @@ def forced_problem(op: str, algorithm: str, shape) -> str | None:
     if algorithm in usable or not usable:
         return None
     where = f"{shape.ranks} GPUs on {shape.nodes} server{'s' if shape.nodes > 1 else ''}"
+    if op == "alltoall":  # no reduction or ring order: none of the ring/tree algorithms runs it
+        return (f"--algorithm {algorithm} does not apply to alltoall: an all-to-all is not a ring, "
+                f"tree or in-network collective, every rank sends to every other rank at once; "
+                f"use one of {', '.join(usable)}")
     return (f"--algorithm {algorithm} does not apply to {op} on {where}: it needs "
             f"{_NEEDS[algorithm]}; use one of {', '.join(usable)}")
+
+
+def fewest_local(design, catalog, n: int) -> int:
+    """Fewest GPUs of the first ``n`` (placed server by server, as ``group_shape_for`` places
+    them) on one server: 9 GPUs on 8-GPU servers are 8 + 1, so 1."""
+    import numpy as np
+
+    from designer.engine import network as net
+    from designer.engine.placement import place, servers_of
+    from designer.engine.workload import Workload
+
+    servers = servers_of(design, catalog, net.fabric_of(design.topology))
+    counts = np.bincount(place(Workload(tp=1, pp=1, dp=n, global_batch=n), servers).server)
+    return int(counts[counts > 0].min())
 
 
 def run(args) -> int:
@@ -112,6 +131,7 @@ def run(args) -> int:
     catalog = load_catalog()
     report_problems(catalog)
     shape = group_shape_for(design, catalog, args.gpus, scenario=scenario)
+    shape = replace(shape, min_local=fewest_local(design, catalog, shape.ranks))
     if shape.ranks < 2:
         where = "--gpus 1" if args.gpus else "the design has one GPU"
         raise UsageError(f"{where}: a collective on one GPU moves no data, so it takes no time and has "

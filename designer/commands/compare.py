@@ -34,21 +34,22 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from designer.engine.compare import compare
+    from designer.commands.cost import format_costs
+    from designer.engine.compare import LABEL, compare
+    from designer.services.cost import costs
 
     design, catalog, seed, kwargs = prepare(args)
     cmp = compare(design, catalog, seed=seed, **kwargs)
-    from designer.engine.compare import LABEL
-
     for name, result in cmp.runs.items():  # each mode's run, as run checks its one
         try:
             check_finite(result)
         except ResultError as exc:
             raise ResultError(f"{LABEL.get(name, name)} run: {exc}") from None
+    money = costs(design, catalog, cmp)  # the `cost` command's figures of these runs
     if args.json:
-        print(json.dumps(cmp.to_json(), indent=1))
+        print(json.dumps({**cmp.to_json(), "costs": money.to_json()}, indent=1))
     else:
-        print(format_table(cmp))
+        print(format_table(cmp) + "\n\n" + format_costs(money, bill=False))
     return 0
 
 

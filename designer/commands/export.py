@@ -1,8 +1,8 @@
 """``dpu-designer export FILE [--cabling OUT.csv] [--bom OUT.csv] [--elevation OUT.svg|.png]``.
 
 What a planner orders and installs from: the cabling plan (one row per cable, its ends and ports,
-cable type and length class: ``designer.report.cabling``), the bill of materials with cables and
-transceivers (``designer.report.bom.planner_rows``) and the rack elevation picture
+cable type and length class: ``designer.services.cabling``), the bill of materials with cables and
+transceivers (``designer.services.bom.planner_rows``) and the rack elevation picture
 (``designer.report.elevation``). Every file is checked before any work (not a folder, device, pipe
 or the design itself; no two outputs the same) and written atomically (``designer.safeio``).
 ``--cabling -`` or ``--bom -`` writes that table to standard output; what the command says about
@@ -43,7 +43,7 @@ def register(subparsers) -> None:
 
 
 def _outputs(args) -> dict[str, str]:
-    from designer.safeio import check_output_path, is_console, is_stdin
+    from designer.safeio import check_output_path, is_console, is_stdin, stream_name
 
     outs = {opt: getattr(args, opt) for opt in ("cabling", "bom", "elevation")
             if getattr(args, opt) is not None}
@@ -65,7 +65,7 @@ def _outputs(args) -> dict[str, str]:
             if os.path.splitext(str(path))[1].lower() not in FORMATS:
                 raise UsageError(f"--elevation {path}: name the picture .svg or .png")
         if str(target) in seen:
-            what = "standard output" if console else f"the same file {path}"
+            what = stream_name(path) if console else f"the same file {path}"
             raise UsageError(f"--{opt} and --{seen[str(target)]} both name {what}; "
                              "give each output its own file")
         seen[str(target)] = opt
@@ -88,12 +88,12 @@ def write_csv(path: str, header, rows, *, inputs) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from designer.report import cabling
-    from designer.report.bom import PLAN_COLUMNS, bill_of_materials, planner_rows
+    from designer.services import cabling
+    from designer.services.bom import PLAN_COLUMNS, bill_of_materials, planner_rows
     from designer.topology.catalog import load_catalog, report_problems
 
     from designer.commands.run import load_design
-    from designer.safeio import is_console, is_stdin
+    from designer.safeio import console_target, is_stdin
 
     outs = _outputs(args)
     rack_ids = [r.strip() for r in args.racks.split(",") if r.strip()] if args.racks else None
@@ -129,16 +129,19 @@ def run(args: argparse.Namespace) -> int:
         if too_long:
             lines.append(f"warning: {too_long} cables run longer than 2 km (no optic reaches): "
                          f"move their racks closer on the canvas")
-    out = sys.stderr if any(is_console(p) for p in outs.values()) else sys.stdout
-    print("\n".join(map(shown, lines)), file=out)
+    # the summary goes to the stream no output takes; with data on both, it is left out
+    taken = {console_target(p) for p in outs.values()}
+    out = next((s for fd, s in ((1, sys.stdout), (2, sys.stderr)) if fd not in taken), None)
+    if out is not None:
+        print("\n".join(map(shown, lines)), file=out)
     return 0
 
 
 def _name(path: str) -> str:
     """An output as the summary names it."""
-    from designer.safeio import is_console
+    from designer.safeio import stream_name
 
-    return "standard output" if is_console(path) else path
+    return stream_name(path) or path
 
 
 def _check_models(design, catalog) -> None:

@@ -278,14 +278,14 @@ def run(args) -> int:
     is time spent for nothing (~0.3 s of a 131k-GPU run). They are unfrozen when the command
     ends, whichever way (``main`` may run in a longer-lived process, such as the tests)."""
     from designer.gcpause import collector_paused
-    from designer.safeio import is_console, is_stdin
+    from designer.safeio import console_target, is_stdin
 
     inputs = [args.file] + ([args.workload] if args.workload and os.path.lexists(args.workload) else [])
     if args.timeline is not None:  # refuse a bad output path before the engine runs
         from designer.safeio import check_output_path
 
         check_output_path(args.timeline, inputs=[p for p in inputs if not is_stdin(p)], what="--timeline")
-        if is_console(args.timeline) and args.json:
+        if console_target(args.timeline) == 1 and args.json:
             raise UsageError(f"--timeline {args.timeline} and --json both write to standard output; "
                              "write the timeline to a file (--timeline OUT.csv)")
     freeze = gc.isenabled() and not gc.get_freeze_count()
@@ -308,7 +308,7 @@ def _run(args, design, catalog, seed, kwargs, inputs) -> int:
     import sys
 
     from designer.engine.pipeline import run as engine_run
-    from designer.safeio import is_console
+    from designer.safeio import console_target, stream_name
 
     result = engine_run(design, catalog, seed=seed, **kwargs)
     check_finite(result)
@@ -328,11 +328,11 @@ def _run(args, design, catalog, seed, kwargs, inputs) -> int:
     if args.json:
         print(result.json_text(extra, indent=1))  # json.dumps' text, its links written from arrays
         return 0
-    out = sys.stderr if args.timeline and is_console(args.timeline) else sys.stdout
+    out = sys.stderr if args.timeline and console_target(args.timeline) == 1 else sys.stdout
     print(format_table(result, design), file=out)
     if args.timeline:
         t = extra["timeline"]
-        where = "standard output" if is_console(args.timeline) else args.timeline
+        where = stream_name(args.timeline) or args.timeline
         print(file=out)
         print(shown(f"timeline            {rows} rows written to {where}: "
                     f"{t['training_time_days']:.1f} days wall time, goodput {100 * t['goodput']:.1f}%, "

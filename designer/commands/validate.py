@@ -47,16 +47,16 @@ def run(args: argparse.Namespace) -> int:
     problems = validate(design)
     errors = sum(p.severity == "error" for p in problems)
     topo = design.topology
+    from designer.safeio import is_stdin
+
+    name = "standard input" if is_stdin(args.file) else args.file  # the same words in text and JSON
     if args.json:
-        print(json.dumps({"file": args.file, "components": len(topo.components), "links": len(topo.links),
+        print(json.dumps({"file": name, "components": len(topo.components), "links": len(topo.links),
                           "errors": errors, "warnings": len(problems) - errors,
                           "problems": problems_json(problems)}, indent=1))
         return 1 if errors else 0
     for problem in problems:
         print(shown(problem))
-    from designer.safeio import is_stdin
-
-    name = "standard input" if is_stdin(args.file) else args.file
     print(f"{shown(name)}: {len(topo.components)} components ({len(topo.servers())} servers, "
           f"{len(topo.switches())} switches, {len(topo.storage())} storage), {len(topo.links)} links: "
           f"{errors} errors, {len(problems) - errors} warnings")

@@ -101,7 +101,8 @@ PROTOCOLS = ("simple", "ll")
 
 @dataclass(frozen=True)
 class GroupShape:
-    """A communicator: ``ranks`` GPUs on ``nodes`` servers, ``ranks // nodes`` per server.
+    """A communicator: ``ranks`` GPUs on ``nodes`` servers, ``ranks // nodes`` per server, or
+    as few as ``min_local`` on one of them (0 = an even spread; 8 + 1 GPUs has ``min_local=1``).
 
     Rates are per GPU and per direction in GB/s. ``net_GBps`` is what one rank's rail achieves on
     the fabric under the phase's concurrent traffic (network stage); ``net_line_GBps`` the NIC line
@@ -123,6 +124,7 @@ class GroupShape:
     tree_depth: int = 1
     switch_latency_us: float = 0.5
     nvlink_gen: int = 0  #: NVLink generation (catalog ``nvlink_gen``); 0 = from the rate
+    min_local: int = 0  #: fewest of the group's ranks on one server; 0 = ``per_node``
 
     @property
     def generation(self) -> int:
@@ -142,6 +144,14 @@ class GroupShape:
     @property
     def per_node(self) -> int:
         return max(1, self.ranks // max(1, self.nodes))
+
+    @property
+    def fewest_local(self) -> int:
+        """Fewest of the group's ranks on one server: ``min_local``, else ``per_node`` (all of
+        them on one server)."""
+        if self.nodes <= 1:
+            return max(1, self.ranks)
+        return max(1, min(self.min_local or self.per_node, self.per_node))
 
     @property
     def intra_GBps(self) -> float:
@@ -324,16 +334,20 @@ def _nvls_tree(op: str, nbytes: float, g: GroupShape, proto: str) -> tuple[float
 def _pairwise(op: str, nbytes: float, g: GroupShape, proto: str) -> tuple[float, float] | None:
     """All-to-all as NCCL runs it (nccl-tests alltoall_perf; Megatron's and DeepEP-less MoE
     dispatch): every rank posts a send and a receive to every peer in one group, its ``nbytes``
-    spread evenly over the n ranks (derived). The share for ranks in other servers,
-    (n − local)/n, leaves over the rank's rail at ``net_GBps``, the rest over NVLink/PCIe
-    (``intra_GBps``), both at once; plus one network (or NVLink) latency, as the pairs are posted
-    together. Simple protocol only (the bulk transfers of MoE layers)."""
+    spread evenly over the n ranks (derived). A rank on a server holding ``local`` of the ranks
+    sends (n − local)/n of ``nbytes`` to ranks in other servers, over its rail at ``net_GBps``,
+    and (local − 1)/n over NVLink/PCIe (``intra_GBps``), both at once; plus one network (or
+    NVLink) latency, as the pairs are posted together. The call ends when the last rank is done:
+    a rank on the server with the fewest ranks (``fewest_local``, m) sends the most over its
+    rail, nbytes·(n − m)/n, and sets the network time (8 + 1 GPUs: the lone rank sends 8/9 of
+    its data over one rail). The NVLink share, (local − 1)/n, is taken at ``per_node`` (a fuller
+    server's NVLink time stays well below the rail's at NVLink's ~10x rate). Simple protocol only (the bulk transfers of MoE
+    layers)."""
     if op != "alltoall" or proto != "simple":
         return None
     n = max(g.ranks, 1)
-    local = g.per_node if g.nodes > 1 else n
-    remote = nbytes * (n - local) / n
-    intra = nbytes * (local - 1) / n
+    remote = nbytes * (n - g.fewest_local) / n
+    intra = nbytes * ((g.per_node if g.nodes > 1 else n) - 1) / n
     if remote > 0 and g.net_GBps <= 0:
         return None
     t_net = remote / (g.net_GBps * 1e9) if remote > 0 else 0.0
@@ -354,7 +368,9 @@ def dispatch_s(nbytes: float, remote_bytes: float, g: GroupShape) -> float:
     n = max(g.ranks, 1)
     if n < 2:
         return 0.0
-    t_net = remote_bytes / (g.net_GBps * 1e9) if remote_bytes > 0 and g.net_GBps > 0 else 0.0
+    if remote_bytes > 0 and g.net_GBps <= 0:  # as :func:`_pairwise`: no rail, no all-to-all
+        raise UsageError(_no_path("alltoall", g))
+    t_net = remote_bytes / (g.net_GBps * 1e9) if remote_bytes > 0 else 0.0
     t_in = nbytes * (n - 1) / n / (g.intra_GBps * 1e9) if g.intra_GBps > 0 else 0.0
     lat = (NET_LAT_US[("ring", "simple")] if g.nodes > 1 else g.intra_lat[("ring", "simple")]) * 1e-6
     return max(t_net, t_in) + lat
@@ -378,15 +394,20 @@ def cost(op: str, nbytes: float, g: GroupShape, algorithm: str, protocol: str = 
     return Choice(op, nbytes, algorithm, protocol, t, algbw, algbw * bus_factor(op, g.ranks))
 
 
+def _no_path(op: str, g: GroupShape) -> str:
+    """Why ``op`` cannot run on ``g`` at all (what, where, how to fix)."""
+    return (f"no algorithm can run {op} on a group of {g.ranks} GPUs: its GPUs have no "
+            f"usable NVLink or network bandwidth between them; check that every "
+            f"server's NICs/DPUs are cabled to the compute fabric ('dpu-designer "
+            f"validate' lists unconnected ones)")
+
+
 def best(op: str, nbytes: float, g: GroupShape, allowed: tuple[str, ...] = ALGORITHMS) -> Choice:
     """The fastest applicable algorithm and protocol, as NCCL's tuner picks it."""
     options = [c for a in allowed for p in PROTOCOLS
                if (c := cost(op, nbytes, g, a, p)) is not None]
     if not options:
-        raise UsageError(f"no algorithm can run {op} on a group of {g.ranks} GPUs: its GPUs have no "
-                         f"usable NVLink or network bandwidth between them; check that every "
-                         f"server's NICs/DPUs are cabled to the compute fabric ('dpu-designer "
-                         f"validate' lists unconnected ones)")
+        raise UsageError(_no_path(op, g))
     return min(options, key=lambda c: (c.time_s, ALGORITHMS.index(c.algorithm)
                                        if c.algorithm in ALGORITHMS else -1))
 

@@ -942,33 +942,38 @@ def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
 
 
 #: Host-bound time of one MoE layer and micro-batch (forward and backward) that a device-host
-#: synchronization in the layer exposes even with every static part in CUDA graphs. Measured,
-#: converted: Megatron-LM docs/discussions/deepseek-v3-gb200-optimization (2025-11), DeepSeek-V3
+#: synchronization in the layer exposes even with every static part in CUDA graphs. Calibrated
+#: on one study (not a measurement of this figure; the fidelity rows that charge it are no
+#: independent check): Megatron-LM docs/discussions/deepseek-v3-gb200-optimization (2025-11), DeepSeek-V3
 #: MXFP8 on 256 GB200, TP1 PP8 VPP4 EP32, micro-batch 1, global batch 2,048 (64 micro-batches,
 #: 8 MoE layers on the busiest GPU): at 970 TFLOP/s per GPU, "eliminate the device-host sync in
 #: the MoE model (its purpose is to get the tokens per expert information) ... at least a 10%
 #: additional performance gain" (§3.1). Its step at 970 TFLOP/s is this engine's model FLOPs of
 #: that job, 9.21e15 per GPU, / 970e12 = 9.50 s; 10% faster is 0.863 s less over 8 × 64 layer
-#: passes: 1.69 ms each (a lower bound: "at least"). Assumed the same on every GPU and host:
+#: passes: 1.69 ms each (a lower bound: "at least"); :func:`moe_host_s` charges those 8 layers
+#: on that job, so it gives back the study's 10%. Assumed the same on every GPU and host:
 #: the host's launch rate, not the GPU, sets it (a slower GPU would hide some of it).
 MOE_SYNC_HOST_S = 1.69e-3
 #: What the same study's CUDA graphs of attention, router, EP preprocess (610.71 -> 663.27
 #: TFLOP/s) and shared experts (797.67 -> 829.93) saved per MoE layer and micro-batch: 9.21e15 ×
 #: (1/610.71e12 − 1/663.27e12 + 1/797.67e12 − 1/829.93e12) = 1.64 s over 512 layer passes =
-#: 3.21 ms (measured, converted as above): charged on top when ``cuda_graphs`` is off.
+#: 3.21 ms (calibrated on the same study, as above): charged on top when ``cuda_graphs`` is off.
 MOE_GRAPHABLE_HOST_S = 3.21e-3
 
 
 def moe_host_s(w: Workload) -> float:
     """Host-bound time per micro-batch of the busiest GPU's MoE layers (``moe_host_sync``): each
-    MoE layer on the stage (``stage_layers`` × the model's MoE share, as the other per-layer
-    parts) waits ``MOE_SYNC_HOST_S`` for launches after its sync, and ``MOE_GRAPHABLE_HOST_S``
-    more without ``cuda_graphs``. The GPU is idle then, so the time adds to the micro-batch;
-    2 of its 3 units are counted as backward (the backward launches about twice the kernels)."""
+    MoE layer on the busiest GPU waits ``MOE_SYNC_HOST_S`` for launches after its sync, and
+    ``MOE_GRAPHABLE_HOST_S`` more without ``cuda_graphs``. The busiest GPU holds
+    min(``stage_layers``, ``moe_layers``) MoE layers: the dense layers come first (DeepSeek-V3's
+    3) and sit on the first stage, so another stage's slots are all MoE layers (DeepSeek-V3 at
+    PP 8 VPP 4: 8 of 8, the count the constants are calibrated with, not 8 × 58/61). The GPU is
+    idle then, so the time adds to the micro-batch; 2 of its 3 units are counted as backward
+    (the backward launches about twice the kernels)."""
     if not (w.moe and w.moe_host_sync):
         return 0.0
     per_layer = MOE_SYNC_HOST_S + (0.0 if w.cuda_graphs else MOE_GRAPHABLE_HOST_S)
-    return w.stage_layers * (w.moe_layers / w.layers) * per_layer
+    return min(w.stage_layers, w.moe_layers) * per_layer
 
 
 def spare_layers(w: Workload) -> int:
@@ -1134,6 +1139,14 @@ def kept_layers(w: Workload) -> int:
     return w.stage_layers - off + (1 if off else 0)
 
 
+def layer_input_bytes(w: Workload) -> float:
+    """One layer's input per micro-batch and GPU, what full recomputation keeps of a layer (and
+    what an offloaded one copies to the host): s·b·h values of ``bytes_per_value`` (2·s·b·h bytes
+    in 16 bits, Korthikanti et al. 2023 §5; Megatron-LM theoretical_memory_usage.py), s the
+    sequence over ``cp``, split over the tp ranks with sequence parallelism."""
+    return w.seq_len / w.cp * w.micro_batch * w.hidden * w.bytes_per_value / (w.tp if w.sequence_parallel else 1)
+
+
 def offload_s(w: Workload, gpu: dict[str, Any], forward_s: float, backward_s: float) -> tuple[float, float]:
     """Exposed time of activation offload per micro-batch: the ``offload_layers`` layers'
     stored activations (:func:`activation_bytes_megatron`, or the layer input with full
@@ -1146,7 +1159,7 @@ def offload_s(w: Workload, gpu: dict[str, Any], forward_s: float, backward_s: fl
         return 0.0, 0.0
     layer = activation_bytes_megatron(w)
     if w.recompute and w.recompute_granularity == "full":
-        layer = w.seq_len / w.cp * w.micro_batch * w.hidden * w.bytes_per_value / (w.tp if w.sequence_parallel else 1)
+        layer = layer_input_bytes(w)
     link = float(gpu.get("host_link_GBps") or 0.0) or PCIE_X16_GBPS.get(int(gpu.get("pcie_gen") or 5), PCIE_X16_GBPS[5])
     t = off * layer / (link * 1e9)
     return max(0.0, t - forward_s), max(0.0, t - backward_s)
@@ -1181,10 +1194,7 @@ def memory_per_gpu_GB(w: Workload) -> float | None:
         in_flight = w.pp * (1.0 + (w.pp - 1) / (w.pp * w.interleave))
     layer = activation_bytes_megatron(w)
     if w.recompute and w.recompute_granularity == "full":
-        layer_input = s * b * h * w.bytes_per_value
-        if w.sequence_parallel:
-            layer_input /= w.tp
-        acts = in_flight * kept_layers(w) * layer_input + layer
+        acts = in_flight * kept_layers(w) * layer_input_bytes(w) + layer
     else:
         acts = in_flight * kept_layers(w) * layer
     # embedding input (8·s·b) and its dropout output (s·b·h) of every micro-batch in flight on the

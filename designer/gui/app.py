@@ -52,12 +52,51 @@ def _quiet_offscreen() -> None:
     previous = qInstallMessageHandler(handler)
 
 
+#: the display scales the window accepts from QT_SCALE_FACTOR / QT_SCREEN_SCALE_FACTORS.
+#: assumed: the desktops' own settings span 100 % to 500 % (Windows 11 display settings; GNOME
+#: offers 100-400 %); 0.5 leaves room for a deliberate shrink. Outside it (0 divides by zero in
+#: pyqtgraph, a negative, NaN or huge factor leaves Qt painters inactive) the variable is dropped.
+SCALE_RANGE = (0.5, 5.0)
+_SCALE_VARS = ("QT_SCALE_FACTOR", "QT_SCREEN_SCALE_FACTORS")
+
+
+def _scale_ok(text: str) -> bool:
+    """One factor (``"1.5"``) or a screen list (``"1.5;2"`` or ``"HDMI-1=1.5;DP-1=2"``) within SCALE_RANGE."""
+    lo, hi = SCALE_RANGE
+    parts = [p.rpartition("=")[2].strip() for p in text.replace(",", ";").split(";") if p.strip()]
+    try:
+        factors = [float(p) for p in parts]
+    except ValueError:
+        return False
+    return bool(factors) and all(lo <= f <= hi for f in factors)  # NaN fails both comparisons
+
+
+def sane_scale_environment(environ=os.environ) -> list[str]:
+    """Drop scale-factor variables Qt cannot draw with (see SCALE_RANGE); one note per dropped
+    variable (printed on stderr by :func:`make_app`). Must run before the QApplication exists."""
+    notes = []
+    for name in _SCALE_VARS:
+        value = environ.get(name)
+        if value is None or _scale_ok(value):
+            continue
+        del environ[name]
+        shown = value if len(value) <= 40 and value.isprintable() else repr(value[:40])
+        notes.append(f"{name}={shown} ignored: give a display scale from {SCALE_RANGE[0]:g} to "
+                     f"{SCALE_RANGE[1]:g} (e.g. {name}=1.5)")
+    return notes
+
+
 def make_app():
-    """The QApplication (created once), with the designer's style."""
+    """The QApplication (created once), with the designer's style. A display scale Qt cannot
+    draw with is dropped first (:func:`sane_scale_environment`)."""
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance()
     if app is None:
+        import sys
+
+        for note in sane_scale_environment():
+            print(f"dpu-designer: {note}", file=sys.stderr)
         if os.environ.get("QT_QPA_PLATFORM", "").startswith("offscreen"):
             _quiet_offscreen()
         app = QApplication(["dpu-designer"])
@@ -126,15 +165,10 @@ def run_gui(file: str | None = None, screenshot: str | None = None, size: str = 
     turns it back on as it found it (a caller in the same process, e.g. a test, keeps its own)."""
     if not screenshot:
         return _run_gui(file, None, size)
-    import gc
+    from designer.gcpause import collector_paused
 
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         return _run_gui(file, screenshot, size)
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _run_gui(file: str | None, screenshot: str | None, size: str) -> int:

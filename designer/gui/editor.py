@@ -270,15 +270,22 @@ class Editor(QObject):
                    lambda d: d.topology.update_component(comp_id, parent=rack_id, slot=slot))
 
     # ------------------------------------------------------------- deleting
-    def delete(self, ids: Iterable[str], keep_at: dict[str, tuple[float, float]] | None = None) -> None:
-        """Delete components and links; a server's NICs/DPUs go with it, a deleted rack's members
-        stay, at ``keep_at[member]`` (where the canvas drew them) or at the rack's position."""
+    def delete(self, ids: Iterable[str], keep_at: dict[str, tuple[float, float]] | None = None,
+               contents: bool = True) -> None:
+        """Delete components and links; a server's NICs/DPUs go with it. A deleted rack's members
+        go with it too (``contents``, as a container's contents go with it in draw.io and KiCad:
+        a rack's servers left outside any rack are a design nobody meant), or, with ``contents``
+        False, stay at ``keep_at[member]`` (where the canvas drew them) or at the rack's position."""
         ids = list(ids)
         topo = self.topo
         comps = [i for i in ids if i in topo.components]
         links = [i for i in ids if i in topo.links]
         doomed = set(comps)
-        for cid in comps:
+        if contents:
+            for cid in comps:
+                if topo.components[cid].kind == "rack":
+                    doomed.update(m.id for m in topo.members(cid))
+        for cid in list(doomed):
             if topo.components[cid].kind == "gpu_server":
                 doomed.update(c.id for c in topo.attached(cid))
         if not doomed and not links:
@@ -321,8 +328,11 @@ class Editor(QObject):
         return json.dumps({"components": [as_dict(c) for c in comps],
                            "links": [as_dict(l) for l in links]})
 
-    def paste_data(self, text: str, offset: tuple[float, float] = (2 * GRID, 2 * GRID)) -> list[str]:
-        """Add a copy of clipboard JSON with new ids, shifted by ``offset``; returns the new ids."""
+    def paste_data(self, text: str, offset: tuple[float, float] = (2 * GRID, 2 * GRID),
+                   at: tuple[float, float] | None = None) -> list[str]:
+        """Add a copy of clipboard JSON with new ids, shifted by ``offset``, or with ``at`` so that
+        the top left of the copied top-level components lands there (a paste at the pointer, as
+        in draw.io and KiCad); returns the new ids."""
         try:
             data = json.loads(text)
             comps = [Component(**{**c, "pos": tuple(c["pos"]) if c.get("pos") else None})
@@ -332,6 +342,11 @@ class Editor(QObject):
             self.refuse(f"the clipboard does not hold designer components ({exc})")
         if not comps:
             return []
+        if at is not None:
+            copied = {c.id for c in comps}
+            tops = [c.pos for c in comps if c.pos and c.parent not in copied]
+            if tops:
+                offset = (at[0] - min(p[0] for p in tops), at[1] - min(p[1] for p in tops))
         new_ids: dict[str, str] = {}
 
         def action(d: Design) -> None:

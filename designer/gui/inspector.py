@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout
 from designer.gui.editor import Editor, RefusedEdit
 from designer.gui.widgets import narrow_combo
 from designer.topology.kinds import CATALOG_KIND, FIELDS, KIND_LABEL, LINK_FIELDS, FieldSpec
+from designer.services.cabling import counts_text
 
 MIXED = "(several values)"
 #: px an editor may shrink to (a spin box asks for room for its range's widest value)
@@ -59,10 +60,10 @@ class Inspector(QScrollArea):
         outer.setContentsMargins(8, 8, 8, 8)
         topo = self.editor.topo
         if not ids:
-            hint = QLabel("Select a component or a cable to see and edit its figures.\n\n"
+            hint = QLabel("Select a component or a link to see and edit its figures.\n\n"
                           f"Design: {self.editor.design.name}\n"
-                          f"{len(topo.servers())} GPU servers, {len(topo.switches())} switches, "
-                          f"{len(topo.links)} cables")
+                          f"{len(topo.servers()):,} GPU servers, {len(topo.switches()):,} switches, "
+                          f"{counts_text(topo)}")
             hint.setWordWrap(True)
             hint.setObjectName("hint")
             outer.addWidget(hint)
@@ -96,13 +97,30 @@ class Inspector(QScrollArea):
         if len(ids) == 1:
             i = ids[0]
             if "link" in kinds:
-                return f"Cable {i}"
+                return f"Link {i}"
             comp = self.editor.topo.components[i]
-            where = f" · in {comp.parent}" + (f" (slot {comp.slot})" if comp.slot is not None else "") \
-                if comp.parent else ""
-            return f"{KIND_LABEL[comp.kind]} {comp.id}{where}"
+            return f"{KIND_LABEL[comp.kind]} {comp.id}{self._where(comp)}"
         names = ", ".join(sorted(KIND_LABEL.get(k, "cable") for k in kinds))
         return f"{len(ids)} selected ({names})"
+
+    def _where(self, comp) -> str:
+        """Where a component sits, in the words of the rack elevation: a rack member's U range
+        ("in rack-1 at U5–U14", U 1 at the bottom; ``slot`` is its lowest U and it spans its
+        ``rack_units_used``), a NIC/DPU's PCIe slot on its server."""
+        topo = self.editor.topo
+        parent = topo.components.get(comp.parent) if comp.parent else None
+        if parent is None:
+            return ""
+        if parent.kind == "rack":
+            if comp.slot is None:
+                return f" · in {parent.id}, no U position yet"
+            try:
+                units = int(self.editor.catalog.resolve(comp).get("rack_units_used") or 1)
+            except (KeyError, TypeError, ValueError):
+                units = 1
+            top = comp.slot + units - 1
+            return f" · in {parent.id} at U{comp.slot}" + (f"–U{top}" if top > comp.slot else "")
+        return f" · on {parent.id}" + (f", PCIe slot {comp.slot}" if comp.slot is not None else "")
 
     def _add(self, form: QFormLayout, name: str, label: str, widget: QWidget,
              spec: FieldSpec | None = None) -> None:
@@ -135,10 +153,19 @@ class Inspector(QScrollArea):
         edit.editingFinished.connect(lambda: self._edit("name", edit.text().strip() or self.ids[0]))
         return edit
 
+    @staticmethod
+    def _add_entry(box: QComboBox, entry: dict) -> None:
+        """A catalog entry as a list item: its name (the part before any parenthesised detail),
+        the catalog id and the whole name in the item's tooltip; the id is the item's data."""
+        name = entry.get("name") or entry["id"]
+        short = name.split(" (")[0].strip() or name
+        box.addItem(short, entry["id"])
+        box.setItemData(box.count() - 1, f"{name}\ncatalog id: {entry['id']}", Qt.ToolTipRole)
+
     def _model_editor(self, kind: str) -> QWidget:
         box = narrow_combo(QComboBox())
         for entry in self.editor.catalog.entries(CATALOG_KIND[kind]):
-            box.addItem(f"{entry['id']} — {entry.get('name', '')}", entry["id"])
+            self._add_entry(box, entry)
         box.activated.connect(lambda i: self._edit("model", box.itemData(i)))
         return box
 
@@ -151,11 +178,12 @@ class Inspector(QScrollArea):
         if spec.type in ("choice", "str"):
             box = narrow_combo(QComboBox())
             box.setEditable(spec.type == "str")
-            choices = list(spec.choices)
             if spec.choices_from:
-                choices = self.editor.catalog.ids(spec.choices_from)
-            for c in choices:
-                box.addItem(c, c)
+                for entry in self.editor.catalog.entries(spec.choices_from):
+                    self._add_entry(box, entry)
+            else:
+                for c in spec.choices:
+                    box.addItem(c, c)
             box.activated.connect(lambda i: self._edit(spec.name, box.itemData(i)))
             return box
         spin = QSpinBox() if spec.type == "int" else QDoubleSpinBox()

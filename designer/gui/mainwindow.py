@@ -46,6 +46,9 @@ FILE_FILTER = "Cluster designs (*.json);;All files (*)"
 MAX_RECENT = 8
 #: share of the window height the run dock gets when a run starts
 RUN_DOCK_SHARE = 0.5
+#: most of the window's height the run dock takes to show its plots without scrolling (the canvas
+#: keeps the rest: at the default 1500x950 window that is ~380 px of canvas)
+RUN_DOCK_MAX = 0.62
 #: starting widths of the palette and of the right-hand docks, height of the bottom docks (px)
 PALETTE_WIDTH, SIDE_WIDTH, BOTTOM_HEIGHT = 280, 400, 130
 
@@ -56,6 +59,31 @@ def example_path() -> Path:
 
 def settings() -> QSettings:
     return QSettings(str(user_config_dir() / "gui.ini"), QSettings.IniFormat)
+
+
+_clipboard_hook = False
+
+
+def _release_clipboard_at_exit() -> None:
+    """Give the clipboard's data back before the interpreter tears down: a process that copied
+    components segfaulted as it exited (the clipboard's QMimeData freed twice, once with the
+    QApplication and once with its Python wrapper; seen on every copy-then-quit, offscreen and
+    with tests). The text stays on the system clipboard where a clipboard manager keeps it."""
+    global _clipboard_hook
+    if _clipboard_hook:
+        return
+    import atexit
+
+    def release() -> None:
+        app = QApplication.instance()
+        if app is not None:
+            clip = app.clipboard()
+            data = clip.mimeData()
+            if data is not None and data.hasFormat(CLIPBOARD_MIME):
+                clip.clear()
+
+    atexit.register(release)
+    _clipboard_hook = True
 
 
 class MainWindow(QMainWindow):
@@ -111,6 +139,11 @@ class MainWindow(QMainWindow):
         self.scene.selectionChanged.connect(self._selection_changed)
         self.problems.goto.connect(self.goto)
         self.palette.activated.connect(self._place_from_palette)
+        from designer.gui.canvas_menu import CanvasMenu
+
+        self.canvas_menu = CanvasMenu(self)
+        self._context_point = None  #: scene point of the last canvas right click (Paste here)
+        self.find_dialog = None
         self.resize(1500, 950)
         self.run_view = None
         self.sweep_dialog = None
@@ -256,6 +289,15 @@ class MainWindow(QMainWindow):
                                    canvas_only=True)
         a["select_all"] = self._action(e, "Select &all", self.select_all, QKeySequence.SelectAll,
                                        canvas_only=True)
+        e.addSeparator()
+        a["find"] = self._action(e, "&Find…", self.find, QKeySequence.Find,
+                                 "Find a component or link by id or name, bring it into view and "
+                                 "select it")
+        # context-menu entries (designer.gui.canvas_menu), also in the Edit menu
+        a["paste_here"] = self._action(e, "Paste &here", self.paste_here, None,
+                                       "Paste where the canvas was right-clicked")
+        a["inspect"] = self._action(e, "&Inspect", self.inspect, None,
+                                    "Show the selection's figures in the Properties panel")
         v = bar.addMenu("&View")
         self.view_menu = v
         a["zoom_in"] = self._action(v, "Zoom &in", lambda: self.view.zoom(1.25), QKeySequence.ZoomIn)
@@ -289,6 +331,9 @@ class MainWindow(QMainWindow):
         a["plan"] = self._action(r, "&Plan layout…", self.open_plan, None,
                                  "Search the fastest parallel layout of the workload that fits in "
                                  "GPU memory")
+        a["optimize"] = self._action(r, "&Optimize…", self.open_optimize, None,
+                                     "Search server models, adapters, switches and oversubscription for a "
+                                     "target: the Pareto front of cost, training time and energy")
         h = bar.addMenu("&Help")
         self._action(h, "&About", self.about)
         self.actions_by_name = a
@@ -330,6 +375,7 @@ class MainWindow(QMainWindow):
         self.inspector.show_ids([])
         self.scenario.refresh()
         self._update_title()
+        self._status.setText(f"Opened {Path(path).name}" if path else "")  # not the last document's news
         self.problems.set_problems([], "Checking the design…")
         self.docks["Problems"].setWindowTitle("Problems (checking…)")
         self.check_pending = True
@@ -375,8 +421,10 @@ class MainWindow(QMainWindow):
                 if not s.props:
                     per_model[key] = count
             gpus += count
-        self._counts.setText(f"{len(topo.servers())} servers · {gpus} GPUs · "
-                             f"{len(topo.switches())} switches · {len(topo.links)} cables")
+        from designer.services.cabling import counts_text
+
+        self._counts.setText(f"{len(topo.servers()):,} servers · {gpus:,} GPUs · "
+                             f"{len(topo.switches()):,} switches · {counts_text(topo)}")
 
     def revalidate(self) -> None:
         self.check_pending = False
@@ -430,9 +478,10 @@ class MainWindow(QMainWindow):
 
         if not self.maybe_save():
             return
-        dialog = TemplateDialog(self.catalog, self)
+        dialog = TemplateDialog(self.catalog, self, settings=settings())
         if dialog.exec() != TemplateDialog.Accepted:
             return
+        dialog.remember()
         name, options = dialog.choice()
         QApplication.setOverrideCursor(Qt.WaitCursor)
         try:
@@ -578,6 +627,8 @@ class MainWindow(QMainWindow):
             self.sweep_dialog.close()
         if getattr(self, "plan_dialog", None) is not None:
             self.plan_dialog.close()
+        if getattr(self, "optimize_dialog", None) is not None:
+            self.optimize_dialog.close()
         self.design.unsubscribe(self._model_changed)
         self.scene.detach()
 
@@ -602,18 +653,94 @@ class MainWindow(QMainWindow):
         return self.scene.selected_ids()
 
     def delete_selection(self) -> None:
+        """Delete the selection. A rack with members that are not selected themselves asks first:
+        delete them with it (the default, as draw.io and KiCad delete a container's contents),
+        keep them on the canvas outside any rack, or cancel."""
         ids = self.selected()
         if not ids:
             return
+        topo = self.design.topology
+        chosen = set(ids)
+        racks = [cid for cid in ids if cid in topo.components and topo.components[cid].kind == "rack"]
+        members = [m for r in racks for m in topo.members(r) if m.id not in chosen]
+        contents = True
+        if members:
+            answer = self.ask_rack_contents([topo.components[r].label for r in racks], len(members))
+            if answer is None:
+                return
+            contents = answer == "delete"
         keep_at = {}
-        for cid in ids:
-            comp = self.design.topology.components.get(cid)
-            if comp is not None and comp.kind == "rack":
-                for m in self.design.topology.members(cid):
-                    p = self.scene.comp_items[m.id].scenePos()
-                    keep_at[m.id] = (p.x(), p.y())
-        self.editor.delete(ids, keep_at)
-        self.show_message(f"Deleted {len(ids)} item(s)")
+        if not contents:
+            for m in members:
+                p = self.scene.comp_items[m.id].scenePos()
+                keep_at[m.id] = (p.x(), p.y())
+        before = len(topo.components) + len(topo.links)
+        self.editor.delete(ids, keep_at, contents=contents)
+        gone = before - len(topo.components) - len(topo.links)
+        self.show_message(f"Deleted {gone:,} item(s)" + ("" if contents or not members else
+                                                          f"; {len(members):,} kept outside any rack"))
+
+    def ask_rack_contents(self, racks: list[str], members: int) -> str | None:
+        """Ask what deleting ``racks`` does with their ``members`` other components: "delete"
+        (the default button), "keep" (outside any rack) or None (cancel)."""
+        names = ", ".join(racks[:3]) + (" …" if len(racks) > 3 else "")
+        box = QMessageBox(QMessageBox.Question, APP_NAME,
+                          f"Delete {names} and the {members:,} component(s) in "
+                          f"{'it' if len(racks) == 1 else 'them'}?", parent=self)
+        box.setInformativeText("Keep the contents to leave them on the canvas outside any rack.")
+        with_contents = box.addButton("Delete with contents", QMessageBox.DestructiveRole)
+        keep = box.addButton("Keep the contents", QMessageBox.ActionRole)
+        box.addButton(QMessageBox.Cancel)
+        box.setDefaultButton(with_contents)
+        box.exec()
+        return {with_contents: "delete", keep: "keep"}.get(box.clickedButton())
+
+    def paste_target(self) -> tuple[float, float]:
+        """Where a paste lands (scene units): at the mouse pointer when it is over the canvas,
+        else at the middle of the visible canvas; a paste again at the same place moves down and
+        right by two grid steps each time, so copies never land on one another."""
+        from PySide6.QtGui import QCursor
+
+        from designer.gui.editor import GRID
+
+        port = self.view.viewport()
+        at = port.mapFromGlobal(QCursor.pos())
+        if not port.rect().contains(at):
+            at = port.rect().center()
+        p = self.view.mapToScene(at)
+        target = (round(p.x() / GRID) * GRID, round(p.y() / GRID) * GRID)
+        last, repeats = getattr(self, "_last_paste", (None, 0))
+        repeats = repeats + 1 if last == target else 0
+        self._last_paste = (target, repeats)
+        return target[0] + 2 * GRID * repeats, target[1] + 2 * GRID * repeats
+
+    def paste_here(self) -> None:
+        """Paste at the point of the last right click on the canvas (else as Paste does)."""
+        self._paste(self._context_target())
+
+    def _context_target(self) -> tuple[float, float] | None:
+        from designer.gui.editor import GRID
+
+        p = self._context_point
+        return None if p is None else (round(p.x() / GRID) * GRID, round(p.y() / GRID) * GRID)
+
+    def inspect(self) -> None:
+        dock = self.docks.get("Properties")
+        if dock is not None:
+            dock.show()
+            dock.raise_()
+        self.inspector.show_ids(self.selected())
+
+    def find(self) -> None:
+        """Edit → Find (Ctrl+F): :class:`designer.gui.canvas_menu.FindDialog`."""
+        from designer.gui.canvas_menu import FindDialog
+
+        if self.find_dialog is None:
+            self.find_dialog = FindDialog(self)
+        self.find_dialog.show()
+        self.find_dialog.raise_()
+        self.find_dialog.text.setFocus()
+        self.find_dialog.text.selectAll()
 
     def copy(self) -> None:
         ids = self.selected()
@@ -624,6 +751,7 @@ class MainWindow(QMainWindow):
         data.setData(CLIPBOARD_MIME, text.encode())
         data.setText(text)
         QApplication.clipboard().setMimeData(data)
+        _release_clipboard_at_exit()
         self.show_message(f"Copied {len(ids)} item(s)")
 
     def cut(self) -> None:
@@ -631,15 +759,21 @@ class MainWindow(QMainWindow):
         self.delete_selection()
 
     def paste(self) -> None:
+        self._paste(None)
+
+    def _paste(self, at: tuple[float, float] | None) -> None:
+        """Paste the clipboard's components at ``at`` (scene units), else at :meth:`paste_target`."""
         data = QApplication.clipboard().mimeData()
         if data is None or not data.hasFormat(CLIPBOARD_MIME):
             self.show_message("Nothing to paste: copy components of a design first")
             return
+        text = bytes(data.data(CLIPBOARD_MIME)).decode()
         try:
-            new = self.editor.paste_data(bytes(data.data(CLIPBOARD_MIME)).decode())
+            new = self.editor.paste_data(text, at=at or self.paste_target())
         except RefusedEdit:
             return
         self.scene.select_ids(new)
+        self.show_message(f"Pasted {len(new):,} component(s) at the pointer")
 
     def duplicate(self) -> None:
         ids = self.selected()
@@ -672,8 +806,11 @@ class MainWindow(QMainWindow):
         if dock is not None:
             dock.show()
             dock.raise_()
-            if dock.height() < RUN_DOCK_SHARE * self.height():
-                self.resizeDocks([dock], [int(RUN_DOCK_SHARE * self.height())], Qt.Vertical)
+            wanted = RUN_DOCK_SHARE * self.height()
+            if hasattr(view, "wanted_height"):  # the plots whole, no scrolling, if the window allows
+                wanted = max(wanted, min(view.wanted_height() + 30, RUN_DOCK_MAX * self.height()))
+            if dock.height() < wanted:
+                self.resizeDocks([dock], [int(wanted)], Qt.Vertical)
         view.run_design()
 
     def cancel_run(self, wait: bool = False) -> None:
@@ -695,6 +832,11 @@ class MainWindow(QMainWindow):
         from designer.gui.plan_dialog import open_plan_dialog
 
         open_plan_dialog(self)
+
+    def open_optimize(self) -> None:
+        from designer.gui.optimize_dialog import open_optimize_dialog
+
+        open_optimize_dialog(self)
 
     def open_sweep(self) -> None:
         from designer.gui.sweepdialog import SweepDialog

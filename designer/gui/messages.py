@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from designer.report.names import planner_words
+
 #: command-line option -> the field of the window that sets the same figure
 OPTION_FIELD = {
     "--global-batch": "Global batch",
@@ -40,9 +42,11 @@ def _option(match: re.Match) -> str:
 
 
 def gui_words(text: str) -> str:
-    """``text`` with command-line option names replaced by the window's field names."""
+    """``text`` with command-line option names replaced by the window's field names, and engine
+    identifiers in words (:func:`designer.report.names.planner_words`)."""
     text = _SET.sub(lambda m: f"the scenario setting {m.group(1).replace('_', ' ')}", text)
     text = _OPTION.sub(_option, text)
     for key, label in KEY_FIELD.items():
         text = text.replace(f"'{key}'", label)
-    return re.sub(r"^(?:--workload|workload): ", "Workload: ", text)
+    text = re.sub(r"^(?:--workload|workload): ", "Workload: ", text)
+    return planner_words(text)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from PySide6.QtCore import QMimeData, Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QLineEdit, QTreeWidget, QTreeWidgetItem,
@@ -23,6 +24,33 @@ GROUPS = (
 )
 
 _PAYLOAD = Qt.UserRole + 1
+
+#: the short names planners type for a family (vendor usage: "BF3", "CX7" in NVIDIA's own docs and
+#: forums), made from the catalog's names: "bluefield-3" is also found as "bf3", "connectx-7" as "cx7"
+_FAMILY = ((re.compile(r"bluefield-?(\d)"), "bf{} bf-{}"), (re.compile(r"connectx-?(\d)"), "cx{} cx-{}"),
+           (re.compile(r"quantum-?(\d)"), "q{} quantum{}"), (re.compile(r"spectrum-?(\d)"), "sp{} spectrum{}"))
+#: words a planner searches for that a model's name says otherwise
+_WORDS = {"infiniband": "ib", "quantum": "ib infiniband", "ethernet": "eth", "spectrum": "eth ethernet", "gbe": "ethernet eth", "nvme": "flash ssd",
+          "all-flash": "afa", "dpu": "smartnic", "supernic": "smartnic", "nvl72": "rack-scale"}
+
+
+def _compact(text: str) -> str:
+    return re.sub(r"[^0-9a-z]+", "", text.lower())
+
+
+def search_text(group: str, payload: dict) -> str:
+    """What a palette search looks in: the group, name and model id, their family short names
+    (:data:`_FAMILY`) and planners' words (:data:`_WORDS`)."""
+    hay = f"{group} {payload['name']} {payload['model']}".lower()
+    extra = [fmt.format(m.group(1), m.group(1)) for rx, fmt in _FAMILY for m in rx.finditer(hay)]
+    extra += [alias for word, alias in _WORDS.items() if word in hay]
+    return " ".join([hay, *extra])
+
+
+def matches(words: list[str], hay: str) -> bool:
+    """Every word of the search is in ``hay``, as typed or without its punctuation ("cx-7", "h100")."""
+    flat = _compact(hay)
+    return all(w in hay or (_compact(w) and _compact(w) in flat) for w in words)
 
 
 def payloads(catalog) -> list[tuple[str, str, list[dict]]]:
@@ -58,7 +86,9 @@ class Palette(QWidget):
 
     def __init__(self, catalog, parent=None) -> None:
         super().__init__(parent)
-        self.search = QLineEdit(placeholderText="Search models…")
+        self.search = QLineEdit(placeholderText="Search models… (bf3, cx7, h100, 800G)")
+        self.search.setToolTip("Words of a model's name or id, or a short name: bf3 (BlueField-3), "
+                               "cx7 (ConnectX-7), h100, ib / eth, 400g")
         self.search.setClearButtonEnabled(True)
         self.tree = _Tree()
         self.tree.setHeaderHidden(True)
@@ -104,8 +134,7 @@ class Palette(QWidget):
             for c in range(group.childCount()):
                 child = group.child(c)
                 payload = child.data(0, _PAYLOAD)
-                hay = f"{group.text(0)} {child.text(0)} {payload['model']}".lower()
-                hit = group_hit or all(w in hay for w in words)
+                hit = group_hit or matches(words, search_text(group.text(0), payload))
                 child.setHidden(not hit)
                 shown += hit
             group.setHidden(shown == 0)

@@ -67,17 +67,22 @@ class _Buffer:
         return x, means
 
 
+#: the host CPU plot's title until a run names the adapter engine its dashed line is
+CPU_TITLE = "Host CPU ── vs busiest adapter engine ╌╌ load"
 #: the live plots: key, title, unit of the y axis, (row, column, rows, columns) in the layout; the
 #: breakdown takes the last column with its legend under it (the dock is wide and low)
 _SPECS = (("gpu", "GPU utilization", "%", (0, 0, 1, 1)),
           ("iter", "Iteration time", "s", (0, 1, 1, 1)),
-          ("cpu", "Host CPU ── vs DPU ╌╌ utilization", "%", (0, 2, 1, 1)),
+          ("cpu", CPU_TITLE, "%", (0, 2, 1, 1)),
           ("io", "Network ── and storage ╌╌", "GB/s", (1, 0, 1, 1)),
           ("progress", "Training progress", "% of tokens", (1, 1, 1, 2)),
           ("breakdown", "Iteration breakdown", "s", (0, 3, 2, 1)))
 #: smallest height of a row of plots (px): below it a plot's title, axes and tick labels leave
-#: no room for the curve (the run view scrolls instead of squeezing them)
-MIN_ROW_PX = 200
+#: no room for the curve (the run view scrolls instead of squeezing them). 184 px leaves 100 px of
+#: curve under the title and the time axis (160 px left 83, measured offscreen by
+#: tests/test_gui_large.py), and the run dock still shows both rows whole at the default window
+#: size (RunView.wanted_height, MainWindow.RUN_DOCK_MAX)
+MIN_ROW_PX = 184
 #: the one legend of the scenario colours (the plots are too small for a legend each)
 SCENARIO_KEY = " &nbsp; ".join(
     f"<span style='color:{SCENARIO_COLOR[s]}'>━━ {SCENARIO_LABEL[s]}</span>" for s in ("host", "dpu"))
@@ -152,10 +157,20 @@ class LivePlots(QWidget):
         curve("gpu", "gpu_util")
         curve("iter", "iteration_s")
         curve("cpu", "host_cpu_util", suffix=": host CPU")
-        curve("cpu", "dpu_util", Qt.PenStyle.DashLine, ": DPU")
+        curve("cpu", "dpu_util", Qt.PenStyle.DashLine, ": busiest adapter engine")
         curve("io", "network_GBps", suffix=": network")
         curve("io", "storage_GBps", Qt.PenStyle.DashLine, ": storage")
         curve("progress", "tokens")
+
+    def name_engines(self, busiest: dict[str, str]) -> None:
+        """Say in the host CPU plot's title which adapter engine its dashed line is: ``busiest``
+        maps a scenario to the key of its busiest engine (``Result.dpu``; the timeline's
+        ``dpu_util`` column is that engine's load, ``designer.engine.timeline``)."""
+        from designer.report.names import engine_word
+
+        names = list(dict.fromkeys(engine_word(k) for k in busiest.values() if k))
+        self.plots["cpu"].setTitle(CPU_TITLE if not names else
+                                   f"Host CPU ── vs {' / '.join(names)} ╌╌ load")
 
     # --- feeding
     def clear(self) -> None:
@@ -166,6 +181,7 @@ class LivePlots(QWidget):
             c.setData([], [])
         self._draw_breakdown()
         self.plots["progress"].setTitle("Training progress")
+        self.plots["cpu"].setTitle(CPU_TITLE)
 
     def start(self, scenario: str, token_budget: float, breakdown_s: dict[str, float]) -> None:
         """A scenario's run begins: its token budget (for progress) and its iteration breakdown."""
@@ -246,18 +262,27 @@ class LivePlots(QWidget):
         plot.setYRange(0, top * 1.05 if top > 0 and math.isfinite(top) else 1.0)
 
 
+#: line style, symbol and symbol size per mode in the sweep plot: SmartNIC and DPU runs often give
+#: the same figure, and the later line would hide the earlier one
+_SWEEP_STYLE = {"host": (Qt.PenStyle.SolidLine, "o", 7), "smartnic": (Qt.PenStyle.SolidLine, "s", 11),
+                "dpu": (Qt.PenStyle.DashLine, "t", 8)}
+
+
 class SweepPlot(QWidget):
-    """A sweep's training time and MFU against the swept value, host vs DPU, as a plot and a table."""
+    """A sweep's steady-state training time and MFU against the swept value, one line per offload
+    mode, as a plot and a table."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        pg.setConfigOptions(antialias=False, background="w", foreground="#333")
         self.view = pg.GraphicsLayoutWidget()
+        self.view.setBackground("w")
         self.table = QTableWidget()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.view, 3)
         layout.addWidget(self.table, 2)
-        self.days = self.view.addPlot(row=0, col=0, title="Training time")
+        self.days = self.view.addPlot(row=0, col=0, title="Training time, steady state")
         self.mfu = self.view.addPlot(row=0, col=1, title="MFU")
         self.days.setLabel("left", "days")
         self.mfu.setLabel("left", "%")
@@ -266,16 +291,20 @@ class SweepPlot(QWidget):
             plot.showGrid(x=True, y=True, alpha=0.2)
 
     def show_result(self, result) -> None:
-        from designer.engine.sweep import SCENARIOS
+        """Plot and tabulate every offload mode the result holds (all three from the sweep
+        dialog; a two-mode ``dpu-designer sweep`` result shows its two)."""
+        from designer.engine.compare import MODES
 
         x = np.asarray(result.values, dtype=float)
+        SCENARIOS = [m for m in MODES if result.rows and m in result.rows[0]]
         for plot, metric, scale in ((self.days, "training_time_days", 1), (self.mfu, "mfu", 100)):
             plot.clear()
             plot.setLabel("bottom", result.param)
-            for s in SCENARIOS:
+            for s in SCENARIOS:  # equal figures of two modes must both show: own dash and symbol
+                dash, symbol, size = _SWEEP_STYLE.get(s, (Qt.PenStyle.SolidLine, "o", 6))
                 plot.plot(x, scale * np.asarray(result.series(s, metric)), name=SCENARIO_LABEL[s],
-                          pen=pg.mkPen(SCENARIO_COLOR[s], width=2), symbol="o",
-                          symbolBrush=SCENARIO_COLOR[s], symbolSize=6)
+                          pen=pg.mkPen(SCENARIO_COLOR[s], width=2, style=dash), symbol=symbol,
+                          symbolBrush=SCENARIO_COLOR[s], symbolPen=SCENARIO_COLOR[s], symbolSize=size)
         heads = [result.param] + [f"{SCENARIO_LABEL[s]} {m}" for s in SCENARIOS
                                   for m in ("days", "MFU %")]
         self.table.setColumnCount(len(heads))

@@ -33,18 +33,35 @@ from designer.engine.resources import INFRA_TASKS
 from designer.engine.result import BREAKDOWN_LABEL
 from designer.engine.timeline import TimelineInputs, TimelineRun, TimelineSummary, inputs_of
 from designer.gui.messages import gui_words
+from designer.report.names import (STEADY_DAYS, TIMELINE_DAYS, TIMELINE_ITERATION, engine_label,
+                                   planner_words)
 from designer.gui.plots import SCENARIO_COLOR, SCENARIO_LABEL, LivePlots
 from designer.gui.worker import GeneratorWorker, RetiredWorkers, WorkerOwner
 from designer.topology.kinds import KIND_LABEL
 
 SCENARIOS = ("host", "dpu")
-_SUMMARY_ROWS = (("Training time (days)", lambda s: f"{s.training_time_days:.1f}" if s.finished
+_SUMMARY_ROWS = ((TIMELINE_DAYS, lambda s: f"{s.training_time_days:,.1f}" if s.finished
                   else f"> {s.training_time_days:,.0f} (does not finish)"),
                  ("Goodput", lambda s: f"{100 * s.goodput:.1f}%"),
-                 ("Mean iteration (s)", lambda s: f"{s.mean_iteration_s:.3f}"),
+                 (TIMELINE_ITERATION, lambda s: f"{s.mean_iteration_s:.3f}"),
                  ("Failures", lambda s: f"{s.failures}"),
                  ("Checkpoints", lambda s: f"{s.checkpoints}"),
                  ("Lost work (h)", lambda s: f"{s.time_s['lost'] / 3600:.1f}"))
+_SUMMARY_TIPS = {
+    TIMELINE_DAYS: "the whole run played out with jitter, data stalls, checkpoints and failures; "
+                   f"Engine results' '{STEADY_DAYS}' is the token budget at the steady iteration rate",
+    TIMELINE_ITERATION: "the iterations run and their data stalls, divided by the iterations; "
+                        "Engine results' 'Iteration time (s)' is one steady-state step"}
+
+
+def _header(name: str) -> str:
+    """A long column name on lines of at most 30 characters (two lines for the longest), so the
+    table stays narrow and no heading is cut at the default window width."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(name, 30)) if len(name) > 30 else name
+
+
 #: short names of the iteration parts for the engine-results table (the full
 #: ``BREAKDOWN_LABEL`` is the row's tooltip), so the figures keep room in a narrow dock
 SHORT_PART = {"compute": "Compute", "tp_comm": "TP communication", "pp_comm": "Pipeline send/receive",
@@ -186,8 +203,10 @@ def engine_rows(cmp: Comparison) -> list[EngineRow]:
         _delta_cells(D["tflops_per_gpu"], "{:+.1f}"), "achieved model TFLOP/s per GPU")
     add("MFU", (f"{100 * r.mfu:.1f}%" for r in runs), _delta_cells(D["mfu"], "{:+.1f} pts", 100),
         "model FLOPs utilization")
-    add("Training time (days)", (f"{r.training_time_days:,.2f}" for r in runs),
-        _delta_cells(D["training_time_days"], "{:+,.2f}"), "steady state: the token budget at this rate")
+    add(STEADY_DAYS, (f"{r.training_time_days:,.1f}" for r in runs),
+        _delta_cells(D["training_time_days"], "{:+,.1f}"),
+        "steady state: the token budget at this iteration rate; the Timelines tab's "
+        f"'{TIMELINE_DAYS}' adds checkpoints, failures and the work they lose")
     add("Energy (MWh)", (_or_dash(r.energy_kwh / 1e3, "{:.4g}") for r in runs),
         _delta_cells(D["energy_kwh"], "{:+.4g}", 1e-3),
         "the whole training run at training-load power")
@@ -215,8 +234,10 @@ def engine_rows(cmp: Comparison) -> list[EngineRow]:
     if engines:
         rows.append(EngineRow("Adapter engines (demand / capacity)"))
         for e in engines:
-            add(f"{e} engine load", (f"{100 * r.dpu[e]:.0f}%" if e in r.dpu else "–" for r in runs),
-                tip="above 100% the engine is over-subscribed and its work takes that many times as long")
+            add(engine_label(e), (f"{100 * r.dpu[e]:.0f}%" if e in r.dpu else "no engine" for r in runs),
+                tip=f"demand / capacity of the adapters' '{e}' engine, the busiest adapter's; above "
+                    "100% the engine is over-subscribed and its work takes that many times as "
+                    "long; 'no engine': this mode's adapters have none", indent=True)
     modes = [cmp.modes.get(name) for name in cmp.runs]
     if any(modes):
         rows.append(EngineRow("Power and cost (catalog maxima)"))
@@ -224,8 +245,9 @@ def engine_rows(cmp: Comparison) -> list[EngineRow]:
             tip="NICs and DPUs as each mode buys them: ConnectX in host and SmartNIC runs, "
                 "BlueField where the DPU run places one")
         add("Cluster power (kW)", (_or_dash(m and m["power_W"] / 1e3, "{:,.1f}") for m in modes))
-        add("Energy cost of the run", (_or_dash(m and m["energy_cost"], "{:,.0f}") for m in modes),
-            tip="the run's energy at the price in models/costs/energy.toml")
+        add("Energy cost of the run (USD)", (_or_dash(m and m["energy_cost"], "{:,.0f}") for m in modes),
+            tip="the run's energy at the price in models/costs/energy.toml (US dollars: U.S. EIA "
+                "average industrial tariff, 2023)")
     rows.append(EngineRow("Storage"))
     if any(r.storage.get("read_demand_GBps") for r in runs):
         add("Read achieved / needed (GB/s)",
@@ -265,7 +287,7 @@ def engine_notes_html(cmp: Comparison) -> str:
     """Why the runs differ (``cmp.reasons``), the vendor claim, how the runs were modelled, and
     each run's bottleneck sentences and warnings (once when both runs give the same)."""
     def items(texts: Iterable[str], tag: str = "ul") -> str:
-        return f"<{tag}>" + "".join(f"<li>{escape(t)}</li>" for t in texts) + f"</{tag}>"
+        return f"<{tag}>" + "".join(f"<li>{escape(planner_words(t))}</li>" for t in texts) + f"</{tag}>"
 
     out = ["<h3>Why host-managed and DPU-offloaded differ</h3>"]
     out.append(items(cmp.reasons) if cmp.reasons else
@@ -279,7 +301,7 @@ def engine_notes_html(cmp: Comparison) -> str:
         out += [f"<h3>{escape(first)} vs {escape(RUN_LABEL[b])}</h3>", items(texts)]
     claim = cmp.vendor_claim()
     out.append(f"<p>{escape(claim['text'])}.</p><p><b>Verdict:</b> {escape(claim['verdict'])}.</p>")
-    out += [f"<p><i>Note: {escape(n)}.</i></p>" for n in cmp.notes]
+    out += [f"<p><i>Note: {escape(planner_words(n))}.</i></p>" for n in cmp.notes]
     for title, field, tag in (("Bottlenecks", "bottlenecks", "ol"), ("Warnings", "warnings", "ul")):
         lists = {name: list(getattr(r, field)) for name, r in cmp.runs.items()}
         if not any(lists.values()):
@@ -493,11 +515,13 @@ class RunView(WorkerOwner, QWidget):
         self.plots = LivePlots()  # keeps its readable height: the timelines tab scrolls
         self.table = QTableWidget(len(SCENARIOS), len(_SUMMARY_ROWS))
         self.table.setVerticalHeaderLabels([SCENARIO_LABEL[s] for s in SCENARIOS])
-        self.table.setHorizontalHeaderLabels([name for name, _ in _SUMMARY_ROWS])
+        self.table.setHorizontalHeaderLabels([_header(name) for name, _ in _SUMMARY_ROWS])
+        for col, (name, _) in enumerate(_SUMMARY_ROWS):
+            self.table.horizontalHeaderItem(col).setToolTip(_SUMMARY_TIPS.get(name, name))
         self.figures_title = QLabel()
         self.figures_title.setWordWrap(True)
         self.figures = QTableWidget(0, 1 + len(SCENARIOS))
-        self.figures.setHorizontalHeaderLabels(["Cable"] + [SCENARIO_LABEL[s] for s in SCENARIOS])
+        self.figures.setHorizontalHeaderLabels(["Link"] + [SCENARIO_LABEL[s] for s in SCENARIOS])
         self.figures.verticalHeader().hide()
         for table in (self.table, self.figures):
             table.setEditTriggers(QAbstractItemView.NoEditTriggers)
@@ -505,6 +529,9 @@ class RunView(WorkerOwner, QWidget):
             table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
             header = table.horizontalHeader()
             header.setSectionResizeMode(QHeaderView.Stretch)
+        for col, (name, _) in enumerate(_SUMMARY_ROWS):  # a wrapped heading keeps its whole width
+            if "\n" in _header(name):
+                self.table.horizontalHeader().setSectionResizeMode(col, QHeaderView.ResizeToContents)
         self.figures.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
         for col in range(1, 1 + len(SCENARIOS)):
             self.figures.horizontalHeader().setSectionResizeMode(col, QHeaderView.ResizeToContents)
@@ -554,6 +581,15 @@ class RunView(WorkerOwner, QWidget):
         self.run_button.clicked.connect(self.run_design)
         self.cancel_button.clicked.connect(self.cancel)
 
+    def wanted_height(self) -> int:
+        """Height (px) at which the Timelines tab shows its table and both rows of plots whole,
+        without scrolling: the window sizes the run dock to it (:meth:`MainWindow.run`)."""
+        content = self.tabs.widget(0).widget()
+        bar = max(self.run_button.sizeHint().height(), self.overlay.sizeHint().height())
+        margins = self.layout().contentsMargins()
+        return (content.minimumSizeHint().height() + self.tabs.tabBar().sizeHint().height() + bar
+                + margins.top() + margins.bottom() + 3 * self.layout().spacing() + 8)
+
     def set_status(self, text: str) -> None:
         """The status line (its tooltip too: a narrow dock cuts the line)."""
         self.status.setText(text)
@@ -565,6 +601,14 @@ class RunView(WorkerOwner, QWidget):
         if design is not self.design:
             self.cancel()
             self.clear_results()
+            if self.design is not None:  # the last document's run says nothing about this one
+                self.plots.clear()
+                self.summaries.clear()
+                self._progress.clear()
+                self.table.clearContents()
+                self.progress.setValue(0)
+                self.error_box.hide()
+                self.set_status("Ready: press Run (F5) to run the design")
         self.design, self.catalog = design, catalog
 
     def run_design(self) -> None:
@@ -631,6 +675,8 @@ class RunView(WorkerOwner, QWidget):
             self._show_summary(item[1], item[2])
         elif kind == "results":
             self.results = {"host": item[1], "dpu": item[2]}
+            self.plots.name_engines({s: max(r.dpu, key=r.dpu.get) if r.dpu else ""
+                                     for s, r in self.results.items()})
             if len(item) > 3 and item[3] is not None:
                 self.engine.show_comparison(item[3])
             else:
@@ -714,11 +760,11 @@ class RunView(WorkerOwner, QWidget):
                if topology is not None and (i in topology.components or i in topology.links)]
         self.figures.setRowCount(0)
         if not self.results:
-            self.figures_title.setText("Run the design, then select a cable or a switch to see its "
+            self.figures_title.setText("Run the design, then select a link or a switch to see its "
                                        "utilization here.")
             return
         if not ids:
-            self.figures_title.setText("Select a cable or a switch to see its utilization.")
+            self.figures_title.setText("Select a link or a switch to see its utilization.")
             return
         by_id = {s: {l.id: l for l in r.links} for s, r in self.results.items()}
         cables = [c for i in ids for c in cables_of(topology, i)]
@@ -735,7 +781,8 @@ class RunView(WorkerOwner, QWidget):
             self.figures.setItem(row, 0, name)
             for col, s in enumerate(SCENARIOS, 1):
                 found = by_id.get(s, {}).get(cid)
-                text = f"{100 * found.utilization:.0f}% ({found.phase})" if found else "not in the run"
+                text = (f"{100 * found.utilization:.0f}%" + (f" ({found.phase})" if found.phase else "")
+                        if found else "not in the run")
                 cell = QTableWidgetItem(text)
                 cell.setTextAlignment(Qt.AlignCenter)
                 self.figures.setItem(row, col, cell)
@@ -743,18 +790,18 @@ class RunView(WorkerOwner, QWidget):
     @staticmethod
     def _figures_heading(ids: list[str], topology: Any, cables: list[str], by_id: dict) -> str:
         if len(ids) == 1 and ids[0] in topology.links:
-            what = f"Cable {ids[0]}"
+            what = f"Link {ids[0]}"
         elif len(ids) == 1:
             comp = topology.components[ids[0]]
             what = f"{KIND_LABEL[comp.kind]} {comp.label}"
         else:
             what = f"{len(ids)} selected"
         if not cables:
-            return f"{what}: no cables"
+            return f"{what}: no links"
         busiest = [f"{SCENARIO_LABEL[s]} {100 * max((m[c].utilization for c in cables if c in m), default=0):.0f}%"
                    for s, m in by_id.items()]
         more = f", the busiest {FIGURE_ROWS} listed" if len(cables) > FIGURE_ROWS else ""
-        return f"<b>{what}</b>: {len(cables)} cable(s){more}; busiest: {', '.join(busiest)}"
+        return f"<b>{what}</b>: {len(cables):,} link{'s' if len(cables) != 1 else ''}{more}; busiest: {', '.join(busiest)}"
 
 
 def make_run_view(window: Any) -> RunView:

@@ -47,14 +47,16 @@ ROW_LABELS = {"encryption": "Encryption", "gpudirect_storage": "Storage reads",
               "nccl_proxy": "NCCL proxy threads", "parallel_fs_client": "Parallel FS client",
               "checkpoint_via_host": "Checkpoints via host", "object_store_tls": "Object store (TLS)",
               "k8s_agents": "Kubernetes agents", "irq_handling": "NIC interrupts",
-              "kernel_copy_membw": "Kernel copies' memory BW"}
+              "kernel_copy_membw": "Kernel copies' memory BW", "storage_io_kib": "Storage IO size",
+              "packet_bytes": "Packet size"}
 #: the text beside a check box (else "on")
 CHECK_TEXT = {"encryption": "in flight", "gpudirect_storage": "GPUDirect Storage"}
 #: words of setting names shown otherwise in a label made from the name
 WORD_LABELS = {"nccl": "NCCL", "fs": "FS", "tls": "TLS", "k8s": "Kubernetes", "irq": "IRQ",
                "qos": "QoS", "cpu": "CPU", "dpu": "DPU", "nic": "NIC", "gpu": "GPU", "io": "IO"}
 #: a name's last word that is its unit (dropped from the label, shown as the spin box suffix)
-UNIT_SUFFIX = {"_s": "s", "_Gbps": "Gb/s", "_GBps": "GB/s", "_pct": "%", "_ms": "ms", "_us": "us"}
+UNIT_SUFFIX = {"_s": "s", "_Gbps": "Gb/s", "_GBps": "GB/s", "_pct": "%", "_ms": "ms", "_us": "us",
+               "_kib": "KiB", "_bytes": "bytes"}
 UNIT_WORDS = {u[1:] for u in UNIT_SUFFIX}
 #: float settings edited in whole units
 WHOLE = {"checkpoint_interval_s"}
@@ -180,9 +182,11 @@ class ScenarioPanel(QWidget):
             box.setToolTip(_sentence(spec.meaning))
             box.clicked.connect(lambda c, k=key: self._set_scenario(k, bool(c)))
             return label, box
-        if spec.type is int:
-            return label, self._spin(QSpinBox(), key)
         suffix = next((f" {u}" for end, u in UNIT_SUFFIX.items() if key.endswith(end)), "")
+        if spec.type is int:
+            spin = self._spin(QSpinBox(), key)
+            spin.setSuffix(suffix)
+            return label, spin
         return label, self._spin(QDoubleSpinBox(suffix=suffix, decimals=0 if key in WHOLE else 3), key)
 
     def _spin(self, spin, key: str):

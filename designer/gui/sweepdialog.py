@@ -1,4 +1,4 @@
-"""Run → Sweep: the design run over values of one parameter, host-managed and DPU-offloaded.
+"""Run → Sweep: the design run over values of one parameter, in all three offload modes.
 
 The parameter is any form :func:`designer.engine.sweep.apply_param` accepts (``servers``,
 ``workload.NAME``, ``scenario.NAME``, ``KIND.FIELD``, ``ID.FIELD``); the list offers the numeric ones
@@ -16,6 +16,7 @@ from typing import Any, Iterator, Sequence
 from PySide6.QtWidgets import (QComboBox, QDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
                                QProgressBar, QPushButton, QVBoxLayout, QWidget)
 
+from designer.engine.compare import MODES
 from designer.engine.sweep import SweepResult, parse_values, sweep
 from designer.errors import UsageError
 from designer.gui.messages import gui_words
@@ -78,10 +79,19 @@ def default_values(present: float | None) -> str:
 
 
 def sweep_stream(design: Any, param: str, values: Sequence[float], *, seed: int = 0) -> Iterator[tuple]:
-    """Worker generator: ``("point", done, total)`` after each value, then ``("result", SweepResult)``."""
+    """Worker generator: ``("point", done, total)`` after each value, then ``("result", SweepResult)``.
+
+    Each point holds all three offload modes (``designer.engine.compare.MODES``): host-managed and
+    DPU-offloaded from :func:`~designer.engine.sweep.sweep` (so they equal ``dpu-designer sweep``),
+    SmartNIC-offloaded from the same engine point on the same design copy and seed (the engine's
+    sweep runs two modes only; SmartNIC can be the best one, so the plot must show it)."""
+    from designer.engine.sweep import _engine_point, apply_param
+
     rows: list = []
     for value in values:
-        rows += sweep(design, param, [value], seed=seed, workers=1).rows
+        row = dict(sweep(design, param, [value], seed=seed, workers=1).rows[0])
+        row["smartnic"] = _engine_point(apply_param(design, param, value), "smartnic", seed)
+        rows.append({m: row[m] for m in MODES if m in row})
         yield ("point", len(rows), len(values))
     yield ("result", SweepResult(param, tuple(values), tuple(rows)))
 

@@ -30,8 +30,11 @@ from designer.engine import pipeline
 from designer.engine.timeline import Samples, TimelineSummary, inputs_of, simulate
 from designer.errors import UsageError
 from designer.report import assumptions as assume
-from designer.report.bom import Bom, bill_of_materials
-from designer.report.cabling import summary_of as cable_summary_of
+from designer.services.bom import Bom, bill_of_materials
+from designer.services.cabling import summary_of as cable_summary_of
+from designer.services.cabling import counts_text
+from designer.report.names import (STEADY_DAYS, TIMELINE_DAYS, TIMELINE_ITERATION, collective_label,
+                                   planner_words)
 from designer.report.charts import Chart, Series, line_plot, stacked_bars
 from designer.report.export import save_picture
 from designer.report.html import (STYLE, Markup, days, heading, image, num, para, percent,
@@ -51,6 +54,7 @@ MODES = COMPARE_MODES
 LABEL = {s: SCENARIO_LABEL[s][0].upper() + SCENARIO_LABEL[s][1:] for s in MODES}
 #: short column titles of the three-mode tables
 SHORT = {"host": "Host", "smartnic": "SmartNIC", "dpu": "DPU"}
+
 #: catalog kinds as the assumptions section names them
 KIND_TITLE = {"workload": "Workload", "server": "GPU server", "gpu": "GPU", "cpu": "CPU", "dpu": "DPU",
               "nic": "NIC", "switch": "Switch", "storage": "Storage", "rack": "Rack"}
@@ -76,7 +80,7 @@ class ReportData:
     bom: Bom
     #: the engine's comparison of the two runs (reasons, data loading); None: not gathered
     comparison: Comparison | None = None
-    #: cables and optics (``designer.report.cabling.summarize``); made when the document first needs it
+    #: cables and optics (``designer.services.cabling.summarize``); made when the document first needs it
     cable_summary: Any = None
 
 
@@ -221,9 +225,8 @@ def comparison_rows(data: ReportData) -> list[tuple[str, dict[str, Any], bool | 
 
     rows = [
         ("Iteration time (s)", per_mode(lambda x: x["iteration_time_s"]), True),
-        ("Training time, steady state (days)", per_mode(lambda x: x["training_time_days"]), True),
-        ("Training time with checkpoints and failures (days)",
-         timeline(lambda t: t.training_time_days), True),
+        (STEADY_DAYS, per_mode(lambda x: x["training_time_days"]), True),
+        (TIMELINE_DAYS, timeline(lambda t: t.training_time_days), True),
         ("Goodput (%)", timeline(lambda t: 100 * t.goodput), False),
         ("Throughput (tokens/s)", per_mode(lambda x: x["tokens_per_s"]), False),
         ("Model TFLOP/s per GPU", per_mode(lambda x: x["tflops_per_gpu"]), False),
@@ -238,17 +241,18 @@ def comparison_rows(data: ReportData) -> list[tuple[str, dict[str, Any], bool | 
 
 
 def best_mode(values: dict[str, Any], lower_better: bool | None) -> str:
-    """The mode whose figure is best by more than ``MIN_DIFFERENCE`` of it (the compare's
-    threshold for a difference worth a reason) over every other mode with a figure; "–" for text
-    figures, near-ties or when none is better."""
+    """The mode(s) whose figure is best: every mode within ``MIN_DIFFERENCE`` (the compare's
+    threshold for a difference worth a reason) of the best figure, joined ("SmartNIC, DPU" when
+    two share it); "all equal" when every mode with a figure does; "" (nothing to rank) for a
+    figure where neither direction is better, for text figures and for fewer than two figures."""
     nums = {s: v for s, v in values.items() if isinstance(v, (int, float)) and math.isfinite(v)}
     if lower_better is None or len(nums) < 2:
-        return "–"
-    ranked = sorted(nums, key=nums.get, reverse=not lower_better)
-    first, second = nums[ranked[0]], nums[ranked[1]]
-    if abs(first - second) <= MIN_DIFFERENCE * max(abs(first), abs(second)):
-        return "–"
-    return SHORT[ranked[0]]
+        return ""
+    best = min(nums.values()) if lower_better else max(nums.values())
+    tied = [s for s in nums if abs(nums[s] - best) <= MIN_DIFFERENCE * max(abs(nums[s]), abs(best))]
+    if len(tied) == len(nums):
+        return "all equal"
+    return ", ".join(SHORT[s] for s in MODES if s in tied)
 
 
 def _pct(fraction: float | None) -> float | None:
@@ -361,7 +365,7 @@ def _bom(data: ReportData) -> str:
 
 def _cables(data: ReportData) -> str:
     """Cables by type, speed and length class, and the transceivers they need
-    (``designer.report.cabling``: lengths estimated from the rack positions)."""
+    (``designer.services.cabling``: lengths estimated from the rack positions)."""
     summary = data.cable_summary
     if summary is None:  # once: the document is laid out twice (for the contents' page numbers)
         summary = data.cable_summary = cable_summary_of(data.design, data.catalog)
@@ -369,7 +373,7 @@ def _cables(data: ReportData) -> str:
         return para("No network cables: the design has no Ethernet or InfiniBand links.")
     rows = [(kind, f"{speed:g}", medium, f"{length:g}", n)
             for (kind, speed, medium, length), n in summary.cables.items()]
-    rows.append((Markup("<b>Total</b>"), "", "", "", Markup(f"<b>{summary.total_cables}</b>")))
+    rows.append((Markup("<b>Total cables</b>"), "", "", "", Markup(f"<b>{summary.total_cables:,}</b>")))
     optics = [(kind, f"{speed:g}", "switch" if end == "switch" else "NIC / DPU / storage", n)
               for (kind, speed, end), n in summary.transceivers.items()]
     return "".join([
@@ -378,7 +382,8 @@ def _cables(data: ReportData) -> str:
               "lrlrr", small=True),
         table(["Transceivers", "Gb/s", "Port", "Count"], optics or [("none", "", "", 0)], [30, 20, 30, 20],
               "lrlr", small=True),
-        para("One cable per link lane. Lengths are estimated from the rack positions on the canvas "
+        para(f"The canvas's {counts_text(data.design.topology)}: one cable per link lane; NVLink "
+             "and PCIe links inside a server are not cabled. Lengths are estimated from the rack positions on the canvas "
              "(0.6 m per rack along a row, 2.4 m between rows, overhead tray, 10% slack) and rounded "
              "up to orderable lengths; DAC up to 3 m (5 m below 200 Gb/s), AOC to 100 m below "
              "400 Gb/s, multimode SR optics to 50 m at 400 Gb/s and above, single-mode DR to 500 m "
@@ -468,7 +473,7 @@ def _results(data: ReportData, chart: tuple[float, float]) -> str:
         out += ["<h2>Collectives (host-managed)</h2>",
                 table(["Collective", "Algorithm", "Bytes per call", "Calls", "Time per call (s)",
                        "Bus bandwidth (GB/s)"],
-                      [(c["name"], f"{c['algorithm']}/{c['protocol']}", c["bytes"],
+                      [(collective_label(c["name"]), f"{c['algorithm']}/{c['protocol']}", c["bytes"],
                         c["calls_per_iteration"], c["time_s"], c["busbw_GBps"]) for c in colls],
                       [22, 20, 16, 10, 16, 16], "llrrrr", small=True)]
     return "".join(out)
@@ -505,7 +510,8 @@ def _usd(value: float) -> str:
 
 def _utilization(data: ReportData, charts: dict[str, tuple[float, float]]) -> str:
     rows = []
-    for key, label in (("training_time_days", "Wall time (days)"), ("goodput", "Goodput"),
+    for key, label in (("training_time_days", TIMELINE_DAYS), ("mean_iteration_s", TIMELINE_ITERATION),
+                       ("goodput", "Goodput"),
                        ("failures", "Failures"), ("checkpoints", "Checkpoints written"),
                        ("iterations_run", "Iterations run (incl. lost work)")):
         vals = [getattr(data.timelines[s][1], key) for s in SCENARIOS]
@@ -582,7 +588,7 @@ def _reasons(data: ReportData) -> list[str]:
         return []
     out = ["<h2>Why they differ</h2>", "<h3>DPU-offloaded vs host-managed</h3>"]
     if cmp.reasons:
-        out.append("<ul>" + "".join(f"<li>{_esc(r)}</li>" for r in cmp.reasons) + "</ul>")
+        out.append("<ul>" + "".join(f"<li>{_esc(planner_words(r))}</li>" for r in cmp.reasons) + "</ul>")
     else:
         out.append(para(f"No part of the iteration differs by more than {100 * MIN_DIFFERENCE:g} % "
                         "between the two runs."))
@@ -592,12 +598,12 @@ def _reasons(data: ReportData) -> list[str]:
             continue
         out.append(f"<h3>{title}</h3>")
         reasons = cmp.mode_reasons[key]
-        out.append("<ul>" + "".join(f"<li>{_esc(r)}</li>" for r in reasons) + "</ul>" if reasons else
+        out.append("<ul>" + "".join(f"<li>{_esc(planner_words(r))}</li>" for r in reasons) + "</ul>" if reasons else
                    para(f"No part of the iteration differs by more than {100 * MIN_DIFFERENCE:g} %, "
                         "and the adapters draw the same power."))
     claim, said = cmp.vendor_claim()["text"], cmp.vendor_claim()["verdict"]
     out.append(para(f"{claim[0].upper()}{claim[1:]}. Verdict: {said}."))
-    out += [para(f"Note: {n}.", small=True) for n in cmp.notes]
+    out += [para(f"Note: {planner_words(n)}.", small=True) for n in cmp.notes]
     return out
 
 
@@ -639,7 +645,8 @@ def _bottlenecks(data: ReportData) -> str:
                             f"({percent(share)}). {BREAKDOWN_REMEDY.get(worst, '')}"))
         if found:
             out.append(table(["Bottleneck (engine)", "What would relieve it"],
-                             [(b, remedy(b) or "–") for b in found], [55, 45], small=True))
+                             [(planner_words(b), planner_words(remedy(b) or "–")) for b in found],
+                             [55, 45], small=True))
         elif not parts:
             out.append(para("The iteration is all compute: nothing in the cluster holds the GPUs back."))
     links = sorted(data.results["host"].get("links") or [], key=lambda l: -_busy(l["utilization"]))

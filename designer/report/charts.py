@@ -203,6 +203,7 @@ class Series:
     y: Sequence[float]
     colour: str = ""   #: "" = the palette colour of its position
     dashed: bool = False
+    points: float = 0.0  #: > 0: markers of this diameter at the points, no line (a scatter)
 
     def pen(self, index: int) -> QPen:
         pen = QPen(QColor(self.colour) if self.colour else colour(index), 2.5)
@@ -222,6 +223,10 @@ def line_plot(series: Sequence[Series], *, title: str, x_label: str, y_label: st
         xs = [v for s in series for v in s.x] or [0.0, 1.0]
         ys = [v for s in series for v in s.y] or [0.0, 1.0]
         lo, hi = y_range if y_range else (min(0.0, min(ys)), max(ys))
+        if any(s.points for s in series):  # markers at the edges stay whole
+            pad = 0.04 * ((max(xs) - min(xs)) or abs(max(xs)) or 1.0)
+            xs = [min(xs) - pad, max(xs) + pad]
+            hi = hi + 0.06 * ((hi - lo) or abs(hi) or 1.0) if not y_range else hi
         yt = nice_ticks(lo, hi)
         xt = [t for t in nice_ticks(min(xs), max(xs), 8) if min(xs) - 1e-9 <= t <= max(xs) + 1e-9]
         entries = [(s.label, s.pen(i)) for i, s in enumerate(series)]
@@ -266,6 +271,12 @@ def line_plot(series: Sequence[Series], *, title: str, x_label: str, y_label: st
         painter.save()
         painter.setClipRect(QRectF(x0, y1 - 2, x1 - x0, y0 - y1 + 4))
         for i, s in enumerate(series):
+            if s.points:
+                painter.setPen(Qt.NoPen)
+                painter.setBrush(s.pen(i).color())
+                for x, y in zip(s.x, s.y):
+                    painter.drawEllipse(QPointF(px(x), py(y)), s.points / 2, s.points / 2)
+                continue
             path = QPainterPath()
             for j, (x, y) in enumerate(zip(s.x, s.y)):
                 (path.lineTo if j else path.moveTo)(QPointF(px(x), py(y)))

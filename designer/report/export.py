@@ -88,6 +88,10 @@ def save_picture(paint: PaintFn, size: QSize, path: str | Path, *, title: str = 
     if suffix == ".png" and not device.save(buffer, "PNG"):
         raise UsageError(f"{path}: cannot encode the picture as PNG ({size.width()}x{size.height()})")
     data = bytes(buffer.data())
+    if suffix == ".svg":  # design names with control characters would make the file ill-formed
+        from designer.textsafe import xml_bytes
+
+        data = xml_bytes(data)
     if not data:
         raise UsageError(f"{path}: the picture came out empty; nothing was written")
     atomic_write_bytes(path, data, inputs=inputs, what="picture")

@@ -13,8 +13,13 @@ _TABLE = ('<table width="100%" cellspacing="0" cellpadding="5" border="1" '
 _HEAD_BG = "#e8edf3"
 
 
+#: most decimal places :func:`num` writes (a smaller figure is "≈ 0"); never scientific notation
+MAX_PLACES = 9
+
+
 def num(value: Any, digits: int = 3) -> str:
-    """A figure for a table: ``digits`` significant digits, thousands separated, "-" if missing."""
+    """A figure for a table: ``digits`` significant digits in plain decimals (0.000302, never
+    3.02e-04), thousands separated, "–" if missing."""
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "–"
     if isinstance(value, bool):
@@ -27,9 +32,9 @@ def num(value: Any, digits: int = 3) -> str:
         return f"{value:,.0f}"
     if abs(value) >= 10 ** (digits - 1):
         return f"{value:,.0f}"
-    if abs(value) < 1e-3:
-        return f"{value:.{digits - 1}e}"
-    places = digits - 1 - math.floor(math.log10(abs(value)))
+    if abs(value) < 10.0 ** -MAX_PLACES / 2:  # a planner reads decimals, not "3.02e-04"
+        return "≈ 0"
+    places = min(digits - 1 - math.floor(math.log10(abs(value))), MAX_PLACES)
     return f"{value:.{max(places, 0)}f}"
 
 

@@ -12,6 +12,7 @@ no error when the disk fills; this way a full disk, an error or a kill leaves th
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,16 +67,85 @@ def page_geometry() -> Page:
     return Page(width, height - footer, footer)
 
 
-def _laid_out(doc: PdfDocument, writer: QPdfWriter, page: Page) -> QTextDocument:
+def _layout_once(html: str, doc: PdfDocument, writer: QPdfWriter, page: Page) -> QTextDocument:
     text = QTextDocument()
     text.documentLayout().setPaintDevice(writer)
     text.setDefaultFont(QFont(FONT_FAMILY, BODY_PT))
     text.setDocumentMargin(0)
     for name, image in doc.images.items():
         text.addResource(QTextDocument.ImageResource, QUrl(f"img:{name}"), image)
-    text.setHtml(doc.html)
+    text.setHtml(html)
     text.setPageSize(QSizeF(page.width, page.height))
     return text
+
+
+#: most headings :func:`_laid_out` moves to a new page (one layout each; the example report moves 2)
+MAX_MOVED_HEADINGS = 12
+_HEADING_TAG = re.compile(r"<h[1-6](?=[ >])")
+
+
+def _laid_out(doc: PdfDocument, writer: QPdfWriter, page: Page) -> QTextDocument:
+    """``doc`` laid out on pages, no heading left alone at a page's foot: such a heading (what
+    follows it starts on the next page, :func:`orphaned_headings`) gets ``page-break-before``
+    and the document is laid out again, first such heading first (moving it moves everything
+    after it), as word processors' "keep with next" does; QTextDocument has no such property.
+    Changing a laid-out document's block formats in place left blocks unlaid (height 0, lost
+    from the PDF), so each pass lays out the HTML anew."""
+    html = doc.html
+    text = _layout_once(html, doc, writer, page)
+    for _ in range(MAX_MOVED_HEADINGS):
+        orphans = _orphans(text, page.height)
+        if not orphans:
+            break
+        tags = list(_HEADING_TAG.finditer(html))
+        if orphans[0] >= len(tags):  # a heading the HTML does not spell as <hN>: leave it
+            break
+        at = tags[orphans[0]].end()
+        html = html[:at] + ' style="page-break-before: always;"' + html[at:]
+        text = _layout_once(html, doc, writer, page)
+    return text
+
+
+def _orphans(text: QTextDocument, page_height: float) -> list[int]:
+    """Numbers (in document order, counting headings only) of the headings that end a page."""
+    layout = text.documentLayout()
+    out = []
+    n = 0
+    block = text.begin()
+    while block.isValid():
+        nxt = block.next()
+        if block.blockFormat().headingLevel():
+            if nxt.isValid():
+                top = layout.blockBoundingRect(block).top()
+                page = int(top // page_height)
+                if (top > page * page_height + 1
+                        and int(layout.blockBoundingRect(nxt).bottom() // page_height) > page):
+                    out.append(n)
+            n += 1
+        block = nxt
+    return out
+
+
+def orphaned_headings(text: QTextDocument, page_height: float) -> list[str]:
+    """Headings that end a page: what follows them starts on a later page (none after
+    :func:`_laid_out`, which every PDF and page count goes through)."""
+    heads = []
+    block = text.begin()
+    while block.isValid():
+        if block.blockFormat().headingLevel():
+            heads.append(block.text())
+        block = block.next()
+    return [heads[i] for i in _orphans(text, page_height)]
+
+
+def laid_out(doc: PdfDocument) -> tuple[QTextDocument, Page]:
+    """``doc`` laid out as :func:`write_pdf` lays it out (for checks of the pages)."""
+    page = page_geometry()
+    buffer = QBuffer()
+    buffer.open(QIODevice.WriteOnly)
+    text = _laid_out(doc, _writer(buffer, doc.title, doc.author), page)
+    text.setParent(None)
+    return text, page
 
 
 def heading_pages(doc: PdfDocument) -> list[tuple[str, int]]:

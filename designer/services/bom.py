@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from designer.textsafe import csv_cell
 from designer.topology.design import Design
 from designer.topology.kinds import CATALOG_KIND, KIND_LABEL
 from designer.topology.validation import Resolver, server_power_W
@@ -133,11 +134,13 @@ def unit_price(catalog, kind: str, model: str) -> float | None:
 def planner_rows(design: Design, catalog, bom: Bom, cable_summary) -> list[dict]:
     """The bill a planner orders from: parts by model (with nameplate power and any catalog
     price), racks by model, cables by type/speed/medium/length class, transceivers by type/speed
-    (``cable_summary``: ``designer.report.cabling.summarize``; one transceiver per optical cable end,
-    switch ends and adapter ends on lines of their own)."""
+    (``cable_summary``: ``designer.services.cabling.summarize``; one transceiver per optical cable end,
+    switch ends and adapter ends on lines of their own). Model ids and names that a spreadsheet
+    would run as formulas are made text (:func:`designer.textsafe.csv_cell`)."""
     rows: list[dict] = []
 
     def add(category, model, name, count, price=None, power_W=None, speed="", medium="", length=""):
+        model, name = csv_cell(model), csv_cell(name)  # design strings: never a spreadsheet formula
         rows.append({"category": category, "model": model, "name": name, "count": count,
                      "unit_price_USD": "" if price is None else f"{price:.2f}",
                      "total_price_USD": "" if price is None else f"{price * count:.2f}",

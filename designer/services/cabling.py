@@ -49,6 +49,7 @@ import numpy as np
 
 from designer.topology import layout
 from designer.topology.model import ATTACHABLE
+from designer.textsafe import csv_row as safe_row
 
 #: metres along a row per canvas unit (one rack pitch = one 600 mm cabinet)
 RACK_PITCH_M = 0.6
@@ -188,6 +189,24 @@ def places(design, catalog) -> dict[str, Place]:
     return out
 
 
+def cable_count(topology) -> int:
+    """Physical cables of a design: each Ethernet/InfiniBand link of ``lanes`` lanes is ``lanes``
+    cables (module text); NVLink and PCIe links are inside a server and not cabled. The same count
+    as :func:`cables` yields and :func:`summary_of`'s ``total_cables`` (the status bar, the
+    inspector, the report and the cabling CSV all show this one figure as "cables"; the canvas's
+    lines are "links")."""
+    comps = topology.components
+    return sum(max(1, int(link.lanes)) for link in topology.links.values()
+               if link.medium not in UNCABLED and link.a in comps and link.b in comps)
+
+
+def counts_text(topology) -> str:
+    """``"785 links (1,328 cables)"``: the canvas's links and the physical cables they are."""
+    links = len(topology.links)
+    cables = cable_count(topology)
+    return f"{links:,} link{'s' if links != 1 else ''} ({cables:,} cable{'s' if cables != 1 else ''})"
+
+
 def run_length_m(a: Place, b: Place) -> float:
     """Estimated cable length between two places before slack (module docstring)."""
     if a.rack and a.rack == b.rack:
@@ -241,10 +260,12 @@ CSV_COLUMNS = ("cable", "link", "from", "from_kind", "from_rack", "from_U", "fro
 
 
 def csv_row(cable: Cable, kinds: dict[str, str]) -> list:
+    """One line of the cabling CSV; design strings that a spreadsheet would run as formulas are
+    made text (:func:`designer.textsafe.csv_row`)."""
     a, b = cable.a_place, cable.b_place
-    return [cable.id, cable.link, cable.a, kinds.get(cable.a, ""), a.rack, a.u or "", cable.a_port,
+    return safe_row([cable.id, cable.link, cable.a, kinds.get(cable.a, ""), a.rack, a.u or "", cable.a_port,
             cable.b, kinds.get(cable.b, ""), b.rack, b.u or "", cable.b_port, cable.medium,
-            f"{cable.speed_Gbps:g}", cable.type, f"{cable.length_class_m:g}", f"{cable.length_m:.2f}"]
+            f"{cable.speed_Gbps:g}", cable.type, f"{cable.length_class_m:g}", f"{cable.length_m:.2f}"])
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,98 @@
+"""One name per figure (issue 23): the names the window (Engine results, Timelines, status bar),
+the report and the exports give to figures that a reader could take for one another. No Qt;
+import it from anywhere.
+
+* ``STEADY_DAYS``: the engine's training time, the token budget at the steady-state iteration
+  rate (``Result.training_time_days``).
+* ``TIMELINE_DAYS``: the timeline's play-out of the whole run with jitter, data stalls,
+  checkpoints, failures and the work they lose (``TimelineSummary.training_time_days``).
+* ``TIMELINE_ITERATION``: ``TimelineSummary.mean_iteration_s``, (iteration + data stall time) /
+  iterations run; the engine's one steady-state step is ``ITERATION``.
+* Links and cables: a *link* is one line on the canvas (``Topology.links``); it is ``lanes``
+  physical *cables* when Ethernet/InfiniBand, none when NVLink/PCIe
+  (``designer.services.cabling.cable_count``).
+"""
+
+ITERATION = "Iteration time (s)"
+STEADY_DAYS = "Training time, steady state (days)"
+TIMELINE_DAYS = "Training time with checkpoints and failures (days)"
+TIMELINE_ITERATION = "Mean iteration with stalls, timeline (s)"
+
+import re
+
+#: what each adapter engine of ``designer.engine.resources.DPU_ENGINES`` does, as a row names it
+#: (the engine's own keys are "line", "crypto", "arm", "dram"; see resources._ENGINE_WORK)
+ENGINE_LABEL = {"line": "Packet processing (line rate)", "crypto": "Crypto engine (inline encryption)",
+                "arm": "Arm cores (DPU services)", "dram": "DPU memory bandwidth (Arm data paths)"}
+
+
+def engine_label(key: str) -> str:
+    """A planner's name of an adapter engine key; an unknown key as words."""
+    return ENGINE_LABEL.get(key, key.replace("_", " "))
+
+
+def _breakdown_labels() -> dict[str, str]:
+    from designer.engine.result import BREAKDOWN_LABEL
+
+    return {k: v[:1].lower() + v[1:] if not v.startswith(("TP", "DP", "PP")) else v
+            for k, v in BREAKDOWN_LABEL.items()}
+
+
+_KEY = re.compile(r"\b(compute|tp_comm|pp_comm|cp_comm|ep_comm|dp_exposed|bubble|host_cpu_slowdown|"
+                  r"dpu_slowdown|data_stall|straggler|checkpoint)\b(?= [+−-]\d)|"
+                  r"\b(host_cpu_slowdown|dpu_slowdown|dp_exposed|tp_comm|pp_comm|cp_comm|ep_comm|data_stall)\b")
+_GROUP = re.compile(r"\bserver group (\d+)\b")
+_ENGINE = re.compile(r"\b(arm|dram|line)((?:/(?:arm|dram|line|crypto))*) engine( load)?\b")
+#: an engine key inside a sentence ("DPU arm engine" -> "DPU Arm-core engine")
+_ENGINE_WORD = {"arm": "Arm-core", "dram": "memory (DRAM)", "line": "packet-processing (line rate)",
+                "crypto": "crypto"}
+
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
+             "tenth")
+
+
+def ordinal(n: int) -> str:
+    """1 -> "first" ... 10 -> "tenth", then "11th", "22nd" ..."""
+    if 1 <= n <= len(_ORDINALS):
+        return _ORDINALS[n - 1]
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def planner_words(text: str) -> str:
+    """An engine sentence with its identifiers in words: breakdown keys (``host_cpu_slowdown``)
+    as their ``BREAKDOWN_LABEL``, "server group 0" (the engine's index into the design's groups of
+    alike servers) as people count ("the first server group"), adapter engine keys (``arm/dram engine load``) in words ("Arm-core and memory (DRAM)
+    engine load")."""
+    labels = _breakdown_labels()
+    def key(m: re.Match) -> str:
+        word = labels.get(m.group(1) or m.group(2), m.group(0))
+        return word[:1].upper() + word[1:] if m.start() == 0 else word  # a sentence's first word
+
+    text = _KEY.sub(key, text)
+    text = _GROUP.sub(lambda m: f"the {ordinal(int(m.group(1)) + 1)} server group", text)
+    return _ENGINE.sub(lambda m: " and ".join(_ENGINE_WORD[k] for k in (m.group(1) + m.group(2)).split("/"))
+                       + " engine" + (m.group(3) or ""), text)
+
+
+#: an engine key in a plot title, where room is short
+_ENGINE_SHORT = {"arm": "Arm-core", "dram": "DPU memory", "line": "line-rate", "crypto": "crypto"}
+
+
+def engine_word(key: str) -> str:
+    """An adapter engine key as a plot title names it: ``"crypto"`` -> "crypto engine"."""
+    return f"{_ENGINE_SHORT.get(key, key.replace('_', ' '))} engine"
+
+
+_GROUP_WORD = {"tp": "TP", "dp": "DP", "pp": "PP", "cp": "CP", "ep": "EP"}
+_OP_WORD = {"allreduce": "all-reduce", "reduce_scatter": "reduce-scatter", "allgather": "all-gather",
+            "alltoall": "all-to-all", "sendrecv": "send/receive", "broadcast": "broadcast"}
+
+
+def collective_label(name: str) -> str:
+    """An engine collective's name in words: ``"dp_reduce_scatter"`` -> "DP reduce-scatter"
+    (the NCCL operation names, hyphenated as NVIDIA's NCCL documentation writes them)."""
+    head, _, op = name.partition("_")
+    if head in _GROUP_WORD and op:
+        return f"{_GROUP_WORD[head]} {_OP_WORD.get(op, op.replace('_', ' '))}"
+    return name.replace("_", " ")

@@ -1,0 +1,533 @@
+"""What a design costs and what it buys per dollar, watt and rack unit (no Qt).
+
+**Prices.** ``models/costs/prices.toml`` gives every part a price in US dollars with its basis
+(``list``, ``street``, ``derived``, ``measured``, ``assumed``), the date the figure is from and its
+source. A price is looked up, first match wins, in: the component's own ``price_USD`` property
+(the inspector), the design's prices (``meta.costs.prices``: ``"nic:connectx-7": {"USD": ...,
+"date": ..., "source": ...}``, written by ``dpu-designer cost --price ... --save``), a user catalog
+entry's ``price_USD`` (``~/.config/dpu-designer/catalog``), then the packaged table. A GPU server's
+price is the system without the adapters the design draws on it (those are rows of their own);
+its GPUs and CPUs are inside it.
+
+**CapEx** is the sum of the bill's lines: parts by catalog model (``designer.services.bom``),
+racks, cables by type and transceivers by type and speed (``designer.services.cabling.summary_of``:
+one row per physical cable, so the cable count here is the cabling CSV's).
+
+**TCO over the lifetime L years** (derivation, per year of use)::
+
+    amortised  = CapEx / L                                   (straight line, no residual value)
+    energy     = P_load [kW] x 8,766 h x PUE x price [USD/kWh]
+    space      = P_nameplate [kW] x rate [USD per kW-month] x 12
+    support    = CapEx x support fraction
+    TCO        = CapEx + L x (energy + space + support)
+
+``P_load`` is the engine's cluster power at training load for the mode (``Result.power_W
+["total"]``, running all year: an upper bound of the energy), ``P_nameplate`` the bill's
+nameplate IT power (what a colocation contract reserves: the CBRE rate is per kW of capacity,
+electricity billed on top). The rate per hour is TCO / (L x 8,766 h).
+
+**Per dollar, watt and rack unit.** tokens (or samples) per second of the mode's steady state
+(``Result.tokens_per_s``), per $M of lifetime TCO, per kW of load power and per rack unit used;
+tokens one dollar buys (``tokens/s x 3,600 / TCO per hour``); the cost of one training run is its
+steady-state training time (no failures, ``Result.training_time_days``) x the TCO rate per hour.
+
+**Payback of a DPU (or SmartNIC).** Between two modes a and b (b with the dearer adapters), with
+T the steady-state training time: b frees ``f = 1 - T_b / T_a`` of the fleet's time, worth
+``f x TCO_a per day``; the extra adapter CapEx per server ``(CapEx_b - CapEx_a) / servers`` is paid
+back after ``(CapEx_b - CapEx_a) / (f x TCO_a per day)`` days of training. When b is not faster
+(f <= 0) it never pays back on GPU time; the host cores it frees are listed beside it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from designer.topology.kinds import CATALOG_KIND
+
+HOURS_PER_YEAR = 8766.0  #: 365.25 days
+#: kinds of component a price is looked up for (the bill's part rows)
+PART_KINDS = ("gpu_server", "dpu", "nic", "switch", "storage", "rack")
+#: the site figures of the TCO, with their unit, in the order they are printed
+SITE_FIELDS = {"lifetime_years": "years", "pue": "", "price_per_kWh": "USD/kWh",
+               "space_USD_per_kW_month": "USD per kW-month", "support_fraction_per_year": "of CapEx a year"}
+
+
+@dataclass(frozen=True)
+class Price:
+    """One price: ``USD`` None when no price is known (the line is left out of CapEx and named)."""
+
+    USD: float | None
+    basis: str   #: list | street | derived | measured | assumed | design | user catalog | component | included | missing
+    date: str
+    source: str
+
+
+MISSING = Price(None, "missing", "", "no price known: add one with `dpu-designer cost FILE --price KIND:MODEL=USD`")
+INCLUDED = Price(0.0, "included", "", "inside the GPU server's price")
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+        and math.isfinite(value) and value >= 0 else None
+
+
+class PriceBook:
+    """Prices of parts, cables and transceivers, with the overrides of the module docstring."""
+
+    def __init__(self, catalog: Any, design_prices: dict[str, Any] | None = None) -> None:
+        self._catalog = catalog
+        table = catalog.costs("prices")
+        self.currency = str(table.get("currency", "USD"))
+        self._table: dict[tuple[str, str], Price] = {}
+        self._optics: dict[str, list[tuple[float, Price]]] = {}
+        for row in table.get("price", []):
+            p = Price(_number(row.get("USD")), str(row.get("basis", "assumed")), str(row.get("date", "")),
+                      str(row.get("source", "")))
+            if row.get("kind") == "transceiver":
+                self._optics.setdefault(str(row["model"]), []).append((float(row["speed_Gbps"]), p))
+            else:
+                self._table[(str(row["kind"]), str(row["model"]))] = p
+        for rows in self._optics.values():
+            rows.sort(key=lambda r: r[0])
+        self._design: dict[str, Price] = {}
+        for key, v in (design_prices or {}).items():
+            v = v if isinstance(v, dict) else {"USD": v}
+            usd = _number(v.get("USD"))
+            if usd is not None:
+                self._design[str(key)] = Price(usd, "design", str(v.get("date", "")),
+                                               str(v.get("source", "set in the design file")))
+        self.site = _site(catalog, table)
+
+    def part(self, kind: str, model: str, props: dict[str, Any] | None = None) -> Price:
+        """The price of one component of ``kind``/``model`` (``props``: its own overrides)."""
+        own = _number((props or {}).get("price_USD"))
+        if own is not None:
+            return Price(own, "component", "", "the component's price_USD property")
+        key = f"{kind}:{model}"
+        if key in self._design:
+            return self._design[key]
+        try:
+            entry = self._catalog.get(CATALOG_KIND.get(kind, kind), model)
+        except KeyError:
+            entry = {}
+        usd = _number(entry.get("price_USD"))
+        if usd is not None:
+            return Price(usd, "user catalog", str(entry.get("price_date", "")),
+                         str(entry.get("sources", {}).get("price_USD") or entry.get("source", "user catalog")))
+        return self._table.get((kind, model), MISSING)
+
+    def cable(self, cable_type: str) -> Price:
+        return self._design.get(f"cable:{cable_type}") or self._table.get(("cable", cable_type), MISSING)
+
+    def transceiver(self, optic: str, speed_Gbps: float) -> Price:
+        """The module of type ``optic`` at the next listed speed at or above ``speed_Gbps``."""
+        own = self._design.get(f"transceiver:{optic}:{speed_Gbps:g}") or self._design.get(f"transceiver:{optic}")
+        if own is not None:
+            return own
+        rows = self._optics.get(optic, [])
+        for speed, p in rows:
+            if speed >= speed_Gbps:
+                return p
+        return rows[-1][1] if rows else MISSING
+
+
+@dataclass(frozen=True)
+class SiteFigure:
+    value: float
+    basis: str
+    date: str
+    source: str
+
+
+def _site(catalog: Any, table: dict[str, Any]) -> dict[str, SiteFigure]:
+    out = {k: SiteFigure(float(v["value"]), str(v.get("basis", "assumed")), str(v.get("date", "")),
+                         str(v.get("source", ""))) for k, v in table.get("site", {}).items()}
+    energy = catalog.costs("energy")["price_per_kWh"]
+    out["price_per_kWh"] = SiteFigure(float(energy["value"]), "measured", "2023", str(energy["source"]))
+    return out
+
+
+def site_of(book: PriceBook, design: Any = None, **given: float | None) -> dict[str, SiteFigure]:
+    """The site figures: the packaged ones, then the design's (``meta.costs.site``), then ``given``."""
+    site = dict(book.site)
+    saved = ((getattr(design, "meta", None) or {}).get("costs") or {}).get("site") or {}
+    for k, v in list(saved.items()) + [(k, v) for k, v in given.items() if v is not None]:
+        if k in SITE_FIELDS and _number(v) is not None:
+            site[k] = SiteFigure(float(v), "design" if k in saved and given.get(k) is None else "given",
+                                 "", "set for this design")
+    if site["lifetime_years"].value <= 0:
+        raise ValueError("the lifetime must be more than 0 years")
+    return site
+
+
+@dataclass(frozen=True)
+class CostLine:
+    category: str
+    model: str
+    name: str
+    count: int
+    unit_USD: float | None
+    total_USD: float | None
+    basis: str
+    date: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Bill:
+    """The priced bill of materials of a design as drawn."""
+
+    lines: tuple[CostLine, ...]
+    nameplate_kW: float
+    rack_U: int
+    racks: int
+    servers: int
+    gpus: int
+
+    @property
+    def capex_USD(self) -> float:
+        return sum(line.total_USD for line in self.lines if line.total_USD is not None)
+
+    @property
+    def missing(self) -> list[str]:
+        """Lines without a price (left out of the CapEx)."""
+        return [f"{line.category} {line.model}" for line in self.lines if line.total_USD is None]
+
+    def by_basis(self) -> dict[str, float]:
+        """CapEx by how its prices are known (how much of the total rests on assumptions)."""
+        out: Counter[str] = Counter()
+        for line in self.lines:
+            if line.total_USD:
+                out[line.basis] += line.total_USD
+        return dict(out)
+
+
+_CATEGORY = {"gpu_server": "GPU servers", "gpu": "GPUs", "cpu": "CPUs", "dpu": "DPUs", "nic": "NICs",
+             "switch": "Switches", "storage": "Storage", "rack": "Racks"}
+
+
+def bill(design: Any, catalog: Any, book: PriceBook | None = None) -> Bill:
+    """Price the design's bill of materials (see the module docstring)."""
+    from designer.services.bom import bill_of_materials
+    from designer.services.cabling import summary_of
+
+    book = book or price_book(design, catalog)
+    bom = bill_of_materials(design, catalog)
+    own: dict[tuple[str, str], list[float]] = {}  # components with their own price_USD
+    racks: Counter[str] = Counter()
+    for comp in design.topology.components.values():
+        if comp.kind == "rack":
+            racks[comp.model] += 1
+        p = _number((comp.props or {}).get("price_USD"))
+        if p is not None:
+            own.setdefault((comp.kind, comp.model), []).append(p)
+    lines: list[CostLine] = []
+    merged: dict[tuple[str, str], list] = {}  # bom rows split by power/U merge by model here
+    for r in bom.rows:
+        key = (r.kind, r.model)
+        if key in merged:
+            merged[key][1] += r.count
+        else:
+            merged[key] = [r.name, r.count]
+    for (kind, model), (name, count) in merged.items():
+        if kind in ("gpu", "cpu"):
+            lines.append(_line(_CATEGORY[kind], model, name, count, INCLUDED))
+            continue
+        mine = own.get((kind, model), [])
+        base = book.part(kind, model)
+        lines.append(_line(_CATEGORY[kind], model, name, count, base, mine))
+    for model, n in sorted(racks.items()):
+        try:
+            name = catalog.get("rack", model)["name"]
+        except KeyError:
+            name = f"{model} (not in the catalog)"
+        lines.append(_line("Racks", model, name, n, book.part("rack", model), own.get(("rack", model), [])))
+    summary = summary_of(design, catalog)
+    cables: Counter[str] = Counter()
+    for (ctype, _speed, _medium, _length), n in summary.cables.items():
+        cables[ctype] += n
+    for ctype, n in sorted(cables.items()):
+        lines.append(_line("Cables", ctype, f"{ctype} cable", n, book.cable(ctype)))
+    optics: Counter[tuple[str, float]] = Counter()
+    for (otype, speed, _end), n in summary.transceivers.items():
+        optics[(otype, speed)] += n
+    for (otype, speed), n in sorted(optics.items()):
+        lines.append(_line("Transceivers", f"{otype} {speed:g}G", f"{otype} transceiver, {speed:g} Gb/s", n,
+                           book.transceiver(otype, speed)))
+    servers = sum(1 for _ in design.topology.servers())
+    return Bill(tuple(lines), bom.power_kW, bom.rack_U, bom.racks, servers, bom.count("gpu"))
+
+
+def _line(category: str, model: str, name: str, count: int, price: Price,
+          own: list[float] | None = None) -> CostLine:
+    own = own or []
+    if price.USD is None and not own:
+        return CostLine(category, model, name, count, None, None, price.basis, price.date, price.source)
+    rest = count - len(own)
+    if rest and price.USD is None:  # some components priced, the rest unknown: leave the line out
+        return CostLine(category, model, name, count, None, None, MISSING.basis, "", MISSING.source)
+    total = rest * (price.USD or 0.0) + sum(own)
+    basis = price.basis if not own else ("component" if not rest else f"{price.basis} + component")
+    return CostLine(category, model, name, count, total / count if count else 0.0, total, basis, price.date,
+                    price.source if not own else f"{price.source}; {len(own)} with their own price_USD")
+
+
+def price_book(design: Any, catalog: Any) -> PriceBook:
+    prices = ((getattr(design, "meta", None) or {}).get("costs") or {}).get("prices")
+    return PriceBook(catalog, prices if isinstance(prices, dict) else None)
+
+
+# --------------------------------------------------------------------------------- modes' adapters
+def adapter_swaps(design: Any, catalog: Any, mode: str) -> Counter[tuple[str, str, str, str]]:
+    """How a mode's run buys the adapters differently from the drawing (as ``engine.compare`` runs
+    it): host-managed and SmartNIC runs buy each drawn DPU as the ConnectX of its line rate; the
+    DPU run buys each NIC of a server that draws no DPU as the DPU of the same line rate.
+    Returns (from kind, from model, to kind, to model) -> count."""
+    from designer.engine.compare import server_layouts
+    from designer.engine.resources_adapter import dpu_for_nic, nic_for_dpu
+
+    out: Counter[tuple[str, str, str, str]] = Counter()
+    if mode not in ("host", "smartnic", "dpu"):
+        return out
+    for srv, kids, alike in server_layouts(design):
+        f = catalog.resolve(srv)
+        drawn = [c for c in kids if c.kind == "dpu"]
+        if mode in ("host", "smartnic"):
+            for c in drawn:
+                alt = nic_for_dpu(catalog, catalog.resolve(c), f.get("nic_model"))
+                if "id" in alt:
+                    out[("dpu", c.model, "nic", str(alt["id"]))] += alike
+        elif not drawn:
+            for c in (c for c in kids if c.kind == "nic"):
+                alt = dpu_for_nic(catalog, catalog.resolve(c), f.get("dpu_model"))
+                if "id" in alt:
+                    out[("nic", c.model, "dpu", str(alt["id"]))] += alike
+    return out
+
+
+def mode_capex(design: Any, catalog: Any, drawn: Bill, book: PriceBook, mode: str) -> tuple[float, list[str]]:
+    """The CapEx of a mode's adapters: the drawn bill plus each swap's price difference; with the
+    swaps in words."""
+    capex, words = drawn.capex_USD, []
+    for (fk, fm, tk, tm), n in adapter_swaps(design, catalog, mode).items():
+        a, b = book.part(fk, fm), book.part(tk, tm)
+        if a.USD is None or b.USD is None:
+            words.append(f"{n} {fm} bought as {tm}: no price for one of them, CapEx as drawn")
+            continue
+        capex += n * (b.USD - a.USD)
+        words.append(f"{n} {fm} bought as {tm} ({n * (b.USD - a.USD):+,.0f} USD)")
+    return capex, words
+
+
+# ------------------------------------------------------------------------------------------ TCO
+@dataclass(frozen=True)
+class Tco:
+    capex_USD: float
+    lifetime_years: float
+    amortised_USD_per_year: float
+    energy_USD_per_year: float
+    space_USD_per_year: float
+    support_USD_per_year: float
+
+    @property
+    def per_year_USD(self) -> float:
+        return (self.amortised_USD_per_year + self.energy_USD_per_year + self.space_USD_per_year
+                + self.support_USD_per_year)
+
+    @property
+    def total_USD(self) -> float:
+        return self.capex_USD + self.lifetime_years * (self.energy_USD_per_year + self.space_USD_per_year
+                                                        + self.support_USD_per_year)
+
+    @property
+    def per_hour_USD(self) -> float:
+        return self.total_USD / (self.lifetime_years * HOURS_PER_YEAR)
+
+
+def tco(capex_USD: float, load_kW: float, nameplate_kW: float, site: dict[str, SiteFigure]) -> Tco:
+    """TCO of the module docstring from its parts."""
+    life = site["lifetime_years"].value
+    return Tco(capex_USD, life, capex_USD / life,
+               load_kW * HOURS_PER_YEAR * site["pue"].value * site["price_per_kWh"].value,
+               nameplate_kW * site["space_USD_per_kW_month"].value * 12.0,
+               capex_USD * site["support_fraction_per_year"].value)
+
+
+@dataclass(frozen=True)
+class ModeCost:
+    """One mode's costs and what they buy."""
+
+    mode: str
+    capex_USD: float
+    tco: Tco
+    load_kW: float
+    tokens_per_s: float          #: tokens/s (samples/s for a vision workload: see ``unit``)
+    unit: str                    #: "tokens" or "samples"
+    training_time_days: float    #: steady state (no failures)
+    swaps: list[str] = field(default_factory=list)
+
+    @property
+    def per_MUSD_tco(self) -> float:
+        """tokens/s per million dollars of lifetime TCO."""
+        return self.tokens_per_s / (self.tco.total_USD / 1e6) if self.tco.total_USD else math.nan
+
+    @property
+    def per_kW(self) -> float:
+        return self.tokens_per_s / self.load_kW if self.load_kW else math.nan
+
+    @property
+    def per_USD(self) -> float:
+        """tokens one dollar of TCO buys."""
+        return self.tokens_per_s * 3600.0 / self.tco.per_hour_USD if self.tco.per_hour_USD else math.nan
+
+    @property
+    def run_cost_USD(self) -> float:
+        """One training run to its token budget at the TCO rate (steady-state time)."""
+        return self.training_time_days * 24.0 * self.tco.per_hour_USD
+
+    def to_json(self, rack_U: int) -> dict[str, Any]:
+        t = self.tco
+        return {"capex_USD": self.capex_USD, "tco_USD": t.total_USD, "tco_USD_per_year": t.per_year_USD,
+                "tco_USD_per_hour": t.per_hour_USD,
+                "tco_parts_USD_per_year": {"amortised": t.amortised_USD_per_year, "energy": t.energy_USD_per_year,
+                                           "space": t.space_USD_per_year, "support": t.support_USD_per_year},
+                "load_kW": self.load_kW, "unit": self.unit, "per_s": self.tokens_per_s,
+                "per_s_per_MUSD_tco": self.per_MUSD_tco, "per_s_per_kW": self.per_kW,
+                "per_s_per_rack_U": self.tokens_per_s / rack_U if rack_U else math.nan,
+                "per_USD": self.per_USD, "training_run_cost_USD": self.run_cost_USD,
+                "training_time_days": self.training_time_days, "adapter_swaps": list(self.swaps)}
+
+
+def mode_cost(mode: str, result: Any, capex_USD: float, drawn: Bill, site: dict[str, SiteFigure],
+              swaps: list[str] | None = None) -> ModeCost:
+    load_kW = float(result.power_W.get("total", 0.0)) / 1e3
+    tokens = float(result.tokens_per_s or 0.0)
+    unit = "tokens" if tokens > 0 else "samples"
+    rate = tokens if tokens > 0 else float(result.samples_per_s or 0.0)
+    return ModeCost(mode, capex_USD, tco(capex_USD, load_kW, drawn.nameplate_kW, site), load_kW, rate, unit,
+                    float(result.training_time_days), list(swaps or []))
+
+
+@dataclass(frozen=True)
+class Payback:
+    a: str
+    b: str
+    extra_capex_USD: float
+    extra_per_server_USD: float
+    time_freed_fraction: float
+    days: float | None     #: None: never on GPU time (b not faster)
+    host_cores_freed: float
+
+    def text(self, label: dict[str, str]) -> str:
+        what = (f"{label.get(self.b, self.b)} vs {label.get(self.a, self.a)}: "
+                f"{self.extra_per_server_USD:+,.0f} USD of adapters per server")
+        if self.extra_capex_USD <= 0:
+            return what + " (no extra adapter cost)"
+        if self.days is None:
+            return (what + f"; the run is not faster ({100 * self.time_freed_fraction:+.2f}% of the fleet's time), "
+                    f"so it never pays back on GPU time; it frees {self.host_cores_freed:.1f} host cores per server")
+        return (what + f"; it frees {100 * self.time_freed_fraction:.2f}% of the fleet's time, paid back after "
+                f"{self.days:,.0f} days of training; {self.host_cores_freed:.1f} host cores per server freed")
+
+
+def payback(a: ModeCost, b: ModeCost, ra: Any, rb: Any, servers: int) -> Payback:
+    """Payback of mode b's dearer adapters against mode a (module docstring)."""
+    extra = b.capex_USD - a.capex_USD
+    f = 1.0 - b.training_time_days / a.training_time_days if a.training_time_days > 0 else 0.0
+    per_day = f * a.tco.per_hour_USD * 24.0
+    days = extra / per_day if extra > 0 and per_day > 0 else (0.0 if extra <= 0 else None)
+    cores = (_cores(ra) - _cores(rb)) / servers if servers else 0.0
+    return Payback(a.mode, b.mode, extra, extra / servers if servers else 0.0, f, days, cores)
+
+
+def _cores(result: Any) -> float:
+    """Host cores busy with infrastructure work, all servers (the engine's infra share x cores)."""
+    h = result.host_cpu or {}
+    return float(h.get("infra_fraction", 0.0)) * float(h.get("cores_total", 0.0) or 0.0)
+
+
+@dataclass(frozen=True)
+class Costs:
+    """A design's bill, site figures, and each compared mode's costs and paybacks."""
+
+    bill: Bill
+    site: dict[str, SiteFigure]
+    modes: dict[str, ModeCost]
+    paybacks: list[Payback]
+    currency: str = "USD"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"currency": self.currency, "capex_USD": self.bill.capex_USD,
+                "capex_by_basis_USD": self.bill.by_basis(), "unpriced": self.bill.missing,
+                "bill": [asdict(line) for line in self.bill.lines],
+                "site": {k: asdict(v) for k, v in self.site.items()},
+                "nameplate_kW": self.bill.nameplate_kW, "rack_U": self.bill.rack_U,
+                "modes": {m: c.to_json(self.bill.rack_U) for m, c in self.modes.items()},
+                "paybacks": [asdict(p) for p in self.paybacks]}
+
+
+PAYBACK_PAIRS = (("host", "smartnic"), ("smartnic", "dpu"), ("host", "dpu"))
+
+
+def costs(design: Any, catalog: Any, comparison: Any, **site_given: float | None) -> Costs:
+    """Costs of every mode ``comparison`` (``engine.compare.compare``) ran."""
+    book = price_book(design, catalog)
+    site = site_of(book, design, **site_given)
+    drawn = bill(design, catalog, book)
+    modes: dict[str, ModeCost] = {}
+    for mode, result in comparison.runs.items():
+        capex, swaps = mode_capex(design, catalog, drawn, book, mode)
+        modes[mode] = mode_cost(mode, result, capex, drawn, site, swaps)
+    backs = [payback(modes[a], modes[b], comparison.runs[a], comparison.runs[b], drawn.servers)
+             for a, b in PAYBACK_PAIRS if a in modes and b in modes]
+    return Costs(drawn, site, modes, backs, book.currency)
+
+
+# ------------------------------------------------------------------------------ shown everywhere
+def money(v: float | None) -> str:
+    """Dollars as every view prints them: $1.23M from a million, else whole dollars."""
+    if v is None or not math.isfinite(v):
+        return "-"
+    if abs(v) >= 1e6:
+        return f"${v / 1e6:,.2f}M"
+    return f"${v:,.0f}"
+
+
+def figure_rows(c: Costs) -> list[tuple[str, list[str], str]]:
+    """The cost figures of each mode as (name, value per mode in ``c.modes`` order, what it is):
+    the one set of names and values the CLI's compare and cost, the app's Engine results and the
+    report print."""
+    m = list(c.modes.values())
+    if not m:
+        return []
+    unit = m[0].unit
+    per_u = c.bill.rack_U
+    return [
+        ("CapEx", [money(x.capex_USD) for x in m], "the priced bill of materials, adapters as the mode buys them"),
+        ("TCO over the lifetime", [money(x.tco.total_USD) for x in m],
+         f"CapEx + {c.site['lifetime_years'].value:g} years of energy, space and support"),
+        ("TCO per hour", [f"${x.tco.per_hour_USD:,.2f}" for x in m], "the lifetime TCO over its hours"),
+        (f"{unit}/s (steady state)", [f"{x.tokens_per_s:,.0f}" for x in m], "the engine's throughput"),
+        (f"{unit}/s per $M of TCO", [f"{x.per_MUSD_tco:,.1f}" for x in m], "steady-state throughput per $M"),
+        (f"{unit}/s per kW", [f"{x.per_kW:,.1f}" for x in m], "per kW of cluster power at training load"),
+        (f"{unit}/s per rack unit", [f"{x.tokens_per_s / per_u:,.1f}" if per_u else "-" for x in m],
+         "per rack unit the design fills"),
+        (f"{unit} per $ of TCO", [f"{x.per_USD:,.0f}" for x in m], "what one dollar of TCO buys"),
+        ("one training run (steady state)", [money(x.run_cost_USD) for x in m],
+         "training time without failures x the TCO per hour"),
+    ]
+
+
+def payback_lines(c: Costs, label: dict[str, str]) -> list[str]:
+    """The adapters' paybacks in words (the same sentences everywhere)."""
+    life_days = c.site["lifetime_years"].value * 365.25
+    out = []
+    for p in c.paybacks:
+        text = p.text(label)
+        if p.days is not None and p.days > life_days:
+            text += f" (longer than the {c.site['lifetime_years'].value:g}-year lifetime)"
+        out.append(text)
+    return out

@@ -1,0 +1,278 @@
+"""The best cluster for a target: a search over designs, its Pareto front of cost, training time and
+energy (no Qt).
+
+**What is searched.** For a workload and a GPU count, the rail-optimized template
+(``designer.topology.templates.rail_optimized``, the DGX SuperPOD layout) is built for every
+combination of: GPU server model, adapters (``nic``: ConnectX NICs, host-managed; ``smartnic``:
+the same ConnectX run as SmartNICs; ``dpu``: BlueField DPUs on the rails, DPU-offloaded), leaf/spine
+switch model and oversubscription. The parallel layout of each server model is the planner's best
+(``designer.engine.plan.search``, run once per server model on the non-blocking NIC design: the
+layout depends on the GPUs and the NVLink domain, the fabric variants are then run with it).
+
+**Each point** is one ``engine.pipeline.run`` of its design (its seed) and
+``services.cost``'s bill and TCO for it: CapEx, lifetime TCO, training time (steady state, no
+failures), energy of the run, tokens/s and what they buy per dollar.
+
+**The front.** A point is feasible when it meets the target (training time <= ``days``, CapEx <=
+``budget``); the front is the feasible points no other feasible point beats on all of CapEx,
+training time and energy (lower is better, ties kept), in point order.
+
+**Where it runs.** ``designer.services.parallel.run_tasks``: a local process pool by default
+(``workers`` processes; the target arrives once per worker, each loads the catalog once; a point
+is a few template options and a layout, not a design), this process (``workers=1``), or a Dask
+cluster (``scheduler="tcp://..."``; the target is scattered to every worker once). Each
+finished point is handed to ``on_row`` at once (the CLI streams them to CSV), so a large search
+never holds every row; only the running front is kept. Points are numbered before they are sent,
+so the same target and seed give the same rows and front whatever the worker count.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from designer.errors import UsageError
+from designer.services.parallel import run_tasks
+
+ADAPTERS = ("nic", "smartnic", "dpu")
+#: CSV columns of a point, in order
+COLUMNS = ("index", "server", "servers", "adapters", "switch", "oversubscription", "tp", "pp", "dp", "cp",
+           "ep", "micro_batch", "interleave", "recompute", "feasible", "capex_USD", "tco_USD",
+           "training_time_days", "energy_MWh", "tokens_per_s", "tokens_per_USD", "mfu", "iteration_time_s",
+           "error")
+
+
+@dataclass(frozen=True)
+class Target:
+    workload: str
+    gpus: int
+    days: float | None = None          #: finish within this many days (steady state)
+    budget_USD: float | None = None    #: CapEx at most this
+    tokens: float | None = None        #: the token budget (None: the workload's own)
+    servers: tuple[str, ...] = ("dgx-h100", "hgx-b200")
+    adapters: tuple[str, ...] = ADAPTERS
+    switches: tuple[str, ...] = ("qm9700", "sn5600")
+    oversubscription: tuple[float, ...] = (1.0, 2.0)
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Point:
+    index: int
+    server: str
+    servers: int
+    adapters: str
+    switch: str
+    oversubscription: float
+    layout: dict[str, Any]
+
+    def options(self, catalog: Any) -> dict[str, Any]:
+        """rail_optimized options of the point."""
+        entry = catalog.get("server", self.server)
+        opts: dict[str, Any] = {"servers": self.servers, "server": self.server, "switch": self.switch,
+                                "oversubscription": self.oversubscription}
+        if self.adapters == "dpu":
+            opts["dpu"] = str(entry.get("dpu_model") or "bluefield-3")
+        else:
+            opts["nic"] = str(entry.get("nic_model") or "connectx-7")
+        return opts
+
+
+def design_of(point: Point, target: Target, catalog: Any):
+    """The point's design, with its workload and scenario, as ``optimize --write-front`` saves it."""
+    from designer.topology import templates
+
+    from designer.engine import plan
+
+    d = templates.rail_optimized(**point.options(catalog), catalog=catalog)
+    d.workload = {"preset": target.workload, **({"tokens": target.tokens} if target.tokens else {})}
+    d.workload = plan.apply(d, point.layout)
+    d.scenario["offload"] = {"nic": "host", "smartnic": "smartnic", "dpu": "dpu"}[point.adapters]
+    d.scenario["seed"] = target.seed
+    d.name = (f"{point.servers} x {point.server}, {point.adapters}, {point.switch}, "
+              f"{point.oversubscription:g}:1 ({target.workload})")
+    return d
+
+
+def evaluate(point: Point, target: Target, catalog: Any | None = None) -> dict[str, Any]:
+    """One point's row (``COLUMNS``); a point the engine refuses gets its message in ``error``."""
+    from designer.engine import pipeline
+    from designer.services import cost
+    from designer.topology.catalog import load_catalog
+
+    catalog = catalog or load_catalog()
+    row: dict[str, Any] = {"index": point.index, "server": point.server, "servers": point.servers,
+                           "adapters": point.adapters, "switch": point.switch,
+                           "oversubscription": point.oversubscription, **_layout_cells(point.layout)}
+    try:
+        d = design_of(point, target, catalog)
+        r = pipeline.run(d, catalog, seed=target.seed)
+        book = cost.price_book(d, catalog)
+        b = cost.bill(d, catalog, book)
+        m = cost.mode_cost(point.adapters, r, b.capex_USD, b, cost.site_of(book, d))
+    except UsageError as exc:
+        return {**row, "feasible": False, "error": str(exc)}
+    row.update(capex_USD=b.capex_USD, tco_USD=m.tco.total_USD, training_time_days=r.training_time_days,
+               energy_MWh=r.energy_kwh / 1e3, tokens_per_s=r.tokens_per_s, tokens_per_USD=m.per_USD,
+               mfu=r.mfu, iteration_time_s=r.iteration_time_s, error="")
+    row["feasible"] = ((target.days is None or r.training_time_days <= target.days)
+                       and (target.budget_USD is None or b.capex_USD <= target.budget_USD)
+                       and math.isfinite(r.training_time_days))
+    return row
+
+
+def _layout_cells(layout: dict[str, Any]) -> dict[str, Any]:
+    return {k: layout.get(k, 1 if k not in ("recompute",) else False)
+            for k in ("tp", "pp", "dp", "cp", "ep", "micro_batch", "interleave", "recompute")}
+
+
+def start_layout(target: Target, catalog: Any, gpus_per_server: int) -> dict[str, Any]:
+    """A layout the workload's published global batch divides, for the planner to start from:
+    TP inside the server, the fewest pipeline stages whose data-parallel width divides the batch."""
+    w = catalog.workload(target.workload)
+    batch = int(w.get("global_batch", 0) or 0)
+    tp = min(int(w.get("tp", gpus_per_server) or gpus_per_server), gpus_per_server)
+    for pp in (int(w.get("pp", 1) or 1), 1, 2, 4, 8, 16, 32, 64):
+        if target.gpus % (tp * pp):
+            continue
+        dp = target.gpus // (tp * pp)
+        if batch == 0 or batch % dp == 0:
+            return {"tp": tp, "pp": pp}
+    raise UsageError(f"--gpus {target.gpus}: no layout of {target.workload} with TP {tp} divides its global "
+                     f"batch {batch}; choose a GPU count that is a multiple of {tp} x a divisor of {batch}")
+
+
+def plan_layouts(target: Target, catalog: Any) -> dict[str, dict[str, Any]]:
+    """The planner's best layout per server model (module docstring)."""
+    from designer.engine import plan
+    from designer.topology import templates
+
+    out = {}
+    for server in target.servers:
+        entry = catalog.get("server", server)
+        per = int(entry["gpu_count"])
+        if target.gpus % per:
+            raise UsageError(f"--gpus {target.gpus} is not a whole number of {server} servers ({per} GPUs each)")
+        d = templates.rail_optimized(servers=target.gpus // per, server=server, catalog=catalog)
+        d.workload = {"preset": target.workload, **start_layout(target, catalog, per)}
+        res = plan.search(d, catalog, top=1, seed=target.seed)
+        if not res.ranked:
+            raise UsageError(f"no layout of {target.workload} fits {target.gpus} GPUs of {server}")
+        out[server] = {k: v for k, v in res.ranked[0].layout.items()}
+    return out
+
+
+def points(target: Target, layouts: dict[str, dict[str, Any]], catalog: Any) -> list[Point]:
+    combos = itertools.product(target.servers, target.adapters, target.switches, target.oversubscription)
+    return [Point(i, s, target.gpus // int(catalog.get("server", s)["gpu_count"]), a, sw, float(o), layouts[s])
+            for i, (s, a, sw, o) in enumerate(combos)]
+
+
+ADAPTER_WORDS = {"nic": "NIC", "smartnic": "SmartNIC", "dpu": "DPU"}
+
+
+def layout_words(layout: dict[str, Any]) -> str:
+    """A layout as a planner reads it: "TP 8, PP 8, DP 8, CP 2, micro-batch 1, selective recompute"."""
+    parts = [f"{k.upper()} {layout[k]}" for k in ("tp", "pp", "dp", "cp", "ep") if layout.get(k, 1) != 1
+             or k in ("tp", "pp", "dp")]
+    parts.append(f"micro-batch {layout.get('micro_batch', 1)}")
+    if layout.get("interleave", 1) != 1:
+        parts.append(f"interleave {layout['interleave']}")
+    if layout.get("recompute"):
+        parts.append(f"{layout.get('recompute_granularity', 'full')} recompute")
+    return ", ".join(parts)
+
+
+def dominates(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    keys = ("capex_USD", "training_time_days", "energy_MWh")
+    return all(a[k] <= b[k] for k in keys) and any(a[k] < b[k] for k in keys)
+
+
+@dataclass
+class Front:
+    """The running Pareto front of feasible rows."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, row: dict[str, Any]) -> None:
+        if not row.get("feasible") or row.get("error"):
+            return
+        if any(dominates(r, row) for r in self.rows):
+            return
+        self.rows = [r for r in self.rows if not dominates(row, r)] + [row]
+        self.rows.sort(key=lambda r: r["index"])
+
+
+@dataclass
+class Outcome:
+    target: Target
+    layouts: dict[str, dict[str, Any]]
+    evaluated: int
+    feasible: int
+    front: list[dict[str, Any]]
+    cancelled: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"target": asdict(self.target), "layouts": self.layouts, "evaluated": self.evaluated,
+                "feasible": self.feasible, "front": self.front, "cancelled": self.cancelled}
+
+
+def check(target: Target, catalog: Any) -> None:
+    """Refuse a target the search cannot run, saying which option to change."""
+    if target.gpus < 1:
+        raise UsageError("--gpus must be 1 or more")
+    for a in target.adapters:
+        if a not in ADAPTERS:
+            raise UsageError(f"--adapters {a}: choose from {', '.join(ADAPTERS)}")
+    for s in target.servers:
+        if s not in catalog.ids("server"):
+            raise UsageError(f"--server-models {s}: not a catalog server ({', '.join(catalog.ids('server'))})")
+    for s in target.switches:
+        if s not in catalog.ids("switch"):
+            raise UsageError(f"--switches {s}: not a catalog switch ({', '.join(catalog.ids('switch'))})")
+
+
+def optimize_steps(target: Target, catalog: Any, *, workers: int | None = None, scheduler: Any = None,
+                   cancel: threading.Event | None = None) -> Iterator[tuple]:
+    """The search as a generator (the app runs it in a worker thread): ``("layouts", layouts,
+    points)`` once the planner is done, ``("row", row, done, total)`` per finished point, then
+    ``("result", Outcome)``. Closing the generator stops the points not started."""
+    check(target, catalog)
+    layouts = plan_layouts(target, catalog)
+    todo = points(target, layouts, catalog)
+    yield ("layouts", layouts, len(todo))
+    front, seen, feasible = Front(), 0, 0
+    for _, row in run_tasks(evaluate, todo, target, workers=workers, scheduler=scheduler, cancel=cancel):
+        seen += 1
+        feasible += bool(row.get("feasible"))
+        front.add(row)
+        yield ("row", row, seen, len(todo))
+    yield ("result", Outcome(target, layouts, seen, feasible, front.rows, cancelled=seen < len(todo)))
+
+
+def optimize(target: Target, catalog: Any, *, workers: int | None = None, scheduler: Any = None,
+             on_row: Callable[[dict[str, Any]], None] | None = None,
+             progress: Callable[[int, int], None] | None = None,
+             cancel: threading.Event | None = None) -> Outcome:
+    """Run :func:`optimize_steps` to the end (``on_row`` gets every row, ``progress`` the count)."""
+    outcome = None
+    for item in optimize_steps(target, catalog, workers=workers, scheduler=scheduler, cancel=cancel):
+        if item[0] == "row":
+            if on_row:
+                on_row(item[1])
+            if progress:
+                progress(item[2], item[3])
+        elif item[0] == "result":
+            outcome = item[1]
+    assert outcome is not None
+    return outcome
+
+
+def point_of(row: dict[str, Any], layouts: dict[str, dict[str, Any]]) -> Point:
+    """The point a row was made from (to write its design)."""
+    return Point(int(row["index"]), str(row["server"]), int(row["servers"]), str(row["adapters"]),
+                 str(row["switch"]), float(row["oversubscription"]), layouts[str(row["server"])])

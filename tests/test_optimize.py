@@ -1,0 +1,116 @@
+"""The design search (designer.services.optimize, `dpu-designer optimize`): its front, the same front
+on one process, the local pool and an in-process Dask cluster, and designs `run` reproduces."""
+
+import csv
+import json
+
+import pytest
+
+from designer import cli
+from designer.services import optimize as opt
+from designer.topology.catalog import load_catalog
+
+SMALL = opt.Target("llama3-8b", 64, servers=("dgx-h100",), switches=("qm9700",), oversubscription=(1.0, 2.0))
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog()
+
+
+@pytest.fixture(scope="module")
+def serial(catalog):
+    rows = []
+    out = opt.optimize(SMALL, catalog, workers=1, on_row=rows.append)
+    return out, rows
+
+
+def test_front_is_the_non_dominated_feasible_rows(serial):
+    out, rows = serial
+    assert out.evaluated == len(rows) == 6 and not out.cancelled
+    feasible = [r for r in rows if r["feasible"] and not r["error"]]
+    expect = [r for r in feasible if not any(opt.dominates(o, r) for o in feasible)]
+    assert [r["index"] for r in out.front] == sorted(r["index"] for r in expect)
+    assert out.front
+
+
+def test_a_budget_and_a_deadline_make_designs_infeasible(catalog, serial):
+    _, rows = serial
+    cheapest = min(r["capex_USD"] for r in rows)
+    tight = opt.Target(**{**SMALL.__dict__, "budget_USD": cheapest})
+    out = opt.optimize(tight, catalog, workers=1)
+    assert out.front and all(r["capex_USD"] <= cheapest for r in out.front)
+    assert out.feasible == sum(r["capex_USD"] <= cheapest for r in rows) < out.evaluated
+    fastest = min(r["training_time_days"] for r in rows)
+    late = opt.optimize(opt.Target(**{**SMALL.__dict__, "days": fastest * 0.5}), catalog, workers=1)
+    assert late.feasible == 0 and late.front == []
+
+
+def test_front_dominance_rules():
+    f = opt.Front()
+    a = {"index": 0, "feasible": True, "error": "", "capex_USD": 1, "training_time_days": 2, "energy_MWh": 3}
+    b = {**a, "index": 1, "capex_USD": 2}          # dominated by a
+    c = {**a, "index": 2, "training_time_days": 1, "capex_USD": 5}  # a trade-off
+    for r in (b, a, c):
+        f.add(r)
+    assert [r["index"] for r in f.rows] == [0, 2]
+    f.add({**a, "index": 3, "feasible": False, "capex_USD": 0})
+    assert [r["index"] for r in f.rows] == [0, 2]
+
+
+def test_same_front_on_the_pool_and_on_dask(catalog, serial):
+    distributed = pytest.importorskip("distributed")
+    out1, _ = serial
+    pool = opt.optimize(SMALL, catalog, workers=2)
+    with distributed.LocalCluster(n_workers=2, processes=False, threads_per_worker=1,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        dask = opt.optimize(SMALL, catalog, scheduler=client)
+    assert pool.front == out1.front == dask.front
+
+
+def test_cli_streams_rows_and_writes_designs_run_reproduces(tmp_path, capsys):
+    out = tmp_path / "points.csv"
+    front = tmp_path / "front"
+    front.mkdir()
+    assert cli.main(["optimize", "--workload", "llama3-8b", "--gpus", "64", "--server-models", "dgx-h100",
+                     "--switches", "qm9700", "--workers", "1", "--out", str(out), "--write-front", str(front),
+                     "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    rows = list(csv.DictReader(out.open()))
+    assert len(rows) == data["evaluated"] == 6
+    first = data["front"][0]
+    assert cli.main(["run", first["file"], "--json"]) == 0
+    run = json.loads(capsys.readouterr().out)
+    assert run["training_time_days"] == pytest.approx(first["training_time_days"], rel=1e-12)
+    assert run["energy_kwh"] / 1e3 == pytest.approx(first["energy_MWh"], rel=1e-12)
+
+
+@pytest.mark.parametrize("argv,words", [
+    (["--gpus", "60"], "not a whole number"),
+    (["--gpus", "64", "--adapters", "fpga"], "choose from"),
+    (["--gpus", "64", "--server-models", "nope"], "not a catalog server"),
+    (["--gpus", "64", "--days", "-1"], "above 0"),
+    (["--gpus", "64", "--oversubscription", "0.5"], "1 or more"),
+])
+def test_cli_refuses_bad_targets(argv, words, capsys):
+    assert cli.main(["optimize", "--workload", "llama3-8b", *argv, "--workers", "1"]) == 2
+    assert words in capsys.readouterr().err
+
+
+def test_cli_report_names_the_front_and_the_target(tmp_path, capsys):
+    from pypdf import PdfReader
+
+    pdf = tmp_path / "front.pdf"
+    assert cli.main(["optimize", "--workload", "llama3-8b", "--gpus", "64", "--server-models", "dgx-h100",
+                     "--switches", "qm9700", "--workers", "1", "--report", str(pdf), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    text = " ".join(" ".join(p.extract_text().split()) for p in PdfReader(pdf).pages)
+    assert "llama3-8b on 64 GPUs" in text and f"{len(data['front'])} are on the Pareto front" in text
+    for r in data["front"]:
+        assert f"{r['capex_USD'] / 1e6:,.2f} M" in text
+
+
+def test_layout_words():
+    assert opt.layout_words({"tp": 8, "pp": 4, "dp": 2, "cp": 1, "ep": 1, "micro_batch": 2, "interleave": 1,
+                             "recompute": True, "recompute_granularity": "selective"}) == \
+        "TP 8, PP 4, DP 2, micro-batch 2, selective recompute"
