@@ -45,18 +45,35 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "and a layout saved that divides it on the design's GPUs (tp and cp as "
                         "published, pp at least the published one, dp x micro-batch dividing the "
                         "batch, fewest GPUs idle and least pipeline bubble) "
-                        "(default: the one the template suggests, "
-                        + ", ".join(f"{t.workload} for {t.name}" for t in TEMPLATES.values())
+                        "(default: the one the template suggests: "
+                        + _grouped({t.name: t.workload for t in TEMPLATES.values()})
                         + "; see 'dpu-designer catalog workload')")
     for name, opt in _all_options().items():
         defaults = {t.name: o.default for t in TEMPLATES.values() for o in t.options if o.name == name}
-        only = "" if len(defaults) == len(TEMPLATES) else f"; {', '.join(defaults)} only"
-        default = (repr(opt.default) if len(set(map(repr, defaults.values()))) == 1
-                 else ", ".join(f"{v!r} ({t})" for t, v in defaults.items()))
+        only = "" if len(defaults) == len(TEMPLATES) else f"{', '.join(defaults)} only"
+        # an option whose help says its default already ("(default: the server model's)", "(0: ...)")
+        # gets no second one; '' reads "none"; templates with the same default are named together
+        said = "(default:" in opt.help or "(0:" in opt.help
+        tail = "; ".join(x for x in ("" if said else f"default: {_grouped(defaults)}", only) if x)
         p.add_argument("--" + name.replace("_", "-"), dest=name, type=_TYPES[opt.type], default=None,
                        choices=opt.choices or None, metavar=None if opt.choices else opt.type.upper(),
-                       help=f"{opt.help} (default: {default}{only})")
+                       help=f"{opt.help} ({tail})" if tail else opt.help)
     p.set_defaults(func=run)
+
+
+def _grouped(defaults: dict[str, Any]) -> str:
+    """Templates' defaults of one option as help text: one value when they agree, else each value
+    with the templates that have it ("llama3-8b (leaf-spine, fat-tree, rail-optimized), llama3-70b
+    (nvl72)"); an empty text reads "none"."""
+    def shown(v: Any) -> str:
+        return "none" if v == "" else f"{v:g}" if isinstance(v, float) else str(v)
+
+    groups: dict[str, list[str]] = {}
+    for template, value in defaults.items():
+        groups.setdefault(shown(value), []).append(template)
+    if len(groups) == 1:
+        return next(iter(groups))
+    return ", ".join(f"{v} ({', '.join(ts)})" for v, ts in groups.items())
 
 
 def check_numbers(template, given: dict[str, Any], catalog) -> None:
