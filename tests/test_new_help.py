@@ -11,7 +11,7 @@ def _help(capsys) -> str:
         cli.main(["new", "--help"])
     except SystemExit:
         pass
-    return " ".join(capsys.readouterr().out.split())
+    return re.sub(r"-\s+", "-", " ".join(capsys.readouterr().out.split()))  # argparse wraps at hyphens
 
 
 def test_every_option_says_its_default_once_and_never_shows_empty_quotes(capsys):
