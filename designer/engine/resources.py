@@ -54,6 +54,7 @@ from dataclasses import asdict, dataclass, field, replace
 from designer.engine import dpu, energy, hostcpu, jitter, storage
 from designer.engine.dpu import DpuCapacity, DpuCosts
 from designer.engine.hostcpu import HostCosts
+from designer.topology.design import SCENARIO_SPEC
 
 SCENARIOS = ("host", "smartnic", "dpu")
 #: host CPU consumers reported in ``HostCpuReport.by_task``; all but data loading are infrastructure
@@ -341,9 +342,10 @@ def _check(inputs: ResourceInputs) -> None:
                              f"cpu_GHz > 0); check the cpu catalog entry")
         if g.vswitch not in ("kernel", "ovs-dpdk"):
             raise ValueError(f"{where}: vswitch must be 'kernel' or 'ovs-dpdk', got {g.vswitch!r}")
-        if g.tenant_packet_bytes and not 64 <= g.tenant_packet_bytes <= 65536:
-            raise ValueError(f"{where}: tenant_packet_bytes must be 0 (bulk flows) or from 64 to 65536 "
-                             f"bytes, got {g.tenant_packet_bytes:g} (set scenario.tenant_packet_bytes)")
+        packet_rule = SCENARIO_SPEC["tenant_packet_bytes"]  # the one rule: --set and files use it too
+        if packet_rule.problem(g.tenant_packet_bytes):
+            raise ValueError(f"{where}: tenant_packet_bytes must be {packet_rule.allowed()}, got "
+                             f"{g.tenant_packet_bytes:g} bytes (set scenario.tenant_packet_bytes)")
         for name in ("rdma_bytes", "tcp_bytes", "comm_s", "dp_comm_s", "storage_fabric_GBps",
                      "storage_fabric_write_GBps"):
             if getattr(g, name) < 0:
