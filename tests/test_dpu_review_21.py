@@ -68,3 +68,29 @@ def test_one_compare_builds_the_fabric_once(small, monkeypatch):
     compare(small, CAT, cache=cache)
     compare(small, CAT, scenario={"encryption": True}, cache=cache)
     assert len(built) == 2  # the caller's cache: its second comparison builds nothing
+
+
+# --- 6. catalog --json carries the kind of each figure the text prints -------------------------
+
+@pytest.mark.parametrize("kind", ["dpu", "nic"])
+def test_catalog_json_gives_each_limit_the_kind_the_text_prints(kind, capsys):
+    assert main(["catalog", kind]) == 0
+    text = capsys.readouterr().out
+    assert main(["catalog", kind, "--json"]) == 0
+    entries = json.loads(capsys.readouterr().out)
+    shown = {}  # (entry id, figure) -> kind, read from the text's limit lines
+    current = None
+    for line in text.splitlines():
+        if line.startswith("  ") and not line.startswith("    ") and len(line.split()) == 1:
+            current = line.strip()
+        elif line.startswith("    ") and current:
+            figure, _value, rest = line.split(None, 2)
+            shown[(current, figure)] = rest.split("  ")[0].strip()
+    assert shown
+    for e in entries:
+        for figure, k in e["kinds"].items():
+            assert shown[(e["id"], figure)] == k
+    bf3 = next(e for e in entries if e["id"] == "bluefield-3") if kind == "dpu" else None
+    if bf3:
+        assert bf3["kinds"]["eswitch_Mpps"] == "measured"
+        assert bf3["kinds"]["crypto_Gbps"].startswith("measured")
