@@ -94,3 +94,98 @@ def test_catalog_json_gives_each_limit_the_kind_the_text_prints(kind, capsys):
     if bf3:
         assert bf3["kinds"]["eswitch_Mpps"] == "measured"
         assert bf3["kinds"]["crypto_Gbps"].startswith("measured")
+
+
+# --- 2. one eSwitch demand in every mode, and it limits the reads ------------------------------
+
+BF3_PPS = 90e6  # models/hardware/dpu.toml bluefield-3 eswitch_Mpps (measured, arXiv 2509.21656)
+
+
+def _reading(scenario, **kw):
+    """A server that reads 4.8 GB per 1 s iteration (samples of 4.8 MB, no collectives) as 64-byte
+    tenant packets: 75 Mpps, under one 90 Mpps eSwitch."""
+    cap = resources.DpuCapacity(50e9, 24e9, 0.0, eswitch_pps=BF3_PPS)
+    fields = dict(count=1, scenario=scenario, isolated=True, tenant_packet_bytes=64, eswitch_pps=BF3_PPS)
+    if scenario == "smartnic":
+        fields["smartnic_capacity"] = cap
+    if scenario == "dpu":
+        fields.update(dpus=1, rail_dpus=1, rail_capacity=resources.DpuCapacity.of(
+            1, 400, 193, 16, 2.0, 120, 83.2, BF3_PPS / 1e6))
+    fields.update(kw)
+    return resources.assess(resources.ResourceInputs(
+        groups=(resources.ServerGroup(**fields),), iteration_s=1.0, samples_per_iteration=1000,
+        sample_bytes=4.8e6, storage_read_GBps=1000.0))
+
+
+def test_storage_read_packets_load_the_eswitch_in_every_mode():
+    want = 4.8e9 / 64 / BF3_PPS  # packets/s of the reads over the packet rate
+    for mode in ("host", "smartnic", "dpu"):
+        g = _reading(mode).groups[0]
+        # the same switch leaves the reads the same 90 Mpps x 64 B = 5.76 GB/s in every mode
+        owner = {"host": "NIC", "smartnic": "SmartNIC", "dpu": "DPU"}[mode]
+        assert (g.read_limit, g.read_achieved_GBps) == (f"{owner} eSwitch", pytest.approx(5.76)), mode
+        assert g.dpu_utilization["eswitch"] == pytest.approx(want), mode  # host was missing
+
+
+def test_an_overloaded_eswitch_limits_the_reads_and_says_so():
+    # an eSwitch of 30 Mpps forwards 30e6 x 64 B = 1.92 GB/s of the 4.8 GB/s asked
+    for mode in ("host", "smartnic", "dpu"):
+        kw = {"eswitch_pps": 30e6}
+        if mode == "smartnic":
+            kw["smartnic_capacity"] = resources.DpuCapacity(50e9, 24e9, 0.0, eswitch_pps=30e6)
+        if mode == "dpu":
+            kw["rail_capacity"] = resources.DpuCapacity.of(1, 400, 193, 16, 2.0, 120, 83.2, 30)
+        rep = _reading(mode, **kw)
+        g = rep.groups[0]
+        owner = {"host": "NIC", "smartnic": "SmartNIC", "dpu": "DPU"}[mode]
+        assert g.read_limit == f"{owner} eSwitch", mode
+        assert g.read_achieved_GBps == pytest.approx(30e6 * 64 / 1e9), mode
+
+
+def test_reads_arrive_on_the_storage_adapters_switch_where_the_server_has_them():
+    # two storage adapters of 90 Mpps each: the reads' 75 Mpps load them, not the rails
+    g = _reading("smartnic", storage_eswitch_pps=2 * BF3_PPS).groups[0]
+    assert g.dpu_utilization["eswitch"] == pytest.approx(4.8e9 / 64 / (2 * BF3_PPS))
+
+
+def test_compare_gives_smartnic_and_dpu_one_eswitch_load_for_the_same_packets():
+    from designer.topology.fileformat import load
+    from designer.paths import resources_dir
+
+    design = load(resources_dir() / "examples" / "example.json")
+    c = compare(design, CAT, scenario={"tenants": 4, "tenant_packet_bytes": 64}, workload="unet3d-kits19")
+    smart, dpu_run = c.runs["smartnic"].dpu, c.runs["dpu"].dpu
+    assert smart["eswitch"] == pytest.approx(dpu_run["eswitch"])
+    assert "eswitch" in c.runs["host"].dpu
+
+
+# --- 4. eSwitch figures of one kind: a message rate is no packet rate --------------------------
+
+def test_the_215_million_message_rate_is_not_an_eswitch_packet_rate():
+    for kind, model in (("dpu", "bluefield-2"), ("nic", "connectx-6"), ("nic", "connectx-6-dx")):
+        e = CAT.get(kind, model)
+        src = CAT.source_of(kind, model, "eswitch_Mpps")
+        assert e["eswitch_Mpps"] == 0, model  # not compared with a measured packet rate
+        assert "215 million messages" in src and "not a packet rate" in src
+    assert CAT.get("dpu", "bluefield-3")["eswitch_Mpps"] == 90
+
+
+def test_the_eswitch_sentence_names_the_adapters_figure_and_source():
+    from designer.engine.resources_adapter import eswitch_figure
+
+    bf2, bf3 = eswitch_figure([CAT.get("dpu", "bluefield-2")]), eswitch_figure([CAT.get("dpu", "bluefield-3")])
+    assert "bluefield-2" in bf2 and "no packet rate" in bf2 and "not found" in bf2
+    assert "bluefield-3" in bf3 and "90 Mpps per adapter, measured" in bf3 and "2509.21656" in bf3
+    # an over-subscribed eSwitch (the reads at 75 Mpps against 30 Mpps) says the server's figure
+    figure = "my-nic eswitch_Mpps: 30 Mpps per adapter, assumed: a test figure"
+    rep = _reading("smartnic", eswitch_pps=30e6, eswitch_figure=figure,
+                   smartnic_capacity=resources.DpuCapacity(50e9, 24e9, 0.0, eswitch_pps=30e6))
+    said = [b for b in rep.bottlenecks if "storage reads limited by SmartNIC eSwitch" in b]
+    assert said and figure in said[0] and "64-byte packets" in said[0]
+    assert "BlueField-3" not in said[0]
+    # a group whose collectives the eSwitch slows says the same figure
+    slow = resources.assess(resources.ResourceInputs(groups=(resources.ServerGroup(
+        count=1, scenario="smartnic", rdma_bytes=11.52e9, comm_s=0.5, isolated=True,
+        tenant_packet_bytes=64, eswitch_figure=figure,
+        smartnic_capacity=resources.DpuCapacity(50e9, 24e9, 0.0, eswitch_pps=30e6)),), iteration_s=1.0))
+    assert any("eswitch engine" in b for b in slow.bottlenecks)

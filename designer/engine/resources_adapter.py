@@ -171,6 +171,27 @@ def _smartnic_capacity(entries: list[dict[str, Any]], fraction: float,
     return resources.DpuCapacity(line, crypto, 0.0, eswitch_pps=eswitch)
 
 
+def eswitch_figure(entries: list[dict[str, Any]]) -> str:
+    """The eSwitch packet-rate figures of some adapters for the sentences, each model once, with
+    its kind and source (catalog ``eswitch_Mpps``; 0: no packet rate given, no eSwitch limit)."""
+    from designer.topology.catalog import figure_kind
+
+    parts, seen = [], set()
+    for e in entries:
+        key = (e.get("id", "?"), e.get("eswitch_Mpps"))
+        if key in seen:
+            continue
+        seen.add(key)
+        src = str((e.get("sources") or {}).get("eswitch_Mpps") or e.get("source", ""))
+        kind = figure_kind(src)
+        text = src.split(":", 1)[1].strip() if src.lower().startswith(kind.split(",")[0]) else src
+        short = text if len(text) <= 200 else text[:197] + "..."
+        mpps = float(e.get("eswitch_Mpps") or 0.0)
+        what = f"{mpps:g} Mpps per adapter" if mpps > 0 else "no packet rate (not limited)"
+        parts.append(f"{key[0]} eswitch_Mpps: {what}, {kind}: {short}")
+    return "; ".join(parts)
+
+
 def _server_key(srv, adapters, scenario: str) -> tuple:
     """Servers with equal keys are alike: model, overrides, adapters (kinds, models and
     overrides, in slot order; ``placement.alike_key``) and scenario."""
@@ -320,7 +341,12 @@ def _engine_fields(catalog, lay: _Layout, adapters, info, mode: str, fraction: f
                            if mode == "smartnic" and adapters else None),
         dpu_storage_emulation=all(bool(dpus[d].get("storage_emulation", True)) for d in store or rail),
         dpu_ovs_offload=all(bool(dpus[d].get("ovs_offload", True)) for d in rail),
-        eswitch_pps=_smartnic_capacity(smart, fraction, protocol).eswitch_pps if adapters else 0.0)
+        eswitch_pps=_smartnic_capacity(smart, fraction, protocol).eswitch_pps if adapters else 0.0,
+        storage_eswitch_pps=(_smartnic_capacity([lay.stand_ins.get(d) or dpus[d] for d in store],
+                                                fraction, protocol).eswitch_pps if store else None),
+        eswitch_figure=eswitch_figure(
+            ([dpus[d] for d in (*rail, *store)] + ([] if rail else list(lay.rail_nics)))
+            if mode == "dpu" and dpus else smart if adapters else []))
 
 
 def _scenario_fields(scen: dict[str, Any]) -> dict[str, Any]:
