@@ -189,3 +189,19 @@ def test_the_eswitch_sentence_names_the_adapters_figure_and_source():
         tenant_packet_bytes=64, eswitch_figure=figure,
         smartnic_capacity=resources.DpuCapacity(50e9, 24e9, 0.0, eswitch_pps=30e6)),), iteration_s=1.0))
     assert any("eswitch engine" in b for b in slow.bottlenecks)
+
+
+# --- 3. one ConnectX-7 crypto engine, one figure -------------------------------------------------
+
+def test_the_connectx7_engine_has_one_crypto_rate_as_dpu_and_as_smartnic():
+    from designer.engine.resources_adapter import crypto_Gbps, smartnic_crypto_Gbps
+
+    fraction = resources.cost_figures(CAT)["inline_crypto_fraction_of_line"]
+    bf3, cx7 = CAT.get("dpu", "bluefield-3"), CAT.get("nic", "connectx-7")
+    measured = bf3["crypto_Gbps"]  # 193 Gb/s, strongSwan between two BlueField-3 (the one measurement)
+    assert measured == 193 and bf3["max_bandwidth_Gbps"] == cx7["max_bandwidth_Gbps"] == 400
+    assert crypto_Gbps(bf3) == measured
+    # the DGX ConnectX-7 has no crypto; as a SmartNIC it is the crypto-enabled OPN of the same engine
+    assert cx7["crypto_Gbps"] == 0
+    assert smartnic_crypto_Gbps(cx7, fraction) == pytest.approx(measured, rel=1e-12)  # was 198
+    assert smartnic_crypto_Gbps(CAT.get("nic", "connectx-7-crypto"), fraction) == measured

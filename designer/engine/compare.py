@@ -449,7 +449,7 @@ def _smartnic_notes(design, catalog, layouts=None, protocol: str = "ipsec-crypto
                     m = c.model
                 seen[m] = smartnic_crypto_Gbps(e, fraction, protocol)
     how = {"ipsec-crypto": f"IPsec crypto offload; {100 * fraction:.1f}% of line rate when the catalog "
-                           f"gives none, the measured 193/390 Gb/s",
+                           f"gives none, the measured 193 of 400 Gb/s",
            "ipsec-packet": "IPsec packet offload, the generation's ipsec_packet_Gbps",
            "ktls": "kTLS offload, the generation's ktls_Gbps"}.get(protocol, protocol)
     return [f"the SmartNIC run uses each {m} as a ConnectX SmartNIC: inline crypto {rate:.0f} Gb/s "

@@ -150,7 +150,7 @@ def _capacity(entries: list[dict[str, Any]], catalog=None, protocol: str = "ipse
 def smartnic_crypto_Gbps(entry: dict[str, Any], fraction: float, protocol: str = "ipsec-crypto") -> float:
     """Inline crypto rate of an adapter working as a SmartNIC. IPsec crypto offload: its catalog
     ``crypto_Gbps`` when it has one, else its crypto-enabled OPN's: ``fraction``
-    (models/costs/dpu.toml ``inline_crypto_fraction_of_line``, the measured 193/390) of its line
+    (models/costs/dpu.toml ``inline_crypto_fraction_of_line``, the measured 193 of 400 Gb/s) of its line
     rate. IPsec packet offload and kTLS: the generation's figure for that protocol
     (``ipsec_packet_Gbps``, ``ktls_Gbps``, crypto-enabled parts), else as IPsec crypto offload."""
     if protocol != "ipsec-crypto":
