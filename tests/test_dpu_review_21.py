@@ -205,3 +205,12 @@ def test_the_connectx7_engine_has_one_crypto_rate_as_dpu_and_as_smartnic():
     assert cx7["crypto_Gbps"] == 0
     assert smartnic_crypto_Gbps(cx7, fraction) == pytest.approx(measured, rel=1e-12)  # was 198
     assert smartnic_crypto_Gbps(CAT.get("nic", "connectx-7-crypto"), fraction) == measured
+
+
+def test_scenario_problems_names_each_setting_that_breaks_its_rule():
+    from designer.topology.design import SCENARIO_DEFAULTS, scenario_problems
+
+    assert scenario_problems(dict(SCENARIO_DEFAULTS)) == []
+    found = scenario_problems({**SCENARIO_DEFAULTS, "tenant_packet_bytes": 10, "unknown_key": 1})
+    assert [name for name, _ in found] == ["tenant_packet_bytes"]
+    assert "0 or from 64 to 65536" in found[0][1] and "got 10" in found[0][1]

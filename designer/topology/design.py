@@ -183,6 +183,15 @@ SCENARIO_SPEC: dict[str, Setting] = {s.name: s for s in (
             maximum=2**31 - 1),
 )}
 
+def scenario_problems(scenario: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(setting name, message)`` for each known setting of ``scenario`` whose value breaks its
+    rule (:meth:`Setting.problem`, the one check ``--set`` and the engine use): the check a design
+    file's scenario gets, e.g. ``tenant_packet_bytes`` 10 ("0 or from 64 to 65536"), a rule the
+    file format's JSON Schema cannot state. Unknown keys are left to the file format."""
+    return [(name, problem) for name, value in scenario.items()
+            if name in SCENARIO_SPEC and (problem := SCENARIO_SPEC[name].problem(value))]
+
+
 #: scenario settings and their defaults
 SCENARIO_DEFAULTS: dict[str, Any] = {name: s.default for name, s in SCENARIO_SPEC.items()}
 
