@@ -240,7 +240,7 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
         net_bytes = 2.0 * sum(sent.values())  # sent + received (symmetric, see node_wire_bytes)
         port = sum(l.capacity_Gbps for e in lay.rail for l in
                    (net.links_of(fab, topo, e) if fab is not None else topo.links_of(e)))
-        power = server_power_W(_Attached(topo, srv.id, adapters), srv, resolve, lay.stand_ins)  # type: ignore[arg-type]
+        power = server_power_W(_Attached(topo, srv.id, adapters), srv, resolve, lay.stand_ins)
         typical_W, without_typical = adapters_typical_W(adapters, resolve, lay.stand_ins)
         groups[info.id] = dict(
             count=count, scenario=mode, gpus=gpus,
