@@ -150,7 +150,7 @@ def _capacity(entries: list[dict[str, Any]], catalog=None, protocol: str = "ipse
 def smartnic_crypto_Gbps(entry: dict[str, Any], fraction: float, protocol: str = "ipsec-crypto") -> float:
     """Inline crypto rate of an adapter working as a SmartNIC. IPsec crypto offload: its catalog
     ``crypto_Gbps`` when it has one, else its crypto-enabled OPN's: ``fraction``
-    (models/costs/dpu.toml ``inline_crypto_fraction_of_line``, the measured 193/390) of its line
+    (models/costs/dpu.toml ``inline_crypto_fraction_of_line``, the measured 193 of 400 Gb/s) of its line
     rate. IPsec packet offload and kTLS: the generation's figure for that protocol
     (``ipsec_packet_Gbps``, ``ktls_Gbps``, crypto-enabled parts), else as IPsec crypto offload."""
     if protocol != "ipsec-crypto":
@@ -169,6 +169,27 @@ def _smartnic_capacity(entries: list[dict[str, Any]], fraction: float,
     crypto = sum(smartnic_crypto_Gbps(e, fraction, protocol) for e in entries) * 1e9 / 8
     eswitch = sum(float(e.get("eswitch_Mpps") or 0.0) for e in entries) * 1e6
     return resources.DpuCapacity(line, crypto, 0.0, eswitch_pps=eswitch)
+
+
+def eswitch_figure(entries: list[dict[str, Any]]) -> str:
+    """The eSwitch packet-rate figures of some adapters for the sentences, each model once, with
+    its kind and source (catalog ``eswitch_Mpps``; 0: no packet rate given, no eSwitch limit)."""
+    from designer.topology.catalog import figure_kind
+
+    parts, seen = [], set()
+    for e in entries:
+        key = (e.get("id", "?"), e.get("eswitch_Mpps"))
+        if key in seen:
+            continue
+        seen.add(key)
+        src = str((e.get("sources") or {}).get("eswitch_Mpps") or e.get("source", ""))
+        kind = figure_kind(src)
+        text = src.split(":", 1)[1].strip() if src.lower().startswith(kind.split(",")[0]) else src
+        short = text if len(text) <= 200 else text[:197] + "..."
+        mpps = float(e.get("eswitch_Mpps") or 0.0)
+        what = f"{mpps:g} Mpps per adapter" if mpps > 0 else "no packet rate (not limited)"
+        parts.append(f"{key[0]} eswitch_Mpps: {what}, {kind}: {short}")
+    return "; ".join(parts)
 
 
 def _server_key(srv, adapters, scenario: str) -> tuple:
@@ -219,7 +240,7 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
         net_bytes = 2.0 * sum(sent.values())  # sent + received (symmetric, see node_wire_bytes)
         port = sum(l.capacity_Gbps for e in lay.rail for l in
                    (net.links_of(fab, topo, e) if fab is not None else topo.links_of(e)))
-        power = server_power_W(_Attached(topo, srv.id, adapters), srv, resolve, lay.stand_ins)  # type: ignore[arg-type]
+        power = server_power_W(_Attached(topo, srv.id, adapters), srv, resolve, lay.stand_ins)
         typical_W, without_typical = adapters_typical_W(adapters, resolve, lay.stand_ins)
         groups[info.id] = dict(
             count=count, scenario=mode, gpus=gpus,
@@ -320,7 +341,12 @@ def _engine_fields(catalog, lay: _Layout, adapters, info, mode: str, fraction: f
                            if mode == "smartnic" and adapters else None),
         dpu_storage_emulation=all(bool(dpus[d].get("storage_emulation", True)) for d in store or rail),
         dpu_ovs_offload=all(bool(dpus[d].get("ovs_offload", True)) for d in rail),
-        eswitch_pps=_smartnic_capacity(smart, fraction, protocol).eswitch_pps if adapters else 0.0)
+        eswitch_pps=_smartnic_capacity(smart, fraction, protocol).eswitch_pps if adapters else 0.0,
+        storage_eswitch_pps=(_smartnic_capacity([lay.stand_ins.get(d) or dpus[d] for d in store],
+                                                fraction, protocol).eswitch_pps if store else None),
+        eswitch_figure=eswitch_figure(
+            ([dpus[d] for d in (*rail, *store)] + ([] if rail else list(lay.rail_nics)))
+            if mode == "dpu" and dpus else smart if adapters else []))
 
 
 def _scenario_fields(scen: dict[str, Any]) -> dict[str, Any]:
