@@ -214,3 +214,23 @@ def test_scenario_problems_names_each_setting_that_breaks_its_rule():
     found = scenario_problems({**SCENARIO_DEFAULTS, "tenant_packet_bytes": 10, "unknown_key": 1})
     assert [name for name, _ in found] == ["tenant_packet_bytes"]
     assert "0 or from 64 to 65536" in found[0][1] and "got 10" in found[0][1]
+
+
+def test_a_design_file_with_a_packet_size_in_the_gap_is_refused_by_validate(tmp_path, capsys):
+    """tenant_packet_bytes 1-63 is refused where the file is read (validate, run, the app's open),
+    with the setting's own words, as --set and the engine refuse it."""
+    import json
+
+    from designer import cli
+    from designer.paths import resources_dir
+
+    d = json.loads((resources_dir() / "examples" / "example.json").read_text())
+    d["scenario"]["tenant_packet_bytes"] = 10
+    f = tmp_path / "p10.json"
+    f.write_text(json.dumps(d))
+    assert cli.main(["validate", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert "scenario.tenant_packet_bytes" in err and "0 or from 64 to 65536" in err
+    d["scenario"]["tenant_packet_bytes"] = 64
+    f.write_text(json.dumps(d))
+    assert cli.main(["validate", str(f)]) == 0
