@@ -142,12 +142,13 @@ def format_table(cmp) -> str:
     if cmp.notes:
         lines += ["", *[f"note: {n}" for n in cmp.notes]]
     if cmp.reasons:
-        lines += ["", "differences, DPU vs host"] + [f"  - {r}" for r in cmp.reasons]
+        lines += ["", "differences, DPU vs host"] + [f"  - {planner_words(r)}" for r in cmp.reasons]
     for key, title in (("smartnic_vs_host", "SmartNIC vs host"), ("dpu_vs_smartnic", "DPU vs SmartNIC")):
         if cmp.mode_reasons.get(key):
-            lines += ["", f"differences, {title}"] + [f"  - {r}" for r in cmp.mode_reasons[key]]
+            lines += ["", f"differences, {title}"] + [f"  - {planner_words(r)}" for r in cmp.mode_reasons[key]]
     for n, r in zip(names, runs):
         if r.bottlenecks:
-            lines += ["", f"bottlenecks, {LABEL[n]}"] + [f"  {i + 1}. {b}" for i, b in enumerate(r.bottlenecks[:6])]
-        lines += [f"warning ({LABEL[n]}): {w}" for w in r.warnings]
+            lines += ["", f"bottlenecks, {LABEL[n]}"] + [f"  {i + 1}. {planner_words(b)}"
+                                                         for i, b in enumerate(r.bottlenecks[:6])]
+        lines += [f"warning ({LABEL[n]}): {planner_words(w)}" for w in r.warnings]
     return "\n".join(map(shown, lines))
