@@ -63,6 +63,7 @@ def format_table(cmp) -> str:
     text (component and workload names), and one of them with a line break in it would forge a
     line of its own; the table's own text has no character that ``shown`` changes."""
     from designer.engine.compare import LABEL, loading
+    from designer.report.names import planner_words  # the words the app and the report use
 
     names = list(cmp.runs)
     runs = [cmp.runs[n] for n in names]
