@@ -198,6 +198,63 @@ def _server_key(srv, adapters, scenario: str) -> tuple:
     return (*alike_key(srv, adapters), scenario)
 
 
+@dataclass(frozen=True)
+class _GroupContext:
+    """What every server group of one run shares, for :func:`_group_fields`."""
+
+    topo: Any
+    catalog: Any
+    scen: dict[str, Any]
+    fab: Any
+    resolve: Any
+    crossing: list[CollectiveResult]
+    comm_s: float
+    dp_comm_s: float
+    fraction: float
+    protocol: str
+    transport: str
+    switches_of_scenario: dict[str, Any]
+    storage_alone_GBps: dict[str, float]
+    storage_write_GBps: dict[str, float]
+
+
+def _group_fields(ctx: _GroupContext, info, gpus: int, mode: str, count: int) -> dict[str, Any]:
+    """The ``resources.ServerGroup`` fields of one group of alike servers, by keyword."""
+    topo, catalog = ctx.topo, ctx.catalog
+    srv = topo.components[info.id]
+    adapters = info.adapters if info.adapters is not None else topo.attached(srv.id)
+    f = catalog.resolve(srv)
+    cpu = catalog.get("cpu", f["cpu_model"])
+    lay = _layout(catalog, ctx.scen, info, adapters, f, mode)
+    # ranks of a collective's group on one server = ranks / servers; the server's GPUs hold
+    # gpus / that many groups
+    sent = {c.name: node_wire_bytes(c) * c.calls_per_iteration * gpus / max(1, c.ranks // c.servers)
+            for c in ctx.crossing}
+    net_bytes = 2.0 * sum(sent.values())  # sent + received (symmetric, see node_wire_bytes)
+    port = sum(l.capacity_Gbps for e in lay.rail for l in
+               (net.links_of(ctx.fab, topo, e) if ctx.fab is not None else topo.links_of(e)))
+    power = server_power_W(_Attached(topo, srv.id, adapters), srv, ctx.resolve, lay.stand_ins)
+    typical_W, without_typical = adapters_typical_W(adapters, ctx.resolve, lay.stand_ins)
+    return dict(
+        count=count, scenario=mode, gpus=gpus,
+        gpu_power_W=power["gpu"] / int(f["gpu_count"]),
+        cpu_cores=int(cpu.get("cores", 1)) * int(f.get("cpu_sockets", 1)),
+        cpu_GHz=float(cpu.get("all_core_GHz") or cpu.get("base_GHz") or 2.0),
+        base_power_W=power["server"], adapters_power_W=power["adapters"],
+        adapters_typical_power_W=typical_W, adapters_without_typical=without_typical,
+        **_engine_fields(catalog, lay, adapters, info, mode, ctx.fraction, ctx.protocol, ctx.transport),
+        **ctx.switches_of_scenario,
+        host_memory_GBps=hostcpu.memory_GBps(int(f.get("cpu_sockets", 1)),
+                                             int(cpu.get("memory_channels", 0) or 0),
+                                             float(cpu.get("memory_MTps", 0) or 0)),
+        port_Gbps=float(port),
+        rdma=lay.rdma, rdma_bytes=net_bytes if lay.rdma else 0.0,
+        tcp_bytes=0.0 if lay.rdma else net_bytes,
+        comm_s=ctx.comm_s, dp_comm_s=ctx.dp_comm_s,
+        storage_fabric_GBps=ctx.storage_alone_GBps.get(info.id, 0.0),
+        storage_fabric_write_GBps=ctx.storage_write_GBps.get(info.id, 0.0))
+
+
 def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placement,
                  iteration_s: float, collectives: list[CollectiveResult],
                  storage_alone_GBps: dict[str, float], converged: bool,
@@ -221,45 +278,14 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
     dp_time_s = sum(c.time_s * c.calls_per_iteration for c in collectives if c.name.startswith("dp_"))
     resolve = Resolver(catalog)
     groups: dict[str, dict[str, Any]] = {}  # first server of each group -> the group
-    fraction = float(resources.cost_figures(catalog)["inline_crypto_fraction_of_line"])
-    protocol = str(scen.get("crypto_offload", "ipsec-crypto"))
-    transport = str(scen.get("storage_transport", "rdma"))
-    switches_of_scenario = _scenario_fields(scen)
+    shared = _GroupContext(topo, catalog, scen, fab, resolve, crossing, comm_s, dp_comm_s,
+                           float(resources.cost_figures(catalog)["inline_crypto_fraction_of_line"]),
+                           str(scen.get("crypto_offload", "ipsec-crypto")),
+                           str(scen.get("storage_transport", "rdma")), _scenario_fields(scen),
+                           storage_alone_GBps, storage_write_GBps or storage_alone_GBps)
     per_server, default_mode = scen.get("per_server", {}), scen.get("offload", "host")
-    components = topo.components
     for (info, gpus, mode, count) in _alike_servers(pl, per_server_gpus, per_server, default_mode, topo):
-        srv = components[info.id]
-        adapters = info.adapters if info.adapters is not None else topo.attached(srv.id)
-        f = catalog.resolve(srv)
-        cpu = catalog.get("cpu", f["cpu_model"])
-        lay = _layout(catalog, scen, info, adapters, f, mode)
-        # ranks of a collective's group on one server = ranks / servers; the server's GPUs hold
-        # gpus / that many groups
-        sent = {c.name: node_wire_bytes(c) * c.calls_per_iteration * gpus / max(1, c.ranks // c.servers)
-                for c in crossing}
-        net_bytes = 2.0 * sum(sent.values())  # sent + received (symmetric, see node_wire_bytes)
-        port = sum(l.capacity_Gbps for e in lay.rail for l in
-                   (net.links_of(fab, topo, e) if fab is not None else topo.links_of(e)))
-        power = server_power_W(_Attached(topo, srv.id, adapters), srv, resolve, lay.stand_ins)
-        typical_W, without_typical = adapters_typical_W(adapters, resolve, lay.stand_ins)
-        groups[info.id] = dict(
-            count=count, scenario=mode, gpus=gpus,
-            gpu_power_W=power["gpu"] / int(f["gpu_count"]),
-            cpu_cores=int(cpu.get("cores", 1)) * int(f.get("cpu_sockets", 1)),
-            cpu_GHz=float(cpu.get("all_core_GHz") or cpu.get("base_GHz") or 2.0),
-            base_power_W=power["server"], adapters_power_W=power["adapters"],
-            adapters_typical_power_W=typical_W, adapters_without_typical=without_typical,
-            **_engine_fields(catalog, lay, adapters, info, mode, fraction, protocol, transport),
-            **switches_of_scenario,
-            host_memory_GBps=hostcpu.memory_GBps(int(f.get("cpu_sockets", 1)),
-                                                 int(cpu.get("memory_channels", 0) or 0),
-                                                 float(cpu.get("memory_MTps", 0) or 0)),
-            port_Gbps=float(port),
-            rdma=lay.rdma, rdma_bytes=net_bytes if lay.rdma else 0.0,
-            tcp_bytes=0.0 if lay.rdma else net_bytes,
-            comm_s=comm_s, dp_comm_s=dp_comm_s,
-            storage_fabric_GBps=storage_alone_GBps.get(info.id, 0.0),
-            storage_fabric_write_GBps=(storage_write_GBps or storage_alone_GBps).get(info.id, 0.0))
+        groups[info.id] = _group_fields(shared, info, gpus, mode, count)
     stor, switches = _storage_and_switches(topo, resolve, kinds)
     interval = float(scen.get("checkpoint_interval_s") or 0.0)
     return resources.ResourceInputs(
