@@ -223,7 +223,7 @@ def test_hostile_sweep_sizes_are_bounded(design, monkeypatch):
 
     def recorder(func, items, shared=None, *, workers=None, **kw):
         started.append(workers)
-        return iter(())
+        yield from ()
 
     monkeypatch.setattr(parallel, "run_tasks", recorder)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
@@ -278,3 +278,23 @@ def test_table_of_an_endless_run_is_readable(capsys):
     assert main(["sweep", str(EXAMPLE), "--param", "workload.tokens", "--values", "1e300"]) == 0
     out = capsys.readouterr().out
     assert max(len(line) for line in out.splitlines()) < 120 and re.search(r"\de\+2\d\d ", out)
+
+
+def test_ctrl_c_keeps_the_csv_rows_finished(tmp_path, monkeypatch, capsys):
+    import csv
+
+    from designer.services import sweeping
+
+    def interrupted(design, param, values, **kw):
+        def points():
+            yield 1, {s: {m: 2.0 for m in METRICS} for s in SCENARIOS}
+            raise KeyboardInterrupt
+
+        return (), points()
+
+    monkeypatch.setattr(sweeping, "stream", interrupted)
+    out = tmp_path / "points.csv"
+    assert main(["sweep", str(EXAMPLE), "--param", "servers", "--values", "4,8,16", "--out", str(out)]) == 130
+    rows = list(csv.reader(out.open()))
+    assert len(rows) == 2 and rows[1][0] == "8" and float(rows[1][1]) == 2.0
+    assert "keeps the 1 point(s) finished" in capsys.readouterr().err

@@ -12,11 +12,11 @@ import argparse
 import csv
 import json
 import sys
-import threading
 
 from designer.commands.run import design_seed, seed_arg
 from designer.engine.sweep import METRICS, SCENARIOS, parse_values
 from designer.errors import UsageError
+from designer.services.sweeping import sweep
 
 
 def register(subparsers) -> None:
@@ -46,7 +46,6 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from designer.services.sweeping import stream
     from designer.topology.fileformat import load
 
     if args.workers is not None and args.workers < 1:
@@ -56,41 +55,27 @@ def run(args: argparse.Namespace) -> int:
 
         check_output_path(args.out, inputs=[args.file], what="--out")
     design = load(args.file)
-    values = args.values
-    cancel = threading.Event()
-    notes, points = stream(design, args.param, values, seed=design_seed(design, args.seed),
-                           workers=args.workers, scheduler=args.scheduler, cancel=cancel)
     tty = sys.stderr.isatty()
-    rows: dict[int, dict] = {}
-    try:
-        if args.out:
-            written = _write_csv(args, values, points, tty)
-            print(f"{written} of {len(values)} points written to {args.out}")
-        else:
-            for index, row in points:
-                rows[index] = row
-                _progress(tty, len(rows), len(values))
-    except KeyboardInterrupt:
-        cancel.set()
-        raise UsageError("sweep: cancelled (Ctrl-C)" + ("; the CSV keeps the points finished so far"
-                                                        if args.out else "")) from None
-    if not args.out:
-        from designer.engine.sweep import SweepResult
 
-        result = SweepResult(args.param, tuple(values), tuple(rows[i] for i in range(len(values))), notes)
+    def progress(done: int, total: int) -> None:
+        if tty:
+            bar = "#" * (30 * done // total)
+            print(f"\r[{bar:<30}] {done}/{total} points", end="" if done < total else "\n", file=sys.stderr)
+
+    options = dict(seed=design_seed(design, args.seed), workers=args.workers,
+                   scheduler=args.scheduler, progress=progress)
+    if args.out:
+        result, written = _write_csv(args, design, options)
+        print(f"{written} of {len(args.values)} points written to {args.out}")
+    else:
+        result = sweep(design, args.param, args.values, **options)
         if args.json:
             print(json.dumps(result.to_json(), indent=2))
             return 0
         sys.stdout.write(table(result))
-    for note in notes:
+    for note in result.notes:
         print(f"refit  {note}")
     return 0
-
-
-def _progress(tty: bool, done: int, total: int) -> None:
-    if tty:
-        bar = "#" * (30 * done // total)
-        print(f"\r[{bar:<30}] {done}/{total} points", end="" if done < total else "\n", file=sys.stderr)
 
 
 def csv_header(param: str) -> list[str]:
@@ -98,26 +83,35 @@ def csv_header(param: str) -> list[str]:
     return [param] + [f"{s} {m}" for s in SCENARIOS for m in METRICS]
 
 
-def _write_csv(args, values, points, tty: bool) -> int:
-    """Write each point's row as it arrives (nothing kept); the file appears when the sweep ends
-    (or is cancelled: the rows so far), atomically (designer.safeio)."""
+def _write_csv(args, design, options):
+    """Write each point's row as it finishes (no row is kept); the file appears atomically
+    (designer.safeio) when the sweep ends, or on Ctrl-C with the rows so far (then the interrupt
+    goes on, exit 130)."""
     from designer.safeio import atomic_output
     from designer.textsafe import csv_row
 
+    values = args.values
     written = 0
+    interrupted = False
     with atomic_output(args.out, inputs=[args.file], what="--out") as tmp:
         with open(tmp, "w", newline="", encoding="utf-8") as fh:
             out = csv.writer(fh)
             out.writerow(csv_row(csv_header(args.param)))
+
+            def write(index: int, row: dict) -> None:
+                nonlocal written
+                out.writerow(csv_row([values[index]] + [row[s][m] for s in SCENARIOS for m in METRICS]))
+                fh.flush()
+                written += 1
+
             try:
-                for index, row in points:
-                    out.writerow(csv_row([values[index]] + [row[s][m] for s in SCENARIOS for m in METRICS]))
-                    fh.flush()
-                    written += 1
-                    _progress(tty, written, len(values))
+                result = sweep(design, args.param, values, on_point=write, keep=False, **options)
             except KeyboardInterrupt:
-                pass  # the rows so far are kept; say so below
-    return written
+                interrupted = True
+    if interrupted:
+        print(f"sweep: cancelled; {args.out} keeps the {written} point(s) finished", file=sys.stderr)
+        raise KeyboardInterrupt
+    return result, written
 
 
 def table(result) -> str:

@@ -101,7 +101,7 @@ def sweep_stream(design: Any, param: str, values: Sequence[float], *, seed: int 
             yield ("point", len(rows), len(values), so_far())
     finally:
         cancel.set()  # a closed generator (Cancel) hands out no more points
-        points.close()
+        points.close()  # type: ignore[attr-defined]  # a generator
     yield ("result", so_far())
 
 

@@ -48,15 +48,29 @@ def sweep(design: Design, param: str, values: Sequence[float], *, seed: int | No
           workers: int | None = None, scheduler: Any = None,
           cancel: threading.Event | None = None,
           evaluate: Callable[[Design, str, int], dict[str, float]] = engine_point,
-          progress: Callable[[int, int], None] | None = None) -> SweepResult:
-    """:func:`stream` collected in value order; ``progress(done, total)`` as points finish. A
-    cancelled sweep returns the values that finished, in value order."""
+          progress: Callable[[int, int], None] | None = None,
+          on_point: Callable[[int, dict[str, dict[str, float]]], None] | None = None,
+          keep: bool = True) -> SweepResult:
+    """:func:`stream` collected in value order: ``on_point(index, row)`` and ``progress(done,
+    total)`` as each point finishes; ``keep`` False holds no rows (a caller that writes each row
+    in ``on_point``), the result then has the notes alone. A cancelled sweep returns the values
+    that finished, in value order; an exception (Ctrl-C) stops handing out points."""
+    cancel = cancel or threading.Event()
     notes, points = stream(design, param, values, seed=seed, workers=workers, scheduler=scheduler,
                            cancel=cancel, evaluate=evaluate)
     rows: dict[int, dict] = {}
-    for index, row in points:
-        rows[index] = row
-        if progress:
-            progress(len(rows), len(values))
-    done = sorted(rows)
-    return SweepResult(param, tuple(values[i] for i in done), tuple(rows[i] for i in done), notes)
+    done = 0
+    try:
+        for index, row in points:
+            done += 1
+            if keep:
+                rows[index] = row
+            if on_point:
+                on_point(index, row)
+            if progress:
+                progress(done, len(values))
+    finally:
+        cancel.set()
+        points.close()  # type: ignore[attr-defined]  # a generator
+    order = sorted(rows)
+    return SweepResult(param, tuple(values[i] for i in order), tuple(rows[i] for i in order), notes)
