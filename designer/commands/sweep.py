@@ -13,6 +13,7 @@ import csv
 import json
 import sys
 
+from designer.commands import COMMANDS
 from designer.commands.run import design_seed, seed_arg
 from designer.engine.sweep import METRICS, SCENARIOS, parse_values
 from designer.errors import UsageError
@@ -21,7 +22,7 @@ from designer.services.sweeping import sweep
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "sweep", help="training time and MFU against one design parameter, host vs SmartNIC vs DPU",
+        "sweep", help=COMMANDS["sweep"],
         description="Run the engine for each value of one parameter, host-managed, "
                     "SmartNIC-offloaded and DPU-offloaded, in parallel on the local cores "
                     "(or a Dask cluster).",
