@@ -65,7 +65,8 @@ ENGINE_FIELD = {"line": "max_bandwidth_Gbps", "arm": "arm_tcp_Gbps", "dram": "dr
 READ_FIELD = {"DPU Arm cores": ("dpu", "arm_tcp_Gbps"), "DPU line rate": ("dpu", "max_bandwidth_Gbps"),
               "DPU memory": ("dpu", "dram_GBps"), "DPU storage emulation": ("dpu", "snap_{transport}_kiops"),
               "host CPU": ("costs", "tcp_cycles_per_byte"), "DPU crypto": ("dpu", "{crypto}"),
-              "SmartNIC crypto": ("nic", "{crypto}")}
+              "SmartNIC crypto": ("nic", "{crypto}"), "DPU eSwitch": ("dpu", "eswitch_Mpps"),
+              "SmartNIC eSwitch": ("nic", "eswitch_Mpps")}
 #: host task -> the cost figure that sets it
 TASK_FIGURE = {"network": "tcp_cycles_per_byte", "crypto": "aes_gcm_cycles_per_byte",
                "virtualization": "vswitch_cycles_per_packet", "storage": "tcp_cycles_per_byte",

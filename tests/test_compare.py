@@ -107,9 +107,9 @@ def test_encryption_moves_host_crypto_to_the_adapters_at_their_measured_rate():
     # the engines run at the measured 193 Gb/s (not the 400 Gb/s datasheet figure): crypto load
     # is line load x 400/193 on a BlueField-3 (blog.amododesign.com, strongSwan between two BF-3)
     assert off.dpu["crypto"] == pytest.approx(off.dpu["line"] * 400 / 193, rel=1e-6)
-    # ConnectX-7 as a SmartNIC: its crypto-enabled OPN at 193/390 of the 400 Gb/s line rate
-    # (the cost figure rounds 193/390 = 0.4949 to 0.495)
-    assert smart.dpu["crypto"] == pytest.approx(smart.dpu["line"] * 390 / 193, rel=1e-3)
+    # ConnectX-7 as a SmartNIC: its crypto-enabled OPN at the same engine's 193 Gb/s (193 of the
+    # 400 Gb/s line rate): the same crypto load as the BlueField-3 for the same line load
+    assert smart.dpu["crypto"] == pytest.approx(smart.dpu["line"] * 400 / 193, rel=1e-9)
     assert "arm" not in smart.dpu
 
 

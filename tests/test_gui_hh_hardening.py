@@ -309,7 +309,7 @@ def test_opening_a_file_forgets_the_last_run(qtbot, tmp_path):
 # ------------------------------------------------------------------ the sweep shows every mode
 def test_sweep_runs_and_plots_all_three_modes(qapp):
     from designer.engine.compare import MODES
-    from designer.engine.sweep import sweep
+    from designer.services.sweeping import sweep
     from designer.gui.plots import SweepPlot
     from designer.gui.sweepdialog import sweep_stream
 

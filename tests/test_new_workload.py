@@ -166,13 +166,17 @@ def test_vision_preset_new_then_run(tmp_path, capsys):
     assert a["gpus"] == 16 and a["workload"]["samples_per_s_per_gpu"] == pytest.approx(423.8)
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "issue #24's 'within 20%' does not hold: 8k best tp8 cp2 pp16 dp32 v3 at 29.2% MFU against the 1k "
+    "best tp4 cp2 pp16 dp8 v3 at 40.1% (0.728): strong scaling on the published fixed batch of 1,536 "
+    "sequences (MFU 0.401 at 1k, 0.364 at 2k, 0.352 at 4k, 0.292 at 8k GPUs): at 8k each pipeline of "
+    "16 stages gets 48 micro-batches (tp8) or 24 (tp4, which then cannot interleave), and the bubble "
+    "and DP share grow; the 1k figure rose when Megatron's rank order became the default"))
 def test_plan_on_the_8k_design_from_new_is_near_the_1k_one(tmp_path, capsys):
     """Issue #24: with the published batch of 1,536 saved with a layout that divides it, `plan`
     searches 8,192 GPUs for real (before: batch 1,615, odd, forced dp 1 and the best layout ran at
-    53 TFLOP/s). Measured on this tree: 1k best tp8 cp2 pp8 dp8 at 361.8 TFLOP/s (36.6% MFU), 8k
-    best tp8 cp2 pp16 dp32 v3 at 288.3 TFLOP/s (29.1%): 0.797 of the 1k figure, so the issue's
-    "within 20%" misses by 0.3 points; 1,536 sequences on 8,192 GPUs leave 48 micro-batches per
-    pipeline of 16 stages, whose bubble the engine charges."""
+    53 TFLOP/s). The 8k best now runs at 288 TFLOP/s (5.4x the issue's 53); against the 1k best
+    (400 TFLOP/s) that is 0.73, short of the issue's 0.8 (see the xfail reason)."""
     best = {}
     for servers in (128, 1024):
         out = tmp_path / f"g{servers}.json"
@@ -185,4 +189,4 @@ def test_plan_on_the_8k_design_from_new_is_near_the_1k_one(tmp_path, capsys):
         best[servers] = data["layouts"][0]
     small, big = best[128], best[1024]
     assert big["tflops_per_gpu"] > 5 * 53  # the issue's 53 TFLOP/s at dp 1
-    assert big["mfu"] >= 0.78 * small["mfu"]
+    assert big["mfu"] >= 0.8 * small["mfu"]  # the issue's "within 20%"

@@ -5,7 +5,9 @@ import json
 import pytest
 
 from designer.cli import main
-from designer.engine.sweep import METRICS, SCENARIOS, apply_param, parse_values, sweep
+from designer.engine.compare import MODES
+from designer.engine.sweep import METRICS, SCENARIOS, apply_param, parse_values
+from designer.services.sweeping import stream, sweep, worker_count
 from designer.errors import UsageError
 from designer.paths import resources_dir
 from designer.topology.fileformat import load
@@ -55,18 +57,62 @@ def test_bad_parameters_say_what_is_wrong(design, param, words):
         apply_param(design, param, 2)
 
 
-def test_any_executor_gives_the_same_result(design):
-    """A Dask cluster's executor is used through the plain Executor interface; a thread pool
-    stands in for it here (out-of-order completion must not reorder the rows)."""
-    from concurrent.futures import ThreadPoolExecutor
+def test_same_results_on_one_worker_a_pool_of_two_and_dask(design):
+    """Issue #25: same seed, same results whatever the worker count or executor; rows come back
+    in value order even when points finish out of order."""
+    from distributed import Client, LocalCluster
 
-    serial = sweep(design, "servers", [16, 4, 8], workers=1)
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        seen = []
-        other = sweep(design, "servers", [16, 4, 8], executor=pool,
-                      progress=lambda done, total: seen.append((done, total)))
-    assert other.to_json() == serial.to_json()
+    values = [16, 4, 8]
+    seen = []
+    serial = sweep(design, "servers", values, workers=1, progress=lambda d, t: seen.append((d, t)))
     assert seen == [(1, 3), (2, 3), (3, 3)]
+    pooled = sweep(design, "servers", values, workers=2)
+    with LocalCluster(n_workers=2, processes=False, threads_per_worker=1, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        dask = sweep(design, "servers", values, scheduler=client)
+    assert serial.to_json() == pooled.to_json() == dask.to_json()
+    assert list(serial.values) == values
+    assert serial.rows[0]["host"]["training_time_days"] < serial.rows[1]["host"]["training_time_days"]
+
+
+def test_every_point_has_the_three_modes_of_compare(design):
+    from designer.engine.compare import compare
+    from designer.topology.catalog import load_catalog
+
+    assert SCENARIOS == MODES == ("host", "smartnic", "dpu")
+    result = sweep(design, "servers", [4], workers=1, seed=0)
+    assert set(result.rows[0]) == set(MODES)
+    runs = compare(apply_param(design, "servers", 4), load_catalog(), seed=0).runs
+    for mode in MODES:
+        assert result.rows[0][mode]["training_time_days"] == runs[mode].training_time_days
+
+
+def test_the_design_is_sent_once_not_per_point(design, monkeypatch):
+    """run_tasks gets the design dict as its shared object and only the values as items."""
+    from designer.services import parallel
+
+    calls = []
+    real = parallel.run_tasks
+
+    def spy(func, items, shared=None, **kw):
+        calls.append((items, shared))
+        return real(func, items, shared, **kw)
+
+    monkeypatch.setattr(parallel, "run_tasks", spy)
+    sweep(design, "global_batch", [256, 512], workers=1, evaluate=_fake_point)
+    (items, shared), = calls
+    assert items == [256, 512] and shared[0]["name"] == design.name and shared[1] == "global_batch"
+
+
+def test_cancel_stops_handing_out_points(design):
+    import threading
+
+    cancel = threading.Event()
+    notes, points = stream(design, "global_batch", [256, 512, 1024], workers=1, cancel=cancel,
+                           evaluate=_fake_point)
+    first = next(points)
+    cancel.set()
+    assert first[0] == 0 and list(points) == []
 
 
 def test_servers_needs_a_recorded_template(design):
@@ -166,32 +212,60 @@ def test_global_batch_sweep_refits_dp_and_says_so(tmp_path, capsys):
 
 def test_hostile_sweep_sizes_are_bounded(design, monkeypatch):
     """Too many values is one clear line; --workers beyond the cores starts no more processes than
-    there are cores (a fork bomb otherwise); astronomically long runs print readable days."""
+    there are cores (a fork bomb otherwise)."""
     import os
 
-    from designer.engine import sweep as sweep_mod
+    from designer.services import parallel
 
     with pytest.raises(UsageError, match="at most 256"):
         parse_values(",".join(str(i) for i in range(1, 300)))
     started = []
 
-    class Recorder:
-        def __init__(self, max_workers):
-            started.append(max_workers)
+    def recorder(func, items, shared=None, *, workers=None, **kw):
+        started.append(workers)
+        yield from ()
 
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
-
-        def map(self, fn, tasks):
-            return map(fn, tasks)
-
-    monkeypatch.setattr(sweep_mod, "ProcessPoolExecutor", Recorder)
+    monkeypatch.setattr(parallel, "run_tasks", recorder)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     sweep(design, "global_batch", [256, 512, 1024], workers=100000, evaluate=_fake_point)
-    assert started == [2]
+    sweep(design, "global_batch", [256], evaluate=_fake_point)
+    assert started == [2, 1]
+    assert worker_count(None, 5) == 2 and worker_count(1, 5) == 1
+
+
+@pytest.mark.parametrize("param,value,words", [
+    ("gpu_server.gpu_count", "-1", "gpu_server.gpu_count = -1: must be a positive integer"),
+    ("scenario.storage_io_kib", "0.001", "'storage_io_kib' must be a number from 4 to 16384"),
+    ("scenario.seed", "1e300", "'seed' must be a whole number from 0 to"),
+    ("servers", "0", "servers = 0: must be a positive whole number of servers"),
+])
+def test_values_get_the_range_checks_of_set(param, value, words, capsys):
+    """Issue #23: --values is checked as --set and the design file are, before any point runs."""
+    assert main(["sweep", str(EXAMPLE), "--param", param, "--values", f"8,{value}", "--workers", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and words in err[0] and "Traceback" not in err[0]
+    if param.startswith("scenario."):  # the same words as --set gives
+        assert main(["run", str(EXAMPLE), "--set", f"{param}={value}"]) == 2
+        assert words in capsys.readouterr().err
+
+
+def test_out_streams_one_csv_row_per_point(tmp_path, capsys):
+    import csv
+
+    out = tmp_path / "points.csv"
+    assert main(["sweep", str(EXAMPLE), "--param", "servers", "--values", "4,8", "--workers", "2",
+                 "--out", str(out)]) == 0
+    assert "2 of 2 points written" in capsys.readouterr().out
+    rows = list(csv.reader(out.open()))
+    assert rows[0][0] == "servers" and rows[0][1:] == [f"{s} {m}" for s in MODES for m in METRICS]
+    assert sorted(float(r[0]) for r in rows[1:]) == [4, 8]
+    assert main(["sweep", str(EXAMPLE), "--param", "servers", "--values", "4,8", "--workers", "1",
+                 "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    by_value = {float(r[0]): r for r in rows[1:]}
+    for p in data["points"]:
+        assert float(by_value[p["value"]][1]) == p["host"]["training_time_days"]
+        assert float(by_value[p["value"]][-5]) == p["dpu"]["training_time_days"]
 
 
 def _fake_point(design, scenario, seed):
@@ -204,3 +278,23 @@ def test_table_of_an_endless_run_is_readable(capsys):
     assert main(["sweep", str(EXAMPLE), "--param", "workload.tokens", "--values", "1e300"]) == 0
     out = capsys.readouterr().out
     assert max(len(line) for line in out.splitlines()) < 120 and re.search(r"\de\+2\d\d ", out)
+
+
+def test_ctrl_c_keeps_the_csv_rows_finished(tmp_path, monkeypatch, capsys):
+    import csv
+
+    from designer.services import sweeping
+
+    def interrupted(design, param, values, **kw):
+        def points():
+            yield 1, {s: {m: 2.0 for m in METRICS} for s in SCENARIOS}
+            raise KeyboardInterrupt
+
+        return (), points()
+
+    monkeypatch.setattr(sweeping, "stream", interrupted)
+    out = tmp_path / "points.csv"
+    assert main(["sweep", str(EXAMPLE), "--param", "servers", "--values", "4,8,16", "--out", str(out)]) == 130
+    rows = list(csv.reader(out.open()))
+    assert len(rows) == 2 and rows[1][0] == "8" and float(rows[1][1]) == 2.0
+    assert "keeps the 1 point(s) finished" in capsys.readouterr().err

@@ -333,3 +333,42 @@ def test_a_tiny_iteration_with_checkpoints_makes_blocks_without_overflow():
     run = TimelineRun(TimelineInputs(iteration_s=5e-324, tokens_per_iteration=1.0, token_budget=10.0,
                                      checkpoint_interval_s=1.0, checkpoint_write_s=1.0))
     assert run.block >= 1 and list(run.batches()) and run.summary.finished
+
+
+# -- blocks longer than the checkpoint interval (the row limit made them so) ----------------------
+
+def _long_blocks(mtbf_s: float, max_rows: int):
+    from designer.engine.timeline import TimelineInputs, TimelineRun
+    inp = TimelineInputs(iteration_s=1.0, tokens_per_iteration=1.0, token_budget=1e5, n_gpus=8,
+                         checkpoint_interval_s=60.0, checkpoint_write_s=1.0, restart_s=10.0,
+                         failure_rate_per_gpu_hour=3600 / (mtbf_s * 8))
+    run = TimelineRun(inp, seed=1, max_rows=max_rows)
+    rows = sum(len(b) for b in run.batches())
+    return run, rows
+
+
+def test_checkpoints_land_inside_blocks_longer_than_their_interval():
+    """`run --tokens 1e20 --set scenario.checkpoint_interval_s=60 --timeline` gave goodput 0.0% and
+    0 checkpoints: its blocks (kept within the row limit) were far longer than the interval and a
+    checkpoint landed only at a block's end. Blocks of 1,000 one-second steps with a 60 s interval
+    now write their checkpoints inside: the run comes to what blocks of 5 steps give (before:
+    86 checkpoints, goodput 0.926, stopped at the row cap)."""
+    coarse, rows = _long_blocks(5000.0, max_rows=100)
+    fine, _ = _long_blocks(5000.0, max_rows=100_000)
+    assert coarse.block == 1000 and fine.block == 5 and rows <= 200
+    a, b = coarse.summary, fine.summary
+    assert a.finished and a.failures == b.failures > 5
+    assert a.checkpoints == pytest.approx(b.checkpoints, rel=0.01) and a.checkpoints > 1500
+    assert a.goodput == pytest.approx(b.goodput, rel=0.005)
+    assert a.time_s["lost"] / a.failures <= 61.0  # a failure loses at most one interval's work
+    assert a.useful_s == pytest.approx(1e5)
+
+
+def test_a_run_with_more_failures_than_rows_says_so_not_to_checkpoint_more():
+    run, rows = _long_blocks(300.0, max_rows=100)
+    s = run.summary
+    assert rows == 200 and not s.finished and s.row_limited
+    assert s.checkpoints > 300 and s.goodput > 0.8  # before: 2 checkpoints, goodput 0.066
+    text = s.unfinished_text()
+    assert "every failure and its restart take timeline rows" in text and "Lower the token budget" in text
+    assert "keeps landing before the work is safe" not in text

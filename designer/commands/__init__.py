@@ -18,7 +18,7 @@ COMMANDS: dict[str, str] = {
             "that fits in GPU memory",
     "collective": "nccl-tests-style table of one collective on the fabric",
     "compare": "the design host-managed vs SmartNIC vs DPU-offloaded, side by side",
-    "sweep": "training time and MFU against one design parameter, host vs DPU",
+    "sweep": "training time and MFU against one design parameter, host vs SmartNIC vs DPU, on all cores or a Dask cluster",
     "cost": "bill of materials with prices, CapEx, TCO, tokens per dollar/kW/rack unit, DPU payback",
     "optimize": "search designs for a target (workload, GPUs, days, budget): Pareto front of cost, time, energy",
     "report": "write the design report (PDF, optionally PNG figures)",

@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     catalog = cat.load_catalog()
     cat.report_problems(catalog)
     if args.json:
-        data = {kind: catalog.entries(kind) for kind in kinds}
+        data = {kind: [_with_kinds(kind, e) for e in catalog.entries(kind)] for kind in kinds}
         print(json.dumps(data[kinds[0]] if args.kind else data, indent=2))
         return 0
     for n, kind in enumerate(kinds):
@@ -70,9 +70,21 @@ def _limits(kind: str, entries: list[dict]) -> str:
         for f in LIMITS[kind]:
             if f not in e:
                 continue
-            src = e.get("sources", {}).get(f) or e.get("source", "")
+            src = _limit_source(e, f)
             lines.append(f"    {f:<{width}}  {_fmt(e[f]):>7}  {cat.figure_kind(src):<22}  {src}")
     return "\n".join(lines)
+
+
+def _limit_source(e: dict, figure: str) -> str:
+    return e.get("sources", {}).get(figure) or e.get("source", "")
+
+
+def _with_kinds(kind: str, e: dict) -> dict:
+    """An entry as ``--json`` prints it: for an adapter, ``kinds`` gives each limit's kind
+    (measured / datasheet / derived / assumed, tuning limit), the column the text prints."""
+    if kind not in LIMITS:
+        return e
+    return {**e, "kinds": {f: cat.figure_kind(_limit_source(e, f)) for f in LIMITS[kind] if f in e}}
 
 
 def _kinds(kind: str | None) -> tuple[str, ...]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 from designer.commands.run import _positive_int, load_design
 from designer.errors import UsageError
@@ -102,20 +101,6 @@ def forced_problem(op: str, algorithm: str, shape) -> str | None:
             f"{_NEEDS[algorithm]}; use one of {', '.join(usable)}")
 
 
-def fewest_local(design, catalog, n: int) -> int:
-    """Fewest GPUs of the first ``n`` (placed server by server, as ``group_shape_for`` places
-    them) on one server: 9 GPUs on 8-GPU servers are 8 + 1, so 1."""
-    import numpy as np
-
-    from designer.engine import network as net
-    from designer.engine.placement import place, servers_of
-    from designer.engine.workload import Workload
-
-    servers = servers_of(design, catalog, net.fabric_of(design.topology))
-    counts = np.bincount(place(Workload(tp=1, pp=1, dp=n, global_batch=n), servers).server)
-    return int(counts[counts > 0].min())
-
-
 def run(args) -> int:
     from designer.engine import collectives as coll
     from designer.engine.pipeline import group_shape_for
@@ -131,7 +116,6 @@ def run(args) -> int:
     catalog = load_catalog()
     report_problems(catalog)
     shape = group_shape_for(design, catalog, args.gpus, scenario=scenario)
-    shape = replace(shape, min_local=fewest_local(design, catalog, shape.ranks))
     if shape.ranks < 2:
         where = "--gpus 1" if args.gpus else "the design has one GPU"
         raise UsageError(f"{where}: a collective on one GPU moves no data, so it takes no time and has "

@@ -10,13 +10,16 @@ from __future__ import annotations
 import json
 import math
 
-from designer.commands.run import _num, add_engine_options, prepare
+from designer.commands import COMMANDS
+from designer.commands.run import _num, add_engine_options, check_finite, prepare
+from designer.console import shown
 from designer.engine.resources import INFRA_TASKS
+from designer.errors import ResultError
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "compare", help="the design host-managed vs SmartNIC vs DPU-offloaded, side by side",
+        "compare", help=COMMANDS["compare"],
         description="Run the design three times: every server host-managed (plain NICs; the host "
                     "CPU runs the network, storage, crypto and virtualization stacks), "
                     "SmartNIC-offloaded (ConnectX inline crypto and ASAP2 switching, RDMA kept, "
@@ -31,13 +34,17 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from designer.engine.compare import compare
-
     from designer.commands.cost import format_costs
+    from designer.engine.compare import LABEL, compare
     from designer.services.cost import costs
 
     design, catalog, seed, kwargs = prepare(args)
     cmp = compare(design, catalog, seed=seed, **kwargs)
+    for name, result in cmp.runs.items():  # each mode's run, as run checks its one
+        try:
+            check_finite(result)
+        except ResultError as exc:
+            raise ResultError(f"{LABEL.get(name, name)} run: {exc}") from None
     money = costs(design, catalog, cmp)  # the `cost` command's figures of these runs
     if args.json:
         print(json.dumps({**cmp.to_json(), "costs": money.to_json()}, indent=1))
@@ -51,7 +58,12 @@ def _pct(v: float) -> str:
 
 
 def format_table(cmp) -> str:
+    """The comparison as text, one line per figure. Every line goes through
+    :func:`designer.console.shown`: the notes, differences, bottlenecks and warnings carry design
+    text (component and workload names), and one of them with a line break in it would forge a
+    line of its own; the table's own text has no character that ``shown`` changes."""
     from designer.engine.compare import LABEL, loading
+    from designer.report.names import planner_words  # the words the app and the report use
 
     names = list(cmp.runs)
     runs = [cmp.runs[n] for n in names]
@@ -131,12 +143,13 @@ def format_table(cmp) -> str:
     if cmp.notes:
         lines += ["", *[f"note: {n}" for n in cmp.notes]]
     if cmp.reasons:
-        lines += ["", "differences, DPU vs host"] + [f"  - {r}" for r in cmp.reasons]
+        lines += ["", "differences, DPU vs host"] + [f"  - {planner_words(r)}" for r in cmp.reasons]
     for key, title in (("smartnic_vs_host", "SmartNIC vs host"), ("dpu_vs_smartnic", "DPU vs SmartNIC")):
         if cmp.mode_reasons.get(key):
-            lines += ["", f"differences, {title}"] + [f"  - {r}" for r in cmp.mode_reasons[key]]
+            lines += ["", f"differences, {title}"] + [f"  - {planner_words(r)}" for r in cmp.mode_reasons[key]]
     for n, r in zip(names, runs):
         if r.bottlenecks:
-            lines += ["", f"bottlenecks, {LABEL[n]}"] + [f"  {i + 1}. {b}" for i, b in enumerate(r.bottlenecks[:6])]
-        lines += [f"warning ({LABEL[n]}): {w}" for w in r.warnings]
-    return "\n".join(lines)
+            lines += ["", f"bottlenecks, {LABEL[n]}"] + [f"  {i + 1}. {planner_words(b)}"
+                                                         for i, b in enumerate(r.bottlenecks[:6])]
+        lines += [f"warning ({LABEL[n]}): {planner_words(w)}" for w in r.warnings]
+    return "\n".join(map(shown, lines))

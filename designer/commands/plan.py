@@ -8,13 +8,14 @@ import argparse
 import json
 import sys
 
-from designer.errors import UsageError
+from designer.commands import COMMANDS
+from designer.console import shown
+from designer.errors import ResultError, UsageError
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "plan", help="search TP/PP/DP/CP/EP, micro-batch, interleave and recompute for the fastest "
-                     "layout that fits in GPU memory",
+        "plan", help=COMMANDS["plan"],
         description="Search every legal parallel layout of the design's workload on its GPUs "
                     "(tensor, pipeline, data, context and expert parallelism, micro-batch, "
                     "interleaved stages, activation recomputation), drop those that do not fit in "
@@ -32,9 +33,12 @@ def register(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--apply", action="store_true",
-                     help="save the best layout into FILE's workload")
+                     help="save the best layout into FILE's workload (FILE -, read from standard "
+                          "input: the design goes to standard output, the table to standard "
+                          "error)")
     out.add_argument("-o", "--output", metavar="OUT.json",
-                     help="save the design with the best layout to OUT.json (FILE is not changed)")
+                     help="save the design with the best layout to OUT.json (FILE is not changed; - for "
+                          "standard output: the table then goes to standard error)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="sets",
                    help="change a workload or scenario setting before the search, e.g. "
                         "--set workload.global_batch=1024 (repeatable)")
@@ -60,16 +64,25 @@ def run(args: argparse.Namespace) -> int:
     from designer.services import planning
     from designer.topology.catalog import load_catalog, report_problems
 
-    if args.output:
-        from designer.safeio import check_output_path
+    from designer.safeio import check_output_path, is_console
 
+    # where the design is saved: -o, or FILE itself with --apply (a design read from standard
+    # input, ``-``, is written back to standard output: plan as a filter)
+    target = args.output or (args.file if args.apply else None)
+    to_console = target is not None and is_console(target)
+    if args.output:
         check_output_path(args.output, inputs=[args.file], what="-o")
+    if to_console and args.json:
+        given = f"-o {shown(args.output)}" if args.output else f"--apply on {shown(args.file)}"
+        raise UsageError(f"{given} and --json both write to standard output; save the design to "
+                         "a file (-o OUT.json)")
     design = load_design(args.file)
     apply_sets(design, args.sets)
     catalog = load_catalog()
     report_problems(catalog)
     result = planning.search(design, catalog, top=args.top, evaluate=args.evaluate,
                              seed=design_seed(design, args.seed))
+    check_finite(result)  # before anything is saved or printed
     saved = None
     if (args.apply or args.output) and result.best is not None:
         from designer.topology.fileformat import save
@@ -82,17 +95,43 @@ def run(args: argparse.Namespace) -> int:
         data["saved_to"] = saved
         print(json.dumps(data, indent=2))
         return 0
-    sys.stdout.write(table(result))
+    # the design on standard output (-o -) is data: the table goes to stderr then
+    out = sys.stderr if to_console else sys.stdout
+    out.write(table(result))
     if saved:
-        print(f"saved {result.best.label} to {saved}")
+        where = "standard output" if to_console else shown(saved)
+        print(f"saved {result.best.label} to {where}", file=out)
     elif result.best is not None and not result.best.current:
-        print("save it with --apply (into the file) or -o OUT.json")
+        print("save it with --apply (into the file) or -o OUT.json", file=out)
     return 0
 
 
+def check_finite(result) -> None:
+    """:func:`designer.commands.run.check_finite` on every layout run through the engine (the
+    ranking the plan prints is made of them) and the design's own, and on their memory figure;
+    the one-line error names the layout. A NaN iteration time would be ranked anywhere (a NaN
+    compares false) and printed as ``nan`` with exit 0."""
+    import math
+
+    from designer.commands import run as run_cmd
+
+    for c in [*result.ranked, *([result.current] if result.current not in result.ranked else [])]:
+        if c is None:
+            continue
+        try:
+            run_cmd.check_finite(c)
+            if c.memory_GB is not None and not math.isfinite(c.memory_GB):
+                raise ResultError("the result is not a finite number for memory_GB, so it is not "
+                                  "printed; check the workload (--set) and the design "
+                                  "(dpu-designer validate FILE)")
+        except ResultError as exc:
+            raise ResultError(f"layout {c.label}: {exc}") from None
+
+
 def table(result) -> str:
-    """The plan as text: header, the ranked layouts, what was left out and why."""
-    lines = [f"plan      {result.workload} on {result.gpus} GPUs"
+    """The plan as text: header, the ranked layouts, what was left out and why. Design text (the
+    workload's name, a dropped layout's engine message) goes through :func:`shown`: one line each."""
+    lines = [f"plan      {shown(result.workload)} on {result.gpus} GPUs"
              + (f" of {result.design_gpus}" if result.gpus < result.design_gpus else "")
              + f", {result.memory_cap_GB:g} GB per GPU",
              f"searched  {result.searched} layouts: {result.fit} fit in memory, {len(result.ranked)} "
@@ -118,7 +157,7 @@ def table(result) -> str:
     else:
         lines.append(f"best      {best.label}")
     if result.current_note:
-        lines.append(f"note      {result.current_note}")
+        lines.append(f"note      {shown(result.current_note)}")
     from designer.services.planning import settled
 
     lines.append(f"checked   {settled(result)}")
@@ -128,5 +167,5 @@ def table(result) -> str:
 
         for key, n in result.dropped.most_common():
             ex = result.examples.get(key)
-            lines.append(f"  {n:>7}  {REASONS[key]}" + (f" (e.g. {ex})" if ex else ""))
+            lines.append(f"  {n:>7}  {REASONS[key]}" + (f" (e.g. {shown(ex)})" if ex else ""))
     return "\n".join(lines) + "\n"

@@ -387,10 +387,12 @@ def format_table(r, design=None) -> str:
 
         lines += ["", "busiest links"] + [f"  {name(l.id):<34} {100 * l.utilization:5.1f}%  ({l.phase})"
                                           for l in busy]
+    from designer.report.names import planner_words  # the words the app and the report use
+
     if r.bottlenecks:
-        lines += ["", "bottlenecks"] + [f"  {i + 1}. {b}" for i, b in enumerate(r.bottlenecks[:5])]
+        lines += ["", "bottlenecks"] + [f"  {i + 1}. {planner_words(b)}" for i, b in enumerate(r.bottlenecks[:5])]
     for warn in r.warnings:
-        lines.append(f"warning: {warn}")
+        lines.append(f"warning: {planner_words(warn)}")
     return "\n".join(map(shown, lines))  # one printable line each, whatever the design's names hold
 
 

@@ -241,7 +241,8 @@ def _intra(op: str, nbytes: float, g: GroupShape) -> float:
     k = g.per_node
     if k <= 1:
         return 0.0
-    local = GroupShape(ranks=k, nodes=1, nvlink_GBps=g.nvlink_GBps, pcie_gen=g.pcie_gen)
+    local = GroupShape(ranks=k, nodes=1, nvlink_GBps=g.nvlink_GBps, pcie_gen=g.pcie_gen,
+                       nvlink_gen=g.nvlink_gen)
     ring = _ring(op, nbytes, local, "simple")
     return ring[0] if ring is not None else math.inf
 
@@ -253,7 +254,8 @@ def _hierarchical(op: str, nbytes: float, g: GroupShape, proto: str) -> tuple[fl
         return None
     k = g.per_node
     rail = GroupShape(ranks=g.nodes, nodes=g.nodes, nvlink_GBps=g.nvlink_GBps, pcie_gen=g.pcie_gen,
-                      net_GBps=g.net_GBps * min(1.0, g.nics_per_node / k), nics_per_node=1)
+                      net_GBps=g.net_GBps * min(1.0, g.nics_per_node / k), nics_per_node=1,
+                      nvlink_gen=g.nvlink_gen)
     inter = _ring("allreduce", nbytes / k, rail, "simple")
     if inter is None:
         return None

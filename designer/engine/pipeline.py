@@ -273,6 +273,7 @@ def _group_shape(pl: Placement, dim: str, ph: _Phase | None, topology, catalog,
     info: dict[str, Any] = {}
     shape: dict[str, Any] = dict(ranks=ranks, nodes=nodes, nvlink_GBps=nvlink, pcie_gen=srv0.pcie_gen,
                                  nvswitch=srv0.nvswitch, nvls=nvls, nvlink_gen=gen)
+    worst = 0  # the slowest group; without a solved phase every group stands for the others
     if nodes > 1 and ph is not None and ph.sol is not None and fab is not None:
         routes, sol = ph.solved()
         mask = ph.flows.group >= 0
@@ -312,6 +313,10 @@ def _group_shape(pl: Placement, dim: str, ph: _Phase | None, topology, catalog,
                     bottleneck_arc=int(sol.bottleneck_arc[fl[np.argmin(sol.rate_GBps[fl])]]),
                     hops=int(routes.hops[fl].max()) if len(fl) else 0,
                     worst_group=worst, worst_job=int(pl.group_job(dim)[worst]))
+    # fewest of the slowest group's ranks on one server (8 + 1 GPUs: 1), for the uneven
+    # all-to-all (``collectives.GroupShape.min_local``)
+    c = np.bincount(pl.server[groups[worst]])
+    shape["min_local"] = int(c[c > 0].min())
     return coll.GroupShape(**shape), info
 
 

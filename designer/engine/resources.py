@@ -54,6 +54,7 @@ from dataclasses import asdict, dataclass, field, replace
 from designer.engine import dpu, energy, hostcpu, jitter, storage
 from designer.engine.dpu import DpuCapacity, DpuCosts
 from designer.engine.hostcpu import HostCosts
+from designer.topology.design import SCENARIO_SPEC
 
 SCENARIOS = ("host", "smartnic", "dpu")
 #: host CPU consumers reported in ``HostCpuReport.by_task``; all but data loading are infrastructure
@@ -143,6 +144,13 @@ class ServerGroup:
     tenant_packet_bytes: float = 0.0  #: the tenants' packet size (0: bulk flows in TSO/GRO aggregates)
     eswitch_pps: float = 0.0  #: the rail adapters' embedded switches, packets/s per direction (the
     #: SR-IOV / legacy switch every packet crosses in every mode; SmartNIC and DPU engines carry their own)
+    #: the eSwitch packet-rate figure of the server's adapters with its kind and source, for the
+    #: sentences ("bluefield-3 90 Mpps per adapter (measured: ...)"; the catalog's eswitch_Mpps)
+    eswitch_figure: str = ""
+    #: the embedded switches of the adapters off the rails (storage / north-south) the storage reads
+    #: arrive on, packets/s per direction, in every mode (None: no such adapters, reads arrive on the
+    #: rails; 0: they have no packet rate)
+    storage_eswitch_pps: float | None = None
     vswitch: str = "kernel"  #: host virtual switch datapath: "kernel" or "ovs-dpdk"
     firewall: bool = False  #: host firewall / connection tracking on the kernel path
     tunnel_offload: bool = True  #: host NICs segment/aggregate VXLAN/Geneve traffic (TSO/LRO)
@@ -341,9 +349,10 @@ def _check(inputs: ResourceInputs) -> None:
                              f"cpu_GHz > 0); check the cpu catalog entry")
         if g.vswitch not in ("kernel", "ovs-dpdk"):
             raise ValueError(f"{where}: vswitch must be 'kernel' or 'ovs-dpdk', got {g.vswitch!r}")
-        if g.tenant_packet_bytes and not 64 <= g.tenant_packet_bytes <= 65536:
-            raise ValueError(f"{where}: tenant_packet_bytes must be 0 (bulk flows) or from 64 to 65536 "
-                             f"bytes, got {g.tenant_packet_bytes:g} (set scenario.tenant_packet_bytes)")
+        packet_rule = SCENARIO_SPEC["tenant_packet_bytes"]  # the one rule: --set and files use it too
+        if packet_rule.problem(g.tenant_packet_bytes):
+            raise ValueError(f"{where}: tenant_packet_bytes must be {packet_rule.allowed()}, got "
+                             f"{g.tenant_packet_bytes:g} bytes (set scenario.tenant_packet_bytes)")
         for name in ("rdma_bytes", "tcp_bytes", "comm_s", "dp_comm_s", "storage_fabric_GBps",
                      "storage_fabric_write_GBps"):
             if getattr(g, name) < 0:
@@ -620,6 +629,11 @@ def _reads(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: HostC
             limits["DPU storage emulation"] = dpu.snap_limit_Bps(reader.snap_iops, hc.read_io_bytes)
     elif m.smart and g.encrypt and m.rail is not None:
         limits["SmartNIC crypto"] = max(m.rail.crypto_Bps - coll_dir / T, 0.0)
+    # the reads' packets cross the embedded switch they arrive on (the same load _slowdown counts)
+    esw = _eswitch(g, m, 0.0, 0.0, coll_dir / T)
+    if esw is not None and esw.read_limit_Bps is not None:
+        owner = "DPU" if m.offload else "SmartNIC" if m.smart else "NIC"
+        limits[f"{owner} eSwitch"] = esw.read_limit_Bps
     rate, limit = storage.achieved(limits)
     if read_b > 0 and not rate > 0:
         raise ValueError(_no_read_path(limit, inp, g))
@@ -690,6 +704,57 @@ class _Slowdown:
         return max(self.host, self.dpu)
 
 
+@dataclass(frozen=True)
+class _Eswitch:
+    """The tenants' packets through the adapters' embedded switches (:func:`_eswitch`)."""
+
+    rail: float  #: demand / packet rate on the rail adapters (collectives, and reads arriving there)
+    storage: float  #: demand / packet rate on the storage adapters (reads), 0 without them
+    read_limit_Bps: float | None  #: read bytes/s the switch the reads arrive on leaves them (None: no limit)
+
+
+def _eswitch(g: ServerGroup, m: _Mode, coll_Bps: float, io_rate: float, coll_over_T: float) -> _Eswitch | None:
+    """The one eSwitch load of a server in every mode (host-managed, SmartNIC, DPU): collectives
+    (``coll_Bps``, one direction over their window) on the rail adapters' switches; storage reads
+    (``io_rate``) on the storage adapters' switches where the server has them
+    (``storage_eswitch_pps``), else on the rails'. The rail switch is the DPU's or SmartNIC's own
+    engine when the adapters switch inline, else the NICs' (``eswitch_pps``). Demand:
+    :func:`eswitch_demand_pps`. The read limit is the packet rate times the packet size, less the
+    collectives' bytes over the iteration (``coll_over_T``) where both share the switch. None:
+    no packet size given, the traffic is not isolated, or (host-managed) no adapter has a packet rate."""
+    if eswitch_demand_pps(g, 1.0) <= 0:
+        return None
+    rail_pps = m.rail.eswitch_pps if m.inline and m.rail is not None else g.eswitch_pps
+    reads_on_rails = g.storage_eswitch_pps is None
+    sto_pps = g.storage_eswitch_pps or 0.0
+    if not m.inline and rail_pps <= 0 and sto_pps <= 0:
+        return None  # host-managed without any packet rate: no eSwitch engine to report
+
+    def ratio(bytes_ps: float, pps: float) -> float:
+        demand = eswitch_demand_pps(g, bytes_ps)
+        return 0.0 if demand <= 0 or pps <= 0 else demand / pps
+
+    rail = ratio(coll_Bps + (io_rate if reads_on_rails else 0.0), rail_pps)
+    sto = 0.0 if reads_on_rails else ratio(io_rate, sto_pps)
+    pps = rail_pps if reads_on_rails else sto_pps
+    limit = (max(pps * g.tenant_packet_bytes - (coll_over_T if reads_on_rails else 0.0), 0.0)
+             if pps > 0 else None)
+    return _Eswitch(rail=rail, storage=sto, read_limit_Bps=limit)
+
+
+def eswitch_demand_pps(g: ServerGroup, bytes_ps: float) -> float:
+    """Packets per second ``bytes_ps`` (one direction: collectives and storage reads) puts through
+    the adapters' embedded switches, in every mode (host-managed: the SR-IOV / host-switch uplink;
+    SmartNIC and DPU: the offloaded datapath): the tenants' isolated traffic at their packet size
+    ``tenant_packet_bytes`` (packets = bytes / packet size, :func:`designer.engine.dpu.eswitch_packets_ps`);
+    0 when the traffic is not isolated or flows in bulk (no packet size given: TSO/GRO aggregates
+    are not counted per packet). The one demand that the collectives' slowdown (:func:`_slowdown`)
+    and the read limit (:func:`_reads`, "... eSwitch") compare with the packet rate."""
+    if not (g.isolated and g.tenant_packet_bytes > 0):
+        return 0.0
+    return dpu.eswitch_packets_ps(bytes_ps, g.tenant_packet_bytes)
+
+
 def _slowdown(g: ServerGroup, inp: ResourceInputs, hc: HostCosts, dc: DpuCosts, m: _Mode,
               coll: _Collectives, reads: _Reads, load_cores: float, background_cycles: float,
               stall: float, agent_arm_Hz: float) -> _Slowdown:
@@ -718,13 +783,12 @@ def _slowdown(g: ServerGroup, inp: ResourceInputs, hc: HostCosts, dc: DpuCosts, 
     if m.inline and m.rail is not None:
         util, dpu_slow, dpu_limited = _engine_load(g, inp, dc, m, coll, reads, window, io_rate,
                                                    agent_arm_Hz)
-    elif g.isolated and g.tenant_packet_bytes > 0 and g.eswitch_pps > 0 and coll.total_b > 0:
+    elif (esw := _eswitch(g, m, coll.per_direction_b / window, io_rate, 0.0)) is not None:
         # host-managed: the tenants' packets still cross the NICs' embedded switch (SR-IOV
         # functions, or the uplink of the host switch) at its packet rate
-        util = {"eswitch": dpu.eswitch_packets_ps(coll.per_direction_b / window, g.tenant_packet_bytes)
-                / g.eswitch_pps}
-        if util["eswitch"] > 1.0:
-            dpu_slow, dpu_limited = util["eswitch"], "eswitch"
+        util = {"eswitch": max(esw.rail, esw.storage)}
+        if esw.rail > 1.0 and coll.total_b > 0:
+            dpu_slow, dpu_limited = esw.rail, "eswitch"
     return _Slowdown(host=host_slow, dpu=dpu_slow, dpu_limited=dpu_limited, util=util,
                      memory_limited=memory_limited, memory_GBps=memory_demand,
                      demand_cores=demand, free_cores=free)
@@ -744,15 +808,16 @@ def _engine_load(g: ServerGroup, inp: ResourceInputs, dc: DpuCosts, m: _Mode, co
     rail_io = io_rate if sto is None else 0.0
     rail_agents = agent_arm_Hz if m.svc is rail else 0.0
     # the embedded switch sees the isolated traffic packet by packet where its size is given
-    pkts = g.tenant_packet_bytes if g.isolated and g.tenant_packet_bytes > 0 else 0.0
+    esw = _eswitch(g, m, coll_dir / window, io_rate, 0.0)
     util = dpu.utilization(rail, line_Bps=coll_dir / window + rail_io,
                            crypto_Bps=(coll_dir / window + rail_io) if g.encrypt else 0.0,
                            arm_Hz=coll_arm / window + reads.arm_cpb * rail_io + rail_agents,
                            dram_Bps=coll_dram / window + reads.dram_pb * rail_io,
-                           packets_ps=dpu.eswitch_packets_ps(coll_dir / window + rail_io, pkts)
-                           if pkts else None)
+                           packets_ps=None)
     if m.smart:
-        util = {k: v for k, v in util.items() if k in ("line", "crypto", "eswitch")}
+        util = {k: v for k, v in util.items() if k in ("line", "crypto")}
+    if esw is not None:
+        util["eswitch"] = esw.rail
     over = {k: v for k, v in _limiting(util, rail, g, coll_b, coll_arm + coll_dram).items() if v > 1.0}
     dpu_limited = max(over, key=over.__getitem__) if over else ""
     dpu_slow = over[dpu_limited] if over else 1.0
@@ -760,8 +825,10 @@ def _engine_load(g: ServerGroup, inp: ResourceInputs, dc: DpuCosts, m: _Mode, co
         su = dpu.utilization(sto, line_Bps=io_rate, crypto_Bps=io_rate if g.encrypt else 0.0,
                              arm_Hz=reads.arm_cpb * io_rate + (agent_arm_Hz if m.svc is sto else 0.0),
                              dram_Bps=reads.dram_pb * io_rate,
-                             packets_ps=dpu.eswitch_packets_ps(io_rate, pkts) if pkts else None)
+                             packets_ps=None)
         util = {k: max(v, su.get(k, 0.0)) for k, v in util.items()}
+    if esw is not None:
+        util["eswitch"] = max(esw.rail, esw.storage)
     return util, dpu_slow, dpu_limited
 
 
@@ -1165,8 +1232,15 @@ _ENGINE_WORK = {"line": "the adapter's traffic", "crypto": "inline encryption",
                        "catalog's Arm kernel-path rate arm_tcp_Gbps, a pktgen upper bound for "
                        "BlueField-2 and an assumption for BlueField-3/-4)",
                 "dram": "the Arm-core data paths through the DPU memory",
-                "eswitch": "the embedded switch's packet forwarding (ASAP2; ~90 Mpps measured on "
-                           "BlueField-3, arXiv 2509.21656)"}
+                "eswitch": "the embedded switch's packet forwarding (ASAP2)"}
+
+
+def _engine_work(e: str, g: ServerGroup) -> str:
+    """What runs on engine ``e``; the eSwitch's figure, kind and source are the server's adapters'
+    (catalog ``eswitch_Mpps``, :attr:`ServerGroup.eswitch_figure`)."""
+    if e == "eswitch":
+        return f"the embedded switch's packet forwarding (ASAP2; {g.eswitch_figure or 'eswitch_Mpps'})"
+    return _ENGINE_WORK[e]
 
 
 def _straggler_sentence(inp: ResourceInputs, rows: list[_Server], straggler: float,
@@ -1236,7 +1310,7 @@ def _group_sentences(i: int, g: ServerGroup, r: _Server, fig: dict[str, float],
         if u > 1.0 and e != r.dpu_limited:
             flags.append(f"{owner(e)} {e} engine over-subscribed ({u:.2f}x) on {who}")
             bottlenecks.append(f"{owner(e)} {e} engine on {who} is over-subscribed {u:.2f}x: "
-                               f"{_ENGINE_WORK[e]} runs "
+                               f"{_engine_work(e, g)} runs "
                                f"{u:.2f}x slower than asked")
 
 
@@ -1272,6 +1346,10 @@ def _explain(inp: ResourceInputs, rows: list[_Server], host: HostCpuReport, stor
             if limit == "DPU Arm cores":
                 extra = (" (at the catalog's Arm kernel-path rate arm_tcp_Gbps: a pktgen upper bound "
                          "for BlueField-2, an assumption for BlueField-3/-4)")
+            if limit.endswith("eSwitch"):  # the reads' packets at the switch's packet rate
+                g = inp.groups[i]
+                extra = (f" (the tenants' {g.tenant_packet_bytes:g}-byte packets at its packet rate; "
+                         f"{g.eswitch_figure or 'catalog eswitch_Mpps'})")
             noisy = noisy_share(inp, fig) if limit == "storage target" else 0.0
             if noisy > 0:
                 extra = (f" (noisy neighbours: the other {inp.tenants - 1} jobs' checkpoints hold the "

@@ -150,7 +150,7 @@ def _capacity(entries: list[dict[str, Any]], catalog=None, protocol: str = "ipse
 def smartnic_crypto_Gbps(entry: dict[str, Any], fraction: float, protocol: str = "ipsec-crypto") -> float:
     """Inline crypto rate of an adapter working as a SmartNIC. IPsec crypto offload: its catalog
     ``crypto_Gbps`` when it has one, else its crypto-enabled OPN's: ``fraction``
-    (models/costs/dpu.toml ``inline_crypto_fraction_of_line``, the measured 193/390) of its line
+    (models/costs/dpu.toml ``inline_crypto_fraction_of_line``, the measured 193 of 400 Gb/s) of its line
     rate. IPsec packet offload and kTLS: the generation's figure for that protocol
     (``ipsec_packet_Gbps``, ``ktls_Gbps``, crypto-enabled parts), else as IPsec crypto offload."""
     if protocol != "ipsec-crypto":
@@ -171,10 +171,88 @@ def _smartnic_capacity(entries: list[dict[str, Any]], fraction: float,
     return resources.DpuCapacity(line, crypto, 0.0, eswitch_pps=eswitch)
 
 
+def eswitch_figure(entries: list[dict[str, Any]]) -> str:
+    """The eSwitch packet-rate figures of some adapters for the sentences, each model once, with
+    its kind and source (catalog ``eswitch_Mpps``; 0: no packet rate given, no eSwitch limit)."""
+    from designer.topology.catalog import figure_kind
+
+    parts, seen = [], set()
+    for e in entries:
+        key = (e.get("id", "?"), e.get("eswitch_Mpps"))
+        if key in seen:
+            continue
+        seen.add(key)
+        src = str((e.get("sources") or {}).get("eswitch_Mpps") or e.get("source", ""))
+        kind = figure_kind(src)
+        text = src.split(":", 1)[1].strip() if src.lower().startswith(kind.split(",")[0]) else src
+        short = text if len(text) <= 200 else text[:197] + "..."
+        mpps = float(e.get("eswitch_Mpps") or 0.0)
+        what = f"{mpps:g} Mpps per adapter" if mpps > 0 else "no packet rate (not limited)"
+        parts.append(f"{key[0]} eswitch_Mpps: {what}, {kind}: {short}")
+    return "; ".join(parts)
+
+
 def _server_key(srv, adapters, scenario: str) -> tuple:
     """Servers with equal keys are alike: model, overrides, adapters (kinds, models and
     overrides, in slot order; ``placement.alike_key``) and scenario."""
     return (*alike_key(srv, adapters), scenario)
+
+
+@dataclass(frozen=True)
+class _GroupContext:
+    """What every server group of one run shares, for :func:`_group_fields`."""
+
+    topo: Any
+    catalog: Any
+    scen: dict[str, Any]
+    fab: Any
+    resolve: Any
+    crossing: list[CollectiveResult]
+    comm_s: float
+    dp_comm_s: float
+    fraction: float
+    protocol: str
+    transport: str
+    switches_of_scenario: dict[str, Any]
+    storage_alone_GBps: dict[str, float]
+    storage_write_GBps: dict[str, float]
+
+
+def _group_fields(ctx: _GroupContext, info, gpus: int, mode: str, count: int) -> dict[str, Any]:
+    """The ``resources.ServerGroup`` fields of one group of alike servers, by keyword."""
+    topo, catalog = ctx.topo, ctx.catalog
+    srv = topo.components[info.id]
+    adapters = info.adapters if info.adapters is not None else topo.attached(srv.id)
+    f = catalog.resolve(srv)
+    cpu = catalog.get("cpu", f["cpu_model"])
+    lay = _layout(catalog, ctx.scen, info, adapters, f, mode)
+    # ranks of a collective's group on one server = ranks / servers; the server's GPUs hold
+    # gpus / that many groups
+    sent = {c.name: node_wire_bytes(c) * c.calls_per_iteration * gpus / max(1, c.ranks // c.servers)
+            for c in ctx.crossing}
+    net_bytes = 2.0 * sum(sent.values())  # sent + received (symmetric, see node_wire_bytes)
+    port = sum(l.capacity_Gbps for e in lay.rail for l in
+               (net.links_of(ctx.fab, topo, e) if ctx.fab is not None else topo.links_of(e)))
+    power = server_power_W(_Attached(topo, srv.id, adapters), srv, ctx.resolve, lay.stand_ins)
+    typical_W, without_typical = adapters_typical_W(adapters, ctx.resolve, lay.stand_ins)
+    return dict(
+        count=count, scenario=mode, gpus=gpus,
+        gpu_power_W=power["gpu"] / int(f["gpu_count"]),
+        cpu_cores=int(cpu.get("cores", 1)) * int(f.get("cpu_sockets", 1)),
+        cpu_GHz=float(cpu.get("all_core_GHz") or cpu.get("base_GHz") or 2.0),
+        base_power_W=power["server"], adapters_power_W=power["adapters"],
+        adapters_typical_power_W=typical_W, adapters_without_typical=without_typical,
+        **_engine_fields(catalog, lay, adapters, info, mode, ctx.fraction, ctx.protocol, ctx.transport),
+        **ctx.switches_of_scenario,
+        host_memory_GBps=hostcpu.memory_GBps(int(f.get("cpu_sockets", 1)),
+                                             int(cpu.get("memory_channels", 0) or 0),
+                                             float(cpu.get("memory_MTps", 0) or 0)),
+        port_Gbps=float(port),
+        rdma=lay.rdma, rdma_bytes=net_bytes if lay.rdma else 0.0,
+        tcp_bytes=0.0 if lay.rdma else net_bytes,
+        comm_s=ctx.comm_s, dp_comm_s=ctx.dp_comm_s,
+        storage_fabric_GBps=ctx.storage_alone_GBps.get(info.id, 0.0),
+        storage_fabric_write_GBps=ctx.storage_write_GBps.get(info.id, 0.0))
 
 
 def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placement,
@@ -200,45 +278,14 @@ def build_inputs(design, catalog, scen: dict[str, Any], w: Workload, pl: Placeme
     dp_time_s = sum(c.time_s * c.calls_per_iteration for c in collectives if c.name.startswith("dp_"))
     resolve = Resolver(catalog)
     groups: dict[str, dict[str, Any]] = {}  # first server of each group -> the group
-    fraction = float(resources.cost_figures(catalog)["inline_crypto_fraction_of_line"])
-    protocol = str(scen.get("crypto_offload", "ipsec-crypto"))
-    transport = str(scen.get("storage_transport", "rdma"))
-    switches_of_scenario = _scenario_fields(scen)
+    shared = _GroupContext(topo, catalog, scen, fab, resolve, crossing, comm_s, dp_comm_s,
+                           float(resources.cost_figures(catalog)["inline_crypto_fraction_of_line"]),
+                           str(scen.get("crypto_offload", "ipsec-crypto")),
+                           str(scen.get("storage_transport", "rdma")), _scenario_fields(scen),
+                           storage_alone_GBps, storage_write_GBps or storage_alone_GBps)
     per_server, default_mode = scen.get("per_server", {}), scen.get("offload", "host")
-    components = topo.components
     for (info, gpus, mode, count) in _alike_servers(pl, per_server_gpus, per_server, default_mode, topo):
-        srv = components[info.id]
-        adapters = info.adapters if info.adapters is not None else topo.attached(srv.id)
-        f = catalog.resolve(srv)
-        cpu = catalog.get("cpu", f["cpu_model"])
-        lay = _layout(catalog, scen, info, adapters, f, mode)
-        # ranks of a collective's group on one server = ranks / servers; the server's GPUs hold
-        # gpus / that many groups
-        sent = {c.name: node_wire_bytes(c) * c.calls_per_iteration * gpus / max(1, c.ranks // c.servers)
-                for c in crossing}
-        net_bytes = 2.0 * sum(sent.values())  # sent + received (symmetric, see node_wire_bytes)
-        port = sum(l.capacity_Gbps for e in lay.rail for l in
-                   (net.links_of(fab, topo, e) if fab is not None else topo.links_of(e)))
-        power = server_power_W(_Attached(topo, srv.id, adapters), srv, resolve, lay.stand_ins)  # type: ignore[arg-type]
-        typical_W, without_typical = adapters_typical_W(adapters, resolve, lay.stand_ins)
-        groups[info.id] = dict(
-            count=count, scenario=mode, gpus=gpus,
-            gpu_power_W=power["gpu"] / int(f["gpu_count"]),
-            cpu_cores=int(cpu.get("cores", 1)) * int(f.get("cpu_sockets", 1)),
-            cpu_GHz=float(cpu.get("all_core_GHz") or cpu.get("base_GHz") or 2.0),
-            base_power_W=power["server"], adapters_power_W=power["adapters"],
-            adapters_typical_power_W=typical_W, adapters_without_typical=without_typical,
-            **_engine_fields(catalog, lay, adapters, info, mode, fraction, protocol, transport),
-            **switches_of_scenario,
-            host_memory_GBps=hostcpu.memory_GBps(int(f.get("cpu_sockets", 1)),
-                                                 int(cpu.get("memory_channels", 0) or 0),
-                                                 float(cpu.get("memory_MTps", 0) or 0)),
-            port_Gbps=float(port),
-            rdma=lay.rdma, rdma_bytes=net_bytes if lay.rdma else 0.0,
-            tcp_bytes=0.0 if lay.rdma else net_bytes,
-            comm_s=comm_s, dp_comm_s=dp_comm_s,
-            storage_fabric_GBps=storage_alone_GBps.get(info.id, 0.0),
-            storage_fabric_write_GBps=(storage_write_GBps or storage_alone_GBps).get(info.id, 0.0))
+        groups[info.id] = _group_fields(shared, info, gpus, mode, count)
     stor, switches = _storage_and_switches(topo, resolve, kinds)
     interval = float(scen.get("checkpoint_interval_s") or 0.0)
     return resources.ResourceInputs(
@@ -320,7 +367,12 @@ def _engine_fields(catalog, lay: _Layout, adapters, info, mode: str, fraction: f
                            if mode == "smartnic" and adapters else None),
         dpu_storage_emulation=all(bool(dpus[d].get("storage_emulation", True)) for d in store or rail),
         dpu_ovs_offload=all(bool(dpus[d].get("ovs_offload", True)) for d in rail),
-        eswitch_pps=_smartnic_capacity(smart, fraction, protocol).eswitch_pps if adapters else 0.0)
+        eswitch_pps=_smartnic_capacity(smart, fraction, protocol).eswitch_pps if adapters else 0.0,
+        storage_eswitch_pps=(_smartnic_capacity([lay.stand_ins.get(d) or dpus[d] for d in store],
+                                                fraction, protocol).eswitch_pps if store else None),
+        eswitch_figure=eswitch_figure(
+            ([dpus[d] for d in (*rail, *store)] + ([] if rail else list(lay.rail_nics)))
+            if mode == "dpu" and dpus else smart if adapters else []))
 
 
 def _scenario_fields(scen: dict[str, Any]) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
-from typing import Any, Iterator
+from typing import Any, Iterator, overload
 
 import numpy as np
 
@@ -57,7 +57,7 @@ class LinkResult:
     phase: str  #: phase where the peak occurs
 
 
-class LinkResults(Sequence):
+class LinkResults(Sequence[LinkResult]):
     """Every link's :class:`LinkResult`, held as arrays (a 131k-GPU design has ~340k links: one
     object per link costs more than the solve). Indexing and iterating give LinkResult objects;
     :meth:`to_json` writes the list of ``{"id", "utilization", "phase"}`` straight from the arrays."""
@@ -123,7 +123,12 @@ class LinkResults(Sequence):
     def __len__(self) -> int:
         return len(self.ids)
 
-    def __getitem__(self, i):  # type: ignore[override]
+    @overload
+    def __getitem__(self, i: int) -> LinkResult: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[LinkResult]: ...
+
+    def __getitem__(self, i: int | slice) -> LinkResult | list[LinkResult]:
         if isinstance(i, slice):
             return [self[k] for k in range(*i.indices(len(self)))]
         return LinkResult(self.ids[i], float(self.utilization[i]), self.phase[i])

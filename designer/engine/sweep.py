@@ -7,26 +7,29 @@ A parameter is named as
   ``KIND.FIELD``            a numeric field of every component of a kind (``gpu_server.gpu_count``)
   ``ID.FIELD``              a numeric field of one component (``srv1.gpu_count``)
 
-Points run in separate processes (``concurrent.futures.ProcessPoolExecutor``). Each point gets the
-design as a plain dict and the same seed, so a point's result does not depend on which worker ran
-it or in what order: results are identical for any worker count.
+Every value is one point: the design with the value applied, run in the three offload modes of
+``compare`` (host-managed, SmartNIC-offloaded, DPU-offloaded). This module holds the pure parts:
+:func:`prepare` checks every value and makes the shared object (the design as a plain dict, the
+parameter, the seed), :func:`point` runs one value against it. Spreading points over processes or a
+Dask cluster is :mod:`designer.services.sweeping`'s (the engine imports no services). Each point gets
+the same design dict and the same seed, so a point's result does not depend on which worker ran it
+or in what order: results are identical for any worker count or executor.
 """
 
 from __future__ import annotations
 
 import math
-import os
-from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, fields
 from typing import Any, Callable, Sequence
 
-from designer.engine.compare import SCENARIO_SETTINGS
+from designer.engine.compare import MODES, SCENARIO_SETTINGS
 from designer.engine.workload import Workload, whole_batch
 from designer.errors import UsageError
 from designer.topology.design import SCENARIO_DEFAULTS, Design
 from designer.topology.kinds import FIELDS, KINDS
 
-SCENARIOS = ("host", "dpu")
+#: the offload modes of every point (those of ``dpu-designer compare``, in its order)
+SCENARIOS = MODES
 #: figures kept from each engine result (keys of ``Result.to_json()``)
 METRICS = ("training_time_days", "mfu", "iteration_time_s", "tflops_per_gpu", "tokens_per_s")
 
@@ -53,7 +56,7 @@ class SweepResult:
         return [row[scenario][metric] for row in self.rows]
 
 
-#: most values one sweep takes (derived: each value is two engine runs, a few seconds each on a
+#: most values one sweep takes (derived: each value is three engine runs, a few seconds each on a
 #: large design; 256 points already resolve any curve a plot of the sweep can show)
 MAX_VALUES = 256
 
@@ -73,7 +76,7 @@ def parse_values(text: str) -> list[float]:
     if not out:
         raise UsageError("--values: give at least one value")
     if len(out) > MAX_VALUES:
-        raise UsageError(f"--values: {len(out):,} values given; at most {MAX_VALUES} (each is two "
+        raise UsageError(f"--values: {len(out):,} values given; at most {MAX_VALUES} (each is three "
                          "engine runs); sweep a coarser grid")
     return out
 
@@ -150,57 +153,98 @@ def _refit(workload: dict, design: Design, param: str, value: float,
     return f"{param} = {value:g}: {note}" if note else None
 
 
-def apply_param(design: Design, param: str, value: float, notes: list[str] | None = None) -> Design:
-    """A copy of ``design`` with ``param`` (see the module docstring) set to ``value``.
+def _target(design: Design, param: str) -> tuple[str, str, list, Callable[[Any], str | None]]:
+    """Where ``param`` points in ``design``: (section, name, components, the value check).
 
-    A global batch (or micro-batch) that the design's dp x micro-batch does not split refits dp
-    and micro-batch, tp, cp and pp kept (:func:`designer.engine.fit.refit_for_batch`); the line
-    saying so is appended to ``notes``."""
+    ``section`` is "servers", "workload", "scenario" or "component" (then ``components`` are the
+    targets). The value check is the one ``--set`` and loading a design file apply (one check for
+    both): :meth:`designer.topology.design.Setting.problem` for a scenario setting,
+    :func:`designer.topology.fileformat.workload_problem` for a workload setting,
+    :meth:`designer.topology.kinds.FieldSpec.check` for a component field."""
     if param == "servers":
-        return _regenerate(design, value)
-    new = design.copy()
+        def whole(v: Any) -> str | None:
+            return None if float(v).is_integer() and v >= 1 else "must be a positive whole number of servers"
+        return "servers", "servers", [], whole
     head, _, tail = param.partition(".")
     if tail and head in ("workload", "scenario"):
         section, name = head, tail
     elif not tail:
         section, name = ("scenario", param) if param in SCENARIO_DEFAULTS else ("workload", param)
     else:
-        section = ""
+        section, name = "component", tail
     if section == "workload" and name not in WORKLOAD_NUMBERS:
         raise UsageError(f"--param {param}: '{name}' is not a numeric workload setting "
                          f"(known: {', '.join(WORKLOAD_NUMBERS)}; scenario: {', '.join(SCENARIO_DEFAULTS)})")
     if section == "scenario" and name not in SCENARIO_DEFAULTS:
         raise UsageError(f"--param {param}: unknown scenario setting '{name}' "
                          f"(known: {', '.join(SCENARIO_DEFAULTS)})")
-    if section:
-        current = getattr(new, section).get(name, SCENARIO_DEFAULTS.get(name) if section == "scenario" else 0)
+    if section in ("workload", "scenario"):
+        current = getattr(design, section).get(name, SCENARIO_DEFAULTS.get(name) if section == "scenario" else 0)
         if isinstance(current, bool) or not isinstance(current, (int, float)):
             raise UsageError(f"--param {param}: the {section} setting '{name}' is not numeric "
                              f"(it is {current!r})")
+        if section == "scenario":
+            from designer.topology.design import SCENARIO_SPEC
+
+            spec = SCENARIO_SPEC.get(name)
+            return section, name, [], (lambda v: spec.problem(v) if spec else None)
+        from designer.topology.fileformat import workload_problem
+
+        return section, name, [], (lambda v: workload_problem(name, v))
+    topo = design.topology
+    if head in KINDS:
+        field = _field_spec(head, tail, f"--param {param}")
+        targets = [c for c in topo.components.values() if c.kind == head]
+        if not targets:
+            raise UsageError(f"--param {param}: the design has no {head} components")
+    elif head in topo.components:
+        targets = [topo.components[head]]
+        field = _field_spec(targets[0].kind, tail, f"--param {param}")
+    else:
+        raise UsageError(f"--param {param}: '{head}' is neither a component id nor a kind "
+                         f"({', '.join(KINDS)}), nor 'workload'/'scenario'")
+    return section, name, targets, field.check
+
+
+def check_values(design: Design, param: str, values: Sequence[float]) -> None:
+    """Refuse, before anything runs, a value the design could not hold (a negative GPU count, a
+    storage IO below its minimum, a seed beyond its range): the message names the parameter, the
+    value and what is allowed."""
+    _, _, _, check = _target(design, param)
+    for value in values:
+        problem = check(value)
+        if problem:
+            raise UsageError(f"--values: {param} = {value:g}: {problem}")
+
+
+def apply_param(design: Design, param: str, value: float, notes: list[str] | None = None) -> Design:
+    """A copy of ``design`` with ``param`` (see the module docstring) set to ``value``; a value the
+    design could not hold is refused (:func:`check_values`).
+
+    A global batch (or micro-batch) that the design's dp x micro-batch does not split refits dp
+    and micro-batch, tp, cp and pp kept (:func:`designer.engine.fit.refit_for_batch`); the line
+    saying so is appended to ``notes``."""
+    check_values(design, param, [value])
+    if param == "servers":
+        return _regenerate(design, value)
+    new = design.copy()
+    section, name, _, _ = _target(new, param)
+    if section in ("workload", "scenario"):
         getattr(new, section)[name] = value
         if section == "workload" and name in REFIT_ON:
             note = _refit(new.workload, new, param, value)
             if note and notes is not None:
                 notes.append(note)
         return new
-    topo = new.topology
-    if head in KINDS:
-        _field_spec(head, tail, f"--param {param}")
-        targets = [c for c in topo.components.values() if c.kind == head]
-        if not targets:
-            raise UsageError(f"--param {param}: the design has no {head} components")
-    elif head in topo.components:
-        targets = [topo.components[head]]
-        _field_spec(targets[0].kind, tail, f"--param {param}")
-    else:
-        raise UsageError(f"--param {param}: '{head}' is neither a component id nor a kind "
-                         f"({', '.join(KINDS)}), nor 'workload'/'scenario'")
+    _, _, targets, _ = _target(new, param)
     for comp in targets:
-        topo.set_prop(comp.id, tail, value)
+        new.topology.set_prop(comp.id, name, value)
     return new
 
 
-def _engine_point(design: Design, scenario: str, seed: int) -> dict[str, float]:
+def engine_point(design: Design, scenario: str, seed: int) -> dict[str, float]:
+    """The figures :data:`METRICS` of one engine run of ``design`` in offload mode ``scenario``
+    (``designer.engine.compare.SCENARIO_SETTINGS``), the same run ``dpu-designer compare`` makes."""
     from designer.engine import pipeline
     from designer.topology.catalog import load_catalog
 
@@ -208,35 +252,39 @@ def _engine_point(design: Design, scenario: str, seed: int) -> dict[str, float]:
     return {m: float(data[m]) for m in METRICS}
 
 
-def _point(task: tuple) -> dict[str, dict[str, float]]:
-    design_dict, param, value, seed, evaluate = task
-    from designer.topology.fileformat import from_dict
+#: (the shared design dict, the design decoded from it): a worker decodes the design once, not per point
+_decoded: tuple[Any, Design] | None = None
 
-    design = apply_param(from_dict(design_dict, source="<sweep>"), param, value)
+
+def point(value: float, shared: tuple) -> dict[str, dict[str, float]]:
+    """One point: ``evaluate(design with param = value, mode, seed)`` for every mode of
+    :data:`SCENARIOS`. ``shared`` is :func:`prepare`'s ``(design dict, param, seed, evaluate)``,
+    the same for every point (sent once per worker); this function is pure, so a point's result
+    is the same wherever and in whatever order it runs."""
+    global _decoded
+    design_dict, param, seed, evaluate = shared
+    if _decoded is None or _decoded[0] is not design_dict:
+        from designer.topology.fileformat import from_dict
+
+        _decoded = (design_dict, from_dict(design_dict, source="<sweep>"))
+    design = apply_param(_decoded[1], param, value)  # a copy: the decoded design is never changed
     return {s: evaluate(design, s, seed) for s in SCENARIOS}
 
 
-def sweep(design: Design, param: str, values: Sequence[float], *, seed: int | None = None,
-          workers: int | None = None,
-          evaluate: Callable[[Design, str, int], dict[str, float]] = _engine_point,
-          progress: Callable[[int, int], None] | None = None,
-          executor: Executor | None = None) -> SweepResult:
-    """Run ``evaluate(design_with_value, scenario, seed)`` for every value and both scenarios
-    (``seed`` None: the design's scenario seed).
-
-    ``workers``: processes (default: the machine's cores, at most one per value); 1 runs in this
-    process. ``evaluate`` must be a module-level function (it is sent to the worker processes).
-    ``progress(done, total)`` is called in this process as points finish. ``executor``: any
-    ``concurrent.futures.Executor`` to run the points on instead of a local process pool (e.g. a
-    Dask cluster's ``Client.get_executor()``); ``map`` keeps the input order, so the result is the
-    same wherever the points ran.
-    """
+def prepare(design: Design, param: str, values: Sequence[float], *, seed: int | None = None,
+            evaluate: Callable[[Design, str, int], dict[str, float]] = engine_point,
+            ) -> tuple[tuple, tuple[str, ...]]:
+    """Check the parameter and every value, and return ``(shared, notes)``: ``shared`` is what
+    :func:`point` takes beside each value (``seed`` None: the design's scenario seed), ``notes``
+    the lines saying what changed beyond the parameter (a layout refitted to a changed batch).
+    ``evaluate`` must be a module-level function (it is sent to worker processes)."""
     from designer.engine.pipeline import design_seed
     from designer.topology.fileformat import to_dict
 
     seed = design_seed(design, seed)  # None: the design's scenario seed
     if not values:
         raise UsageError("sweep: give at least one value")
+    check_values(design, param, values)  # every value, before any point runs
     notes: list[str] = []
     apply_param(design, param, values[0], notes)  # bad parameter names fail here, before any process starts
     name = param.partition(".")[2] or param
@@ -251,24 +299,4 @@ def sweep(design: Design, param: str, values: Sequence[float], *, seed: int | No
             note = _refit({**design.workload, name: value}, design, param, value, gpus)
             if note:
                 notes.append(note)
-    payload = to_dict(design)
-    tasks = [(payload, param, v, seed, evaluate) for v in values]
-    n = len(tasks)
-    # more processes than cores cannot make CPU-bound engine runs faster, only use more memory
-    workers = max(1, min(workers or os.cpu_count() or 1, n, os.cpu_count() or 1))
-    rows: list[dict[str, dict[str, float]]] = []
-
-    def collect(results) -> None:
-        for row in results:  # every map below keeps the input order
-            rows.append(row)
-            if progress:
-                progress(len(rows), n)
-
-    if executor is not None:
-        collect(executor.map(_point, tasks))
-    elif workers == 1:
-        collect(map(_point, tasks))
-    else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            collect(pool.map(_point, tasks))
-    return SweepResult(param, tuple(values), tuple(rows), tuple(notes))
+    return (to_dict(design), param, seed, evaluate), tuple(notes)

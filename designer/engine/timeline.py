@@ -29,8 +29,9 @@ restart. The block size is chosen so that a run yields about ``target_samples`` 
 blocks per checkpoint interval so checkpoints land close to their time. That second rule can ask for
 any number of rows (a huge token budget with frequent checkpoints), so the blocks are never made
 smaller than ``max_rows`` allows: a run then yields at most about ``max_rows`` blocks (plus one row
-per checkpoint and per restart) in bounded time, checkpoints land at the end of the block in which
-their interval ran out, and :attr:`TimelineSummary.note` says so. :func:`write_csv` streams the
+per checkpoint and per restart) in bounded time, and :attr:`TimelineSummary.note` says so: a
+checkpoint lands at the end of the block in which its interval ran out or, in a block longer than
+the interval, inside it every interval (``_Clock._long_block``). :func:`write_csv` streams the
 rows to the file batch by batch, so memory stays bounded whatever the run's length.
 """
 
@@ -295,6 +296,17 @@ class TimelineSummary:
         """Why the run was stopped, for users ('' when it finished)."""
         if self.finished:
             return ""
+        if self.row_limited and self.checkpoints and self.iterations_run:
+            # checkpoints land (inside long blocks too): the rows ran out because every failure
+            # and its restart take rows of their own, and this run has more failures than rows
+            expected = self.failures * self.expected_wall_s / self.wall_s if self.wall_s > 0 else math.inf
+            return (f"the run was stopped after {self.rows:,} timeline rows: {self.training_time_days:,.0f} "
+                    f"days of wall time, {self.failures:,} failures, {self.checkpoints:,} checkpoints, "
+                    f"{_count(self.iterations_run)} of {_count(self.iterations)} iterations run (goodput "
+                    f"so far {self.goodput:.1%}); every failure and its restart take timeline rows of "
+                    f"their own and the whole run would have about {_count(expected)} failures. Lower "
+                    f"the token budget about {self.iterations / self.iterations_run:,.3g}-fold to play "
+                    f"it out")
         if self.row_limited:
             return (f"the run was stopped after {self.rows:,} timeline rows: {self.training_time_days:,.0f} "
                     f"days of wall time, {self.failures:,} failures, {_count(self.iterations_run)} of "
@@ -355,8 +367,12 @@ class TimelineRun:
         if floor > k:  # the checkpoint rule would give more than max_rows blocks
             k = floor
             self.note = (f"blocks of {_count(k)} iterations ({_count(k * inputs.base_s)} s) keep the timeline "
-                         f"within {self.max_rows:,} rows; a checkpoint is written at the end of the "
-                         f"block in which its {inputs.checkpoint_interval_s:g} s interval ran out")
+                         f"within {self.max_rows:,} rows; "
+                         + (f"the checkpoints every {inputs.checkpoint_interval_s:g} s are written "
+                            f"inside the blocks (one row each block)"
+                            if k * inputs.base_s > inputs.checkpoint_interval_s else
+                            f"a checkpoint is written at the end of the block in which its "
+                            f"{inputs.checkpoint_interval_s:g} s interval ran out"))
         self.block = k
         self.progress = 0.0
         self.summary: TimelineSummary | None = None
@@ -497,6 +513,8 @@ class _Clock:
             read = min(self.cap - self.level + kb * batch_B, rate_A * (iter_s + stall))
             self.level = self.level + read - kb * batch_B
         dt = iter_s + stall
+        if inp.checkpoint_interval_s > 0 and dt > inp.checkpoint_interval_s and kb > 1:
+            return self._long_block(kb, iter_s, stall, read)
         if dt > self.to_failure:  # interrupted inside this block: its work is lost anyway
             part = self.to_failure / dt
             self.t += self.to_failure
@@ -520,6 +538,70 @@ class _Clock:
         self.stall_total += stall
         self.run_iter_s += dt
         self.emit(dt, kb * busy / dt, True, net * kb, read, 0.0, dt / kb, TRAINING)
+        return True
+
+    def _long_block(self, kb: int, iter_s: float, stall: float, read: float) -> bool:
+        """A block longer than the checkpoint interval (the row limit made it so): its
+        checkpoints are written inside it, every ``checkpoint_interval_s`` I of training time,
+        so a failure in it loses only the work since the last of them.
+
+        derived: the block's ``kb`` iterations run at a steady rate (fluid, as the data stall
+        is), so after training time x of the block's dt, ``kb * x / dt`` iterations are done.
+        With s the training time since the last checkpoint before the block, checkpoint j (of
+        ``m = min(ceil((s + dt) / I) - 1, kb - 1)``) starts at running time ``j*I - s + (j-1)*w`` into the block and
+        ends w later (w: ``checkpoint_write_s``); m counts those strictly inside the block, at most
+        ``kb - 1`` (a checkpoint due at its end is written after it, as for any block, and a step
+        is never cut in two); a failure at running time f has completed
+        ``c = #{j <= m: j*I - s + j*w <= f}`` of them, trained ``min(f - c*w, (c+1)*I - s)``
+        and keeps the iterations up to ``c*I - s``. One TRAINING row covers the block, its
+        writes inside (``storage_write_GBps`` carries their bytes)."""
+        inp = self.inp
+        busy, net = inp.busy_s, inp.network_GB_per_iteration
+        I, w, s = inp.checkpoint_interval_s, inp.checkpoint_write_s, self.since_ckpt
+        dt = iter_s + stall
+        # inside only (a checkpoint due at the block's end is checkpoint_if_due's, as for any
+        # block), and at most one between two iterations
+        m = max(0, min(kb - 1, math.ceil((s + dt) / I) - 1))
+        f = min(self.to_failure, dt + m * w)
+        failed = self.to_failure < dt + m * w
+        c = min(m, int((f + s) // (I + w))) if m else 0
+        while c < m and (c + 1) * I - s + (c + 1) * w <= f:  # float guard of the floor above
+            c += 1
+        while c > 0 and c * I - s + c * w > f:
+            c -= 1
+        trained = min(f - c * w, (c + 1) * I - s) if (failed and c < m) else (f - c * w)
+        trained = max(0.0, min(dt, trained))
+        writing = f - trained  # the completed writes and a write a failure cut short
+        part = trained / dt
+        ran = kb if not failed else int(kb * part)
+        safe = max(0, min(ran, int(kb * (c * I - s) / dt))) if c else 0
+        self.t += f
+        self.to_failure -= f
+        self.iterations_run += ran
+        self.run_iter_s += dt * (ran / kb)
+        self.stall_total += stall * part
+        if self.reads:  # the loader keeps reading while the GPUs wait for the writes
+            self.level = min(self.cap, self.level + inp.storage_read_achieved_GBps * writing)
+        if c:  # the pending work and the block's up to the last completed checkpoint are safe
+            x = (c * I - s) / dt
+            self.done += self.pending + safe
+            self.useful += self.pend_iter_s + iter_s * x
+            self.pending = ran - safe
+            self.pend_iter_s, self.pend_stall_s = iter_s * (part - x), stall * (part - x)
+            self.since_ckpt = trained - (c * I - s)
+        else:
+            self.pending += ran
+            self.pend_iter_s += iter_s * part
+            self.pend_stall_s += stall * part
+            self.since_ckpt += trained
+        self.checkpoints += c
+        self.ckpt_total += writing
+        self.emit(f, ran * busy / f if f > 0 else 0.0, True, net * ran, read * part,
+                  inp.checkpoint_GB * writing / w if w > 0 else c * inp.checkpoint_GB,
+                  dt / kb, TRAINING)
+        if failed:
+            self.fail()
+            return False
         return True
 
     def checkpoint_if_due(self) -> None:

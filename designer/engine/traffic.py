@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any, Iterator
+from typing import Any, Iterator, overload
 
 import numpy as np
 
@@ -97,7 +97,7 @@ def volumes(w: Workload) -> Volumes:
                    cp_bytes, cp_sends, ep_bytes, ep_calls, w.ep_overlap, zero3)
 
 
-class Endpoints(Sequence):
+class Endpoints(Sequence[Any]):
     """The ends of a phase's flows, as a sequence of endpoint ids held as rows of name tables:
     item i is ``table[rows[i]]`` of its segment (a :class:`~designer.engine.placement.RailTable`'s
     ``names`` and the rows the traffic rules computed). A 131k-GPU run has ~260k flows a phase:
@@ -132,7 +132,12 @@ class Endpoints(Sequence):
     def __len__(self) -> int:
         return self._n
 
-    def __getitem__(self, i):  # type: ignore[override]
+    @overload
+    def __getitem__(self, i: int) -> Any: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Any]: ...
+
+    def __getitem__(self, i: int | slice) -> Any:
         if isinstance(i, slice):
             return self.tolist()[i]
         i = range(self._n)[i]  # IndexError out of range; a negative i counts from the end

@@ -2,22 +2,23 @@
 
 The parameter is any form :func:`designer.engine.sweep.apply_param` accepts (``servers``,
 ``workload.NAME``, ``scenario.NAME``, ``KIND.FIELD``, ``ID.FIELD``); the list offers the numeric ones
-of the current design with their present value. The points run one after the other in a
-:class:`~designer.gui.worker.GeneratorWorker`, each as a one-value :func:`~designer.engine.sweep.sweep`
-in the worker thread: Cancel takes effect between two points, and no process pool is forked from a
-process that runs Qt threads. A point's figures do not depend on how the points are spread over
-processes (see the sweep module), so they equal those of ``dpu-designer sweep``.
+of the current design with their present value. A :class:`~designer.gui.worker.GeneratorWorker`
+drives :func:`designer.services.sweeping.stream` (the path ``dpu-designer sweep`` takes): the points
+run on a process pool of all cores (started with ``spawn``, never forked from a process running Qt
+threads; the design is sent once per worker), the plot grows as points finish, and Cancel stops
+handing out points (those running finish in the background). A point's figures do not depend on how
+the points are spread over processes, so they equal those of ``dpu-designer sweep``.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Iterator, Sequence
 
 from PySide6.QtWidgets import (QComboBox, QDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
                                QProgressBar, QPushButton, QVBoxLayout, QWidget)
 
-from designer.engine.compare import MODES
-from designer.engine.sweep import SweepResult, parse_values, sweep
+from designer.engine.sweep import SweepResult, parse_values
 from designer.errors import UsageError
 from designer.gui.messages import gui_words
 from designer.gui.plots import SweepPlot
@@ -78,22 +79,30 @@ def default_values(present: float | None) -> str:
     return ",".join(f"{v:g}" for v in values)
 
 
-def sweep_stream(design: Any, param: str, values: Sequence[float], *, seed: int = 0) -> Iterator[tuple]:
-    """Worker generator: ``("point", done, total)`` after each value, then ``("result", SweepResult)``.
+def sweep_stream(design: Any, param: str, values: Sequence[float], *, seed: int = 0,
+                 workers: int | None = None, cancel: threading.Event | None = None) -> Iterator[tuple]:
+    """Worker generator over :func:`designer.services.sweeping.stream`: ``("point", done, total,
+    SweepResult of the points so far in value order)`` as each point finishes, then ``("result",
+    SweepResult)``. Every point holds the three offload modes (host, SmartNIC, DPU). Setting
+    ``cancel`` (or closing the generator) stops handing out points."""
+    from designer.services.sweeping import stream
 
-    Each point holds all three offload modes (``designer.engine.compare.MODES``): host-managed and
-    DPU-offloaded from :func:`~designer.engine.sweep.sweep` (so they equal ``dpu-designer sweep``),
-    SmartNIC-offloaded from the same engine point on the same design copy and seed (the engine's
-    sweep runs two modes only; SmartNIC can be the best one, so the plot must show it)."""
-    from designer.engine.sweep import _engine_point, apply_param
+    cancel = cancel or threading.Event()
+    notes, points = stream(design, param, values, seed=seed, workers=workers, cancel=cancel)
+    rows: dict[int, dict] = {}
 
-    rows: list = []
-    for value in values:
-        row = dict(sweep(design, param, [value], seed=seed, workers=1).rows[0])
-        row["smartnic"] = _engine_point(apply_param(design, param, value), "smartnic", seed)
-        rows.append({m: row[m] for m in MODES if m in row})
-        yield ("point", len(rows), len(values))
-    yield ("result", SweepResult(param, tuple(values), tuple(rows)))
+    def so_far() -> SweepResult:
+        done = sorted(rows)
+        return SweepResult(param, tuple(values[i] for i in done), tuple(rows[i] for i in done), notes)
+
+    try:
+        for index, row in points:
+            rows[index] = row
+            yield ("point", len(rows), len(values), so_far())
+    finally:
+        cancel.set()  # a closed generator (Cancel) hands out no more points
+        points.close()  # type: ignore[attr-defined]  # a generator
+    yield ("result", so_far())
 
 
 class SweepDialog(WorkerOwner, QDialog):
@@ -107,6 +116,9 @@ class SweepDialog(WorkerOwner, QDialog):
         self.worker: GeneratorWorker | None = None
         self._retired = RetiredWorkers(self)  #: cancelled, finishing their current step
         self.result: SweepResult | None = None
+        #: processes of a sweep (None: all cores)
+        self.workers: int | None = None
+        self._cancel = threading.Event()
         self._present: dict[str, float | None] = {}
         self.param = QComboBox()
         self.param.setEditable(True)
@@ -186,20 +198,23 @@ class SweepDialog(WorkerOwner, QDialog):
         self.status.setText(f"Running {param} over {len(values)} value(s)…")
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
+        self._cancel = threading.Event()
         self.worker = self._retired.start(sweep_stream, self.design.copy(), param, values,
                                           seed=int(self.design.scenario.get("seed", 0)),
+                                          workers=self.workers, cancel=self._cancel,
                                           on_item=self._on_item, on_finished=self._on_finished,
                                           on_aborted=self._on_aborted, on_error=self._on_error)
 
     def cancel(self, wait: bool = False) -> None:
-        """Stop a running sweep after its current point; with ``wait``, also wait for the threads
+        """Stop handing out the points of a running sweep (those running finish); with ``wait``, also wait for the threads
         (a point of a large design can take seconds: the window does not wait for it otherwise)."""
         worker, self.worker = self.worker, None
+        self._cancel.set()  # no more points are handed out
         if worker is not None and worker.is_running():
             if self._retired.retire(worker):
                 self.status.setText("Cancelled")
             else:
-                self.status.setText("Cancelled (the current point finishes in the background)")
+                self.status.setText("Cancelled (the points running finish in the background)")
         if wait:
             self._retired.wait()
         self.run_button.setEnabled(True)
@@ -212,6 +227,8 @@ class SweepDialog(WorkerOwner, QDialog):
         if item[0] == "point":
             self.progress.setValue(item[1])
             self.status.setText(f"{item[1]} of {item[2]} values done")
+            self.result = item[3]
+            self.plot.show_result(self.result)
         else:
             self.result = item[1]
             self.plot.show_result(self.result)

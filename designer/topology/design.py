@@ -16,7 +16,10 @@ class Setting:
 
     ``type`` is ``str`` (one of ``choices``), ``bool``, ``int``, ``float`` or ``dict`` (server id ->
     one of ``choices``); ``minimum``/``maximum`` bound numbers (inclusive); ``zero`` says what 0
-    means when it is special ("no checkpoints")."""
+    means when it is special ("no checkpoints"); ``least`` is the smallest value other than 0 when
+    0 is special and the values just above it are not allowed ("0 or 64..65536": ``minimum=0,
+    least=64``). :meth:`problem` is the one check of a value: ``--set``, the engine's input check
+    and (through it) every caller use it."""
 
     name: str
     type: type
@@ -26,6 +29,7 @@ class Setting:
     minimum: float | None = None
     maximum: float | None = None
     zero: str = ""
+    least: float | None = None
 
     def allowed(self) -> str:
         """What the setting accepts, for messages: "one of host, dpu", "a whole number from 0 to 9"."""
@@ -36,7 +40,9 @@ class Setting:
         if self.type is str:
             return f"one of {', '.join(self.choices)}"
         what = "a whole number" if self.type is int else "a number"
-        if self.minimum is not None and self.maximum is not None:
+        if self.least is not None and self.maximum is not None:
+            what += f" 0 or from {number_text(self.least)} to {number_text(self.maximum)}"
+        elif self.minimum is not None and self.maximum is not None:
             what += f" from {number_text(self.minimum)} to {number_text(self.maximum)}"
         elif self.minimum is not None:
             what += f" of at least {number_text(self.minimum)}"
@@ -57,7 +63,8 @@ class Setting:
 
     def _in_range(self, v: float) -> bool:
         return ((self.minimum is None or v >= self.minimum)
-                and (self.maximum is None or v <= self.maximum))
+                and (self.maximum is None or v <= self.maximum)
+                and (self.least is None or v == 0 or v >= self.least))
 
     def json_schema(self) -> dict[str, Any]:
         """The JSON Schema of the setting's value in a design file."""
@@ -149,7 +156,7 @@ SCENARIO_SPEC: dict[str, Setting] = {s.name: s for s in (
     Setting("tenant_packet_bytes", int, 0, "packet size of the tenants' switched traffic in bytes "
             "(e.g. 64 for a small-packet service): the host switch, the firewall and the DPU's "
             "software switch cost per packet, and the adapters' embedded switch has a packet rate",
-            minimum=0, maximum=65536, zero="bulk flows in 64 KiB TSO/GRO aggregates"),
+            minimum=0, least=64, maximum=65536, zero="bulk flows in 64 KiB TSO/GRO aggregates"),
     Setting("vswitch", str, "kernel", "host virtual switch datapath: kernel (OVS kernel datapath) "
             "or ovs-dpdk (OVS with DPDK poll-mode threads)", choices=("kernel", "ovs-dpdk")),
     Setting("tunnel_offload", bool, True, "the host NICs segment and aggregate VXLAN/Geneve "
@@ -175,6 +182,15 @@ SCENARIO_SPEC: dict[str, Setting] = {s.name: s for s in (
     Setting("seed", int, 0, "random seed of the engine and the timeline", minimum=0,
             maximum=2**31 - 1),
 )}
+
+def scenario_problems(scenario: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(setting name, message)`` for each known setting of ``scenario`` whose value breaks its
+    rule (:meth:`Setting.problem`, the one check ``--set`` and the engine use): the check a design
+    file's scenario gets, e.g. ``tenant_packet_bytes`` 10 ("0 or from 64 to 65536"), a rule the
+    file format's JSON Schema cannot state. Unknown keys are left to the file format."""
+    return [(name, problem) for name, value in scenario.items()
+            if name in SCENARIO_SPEC and (problem := SCENARIO_SPEC[name].problem(value))]
+
 
 #: scenario settings and their defaults
 SCENARIO_DEFAULTS: dict[str, Any] = {name: s.default for name, s in SCENARIO_SPEC.items()}

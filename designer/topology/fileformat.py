@@ -54,7 +54,7 @@ import msgspec
 
 from designer.errors import UsageError
 from designer.gcpause import collector_paused
-from designer.topology.design import SCENARIO_SPEC, Design, number_text
+from designer.topology.design import SCENARIO_SPEC, Design, number_text, scenario_problems
 from designer.topology.kinds import FIELDS, KINDS, LINK_FIELDS, MEDIA
 from designer.topology.model import Component, Link, Topology, parent_problem
 from designer.topology.workload_spec import json_schema_properties
@@ -458,7 +458,11 @@ def _head_problems(data: dict[str, Any], counters: bool = True) -> list[tuple[tu
         if type(values) is dict:
             for name, value in values.items():
                 if name in types:
-                    found += _convert_problems(value, types[name], (key, name), schemas[name])
+                    wrong = _convert_problems(value, types[name], (key, name), schemas[name])
+                    found += wrong
+                    if key == "scenario" and not wrong and getattr(SCENARIO_SPEC.get(name), "least", None):
+                        # a gap the JSON Schema cannot state ("0 or from 64"): the setting's own rule
+                        found += [((key, name), p) for _, p in scenario_problems({name: value})]
     given = data.get("id_counters")
     if counters and type(given) is dict:
         schema = SCHEMA["properties"]["id_counters"]["additionalProperties"]

@@ -33,14 +33,13 @@ Rules shared by the generators (all figures come from the catalog through ``Cata
 
 from __future__ import annotations
 
-import functools
-import gc
 import math
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Any, Callable, Sequence, TypeVar, cast
 
 from designer.errors import UsageError
+from designer.gcpause import paused
 from designer.topology import kinds
 from designer.topology.design import Design
 from designer.topology.layout import layout_by_tier
@@ -515,21 +514,10 @@ class _Builder:
 
 
 def _gc_paused(build: Callable[..., Design]) -> Callable[..., Design]:
-    """``build`` with Python's cycle collector paused: a design is hundreds of thousands of small
-    objects that hold no reference cycles, and the collector's passes over them were about a
-    fifth of building a 131k-GPU design."""
-
-    @functools.wraps(build)
-    def paused(*args: Any, **kwargs: Any) -> Design:
-        was_enabled = gc.isenabled()
-        gc.disable()
-        try:
-            return build(*args, **kwargs)
-        finally:
-            if was_enabled:
-                gc.enable()
-
-    return paused
+    """``build`` with Python's cycle collector paused (``designer.gcpause``): a design is hundreds
+    of thousands of small objects that hold no reference cycles, and the collector's passes over
+    them were about a fifth of building a 131k-GPU design."""
+    return paused(build)
 
 
 _T = TypeVar("_T")
