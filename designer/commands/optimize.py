@@ -148,15 +148,9 @@ def run(args) -> int:
 
 
 def format_front(o) -> str:
-    from designer.services.optimize import ADAPTER_WORDS, layout_words
+    from designer.services.optimize import ADAPTER_WORDS, layout_words, target_words
 
-    t = o.target
-    want = [f"{t.workload} on {t.gpus:,} GPUs"]
-    if t.days:
-        want.append(f"within {t.days:g} days")
-    if t.budget_USD:
-        want.append(f"CapEx at most ${t.budget_USD:,.0f}")
-    lines = [f"target: {', '.join(want)}; {o.evaluated} designs run, {o.feasible} meet it, "
+    lines = [f"target: {target_words(o.target)}; {o.evaluated} designs run, {o.feasible} meet it, "
              f"{len(o.front)} on the front (CapEx, training time, energy)"]
     for server, layout in o.layouts.items():
         lines.append(f"  layout on {server} (planner): {layout_words(layout)}")

@@ -16,13 +16,13 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QDialog, QDoubleSpinBox,
                                QFormLayout, QHBoxLayout, QLabel, QLineEdit, QProgressBar,
                                QPushButton, QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout,
                                QWidget)
 
-from designer.gui.worker import GeneratorWorker, RetiredWorkers, WorkerOwner, sent_by
+from designer.gui.worker import GeneratorWorker, RetiredWorkers, SearchDialog, sent_by
 
 COLUMNS = ("#", "Server", "Adapters", "Switch", "Oversub.", "CapEx (USD)", "TCO (USD)", "Days", "Energy (MWh)",
            "Tokens per USD", "MFU")
@@ -37,8 +37,10 @@ def front_cells(row: dict[str, Any], rank: int) -> list[str]:
             f"{row['energy_MWh']:,.1f}", f"{row['tokens_per_USD']:,.0f}", f"{100 * row['mfu']:.1f}%"]
 
 
-class OptimizeDialog(WorkerOwner, QDialog):
+class OptimizeDialog(SearchDialog, QDialog):
     """Target and search space, Search/Cancel with progress, the points plot, the front, Open."""
+
+    busy_note = "Cancelled (the points running finish in the background)"
 
     def __init__(self, window: QWidget) -> None:
         super().__init__(window)
@@ -187,23 +189,6 @@ class OptimizeDialog(WorkerOwner, QDialog):
             on_item=self._on_item, on_finished=self._on_finished, on_aborted=self._on_aborted,
             on_error=self._on_error)
 
-    def cancel(self, wait: bool = False) -> None:
-        worker, self.worker = self.worker, None
-        if worker is not None and worker.is_running():
-            stopped = self._retired.retire(worker)
-            self.status.setText("Cancelled" if stopped else "Cancelled (the points running finish in the background)")
-            self.progress.setRange(0, 1)
-            self.progress.setValue(0)
-        if wait:
-            self._retired.wait()
-        self.search_button.setEnabled(True)
-        self.cancel_button.setEnabled(False)
-
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt name
-        if obj is self.window_ and event.type() == QEvent.Close:
-            self.cancel(wait=True)
-        return False
-
     # --- worker items (GUI thread)
     def _on_item(self, item: tuple) -> None:
         if not sent_by(self, self.worker):
@@ -243,14 +228,6 @@ class OptimizeDialog(WorkerOwner, QDialog):
             from designer.gui.messages import gui_words
 
             self._ended(f"Cannot search: {gui_words(message)}")
-
-    def _ended(self, status: str) -> None:
-        self.worker.stop()
-        self.status.setText(status)
-        self.progress.setRange(0, 1)
-        self.progress.setValue(1)
-        self.search_button.setEnabled(True)
-        self.cancel_button.setEnabled(False)
 
     # --- plot and table
     def _draw(self) -> None:

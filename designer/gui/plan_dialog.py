@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QAbstractItemView, QDialog, QHBoxLayout, QHeaderView,
                                QLabel, QPlainTextEdit, QProgressBar, QPushButton, QSpinBox,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from designer.gui.worker import GeneratorWorker, RetiredWorkers, WorkerOwner, sent_by
+from designer.gui.worker import GeneratorWorker, RetiredWorkers, SearchDialog, sent_by
 
 COLUMNS = ("#", "Layout", "Iteration s", "MFU", "GB/GPU", "Tokens/s")
 _STAGES = {"estimate": "Estimating layouts", "engine": "Running the engine on the best"}
@@ -55,8 +55,10 @@ def dropped_lines(result) -> list[str]:
     return lines
 
 
-class PlanDialog(WorkerOwner, QDialog):
+class PlanDialog(SearchDialog, QDialog):
     """Top N / engine runs, Search/Cancel with progress, the ranked layouts, Apply."""
+
+    busy_note = "Cancelled (the current engine run finishes in the background)"
 
     def __init__(self, window: QWidget) -> None:
         super().__init__(window)
@@ -143,25 +145,6 @@ class PlanDialog(WorkerOwner, QDialog):
             on_item=self._on_item, on_finished=self._on_finished, on_aborted=self._on_aborted,
             on_error=self._on_error)
 
-    def cancel(self, wait: bool = False) -> None:
-        """Stop a running search at its next step; with ``wait``, also wait for the thread."""
-        worker, self.worker = self.worker, None
-        if worker is not None and worker.is_running():
-            stopped = self._retired.retire(worker)
-            self.status.setText("Cancelled" if stopped else
-                                "Cancelled (the current engine run finishes in the background)")
-            self.progress.setRange(0, 1)
-            self.progress.setValue(0)
-        if wait:
-            self._retired.wait()
-        self.search_button.setEnabled(True)
-        self.cancel_button.setEnabled(False)
-
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt name
-        if obj is self.window_ and event.type() == QEvent.Close:
-            self.cancel(wait=True)
-        return False
-
     # --- worker items (GUI thread)
     def _on_item(self, item: tuple) -> None:
         if not sent_by(self, self.worker):
@@ -191,14 +174,6 @@ class PlanDialog(WorkerOwner, QDialog):
     def _on_error(self, message: str) -> None:
         if sent_by(self, self.worker):
             self._ended(f"Error: {message}")
-
-    def _ended(self, status: str) -> None:
-        self.worker.stop()  # the generator has ended: this only joins the thread
-        self.status.setText(status)
-        self.progress.setRange(0, 1)
-        self.progress.setValue(1)
-        self.search_button.setEnabled(True)
-        self.cancel_button.setEnabled(False)
 
     # --- table and apply
     def _fill(self, rows: list[tuple[Any, list[str]]]) -> None:

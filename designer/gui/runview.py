@@ -656,16 +656,20 @@ class RunView(WorkerOwner, QWidget):
             self.cancel()
             self.clear_results()
             if self.design is not None:  # the last document's run says nothing about this one
-                self.plots.clear()
-                self.summaries.clear()
-                self._progress.clear()
-                self.table.clearContents()
-                self.progress.setValue(0)
-                self.error_box.hide()
+                self._clear_run()
                 self.set_status("Ready: press Run (F5) to run the design")
             #: the document's engine cache: a second Run of an unchanged fabric reuses its routes
             self.cache = EngineCache()
         self.design, self.catalog = design, catalog
+
+    def _clear_run(self) -> None:
+        """Plots, summaries, progress, the timeline table and the error box as before any run."""
+        self.plots.clear()
+        self.summaries.clear()
+        self._progress.clear()
+        self.table.clearContents()
+        self.progress.setValue(0)
+        self.error_box.hide()
 
     def run_design(self) -> None:
         """Run the current design (a copy, so edits during the run do not race the engine)."""
@@ -682,12 +686,7 @@ class RunView(WorkerOwner, QWidget):
     def _start(self, func, *args: Any, **kw: Any) -> None:
         self.cancel()
         self.clear_results()
-        self.plots.clear()
-        self.summaries.clear()
-        self._progress.clear()
-        self.table.clearContents()
-        self.progress.setValue(0)
-        self.error_box.hide()
+        self._clear_run()
         self.set_status("Running the engine…")
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)

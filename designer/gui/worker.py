@@ -340,3 +340,48 @@ class WorkerOwner:
     def _from_current(self) -> bool:
         """The signal being handled comes from the current worker (not a cancelled one's last items)."""
         return sent_by(self, self.worker)
+
+
+class SearchDialog(WorkerOwner):
+    """What a dialog that runs one search at a time (Run → Plan layout, Run → Optimize) shares:
+    ``search_button``, ``cancel_button``, ``progress`` and ``status`` widgets and the window it
+    belongs to (``window_``); ``cancel`` stops the search (a step that cannot be interrupted
+    finishes in the background, saying so with ``busy_note``), the window closing stops it too,
+    and ``_ended`` shows how it ended. Mixed in before QDialog; the dialog calls
+    ``window.installEventFilter(self)``."""
+
+    window_: Any
+    search_button: Any
+    cancel_button: Any
+    progress: Any
+    status: Any
+    busy_note = "Cancelled (the current step finishes in the background)"
+
+    def cancel(self, wait: bool = False) -> None:
+        """Stop a running search at its next step; with ``wait``, also wait for the thread."""
+        worker, self.worker = self.worker, None
+        if worker is not None and worker.is_running():
+            stopped = self._retired.retire(worker)
+            self.status.setText("Cancelled" if stopped else self.busy_note)
+            self.progress.setRange(0, 1)
+            self.progress.setValue(0)
+        if wait:
+            self._retired.wait()
+        self.search_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt name
+        from PySide6.QtCore import QEvent
+
+        if obj is self.window_ and event.type() == QEvent.Close:
+            self.cancel(wait=True)
+        return False
+
+    def _ended(self, status: str) -> None:
+        assert self.worker is not None
+        self.worker.stop()  # the generator has ended: this only joins the thread
+        self.status.setText(status)
+        self.progress.setRange(0, 1)
+        self.progress.setValue(1)
+        self.search_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)

@@ -10,7 +10,7 @@ from designer.report.charts import Series, line_plot
 from designer.report.html import STYLE, heading, image, para, table
 from designer.report.pdf import DPI, PdfDocument, page_geometry, write_pdf
 
-from designer.services.optimize import ADAPTER_WORDS, layout_words
+from designer.services.optimize import ADAPTER_WORDS, layout_words, target_words
 
 
 def front_chart(points: list[tuple[float, float, bool]], front: list[dict[str, Any]]):
@@ -29,13 +29,8 @@ def front_chart(points: list[tuple[float, float, bool]], front: list[dict[str, A
 def build(outcome: Any, points: list[tuple[float, float, bool]], path: str | Path) -> int:
     """Write the report; returns its page count."""
     t = outcome.target
-    want = [f"{t.workload} on {t.gpus:,} GPUs"]
-    if t.days:
-        want.append(f"finished within {t.days:g} days")
-    if t.budget_USD:
-        want.append(f"CapEx at most {t.budget_USD:,.0f} USD")
     body = [STYLE, heading("The best design for a target", new_page=False),
-            para(f"Target: {', '.join(want)}. {outcome.evaluated} designs were run, {outcome.feasible} meet the "
+            para(f"Target: {target_words(t)}. {outcome.evaluated} designs were run, {outcome.feasible} meet the "
                  f"target, {len(outcome.front)} are on the Pareto front of CapEx, training time and energy "
                  f"(no other design that meets the target is better on all three)."),
             para("Searched: server models " + ", ".join(t.servers) + "; adapters "

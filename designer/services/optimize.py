@@ -175,6 +175,17 @@ def points(target: Target, layouts: dict[str, dict[str, Any]], catalog: Any) -> 
 ADAPTER_WORDS = {"nic": "NIC", "smartnic": "SmartNIC", "dpu": "DPU"}
 
 
+def target_words(t: Target) -> str:
+    """The target as the CLI and the report say it: "gpt3-175b on 1,024 GPUs, within 8 days, CapEx
+    at most 60,000,000 USD"."""
+    want = [f"{t.workload} on {t.gpus:,} GPUs"]
+    if t.days:
+        want.append(f"within {t.days:g} days")
+    if t.budget_USD:
+        want.append(f"CapEx at most {t.budget_USD:,.0f} USD")
+    return ", ".join(want)
+
+
 def layout_words(layout: dict[str, Any]) -> str:
     """A layout as a planner reads it: "TP 8, PP 8, DP 8, CP 2, micro-batch 1, selective recompute"."""
     parts = [f"{k.upper()} {layout[k]}" for k in ("tp", "pp", "dp", "cp", "ep") if layout.get(k, 1) != 1
