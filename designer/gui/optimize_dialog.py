@@ -219,10 +219,6 @@ class OptimizeDialog(SearchDialog, QDialog):
             if self.table.rowCount():
                 self.table.selectRow(0)
 
-    def _on_aborted(self) -> None:
-        if sent_by(self, self.worker):
-            self.status.setText("Cancelled")
-
     def _on_error(self, message: str) -> None:
         if sent_by(self, self.worker):
             from designer.gui.messages import gui_words

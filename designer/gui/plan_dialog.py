@@ -167,10 +167,6 @@ class PlanDialog(SearchDialog, QDialog):
             if self.table.rowCount():
                 self.table.selectRow(0)
 
-    def _on_aborted(self) -> None:
-        if sent_by(self, self.worker):
-            self.status.setText("Cancelled")
-
     def _on_error(self, message: str) -> None:
         if sent_by(self, self.worker):
             self._ended(f"Error: {message}")

@@ -377,6 +377,10 @@ class SearchDialog(WorkerOwner):
             self.cancel(wait=True)
         return False
 
+    def _on_aborted(self) -> None:
+        if sent_by(self, self.worker):
+            self.status.setText("Cancelled")
+
     def _ended(self, status: str) -> None:
         assert self.worker is not None
         self.worker.stop()  # the generator has ended: this only joins the thread
