@@ -121,7 +121,9 @@ def test_the_selection_shows_its_figures_from_the_run(window, qtbot):
     assert switch.id in window.run_view.figures_title.text()
     first = table.item(0, 0).toolTip().split(":")[0]
     assert first in cables
-    assert table.item(0, 1).text() == f"{100 * by_host[first].utilization:.0f}% ({by_host[first].phase})"
+    mean = dict(zip(host.links.ids, host.link_mean_utilization().tolist()))[first]
+    assert table.item(0, 1).text() == (f"{100 * mean:.0f}% avg · {100 * by_host[first].utilization:.0f}% peak "
+                                       f"({by_host[first].phase})")  # the canvas's figure, then the peak
     busiest = max(by_host[c].utilization for c in cables)
     assert by_host[first].utilization == busiest  # busiest first
 

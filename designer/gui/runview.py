@@ -825,6 +825,7 @@ class RunView(WorkerOwner, QWidget):
             self.figures_title.setText("Select a link or a switch to see its utilization.")
             return
         by_id = {s: {l.id: l for l in r.links} for s, r in self.results.items()}
+        means = {s: dict(zip(r.links.ids, r.link_mean_utilization().tolist())) for s, r in self.results.items()}
         cables = [c for i in ids for c in cables_of(topology, i)]
         cables = sorted(dict.fromkeys(cables), key=lambda c: (-max(
             (by_id[s][c].utilization for s in by_id if c in by_id[s]), default=-1.0),
@@ -839,9 +840,12 @@ class RunView(WorkerOwner, QWidget):
             self.figures.setItem(row, 0, name)
             for col, s in enumerate(SCENARIOS, 1):
                 found = by_id.get(s, {}).get(cid)
-                text = (f"{100 * found.utilization:.0f}%" + (f" ({found.phase})" if found.phase else "")
-                        if found else "not in the run")
+                # the canvas's figure (averaged over the iteration) first, then the busiest phase's
+                text = (f"{100 * means[s][cid]:.0f}% avg · {100 * found.utilization:.0f}% peak"
+                        + (f" ({found.phase})" if found.phase else "") if found else "not in the run")
                 cell = QTableWidgetItem(text)
+                cell.setToolTip("averaged over the iteration (what the canvas colours by) · "
+                                "in the phase that loads the link most")
                 cell.setTextAlignment(Qt.AlignCenter)
                 self.figures.setItem(row, col, cell)
 
