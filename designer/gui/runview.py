@@ -841,8 +841,8 @@ class RunView(WorkerOwner, QWidget):
             for col, s in enumerate(SCENARIOS, 1):
                 found = by_id.get(s, {}).get(cid)
                 # the canvas's figure (averaged over the iteration) first, then the busiest phase's
-                text = (f"{100 * means[s][cid]:.0f}% avg · {100 * found.utilization:.0f}% peak"
-                        + (f" ({found.phase})" if found.phase else "") if found else "not in the run")
+                text = (f"{100 * means[s][cid]:.0f}% · {100 * found.utilization:.0f}%"
+                        + (f" {found.phase}" if found.phase else "") if found else "not in the run")
                 cell = QTableWidgetItem(text)
                 cell.setToolTip("averaged over the iteration (what the canvas colours by) · "
                                 "in the phase that loads the link most")
@@ -861,9 +861,9 @@ class RunView(WorkerOwner, QWidget):
         if not cables:
             return f"{what}: no links"
         busiest = [f"{SCENARIO_LABEL[s]} {100 * max((m[c].utilization for c in cables if c in m), default=0):.0f}%"
-                   for s, m in by_id.items()]
+                   for s, m in by_id.items()]  # in the busiest phase (the cells: average · peak)
         more = f", the busiest {FIGURE_ROWS} listed" if len(cables) > FIGURE_ROWS else ""
-        return f"<b>{what}</b>: {len(cables):,} link{'s' if len(cables) != 1 else ''}{more}; busiest: {', '.join(busiest)}"
+        return f"<b>{what}</b>: {len(cables):,} link{'s' if len(cables) != 1 else ''}{more}; busiest phase peak: {', '.join(busiest)}; cells: average over the iteration · peak"
 
 
 def make_run_view(window: Any) -> RunView:
