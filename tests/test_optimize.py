@@ -59,7 +59,7 @@ def test_front_dominance_rules():
 
 
 def test_same_front_on_the_pool_and_on_dask(catalog, serial):
-    distributed = pytest.importorskip("distributed")
+    import distributed  # a dependency (pyproject): its absence is a failure, not a skip
     out1, _ = serial
     pool = opt.optimize(SMALL, catalog, workers=2)
     with distributed.LocalCluster(n_workers=2, processes=False, threads_per_worker=1,

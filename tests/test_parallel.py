@@ -25,7 +25,7 @@ def test_same_results_by_index_everywhere():
     expect = {i: i * i + 5 for i in ITEMS}
     assert dict(run_tasks(square_plus, ITEMS, {"offset": 5}, workers=1)) == expect
     assert dict(run_tasks(square_plus, ITEMS, {"offset": 5}, workers=2)) == expect
-    distributed = pytest.importorskip("distributed")
+    import distributed  # a dependency (pyproject): its absence is a failure, not a skip
     with distributed.LocalCluster(n_workers=2, processes=False, dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
         assert dict(run_tasks(square_plus, ITEMS, {"offset": 5}, scheduler=client)) == expect
@@ -52,6 +52,6 @@ def test_cancel_stops_handing_out_items():
 def test_bad_workers_and_an_unreachable_scheduler_are_words():
     with pytest.raises(UsageError, match="1 or more"):
         list(run_tasks(square_plus, ITEMS, {}, workers=0))
-    pytest.importorskip("distributed")
+    import distributed  # noqa: F401 - a dependency
     with pytest.raises(UsageError, match="cannot reach the Dask scheduler"):
         list(run_tasks(square_plus, ITEMS, {}, scheduler="tcp://127.0.0.1:9"))
