@@ -110,6 +110,7 @@ class SweepDialog(WorkerOwner, QDialog):
 
     def __init__(self, catalog: Any, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._sweeping = False  #: a started sweep that has not ended yet
         self.setWindowTitle("Sweep")
         self.catalog = catalog
         self.design: Any = None
@@ -199,6 +200,7 @@ class SweepDialog(WorkerOwner, QDialog):
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self._cancel = threading.Event()
+        self._sweeping = True  #: a sweep was started and has not ended (Cancel says so)
         self.worker = self._retired.start(sweep_stream, self.design.copy(), param, values,
                                           seed=int(self.design.scenario.get("seed", 0)),
                                           workers=self.workers, cancel=self._cancel,
@@ -210,8 +212,9 @@ class SweepDialog(WorkerOwner, QDialog):
         (a point of a large design can take seconds: the window does not wait for it otherwise)."""
         worker, self.worker = self.worker, None
         self._cancel.set()  # no more points are handed out
-        if worker is not None and worker.is_running():
-            if self._retired.retire(worker):
+        if worker is not None and self._sweeping:  # its thread may be between two points
+            self._sweeping = False
+            if not worker.is_running() or self._retired.retire(worker):
                 self.status.setText("Cancelled")
             else:
                 self.status.setText("Cancelled (the points running finish in the background)")
@@ -246,6 +249,7 @@ class SweepDialog(WorkerOwner, QDialog):
             self._ended(f"Error: {gui_words(message.replace('--param ', 'parameter '))}")
 
     def _ended(self, status: str) -> None:
+        self._sweeping = False
         self.worker.stop()  # the generator has ended: this only joins the thread
         self.status.setText(status)
         self.run_button.setEnabled(True)
