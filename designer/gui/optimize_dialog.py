@@ -275,11 +275,7 @@ class OptimizeDialog(SearchDialog, QDialog):
 
 
 def open_optimize_dialog(window) -> OptimizeDialog:
-    dialog = getattr(window, "optimize_dialog", None)
-    if dialog is None:
-        dialog = OptimizeDialog(window)
-        window.optimize_dialog = dialog
-    dialog.show()
-    dialog.raise_()
-    dialog.activateWindow()
-    return dialog
+    """Show the main window's optimize dialog (created on first use)."""
+    from designer.gui.widgets import show_once
+
+    return show_once(window, "optimize_dialog", OptimizeDialog)

@@ -218,11 +218,6 @@ class PlanDialog(SearchDialog, QDialog):
 
 def open_plan_dialog(window) -> PlanDialog:
     """Show the main window's plan dialog (created on first use)."""
-    dialog = getattr(window, "plan_dialog", None)
-    if dialog is None:
-        dialog = PlanDialog(window)
-        window.plan_dialog = dialog
-    dialog.show()
-    dialog.raise_()
-    dialog.activateWindow()
-    return dialog
+    from designer.gui.widgets import show_once
+
+    return show_once(window, "plan_dialog", PlanDialog)

@@ -15,3 +15,16 @@ def narrow_combo(box: QComboBox, chars: int = COMBO_CHARS) -> QComboBox:
     box.setMinimumContentsLength(chars)
     box.currentTextChanged.connect(box.setToolTip)
     return box
+
+
+def show_once(window, attr: str, make):
+    """The window's dialog kept in ``window.<attr>`` (made by ``make(window)`` on first use),
+    shown, raised and focused: Run → Plan layout and Run → Optimize keep one dialog each."""
+    dialog = getattr(window, attr, None)
+    if dialog is None:
+        dialog = make(window)
+        setattr(window, attr, dialog)
+    dialog.show()
+    dialog.raise_()
+    dialog.activateWindow()
+    return dialog
