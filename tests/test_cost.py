@@ -71,11 +71,13 @@ def test_a_component_price_beats_the_design_price_which_beats_the_table(design, 
     cheaper = cost.bill(design, catalog)
     assert base.capex_USD - cheaper.capex_USD == pytest.approx(n * (2500 - 1000))
     one = next(c for c in design.topology.components.values() if c.model == "bluefield-3")
-    one.props["price_USD"] = 0
+    one.props.update(price_USD=0, price_date="2026-11", price_source="a demo unit, free")
     mixed = cost.bill(design, catalog)
     assert cheaper.capex_USD - mixed.capex_USD == pytest.approx(1000)
-    line = next(line for line in mixed.lines if line.model == "bluefield-3")
-    assert "component" in line.basis
+    # the component with its own price is a line of its own, with its basis, date and source
+    rows = [(ln.count, ln.unit_USD, ln.basis, ln.date, ln.source) for ln in mixed.lines if ln.model == "bluefield-3"]
+    assert rows == [(n - 1, 1000, "design", "2026-12", "quote"), (1, 0, "component", "2026-11", "a demo unit, free")]
+    assert "component" not in mixed.by_basis()  # a free part adds nothing to the CapEx
 
 
 def test_tco_is_its_parts(catalog):

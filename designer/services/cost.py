@@ -3,7 +3,9 @@
 **Prices.** ``models/costs/prices.toml`` gives every part a price in US dollars with its basis
 (``list``, ``street``, ``derived``, ``measured``, ``assumed``), the date the figure is from and its
 source. A price is looked up, first match wins, in: the component's own ``price_USD`` property
-(the inspector), the design's prices (``meta.costs.prices``: ``"nic:connectx-7": {"USD": ...,
+(the inspector's Price field, with its ``price_date`` and ``price_source``; basis ``component``;
+such components are a bill line of their own beside the model's catalog-priced line), the design's
+prices (``meta.costs.prices``: ``"nic:connectx-7": {"USD": ...,
 "date": ..., "source": ...}``, written by ``dpu-designer cost --price ... --save``), a user catalog
 entry's ``price_USD`` (``~/.config/dpu-designer/catalog``), then the packaged table. A GPU server's
 price is the system without the adapters the design draws on it (those are rows of their own);
@@ -103,9 +105,9 @@ class PriceBook:
 
     def part(self, kind: str, model: str, props: dict[str, Any] | None = None) -> Price:
         """The price of one component of ``kind``/``model`` (``props``: its own overrides)."""
-        own = _number((props or {}).get("price_USD"))
+        own = own_price(props)
         if own is not None:
-            return Price(own, "component", "", "the component's price_USD property")
+            return own
         key = f"{kind}:{model}"
         if key in self._design:
             return self._design[key]
@@ -216,12 +218,12 @@ def bill(design: Any, catalog: Any, book: PriceBook | None = None) -> Bill:
 
     book = book or price_book(design, catalog)
     bom = bill_of_materials(design, catalog)
-    own: dict[tuple[str, str], list[float]] = {}  # components with their own price_USD
+    own: dict[tuple[str, str], list[Price]] = {}  # components with their own price_USD
     racks: Counter[str] = Counter()
     for comp in design.topology.components.values():
         if comp.kind == "rack":
             racks[comp.model] += 1
-        p = _number((comp.props or {}).get("price_USD"))
+        p = own_price(comp.props)
         if p is not None:
             own.setdefault((comp.kind, comp.model), []).append(p)
     lines: list[CostLine] = []
@@ -236,15 +238,13 @@ def bill(design: Any, catalog: Any, book: PriceBook | None = None) -> Bill:
         if kind in ("gpu", "cpu"):
             lines.append(_line(_CATEGORY[kind], model, name, count, INCLUDED))
             continue
-        mine = own.get((kind, model), [])
-        base = book.part(kind, model)
-        lines.append(_line(_CATEGORY[kind], model, name, count, base, mine))
+        lines += _lines(_CATEGORY[kind], model, name, count, book.part(kind, model), own.get((kind, model)))
     for model, n in sorted(racks.items()):
         try:
             name = catalog.get("rack", model)["name"]
         except KeyError:
             name = f"{model} (not in the catalog)"
-        lines.append(_line("Racks", model, name, n, book.part("rack", model), own.get(("rack", model), [])))
+        lines += _lines("Racks", model, name, n, book.part("rack", model), own.get(("rack", model)))
     summary = summary_of(design, catalog)
     cables: Counter[str] = Counter()
     for (ctype, _speed, _medium, _length), n in summary.cables.items():
@@ -261,18 +261,41 @@ def bill(design: Any, catalog: Any, book: PriceBook | None = None) -> Bill:
     return Bill(tuple(lines), bom.power_kW, bom.rack_U, bom.racks, servers, bom.count("gpu"))
 
 
-def _line(category: str, model: str, name: str, count: int, price: Price,
-          own: list[float] | None = None) -> CostLine:
-    own = own or []
-    if price.USD is None and not own:
+def own_price(props: dict[str, Any] | None) -> Price | None:
+    """A component's own price (its ``price_USD`` property, with ``price_date`` and
+    ``price_source``), or None when it has none."""
+    usd = _number((props or {}).get("price_USD"))
+    if usd is None:
+        return None
+    source = str(props.get("price_source") or "").strip() or "the component's price_USD property"
+    return Price(usd, "component", str(props.get("price_date") or "").strip(), source)
+
+
+def _line(category: str, model: str, name: str, count: int, price: Price) -> CostLine:
+    if price.USD is None:
         return CostLine(category, model, name, count, None, None, price.basis, price.date, price.source)
-    rest = count - len(own)
-    if rest and price.USD is None:  # some components priced, the rest unknown: leave the line out
-        return CostLine(category, model, name, count, None, None, MISSING.basis, "", MISSING.source)
-    total = rest * (price.USD or 0.0) + sum(own)
-    basis = price.basis if not own else ("component" if not rest else f"{price.basis} + component")
-    return CostLine(category, model, name, count, total / count if count else 0.0, total, basis, price.date,
-                    price.source if not own else f"{price.source}; {len(own)} with their own price_USD")
+    return CostLine(category, model, name, count, price.USD, count * price.USD, price.basis, price.date,
+                    price.source)
+
+
+def _lines(category: str, model: str, name: str, count: int, price: Price,
+           own: list[Price] | None = None) -> list[CostLine]:
+    """The bill's lines of ``count`` parts of one model: those at ``price`` (the catalog's), then
+    one line of those with their own price (basis "component"; its unit price the mean of theirs,
+    its date and source theirs when they all share one)."""
+    own = own or []
+    out = []
+    rest = max(0, count - len(own))
+    if rest or not own:
+        out.append(_line(category, model, name, rest, price))
+    if own:
+        total = sum(p.USD or 0.0 for p in own)
+        dates, sources = {p.date for p in own}, {p.source for p in own}
+        out.append(CostLine(category, model, name, len(own), total / len(own), total, "component",
+                            dates.pop() if len(dates) == 1 else "",
+                            sources.pop() if len(sources) == 1 else
+                            f"{len(own)} components with their own price_USD"))
+    return out
 
 
 def price_book(design: Any, catalog: Any) -> PriceBook:
@@ -281,15 +304,15 @@ def price_book(design: Any, catalog: Any) -> PriceBook:
 
 
 # --------------------------------------------------------------------------------- modes' adapters
-def adapter_swaps(design: Any, catalog: Any, mode: str) -> Counter[tuple[str, str, str, str]]:
+def adapter_swaps(design: Any, catalog: Any, mode: str) -> Counter[tuple[str, str, float | None, str, str]]:
     """How a mode's run buys the adapters differently from the drawing (as ``engine.compare`` runs
     it): host-managed and SmartNIC runs buy each drawn DPU as the ConnectX of its line rate; the
     DPU run buys each NIC of a server that draws no DPU as the DPU of the same line rate.
-    Returns (from kind, from model, to kind, to model) -> count."""
+    Returns (from kind, from model, its own price_USD or None, to kind, to model) -> count."""
     from designer.engine.compare import server_layouts
     from designer.engine.resources_adapter import dpu_for_nic, nic_for_dpu
 
-    out: Counter[tuple[str, str, str, str]] = Counter()
+    out: Counter[tuple[str, str, float | None, str, str]] = Counter()
     if mode not in ("host", "smartnic", "dpu"):
         return out
     for srv, kids, alike in server_layouts(design):
@@ -299,21 +322,21 @@ def adapter_swaps(design: Any, catalog: Any, mode: str) -> Counter[tuple[str, st
             for c in drawn:
                 alt = nic_for_dpu(catalog, catalog.resolve(c), f.get("nic_model"))
                 if "id" in alt:
-                    out[("dpu", c.model, "nic", str(alt["id"]))] += alike
+                    out[("dpu", c.model, _number((c.props or {}).get("price_USD")), "nic", str(alt["id"]))] += alike
         elif not drawn:
             for c in (c for c in kids if c.kind == "nic"):
                 alt = dpu_for_nic(catalog, catalog.resolve(c), f.get("dpu_model"))
                 if "id" in alt:
-                    out[("nic", c.model, "dpu", str(alt["id"]))] += alike
+                    out[("nic", c.model, _number((c.props or {}).get("price_USD")), "dpu", str(alt["id"]))] += alike
     return out
 
 
 def mode_capex(design: Any, catalog: Any, drawn: Bill, book: PriceBook, mode: str) -> tuple[float, list[str]]:
     """The CapEx of a mode's adapters: the drawn bill plus each swap's price difference; with the
-    swaps in words."""
+    swaps in words. A drawn adapter with its own price comes off the bill at that price."""
     capex, words = drawn.capex_USD, []
-    for (fk, fm, tk, tm), n in adapter_swaps(design, catalog, mode).items():
-        a, b = book.part(fk, fm), book.part(tk, tm)
+    for (fk, fm, mine, tk, tm), n in adapter_swaps(design, catalog, mode).items():
+        a, b = (book.part(fk, fm) if mine is None else Price(mine, "component", "", "")), book.part(tk, tm)
         if a.USD is None or b.USD is None:
             words.append(f"{n} {fm} bought as {tm}: no price for one of them, CapEx as drawn")
             continue

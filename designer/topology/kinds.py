@@ -97,10 +97,22 @@ def _f(name, type_, label, unit="", min=None, max=None, default=None, **kw) -> F
     return FieldSpec(name, type_, label, unit, min, max, default, **kw)
 
 
+#: the price of one component (every priced kind; ``designer.services.cost`` reads it first): no
+#: default, the catalog's price (``models/costs/prices.toml``, a user catalog, the design's) applies
+_PRICE = (
+    _f("price_USD", "float", "Price", "USD", 0, 1e9, None,
+       help="this component's own price in US dollars; empty = the catalog price"),
+    _f("price_date", "str", "Price date", help="when the price was quoted (e.g. 2026-12)"),
+    _f("price_source", "str", "Price source", help="where the price is from (a quote, a list price page)"),
+)
+#: names of the price fields (a catalog entry's prices live in models/costs/prices.toml, not here)
+PRICE_FIELDS = tuple(s.name for s in _PRICE)
+
 FIELDS: dict[str, tuple[FieldSpec, ...]] = {
     "rack": (
         _f("rack_units", "int", "Height", "U", 1, 60, 42),
         _f("power_budget_kW", "float", "Power budget", "kW", 0.1, 500, 40.0),
+        *_PRICE,
     ),
     "gpu_server": (
         _f("gpu_model", "choice", "GPU model", choices_from="gpu", default="h100-sxm"),
@@ -115,6 +127,7 @@ FIELDS: dict[str, tuple[FieldSpec, ...]] = {
         _f("nvswitch", "bool", "NVSwitch", default=True),
         _f("rack_units_used", "int", "Height", "U", 1, 60, 8),
         _f("base_power_W", "float", "Power without GPUs/NICs", "W", 0, 50000, 2500),
+        *_PRICE,
     ),
     "dpu": (
         _f("ports", "int", "Network ports", "", 1, 8, 2),
@@ -149,6 +162,7 @@ FIELDS: dict[str, tuple[FieldSpec, ...]] = {
            help="power at a typical load (a vendor 'typical power' row or a measurement); 0 = not "
                 "given: energy counts power_W (scenario adapter_power)"),
         _f("medium", "choice", "Port type", choices=("infiniband", "ethernet"), default="ethernet"),
+        *_PRICE,
     ),
     "nic": (
         _f("ports", "int", "Network ports", "", 1, 8, 1),
@@ -171,6 +185,7 @@ FIELDS: dict[str, tuple[FieldSpec, ...]] = {
            help="power at a typical load (a vendor 'typical power' row or a measurement); 0 = not "
                 "given: energy counts power_W (scenario adapter_power)"),
         _f("medium", "choice", "Port type", choices=("infiniband", "ethernet"), default="infiniband"),
+        *_PRICE,
     ),
     "switch": (
         _f("tier", "choice", "Tier", choices=TIERS, default="leaf"),
@@ -185,6 +200,7 @@ FIELDS: dict[str, tuple[FieldSpec, ...]] = {
         _f("frontend", "bool", "Front-end (north-south) switch", default=False,
            help="part of the front-end Ethernet network (users, ingest, management): the network it "
                 "belongs to carries no training traffic"),
+        *_PRICE,
     ),
     "storage": (
         _f("read_GBps", "float", "Read bandwidth", "GB/s", 0.01, 100000, 100),
@@ -196,6 +212,7 @@ FIELDS: dict[str, tuple[FieldSpec, ...]] = {
         _f("medium", "choice", "Fabric", choices=("infiniband", "ethernet"), default="ethernet"),
         _f("power_W", "float", "Power", "W", 0, 50000, 2000),
         _f("rack_units_used", "int", "Height", "U", 1, 60, 2),
+        *_PRICE,
     ),
 }
 
