@@ -73,8 +73,12 @@ def run(args) -> int:
     given = {"lifetime_years": args.lifetime_years, "pue": args.pue, "price_per_kWh": args.price_per_kWh,
              "space_USD_per_kW_month": args.space_USD_per_kW_month,
              "support_fraction_per_year": None if args.support_pct is None else args.support_pct / 100.0}
-    if given["lifetime_years"] == 0:
-        raise UsageError("--lifetime-years must be more than 0")
+    for key, value in given.items():
+        problem = None if value is None else svc.site_problem(key, value)
+        if problem and key == "support_fraction_per_year":
+            raise UsageError(f"--support-pct {100 * value:g}: must be 0 to 100 (percent of CapEx a year)")
+        if problem:
+            raise UsageError(f"--{key.replace('_', '-').lower()} {value:g}: {problem}")
     prices = parse_prices(args.price)
     meta_costs = dict((design.meta or {}).get("costs") or {})
     if prices:
@@ -94,12 +98,11 @@ def run(args) -> int:
 
 
 def _save(path: str, design, meta_costs: dict, given: dict) -> None:
+    from designer.services.cost import with_site
     from designer.topology import fileformat
 
-    site = {**(meta_costs.get("site") or {}), **{k: v for k, v in given.items() if v is not None}}
-    if site:
-        meta_costs["site"] = site
-    design.meta = {**(design.meta or {}), "costs": meta_costs}
+    design.meta = with_site({**(design.meta or {}), "costs": meta_costs},
+                            {k: v for k, v in given.items() if v is not None})
     fileformat.save(design, path)
 
 

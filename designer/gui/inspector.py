@@ -3,6 +3,15 @@
 Editors come from ``kinds.FIELDS``. A value that differs from the catalog model is shown in bold
 with a reset button. With several items selected, only the fields they share are shown; a field
 whose values differ shows blank until edited, and an edit sets it on all of them (one undo step).
+
+Price: every priced kind has a Price (USD), Price date and Price source field (``kinds.PRICE_FIELDS``,
+the component's ``price_USD``/``price_date``/``price_source``). Empty, the catalog price applies and
+is the field's placeholder ("2,500 · list 2025-03": ``services.cost.PriceBook.part``, the price the
+bill uses without the component's own); a number there is the component's own price (basis
+"component" in ``cost``, the Engine results and the report). With nothing selected the inspector
+shows the design's site figures of the TCO (lifetime, PUE, electricity price, space rate, support %:
+``meta.costs.site``, as ``dpu-designer cost --pue ... --save`` writes them), empty = the packaged
+figure. Every edit is one step on the undo stack.
 """
 
 from __future__ import annotations
@@ -16,10 +25,16 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout
 
 from designer.gui.editor import Editor, RefusedEdit
 from designer.gui.widgets import narrow_combo
-from designer.topology.kinds import CATALOG_KIND, FIELDS, KIND_LABEL, LINK_FIELDS, FieldSpec
+from designer.topology.kinds import CATALOG_KIND, FIELDS, KIND_LABEL, LINK_FIELDS, PRICE_FIELDS, FieldSpec
+from designer.services import cost
 from designer.services.cabling import counts_text
 
 MIXED = "(several values)"
+#: prefix of the site figures' editor names (``editors["site:pue"]``)
+SITE = "site:"
+#: the site figures' labels, short enough for the dock (the tooltips say them whole)
+SITE_SHORT = {"lifetime_years": "Lifetime (years)", "pue": "PUE", "price_per_kWh": "Energy (USD/kWh)",
+              "space_USD_per_kW_month": "Space (USD/kW-month)", "support_fraction_per_year": "Support (%/year)"}
 #: px an editor may shrink to (a spin box asks for room for its range's widest value)
 EDITOR_MIN_WIDTH = 90
 
@@ -77,8 +92,10 @@ class Inspector(QScrollArea):
             hint.setWordWrap(True)
             hint.setObjectName("hint")
             outer.addWidget(hint)
+            self._add_site(outer)
             outer.addStretch(1)
             self.setWidget(body)
+            self.refresh()
             return
         kinds = {("link" if i in topo.links else topo.components[i].kind) for i in ids}
         title = QLabel(self._title(ids, kinds))
@@ -101,6 +118,69 @@ class Inspector(QScrollArea):
             form.addRow("Ends", QLabel(f"{link.a} – {link.b}"))
         outer.addStretch(1)
         self.setWidget(body)
+        self.refresh()
+
+    def _add_site(self, outer: QVBoxLayout) -> None:
+        """The design's site figures of the TCO (``services.cost.SITE_FIELDS``), each empty for
+        the packaged figure (its placeholder)."""
+        head = QLabel("Site figures (TCO)")
+        head.setObjectName("inspectorTitle")
+        head.setToolTip("what dpu-designer cost, the Engine results and the report count over the "
+                        "design's lifetime; empty = the packaged figure (models/costs)")
+        outer.addWidget(head)
+        form = QFormLayout()
+        form.setLabelAlignment(Qt.AlignRight)
+        form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
+        outer.addLayout(form)
+        try:
+            packaged = cost.PriceBook(self.editor.catalog).site
+        except (KeyError, ValueError, TypeError):
+            packaged = {}
+        for key, unit in cost.SITE_FIELDS.items():
+            edit = QLineEdit()
+            fig = packaged.get(key)
+            unit = "% of CapEx a year" if key == "support_fraction_per_year" else unit
+            if fig is not None:
+                shown = 100 * fig.value if key == "support_fraction_per_year" else fig.value
+                edit.setPlaceholderText(f"{shown:g}")
+                edit.setProperty("tip", f"{cost.SITE_LABELS[key]} ({unit or 'ratio'}); empty = {shown:g}, "
+                                        f"{fig.basis}: {fig.source}".replace("(ratio)", "(facility / IT power)"))
+            edit.editingFinished.connect(lambda k=key, e=edit: self._edit_site(k, e))
+            label = SITE_SHORT[key]
+            self._add(form, SITE + key, label, edit)
+            edit.setToolTip(edit.property("tip") or label)
+            edit.property("label").setToolTip(edit.toolTip())
+
+    def _site_value(self, key: str) -> float | None:
+        """The design's own value of a site figure as the editor shows it (support in percent)."""
+        site = ((self.editor.design.meta or {}).get("costs") or {}).get("site") or {}
+        value = site.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        return 100 * value if key == "support_fraction_per_year" else float(value)
+
+    def _edit_site(self, key: str, edit: QLineEdit) -> None:
+        if self._updating:
+            return
+        try:
+            value = parse_number(edit.text())
+            if value is not None and key == "support_fraction_per_year":
+                value /= 100.0
+            problem = None if value is None else cost.site_problem(key, value)
+            if problem and key == "support_fraction_per_year":
+                problem = "must be 0 to 100 % of CapEx a year"
+            if problem:
+                self.editor.refuse(f"{cost.SITE_LABELS[key]} {edit.text().strip()}: {problem}")
+            old = ((self.editor.design.meta or {}).get("costs") or {}).get("site", {}).get(key)
+            if value != old:
+                self.editor.set_design("meta", cost.with_site(self.editor.design.meta, {key: value}),
+                                       label=f"site figure {cost.SITE_LABELS[key]}")
+        except (RefusedEdit, ValueError) as exc:
+            if not isinstance(exc, RefusedEdit):
+                try:
+                    self.editor.refuse(f"{cost.SITE_LABELS[key]} {edit.text().strip()!r}: {exc}")
+                except RefusedEdit:
+                    pass
         self.refresh()
 
     def _title(self, ids, kinds) -> str:
@@ -142,7 +222,7 @@ class Inspector(QScrollArea):
         reset = QToolButton(text="↺")
         reset.setToolTip("Back to the catalog value")
         reset.setAutoRaise(True)
-        reset.clicked.connect(lambda _=False, n=name: self._edit(n, None))
+        reset.clicked.connect(lambda _=False, n=name: self._reset(n))
         lay.addWidget(reset)
         reset.setVisible(False)
         lab = QLabel(label)
@@ -179,15 +259,81 @@ class Inspector(QScrollArea):
         box.activated.connect(lambda i: self._edit("model", box.itemData(i)))
         return box
 
+    def _reset(self, name: str) -> None:
+        if name.startswith(SITE):
+            key = name[len(SITE):]
+            self.editor.set_design("meta", cost.with_site(self.editor.design.meta, {key: None}),
+                                   label=f"site figure {cost.SITE_LABELS[key]}")
+            self.refresh()
+        else:
+            self._edit(name, None)
+
+    def _text_editor(self, spec: FieldSpec) -> QWidget:
+        """A line edit for a field that may be left empty (the price fields, a text field): empty
+        means no value of the component's own; a number field's text is checked by its spec."""
+        edit = QLineEdit()
+        edit.setClearButtonEnabled(True)
+
+        def done() -> None:
+            if self._updating or not self.ids:
+                return
+            text = edit.text().strip()
+            try:
+                if spec.type == "float":
+                    value: Any = parse_number(text)
+                    problem = None if value is None else spec.check(value)
+                    if problem:
+                        self.editor.refuse(f"{spec.label} {text}: {problem}")
+                else:
+                    value = text or None
+            except RefusedEdit:  # (a ValueError: first)
+                self.refresh()
+                return
+            except ValueError as exc:
+                try:
+                    self.editor.refuse(f"{spec.label} {text!r}: {exc}")
+                except RefusedEdit:
+                    pass
+                self.refresh()
+                return
+            values, _ = self._values(spec.name)
+            if not all(v == value for v in values):
+                self._edit(spec.name, value)
+            else:
+                self.refresh()
+
+        edit.editingFinished.connect(done)
+        return edit
+
+    def _placeholders(self) -> dict[str, str]:
+        """What applies to the selection when a price field is empty: the catalog's price, its
+        date and its source (``PriceBook.part`` without the component's own price), by field."""
+        topo = self.editor.topo
+        try:
+            book = cost.price_book(self.editor.design, self.editor.catalog)
+        except (KeyError, ValueError, TypeError):
+            return {}
+        prices = {book.part(c.kind, c.model) for c in (topo.components[i] for i in self.ids
+                                                          if i in topo.components)}
+        if len(prices) != 1:
+            return dict.fromkeys(PRICE_FIELDS, MIXED)
+        p = prices.pop()
+        usd = "no catalog price" if p.USD is None else \
+            f"{show_number(p.USD)} · {p.basis}" + (f" {p.date}" if p.date else "")
+        return {"price_USD": usd, "price_date": p.date, "price_source": p.source}
+
     def _field_editor(self, spec: FieldSpec) -> QWidget:
+        if spec.name in PRICE_FIELDS or spec.type == "str":
+            edit = self._text_editor(spec)
+            edit.setProperty("help", spec.help or spec.label)
+            return edit
         if spec.type == "bool":
             box = QCheckBox()
             box.setTristate(False)
             box.clicked.connect(lambda checked: self._edit(spec.name, bool(checked)))
             return box
-        if spec.type in ("choice", "str"):
+        if spec.type == "choice":
             box = narrow_combo(QComboBox())
-            box.setEditable(spec.type == "str")
             if spec.choices_from:
                 for entry in self.editor.catalog.entries(spec.choices_from):
                     self._add_entry(box, entry)
@@ -214,6 +360,9 @@ class Inspector(QScrollArea):
     def _values(self, name: str) -> tuple[list[Any], bool]:
         """Effective values of a field over the selection, and whether any is overridden."""
         topo, cat = self.editor.topo, self.editor.catalog
+        if name.startswith(SITE):
+            value = self._site_value(name[len(SITE):])
+            return [value], value is not None
         values, changed = [], False
         for i in self.ids:
             if i in topo.links:
@@ -222,6 +371,10 @@ class Inspector(QScrollArea):
             comp = topo.components[i]
             if name in ("name", "model"):
                 values.append(comp.name or comp.id if name == "name" else comp.model)
+                continue
+            if name in PRICE_FIELDS:  # the component's own; the catalog's is the placeholder
+                values.append((comp.props or {}).get(name))
+                changed |= name in (comp.props or {})
                 continue
             try:
                 values.append(cat.resolve(comp).get(name))
@@ -238,6 +391,7 @@ class Inspector(QScrollArea):
             return
         self._updating = True
         try:
+            held = self._placeholders() if any(n in PRICE_FIELDS for n in self.editors) else {}
             for name, widget in self.editors.items():
                 values, changed = self._values(name)
                 same = all(v == values[0] for v in values)
@@ -248,8 +402,12 @@ class Inspector(QScrollArea):
                 label.setFont(font)
                 label.setText(label.text().rstrip(" *") + (" *" if changed else ""))
                 reset.setVisible(changed)
+                if name in PRICE_FIELDS:
+                    widget.setPlaceholderText(held.get(name, "") if same else MIXED)
+                    widget.setToolTip(f"{widget.property('help')}\nempty: {held.get(name) or '-'}")
                 if changed:
-                    label.setToolTip("changed from the catalog model; ↺ resets it")
+                    label.setToolTip("changed from the catalog model; ↺ resets it" if not name.startswith(SITE)
+                                     else "set for this design; ↺ goes back to the packaged figure")
         finally:
             self._updating = False
 
@@ -263,7 +421,10 @@ class Inspector(QScrollArea):
                 idx = widget.count() - 1
             widget.setCurrentIndex(idx)
         elif isinstance(widget, QLineEdit):
-            widget.setText("" if value is None else str(value))
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                widget.setText(show_number(value))
+            else:
+                widget.setText("" if value is None else str(value))
         elif isinstance(widget, (QSpinBox, QDoubleSpinBox)):
             if same and value is not None:
                 widget.setSpecialValueText("")
@@ -280,3 +441,29 @@ class Inspector(QScrollArea):
         except RefusedEdit:
             pass  # the editor already reported it
         self.refresh()
+
+
+def show_number(value: float) -> str:
+    """A price or site figure as its editor shows it: thousands separated, no trailing zeros
+    (2,500; 1,234.5; 0.12)."""
+    text = f"{value:,.6f}".rstrip("0").rstrip(".")
+    return text or "0"
+
+
+def parse_number(text: str) -> float | None:
+    """The number typed into a price or site field ("$2,500", "1 650.50", "0.12"), None when
+    empty; ValueError naming what to type otherwise."""
+    import math
+
+    t = text.strip().replace("$", "").replace(",", "").replace(" ", "").replace("\u00a0", "")
+    if t.upper().endswith("USD"):
+        t = t[:-3]
+    if not t:
+        return None
+    try:
+        value = float(t)
+    except ValueError:
+        raise ValueError("not a number; type one, e.g. 2500, or leave it empty for the catalog figure") from None
+    if not math.isfinite(value):
+        raise ValueError("not a finite number; type one, e.g. 2500")
+    return value

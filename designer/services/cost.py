@@ -55,6 +55,53 @@ PART_KINDS = ("gpu_server", "dpu", "nic", "switch", "storage", "rack")
 #: the site figures of the TCO, with their unit, in the order they are printed
 SITE_FIELDS = {"lifetime_years": "years", "pue": "", "price_per_kWh": "USD/kWh",
                "space_USD_per_kW_month": "USD per kW-month", "support_fraction_per_year": "of CapEx a year"}
+#: the range of each site figure: (lowest, whether the lowest itself is allowed, highest). A PUE is
+#: total facility power over IT power, so at least 1 (The Green Grid, White Paper #49, "PUE: a
+#: comprehensive examination of the metric", 2012); the highest values are assumed bounds of any
+#: real site (they catch a unit slip: cents for dollars, percent for a fraction).
+SITE_LIMITS = {"lifetime_years": (0.0, False, 50.0), "pue": (1.0, True, 5.0), "price_per_kWh": (0.0, True, 10.0),
+               "space_USD_per_kW_month": (0.0, True, 10000.0), "support_fraction_per_year": (0.0, True, 1.0)}
+#: the site figures in words, as the app's editors and the CLI's options name them
+SITE_LABELS = {"lifetime_years": "Lifetime", "pue": "PUE", "price_per_kWh": "Electricity price",
+               "space_USD_per_kW_month": "Space (colocation) rate", "support_fraction_per_year": "Support"}
+
+
+def site_problem(key: str, value: Any) -> str | None:
+    """Why ``value`` cannot be the site figure ``key`` (:data:`SITE_LIMITS`), or None."""
+    if key not in SITE_LIMITS:
+        return f"no site figure '{key}' (known: {', '.join(SITE_LIMITS)})"
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return "must be a number"
+    low, inclusive, high = SITE_LIMITS[key]
+    unit = SITE_FIELDS[key]
+    if value < low or (value == low and not inclusive):
+        return f"must be {'at least' if inclusive else 'more than'} {low:g} {unit}".rstrip() + (
+            " (facility power over IT power)" if key == "pue" else "")
+    if value > high:
+        return f"must be at most {high:g} {unit}".rstrip()
+    return None
+
+
+def with_site(meta: dict[str, Any] | None, values: dict[str, float | None]) -> dict[str, Any]:
+    """A copy of a design's ``meta`` with its site figures (``meta.costs.site``) set to ``values``
+    (None removes one: the packaged figure applies again)."""
+    meta = dict(meta or {})
+    costs_ = dict(meta.get("costs") or {})
+    site = dict(costs_.get("site") or {})
+    for k, v in values.items():
+        if v is None:
+            site.pop(k, None)
+        else:
+            site[k] = float(v)
+    if site:
+        costs_["site"] = site
+    else:
+        costs_.pop("site", None)
+    if costs_:
+        meta["costs"] = costs_
+    else:
+        meta.pop("costs", None)
+    return meta
 
 
 @dataclass(frozen=True)
