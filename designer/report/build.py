@@ -35,7 +35,8 @@ from designer.services.bom import Bom, bill_of_materials
 from designer.services.cabling import summary_of as cable_summary_of
 from designer.services.cabling import counts_text
 from designer.report.names import (HIDDEN_BY_OVERLAP, STEADY_DAYS, TIMELINE_DAYS, TIMELINE_ITERATION,
-                                   assumed_share_line, collective_label, planner_words, power_rows,
+                                   assumed_share_line, cluster_power_label, collective_label, planner_words,
+                                   power_rows,
                                    tco_part_rows)
 from designer.report.charts import Chart, Series, line_plot, stacked_bars
 from designer.report.export import save_picture
@@ -221,6 +222,29 @@ def _run_MWh(result: dict) -> float | None:
     return energy["run_kWh"] / 1000.0 if energy.get("run_kWh") else None
 
 
+#: characters of the design name in the report's title (three lines at 24 pt on an A4 page); a
+#: longer name is cut at a word with "…" and printed in full (up to :data:`NAME_WHOLE`) below it
+TITLE_CHARS = 100
+#: characters of a name printed in full (the PDF's title and footer too); beyond, cut with "…"
+NAME_WHOLE = 2000
+
+
+def capped(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters with "…" when longer."""
+    return text if len(text) <= limit else text[:limit].rstrip() + "…"
+
+
+def title_name(name: str) -> str:
+    """The design name as the report's title: whole up to :data:`TITLE_CHARS` characters, else
+    cut at the last space of the first ``TITLE_CHARS`` (or at ``TITLE_CHARS`` when that space
+    comes early, a name without spaces) with "…"."""
+    if len(name) <= TITLE_CHARS:
+        return name
+    head = name[:TITLE_CHARS]
+    cut = head.rfind(" ")
+    return (head[:cut] if cut >= TITLE_CHARS * 0.6 else head).rstrip(" ,;:-") + "…"
+
+
 def comparison_rows(data: ReportData) -> list[tuple[str, dict[str, Any], bool | None]]:
     """``(metric, {mode: value}, lower is better)`` for the comparison table, one value per mode of
     ``MODES``; a value may be text (no change is computed; "–" where a mode has no figure, e.g. the
@@ -246,7 +270,7 @@ def comparison_rows(data: ReportData) -> list[tuple[str, dict[str, Any], bool | 
         ("Host CPU cycles on infrastructure (%)", per_mode(lambda x: _pct(_host_infra(x))), True),
         *_loading_rows(data),
         ("Busiest adapter engine load (% of capacity)", per_mode(lambda x: _pct(_dpu_peak(x))), True),
-        ("Power at training load (kW)", per_mode(_power_kW), True),
+        (cluster_power_label([_resources(r[s]).get("energy") or {} for s in MODES]), per_mode(_power_kW), True),
         ("Energy of the run (MWh)", per_mode(_run_MWh), True),
     ]
     return [row for row in rows if any(v is not None for v in row[1].values())]
@@ -308,7 +332,9 @@ def _summary(data: ReportData, contents: list[tuple[str, int]]) -> str:
     top = data.design.topology
     out = [
         '<p style="font-size: 11pt; color: #555555;">DPU Cluster Designer — design report</p>',
-        f'<p style="font-size: 24pt; font-weight: bold; color: #1f3a5f;">{_esc(d.name)}</p>',
+        f'<p style="font-size: 24pt; font-weight: bold; color: #1f3a5f;">{_esc(title_name(d.name))}</p>',
+        *([f'<p style="font-size: 8pt; color: #555555;">Design name in full: '
+           f'{_esc(capped(d.name, NAME_WHOLE))}</p>'] if title_name(d.name) != d.name else []),
         f'<p style="color: #555555;">{_esc(data.date)} · dpu-designer {__version__} · engine seed '
         f'{data.seed}</p>',
         "<h2>Key figures</h2>",
@@ -808,7 +834,7 @@ def _sections(data: ReportData, sizes: dict) -> list[str]:
 def _document(data: ReportData, images: dict, sections: list[str],
               contents: list[tuple[str, int]]) -> PdfDocument:
     body = [STYLE, "<body>", _summary(data, contents), *sections, "</body>"]
-    return PdfDocument(f"{data.design.name} — design report", "".join(body), images,
+    return PdfDocument(f"{capped(data.design.name, NAME_WHOLE)} — design report", "".join(body), images,
                        f"dpu-designer {__version__}")
 
 

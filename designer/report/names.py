@@ -115,8 +115,7 @@ def power_rows(runs: list[Any]) -> list[tuple[str, list[str], str]]:
 
     figs = [mode_figures(r) for r in runs]
     energy = [(r.resources or {}).get("energy", {}) for r in runs]
-    basis = "typ" if all(e.get("adapter_power") == "typical" for e in energy) and any(
-        f["adapters_typical_W"] != f["adapters_max_W"] for f in figs) else "max"
+    basis = power_basis(energy)
     return [
         ("adapter power (kW, max)", [f"{f['adapters_max_W'] / 1e3:.2f}" for f in figs],
          "NICs and DPUs at their catalog maximum power (datasheet maxima)"),
@@ -126,10 +125,25 @@ def power_rows(runs: list[Any]) -> list[tuple[str, list[str], str]]:
                                      for f, e in zip(figs, energy)],
          "NICs and DPUs at their datasheet typical power (the maximum where the catalog has no "
          "typical figure; '-': no adapter of the run has one)"),
-        (f"cluster power (kW, {basis})", [f"{f['power_W'] / 1e3:.1f}" for f in figs],
+        (cluster_power_label(energy), [f"{f['power_W'] / 1e3:.1f}" for f in figs],
          "the cluster at training load, adapters counted at "
          + ("typical power" if basis == "typ" else "their maxima") + ": the basis of the energy"),
     ]
+
+
+def power_basis(energies: list[dict]) -> str:
+    """The adapter power the cluster power counts, as ``dpu-designer compare`` names it: "typ"
+    where every run's energy counts typical power (scenario ``adapter_power = typical``) and some
+    adapter has a typical figure below its maximum, else "max" (``energies``: each run's
+    ``Result.resources["energy"]``)."""
+    return "typ" if energies and all(e.get("adapter_power") == "typical" for e in energies) and any(
+        e.get("adapters_typical_W") != e.get("adapters_max_W") for e in energies) else "max"
+
+
+def cluster_power_label(energies: list[dict]) -> str:
+    """The name of the cluster power at training load on its basis, as ``dpu-designer compare``
+    prints it ("cluster power (kW, max)"): the title page, the comparison and the power table."""
+    return f"cluster power (kW, {power_basis(energies)})"
 
 
 def hidden_text(result: Any) -> str:

@@ -213,8 +213,12 @@ def _paint(doc: PdfDocument, device: QIODevice) -> int:
             painter.drawLine(box.topLeft(), box.topRight())
             painter.setPen(QColor("#555555"))
             painter.setFont(footer_font)
-            painter.drawText(box, Qt.AlignLeft | Qt.AlignVCenter, doc.title)
-            painter.drawText(box, Qt.AlignRight | Qt.AlignVCenter, f"Page {i + 1} of {pages}")
+            number = f"Page {i + 1} of {pages}"
+            metrics = painter.fontMetrics()  # the title left of the page number, cut to fit with "…"
+            room = box.width() - metrics.horizontalAdvance(number) - 3 * metrics.averageCharWidth()
+            painter.drawText(box, Qt.AlignLeft | Qt.AlignVCenter,
+                             metrics.elidedText(doc.title, Qt.ElideMiddle, max(0, int(room))))
+            painter.drawText(box, Qt.AlignRight | Qt.AlignVCenter, number)
     finally:
         painter.end()
     return pages
