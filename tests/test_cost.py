@@ -171,3 +171,14 @@ def test_the_priced_bill_csv_quotes_cells_a_spreadsheet_would_run(tmp_path, caps
     rows = list(_csv.reader(out.open()))
     cell = next(r for r in rows if r[1] == "bluefield-3")[-1]
     assert cell.startswith("'=HYPERLINK")
+
+
+def test_the_basis_share_says_less_than_one_percent_for_a_small_nonzero_part(design, catalog):
+    one = next(c for c in design.topology.components.values() if c.kind == "rack")
+    design.topology.set_prop(one.id, "price_USD", 1000.0)
+    b = cost.bill(design, catalog)
+    text = cost.basis_share_text(b)
+    assert 0 < b.by_basis()["component"] / b.capex_USD < 0.005
+    assert text.startswith("of which ") and text.endswith("component <1%") or "component <1%," in text
+    shares = [float(p.split()[-1].rstrip("%")) for p in text[len("of which "):].split(", ") if "<1" not in p]
+    assert sum(shares) == pytest.approx(100, abs=len(shares))   # each rounded to a whole per cent

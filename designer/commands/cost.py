@@ -129,7 +129,7 @@ def format_costs(c, bill: bool = True) -> str:
     """The cost table: with ``bill``, the priced bill and the site figures first (``cost``); without,
     the modes' figures and paybacks only (``compare`` prints them under its own table)."""
     from designer.engine.compare import LABEL
-    from designer.services.cost import figure_rows, money, payback_lines
+    from designer.services.cost import basis_share_text, figure_rows, money, payback_lines
 
     if not bill:
         return "\n".join(_mode_lines(c, LABEL, figure_rows, money, payback_lines, []))
@@ -138,10 +138,8 @@ def format_costs(c, bill: bool = True) -> str:
         lines.append(f"{(line.category + ' ' + line.model)[:43]:<44}{line.count:>8,}"
                      f"{money(line.unit_USD):>12}{money(line.total_USD):>14}  {line.basis}")
     lines.append(f"{'CapEx (as drawn)':<64}{money(c.bill.capex_USD):>14}")
-    share = c.bill.by_basis()
     if c.bill.capex_USD:
-        lines.append("  of which " + ", ".join(f"{k} {100 * v / c.bill.capex_USD:.0f}%"
-                                                for k, v in sorted(share.items(), key=lambda kv: -kv[1])))
+        lines.append("  " + basis_share_text(c.bill))
     if c.bill.missing:
         lines.append("  not priced (left out): " + ", ".join(c.bill.missing))
     lines += ["", "site (TCO)"]

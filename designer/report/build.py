@@ -662,12 +662,13 @@ def _costs(data: ReportData) -> str:
             for k, f in c.site.items()]
     out = [heading("Costs"),
            para("The priced bill of materials as drawn, each line with the basis of its price "
-                "(datasheet, street, derived, assumed) and its date and source; then what each mode "
+                "(list, street, derived, assumed; design or component: a price set for this design "
+                "or for one component in the app's inspector) and its date and source; then what each mode "
                 "costs over the site's lifetime. The same figures as 'dpu-designer cost' and the end "
                 "of 'dpu-designer compare'."),
            "<h2>Priced bill of materials</h2>",
            table(["Item", "Count", "Unit", "Total", "Basis", "Date, source"], lines,
-                 [26, 8, 11, 12, 10, 33], "lrrrll", small=True)]
+                 [24, 8, 10, 10, 13, 35], "lrrrll", small=True)]
     if share:
         out.append(para(f"CapEx {share} (the basis of each line's price); the more of it rests on "
                         "assumed prices, the less the totals below are worth."))

@@ -168,10 +168,8 @@ def tco_part_rows(c: Any) -> list[tuple[str, list[str], str]]:
 
 
 def assumed_share_line(c: Any) -> str:
-    """How much of the CapEx rests on which price basis (``Bill.by_basis``), e.g. "of which
-    datasheet 60%, assumed 40%", as ``dpu-designer cost`` prints it."""
-    share = c.bill.by_basis()
-    if not c.bill.capex_USD:
-        return ""
-    return "of which " + ", ".join(f"{k} {100 * v / c.bill.capex_USD:.0f}%"
-                                   for k, v in sorted(share.items(), key=lambda kv: -kv[1]))
+    """How much of the CapEx rests on which price basis, e.g. "of which derived 67%, assumed
+    22%, component <1%": ``services.cost.basis_share_text``, as ``dpu-designer cost`` prints it."""
+    from designer.services.cost import basis_share_text
+
+    return basis_share_text(c.bill)

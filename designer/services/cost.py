@@ -591,6 +591,19 @@ def figure_rows(c: Costs) -> list[tuple[str, list[str], str]]:
     ]
 
 
+def basis_share_text(b: Bill) -> str:
+    """How much of the CapEx rests on which price basis (``Bill.by_basis``), largest first:
+    "of which derived 67%, assumed 22%, component <1%" ("" without a CapEx); the one sentence
+    ``cost``, the app's Engine results and the report print."""
+    if not b.capex_USD:
+        return ""
+    parts = []
+    for k, v in sorted(b.by_basis().items(), key=lambda kv: -kv[1]):
+        pct = 100 * v / b.capex_USD
+        parts.append(f"{k} {'<1' if 0 < pct < 0.5 else f'{pct:.0f}'}%")
+    return "of which " + ", ".join(parts)
+
+
 def payback_lines(c: Costs, label: dict[str, str]) -> list[str]:
     """The adapters' paybacks in words (the same sentences everywhere)."""
     life_days = c.site["lifetime_years"].value * 365.25
