@@ -153,3 +153,23 @@ def test_number_text():
     with pytest.raises(ValueError, match="not a number"):
         parse_number("12abc")
     assert show_number(2500.0) == "2,500" and show_number(1234.5) == "1,234.5" and show_number(0) == "0"
+
+
+def test_a_price_typed_for_several_components_sets_each_one_in_one_step(qtbot):
+    w = open_window(qtbot)
+    switches = [c.id for c in w.design.topology.components.values() if c.kind == "switch"][:2]
+    before = cost.bill(w.design, w.catalog)
+    w.scene.select_ids(switches)
+    edit = w.inspector.editors["price_USD"]
+    steps = w.editor.stack.count()
+    _type(qtbot, edit, "90000")
+    assert [w.design.topology.components[i].props["price_USD"] for i in switches] == [90000, 90000]
+    assert w.editor.stack.count() == steps + 1
+    model = w.design.topology.components[switches[0]].model
+    after = cost.bill(w.design, w.catalog)
+    unit = cost.price_book(w.design, w.catalog).part("switch", model).USD
+    assert _lines(after, model)[-1][:3] == (2, 90000, "component")
+    assert before.capex_USD - after.capex_USD == 2 * (unit - 90000)
+    w.inspector.editors["price_USD"].property("reset").click()     # ↺: the catalog price again
+    assert all("price_USD" not in w.design.topology.components[i].props for i in switches)
+    assert cost.bill(w.design, w.catalog).capex_USD == before.capex_USD
