@@ -182,3 +182,28 @@ def test_the_basis_share_says_less_than_one_percent_for_a_small_nonzero_part(des
     assert text.startswith("of which ") and text.endswith("component <1%") or "component <1%," in text
     shares = [float(p.split()[-1].rstrip("%")) for p in text[len("of which "):].split(", ") if "<1" not in p]
     assert sum(shares) == pytest.approx(100, abs=len(shares))   # each rounded to a whole per cent
+
+
+@pytest.mark.parametrize("costs, said", [
+    ({"prices": {"dpu:bluefield-3": {"USD": -3}}},
+     "meta.costs.prices.dpu:bluefield-3: USD -3 is not a price (a number of 0 or more); set it with "
+     "dpu-designer cost FILE --price dpu:bluefield-3=USD --save"),
+    ({"site": {"pue": 0.5}}, "meta.costs.site.pue = 0.5: must be at least 1 (facility power over IT power)"),
+    ({"site": {"lifetime_years": "five"}}, "meta.costs.site.lifetime_years = 'five': must be a number"),
+])
+def test_a_bad_saved_cost_figure_is_one_line_naming_it(tmp_path, capsys, costs, said):
+    d = fileformat.load(EXAMPLE)
+    d.meta = {**(d.meta or {}), "costs": costs}
+    path = tmp_path / "bad.json"
+    fileformat.save(d, path)
+    assert cli.main(["cost", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("option, said", [("--pue=0.9", "--pue 0.9: must be at least 1"),
+                                          ("--lifetime-years=0", "--lifetime-years 0: must be more than 0 years"),
+                                          ("--support-pct=150", "--support-pct 150: must be 0 to 100")])
+def test_out_of_range_site_options_are_refused(capsys, option, said):
+    assert cli.main(["cost", str(EXAMPLE), option]) == 2
+    assert said in capsys.readouterr().err

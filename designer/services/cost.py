@@ -47,6 +47,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from designer.errors import UsageError
 from designer.topology.kinds import CATALOG_KIND
 
 HOURS_PER_YEAR = 8766.0  #: 365.25 days
@@ -104,6 +105,11 @@ def with_site(meta: dict[str, Any] | None, values: dict[str, float | None]) -> d
     return meta
 
 
+class CostError(UsageError, ValueError):
+    """A design's own cost figures (``meta.costs``) that cannot be used: the message says which,
+    why and how to fix it (one line and exit 2 in the CLI; the app and the report show it)."""
+
+
 @dataclass(frozen=True)
 class Price:
     """One price: ``USD`` None when no price is known (the line is left out of CapEx and named)."""
@@ -145,9 +151,11 @@ class PriceBook:
         for key, v in (design_prices or {}).items():
             v = v if isinstance(v, dict) else {"USD": v}
             usd = _number(v.get("USD"))
-            if usd is not None:
-                self._design[str(key)] = Price(usd, "design", str(v.get("date", "")),
-                                               str(v.get("source", "set in the design file")))
+            if usd is None:
+                raise CostError(f"meta.costs.prices.{key}: USD {v.get('USD')!r} is not a price (a number of 0 "
+                                f"or more); set it with dpu-designer cost FILE --price {key}=USD --save")
+            self._design[str(key)] = Price(usd, "design", str(v.get("date", "")),
+                                           str(v.get("source", "set in the design file")))
         self.site = _site(catalog, table)
 
     def part(self, kind: str, model: str, props: dict[str, Any] | None = None) -> Price:
@@ -203,12 +211,17 @@ def site_of(book: PriceBook, design: Any = None, **given: float | None) -> dict[
     """The site figures: the packaged ones, then the design's (``meta.costs.site``), then ``given``."""
     site = dict(book.site)
     saved = ((getattr(design, "meta", None) or {}).get("costs") or {}).get("site") or {}
+    for k, v in saved.items():
+        problem = site_problem(k, v) if given.get(k) is None else None
+        if problem:
+            raise CostError(f"meta.costs.site.{k} = {v!r}: {problem}; set it in the app's inspector (nothing "
+                            f"selected: Site figures) or with dpu-designer cost FILE --save and its option")
     for k, v in list(saved.items()) + [(k, v) for k, v in given.items() if v is not None]:
         if k in SITE_FIELDS and _number(v) is not None:
             site[k] = SiteFigure(float(v), "design" if k in saved and given.get(k) is None else "given",
                                  "", "set for this design")
     if site["lifetime_years"].value <= 0:
-        raise ValueError("the lifetime must be more than 0 years")
+        raise CostError("the lifetime must be more than 0 years")
     return site
 
 
