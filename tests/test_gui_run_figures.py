@@ -190,3 +190,19 @@ def test_the_inspector_hint_caps_the_name(qtbot):
     hint = window.inspector.findChild(QLabel, "hint")
     assert "x" * NAME_CHARS + "…" in hint.text() and "x" * (NAME_CHARS + 1) not in hint.text()
     assert window.design.name == "x" * 10_000  # the document keeps it whole
+
+
+def test_a_design_that_cannot_be_priced_says_why_in_the_engine_results(example):
+    """A bad saved cost figure does not make the Costs group vanish: it holds the sentence
+    `dpu-designer cost` prints (what, where, how to fix)."""
+    design, catalog, cmp, _c = example
+    d = fileformat.loads(fileformat.dumps(design))
+    d.meta = {**(d.meta or {}), "costs": {"site": {"pue": 0.5}}}
+    err = costs_of(d, catalog, cmp)
+    assert isinstance(err, Exception)
+    rows = engine_rows(cmp, err)
+    labels = [r.label for r in rows]
+    at = labels.index("Costs")
+    assert rows[at].is_group
+    assert rows[at + 1].note and "meta.costs.site.pue = 0.5: must be at least 1" in rows[at + 1].label
+    assert not any(label.startswith("Costs (") for label in labels)

@@ -271,20 +271,23 @@ def engine_rows(cmp: Comparison, costs: Any = None) -> list[EngineRow]:
              f"{_or_dash(r.storage.get('read_demand_GBps'), '{:.3g}')}" for r in runs))
     add("Checkpoint write (s)", (_or_dash(r.storage.get("checkpoint_write_s"), "{:.3g}") for r in runs),
         tip="'–': no storage in the design, checkpoints are not written")
-    if costs is not None and list(costs.modes) == list(cmp.runs):
+    if isinstance(costs, Exception):
+        rows += [EngineRow("Costs"), EngineRow(f"Not priced: {costs}", note=True)]
+    elif costs is not None and list(costs.modes) == list(cmp.runs):
         rows += cost_rows(costs)
     return rows
 
 
 def costs_of(design: Any, catalog: Any, cmp: Comparison) -> Any:
-    """``services.cost.costs`` of the comparison's modes, or None when the design cannot be priced
-    (the Engine results then have no Costs group; ``dpu-designer cost`` says why)."""
-    from designer.services.cost import costs
+    """``services.cost.costs`` of the comparison's modes, or the ``CostError`` that says why the
+    design's own cost figures cannot be used (the Costs group then shows that sentence, the one
+    ``dpu-designer cost`` prints)."""
+    from designer.services.cost import CostError, costs
 
     try:
         return costs(design, catalog, cmp)
-    except (ValueError, KeyError, LookupError):
-        return None
+    except CostError as err:
+        return err
 
 
 def cost_rows(c: Any) -> list[EngineRow]:
