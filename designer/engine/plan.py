@@ -27,6 +27,16 @@ the model knows it), for the workload's fixed global batch on all of the job's G
 
 :func:`search_steps` is a generator that yields progress (the GUI runs it in a worker thread and
 can cancel between two yields); :func:`search` runs it to the end.
+
+**Where the engine runs.** Each engine run is :func:`engine_run` ``(layout, shared)``, a pure
+function of the layout and of ``shared`` = (the design as a dict, the catalog, the workload dict,
+the seed: :class:`Shared`), the same for every run. ``search_steps(..., runner=...)`` hands the runs to ``runner(func,
+items, shared)``, an iterator of ``(index, result)`` in any order (the service layer passes
+``designer.services.parallel.run_tasks``: all local cores or a Dask cluster, the design sent once
+per worker); without one they run here, one after the other. The runs go in two rounds whose
+members depend only on estimates and on the first round's engine times, never on the order in
+which results arrive, and results are applied in layout order: the same ranking for any worker
+count.
 """
 
 from __future__ import annotations
@@ -34,7 +44,7 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable, Generator, Iterator
 
 from designer.engine import collectives as coll
@@ -329,11 +339,23 @@ class _Tally:
     searched: int = 0
 
 
+#: ``runner(func, items, shared)``: ``(index, func(items[index], shared))`` for every item, in any order
+Runner = Callable[[Callable[[Any, Any], Any], list, Any], Iterator[tuple[int, Any]]]
+
+
+def in_order(func: Callable[[Any, Any], Any], items: list, shared: Any) -> Iterator[tuple[int, Any]]:
+    """The runner without workers: every item in this process, in item order."""
+    for i, item in enumerate(items):
+        yield i, func(item, shared)
+
+
 def search_steps(design, catalog, *, top: int = 5, evaluate: int | None = None,
-                 seed: int | None = None, cache: EngineCache | None = None) -> Iterator[tuple]:
+                 seed: int | None = None, cache: EngineCache | None = None,
+                 runner: Runner | None = None) -> Iterator[tuple]:
     """The search (module docstring) as a generator: ``("progress", stage, done, total)`` with
     stage "estimate" or "engine", then ``("result", PlanResult)``. ``cache``: the caller's
-    :class:`~designer.engine.cache.EngineCache` (None: one for this search, shared by its runs)."""
+    :class:`~designer.engine.cache.EngineCache` for the estimates (None: one for this search).
+    ``runner``: where the engine runs go (module docstring; None: :func:`in_order`)."""
     if top < 1:
         raise UsageError(f"--top must be 1 or more, got {top}")
     started = time.perf_counter()
@@ -349,8 +371,14 @@ def search_steps(design, catalog, *, top: int = 5, evaluate: int | None = None,
     if not tally.fits:
         raise UsageError(_nothing_fits(tally.dropped, tally.examples, sp.pool, sp.cap))
     tally.fits.sort(key=lambda c: c.estimate_s)
-    run = lambda cand: _run_engine(cand, design, catalog, sp.base, seed, tally, cache)  # noqa: E731
-    queue, mine, best = yield from _engine_runs(tally, top, evaluate, run)
+    from designer.topology.fileformat import to_dict
+
+    shared = Shared(to_dict(design), catalog, sp.base, seed)
+    run = lambda cands, k: _run_round(cands, replace(shared, round=k), runner or in_order, tally)  # noqa: E731
+    try:
+        queue, mine, best = yield from _engine_runs(tally, top, evaluate, run)
+    finally:
+        _forget(shared.design)
     yield ("result", _plan_result(sp, tally, queue, mine, best, top, time.perf_counter() - started))
 
 
@@ -492,12 +520,17 @@ def _estimate_one(sp: _Space, tally: _Tally, lay: dict[str, Any]) -> None:
     tally.fits.append(Candidate(lay, mem, state, est, current=is_current, key=key))
 
 
-def _engine_runs(tally: _Tally, top: int, evaluate: int | None, run: Callable[[Candidate], None]
+def _engine_runs(tally: _Tally, top: int, evaluate: int | None,
+                 run: Callable[[list[Candidate], int], Iterator[int]]
                  ) -> Generator[tuple, None, tuple[list[Candidate], Candidate | None, float]]:
-    """Run the engine (``run``) on the best estimates, one per placement first, then branch and
-    bound: the estimate never exceeds the engine's time for the same layout (same compute and
-    timing, no congestion, no resources stage), so a layout whose estimate is at or above the
-    best engine time cannot beat it; the others run, up to BOUND_RUNS x the evaluated number.
+    """Run the engine (``run``: one round of layouts and its number, yielding after each result) on the best
+    estimates, one per placement first, then branch and bound: the estimate never exceeds the
+    engine's time for the same layout (same compute and timing, no congestion, no resources
+    stage), so a layout whose estimate is at or above the best engine time cannot beat it. The
+    second round runs every other layout whose estimate is below the first round's best, fastest
+    estimate first, up to BOUND_RUNS x the evaluated number in all; the best of the second round
+    can only lower the bound, so no third round could add a layout. Two rounds whose members do
+    not depend on the order results arrive in: the same runs for any number of workers.
     Returns the layouts run, the design's own layout (when it fits) and the best engine time."""
     fits = tally.fits
     n_eval = max(evaluate if evaluate is not None else max(MIN_EVALUATED, top), 1)
@@ -507,24 +540,20 @@ def _engine_runs(tally: _Tally, top: int, evaluate: int | None, run: Callable[[C
         tally.current_note = None
         if mine not in queue:
             queue.append(mine)
-    runs = 0
-    for cand in queue:
-        yield ("progress", "engine", runs, len(queue))
-        run(cand)
-        runs += 1
+    yield ("progress", "engine", 0, len(queue))
+    for done in run(queue, 1):
+        yield ("progress", "engine", done, len(queue))
     best = min((c.iteration_time_s for c in queue if c.iteration_time_s is not None), default=math.inf)
-    for cand in fits:
-        if cand.estimate_s >= best or runs >= BOUND_RUNS * n_eval + (mine is not None):
-            break
-        if cand in queue:
-            continue
-        yield ("progress", "engine", runs, runs + 1)
-        queue.append(cand)
-        run(cand)
-        runs += 1
-        if cand.iteration_time_s is not None:
-            best = min(best, cand.iteration_time_s)
-    yield ("progress", "engine", runs, runs)
+    room = BOUND_RUNS * n_eval + (mine is not None) - len(queue)
+    chosen = set(map(id, queue))
+    second = [c for c in fits if c.estimate_s < best and id(c) not in chosen][:max(room, 0)]
+    if second:
+        first = len(queue)
+        for done in run(second, 2):
+            yield ("progress", "engine", first + done, first + len(second))
+        queue += second
+        best = min([best] + [c.iteration_time_s for c in second if c.iteration_time_s is not None])
+    yield ("progress", "engine", len(queue), len(queue))
     return queue, mine, best
 
 
@@ -553,22 +582,91 @@ def _plan_result(sp: _Space, tally: _Tally, queue: list[Candidate], mine: Candid
                       current_note=tally.current_note, unsettled=open_)
 
 
-def _run_engine(cand: Candidate, design, catalog, base: dict[str, Any], seed: int | None,
-                tally: _Tally, cache: EngineCache | None = None) -> None:
-    """Run the full engine on ``cand``'s layout and keep its figures (or why it was refused)."""
+#: (design dict, the design decoded from it, its EngineCache): a worker decodes the design of a
+#: search once, not once per engine run, and its runs share one cache
+_decoded: tuple[Any, Any, EngineCache] | None = None
+
+#: the figures of an engine run a :class:`Candidate` keeps (``engine_run``'s answer)
+RUN_FIGURES = ("iteration_time_s", "mfu", "tflops_per_gpu", "tokens_per_s", "samples_per_s",
+               "training_time_days")
+
+
+@dataclass(frozen=True)
+class Shared:
+    """What every engine run of a search shares (sent once per worker, one object): the design as
+    a dict (``fileformat.to_dict``), the catalog, the workload dict the layouts are set on, the
+    seed (None: the design's)."""
+
+    design: dict[str, Any]
+    catalog: Any
+    base: dict[str, Any]
+    seed: int | None
+    #: the engine round (1 or 2) these runs belong to, a field of its own so that the rounds'
+    #: copies scattered to a Dask cluster differ: ``run_tasks`` scatters with keys hashed from
+    #: the content, and the same content scattered again at once shares a key that the first
+    #: round's release can delete under the second ("lost dependencies", measured 1 in 20)
+    round: int = 0
+
+
+def engine_run(layout: dict[str, Any], shared: Shared) -> dict[str, Any]:
+    """The full engine (``pipeline.run``) on ``layout``: its figures (``RUN_FIGURES``, the
+    breakdown and the warnings) or ``{"error": why}`` when the engine refuses it. ``shared``
+    (:class:`Shared`) is the same for every run of a search; pure, so a run's answer does not
+    depend on where or after which others it runs."""
+    global _decoded
     from designer.engine import pipeline
 
+    design_dict, catalog, base, seed = shared.design, shared.catalog, shared.base, shared.seed
+    if _decoded is None or _decoded[0] is not design_dict:
+        from designer.topology.fileformat import from_dict as design_from_dict
+
+        _decoded = (design_dict, design_from_dict(design_dict, source="<plan>"), EngineCache())
+    _, design, cache = _decoded
     try:
-        r = pipeline.run(design, catalog, seed=seed, cache=cache, workload={**base, **cand.layout})
+        r = pipeline.run(design, catalog, seed=seed, cache=cache, workload={**base, **layout})
     except UsageError as exc:
-        cand.error = str(exc)
+        return {"error": str(exc)}
+    out: dict[str, Any] = {k: getattr(r, k) for k in RUN_FIGURES}
+    out.update(breakdown_s=dict(r.breakdown_s), warnings=list(r.warnings))
+    return out
+
+
+def _forget(design_dict: Any) -> None:
+    """Drop this process's decoded copy of a finished search's design (a worker's goes with it)."""
+    global _decoded
+    if _decoded is not None and _decoded[0] is design_dict:
+        _decoded = None
+
+
+def _run_round(cands: list[Candidate], shared: Shared, runner: Runner, tally: _Tally) -> Iterator[int]:
+    """Run ``cands`` through ``runner`` (yields how many have finished after each), then keep
+    their figures in layout order (so the example of a refusal is the same for any runner)."""
+    answers: dict[int, dict[str, Any]] = {}
+    runs = runner(engine_run, [c.layout for c in cands], shared)
+    try:
+        for index, answer in runs:
+            answers[index] = answer
+            yield len(answers)
+    finally:
+        # a search closed between two runs (Cancel) stops the runner now: no more runs are
+        # handed out (a pool's running ones finish)
+        close = getattr(runs, "close", None)
+        if close is not None:
+            close()
+    for index in sorted(answers):
+        _keep(cands[index], answers[index], tally)
+
+
+def _keep(cand: Candidate, answer: dict[str, Any], tally: _Tally) -> None:
+    """Keep an :func:`engine_run` answer on ``cand`` (or count its refusal)."""
+    if "error" in answer:
+        cand.error = answer["error"]
         tally.dropped["engine"] += 1
-        tally.examples.setdefault("engine", f"{cand.label}: {exc}")
+        tally.examples.setdefault("engine", f"{cand.label}: {cand.error}")
         return
-    cand.iteration_time_s, cand.mfu = r.iteration_time_s, r.mfu
-    cand.tflops_per_gpu, cand.tokens_per_s = r.tflops_per_gpu, r.tokens_per_s
-    cand.samples_per_s, cand.training_time_days = r.samples_per_s, r.training_time_days
-    cand.breakdown_s, cand.warnings = dict(r.breakdown_s), list(r.warnings)
+    for k in RUN_FIGURES:
+        setattr(cand, k, answer[k])
+    cand.breakdown_s, cand.warnings = dict(answer["breakdown_s"]), list(answer["warnings"])
 
 
 def _pick(fits: list[Candidate], n: int) -> list[Candidate]:
@@ -587,10 +685,12 @@ def _pick(fits: list[Candidate], n: int) -> list[Candidate]:
 
 
 def search(design, catalog, *, top: int = 5, evaluate: int | None = None,
-           seed: int | None = None, cache: EngineCache | None = None) -> PlanResult:
+           seed: int | None = None, cache: EngineCache | None = None,
+           runner: Runner | None = None) -> PlanResult:
     """Run :func:`search_steps` to the end and return its :class:`PlanResult`."""
     result = None
-    for item in search_steps(design, catalog, top=top, evaluate=evaluate, seed=seed, cache=cache):
+    for item in search_steps(design, catalog, top=top, evaluate=evaluate, seed=seed, cache=cache,
+                             runner=runner):
         if item[0] == "result":
             result = item[1]
     if result is None:  # search_steps ends with a result or raises
