@@ -155,11 +155,11 @@ def table(result) -> str:
              + f", {result.memory_cap_GB:g} GB per GPU",
              f"searched  {result.searched} layouts: {result.fit} fit in memory, {len(result.ranked)} "
              f"run through the engine ({result.seconds:.1f} s)", ""]
-    head = ["#", "layout", "iteration s", "MFU", "GB/GPU", "tokens/s"]
+    head = ["#", "layout", "GPUs", "iteration s", "MFU", "GB/GPU", "tokens/s"]
     rows = [head]
     for c in result.shown:
         rank = str(result.ranked.index(c) + 1)
-        rows.append([rank, c.label + ("  (design)" if c.current else ""), f"{c.iteration_time_s:.3f}",
+        rows.append([rank, c.label + ("  (design)" if c.current else ""), str(c.gpus), f"{c.iteration_time_s:.3f}",
                      f"{100 * c.mfu:.1f}%", f"{c.memory_GB:.1f}" if c.memory_GB is not None else "-",
                      f"{c.tokens_per_s:.4g}"])
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]

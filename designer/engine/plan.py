@@ -6,7 +6,9 @@ tensor (tp), pipeline (pp), data (dp) parallelism, context (cp) and expert (ep) 
 the workload model has them (ep only for a mixture-of-experts model), the micro-batch, the
 interleaved pipeline's virtual stages and activation recomputation (none, full, selective where
 the model knows it), for the workload's fixed global batch on all of the job's GPUs
-(tp·cp·pp·dp = GPUs). It runs in three steps, cheapest first:
+(tp·cp·pp·dp = GPUs) and, when the design's own layout runs on fewer (a batch that no layout of
+all of them splits: 385 sequences on 8,192 GPUs), on as many as it uses too (:func:`pools`), so
+that it is ranked with the others. It runs in three steps, cheapest first:
 
 1. **Rules** (no model run): tp divides the heads (and the key/value heads, as Megatron-Core's
    query groups require) and either divides a server's NVLink domain or spans whole ones; the
@@ -108,8 +110,13 @@ class Candidate:
     def label(self) -> str:
         return layout_label(self.layout)
 
+    @property
+    def gpus(self) -> int:
+        """GPUs the layout runs on: tp·cp·pp·dp."""
+        return layout_gpus(self.layout)
+
     def to_json(self) -> dict[str, Any]:
-        return {"layout": dict(self.layout), "label": self.label, "current": self.current,
+        return {"layout": dict(self.layout), "label": self.label, "gpus": self.gpus, "current": self.current,
                 "iteration_time_s": self.iteration_time_s, "mfu": self.mfu,
                 "tflops_per_gpu": self.tflops_per_gpu, "tokens_per_s": self.tokens_per_s,
                 "samples_per_s": self.samples_per_s, "training_time_days": self.training_time_days,
@@ -177,6 +184,11 @@ def layout_label(layout: dict[str, Any]) -> str:
         parts.append(f"ep{layout['ep']}")
     parts += [f"mb{layout['micro_batch']}", f"v{layout['interleave']}", f"rc={recompute_label(layout)}"]
     return " ".join(parts)
+
+
+def layout_gpus(layout: dict[str, Any]) -> int:
+    """tp·cp·pp·dp of a layout (expert parallelism is carved out of cp·dp)."""
+    return layout["tp"] * layout.get("cp", 1) * layout["pp"] * layout["dp"]
 
 
 def recompute_label(layout: dict[str, Any]) -> str:
@@ -363,7 +375,7 @@ def search_steps(design, catalog, *, top: int = 5, evaluate: int | None = None,
     sp = _space(design, catalog, cache)
     tally = _Tally(current_note=(
         f"the design's layout {layout_label({**sp.current, 'dp': sp.w0.dp})} is not among the "
-        f"layouts searched (all {sp.pool} GPUs, micro-batch {', '.join(map(str, MICRO_BATCHES))}, "
+        f"layouts searched ({' and '.join(map(str, pools(sp)))} GPUs, micro-batch {', '.join(map(str, MICRO_BATCHES))}, "
         f"interleave {', '.join(map(str, INTERLEAVES))})"))
     if sp.refused:
         sp.current, tally.current_note = {}, f"the design's own layout is refused: {sp.refused}"
@@ -462,10 +474,21 @@ def _order(data: dict[str, Any]) -> str | None:
     return workload_order(data)
 
 
+def pools(sp: _Space) -> tuple[int, ...]:
+    """The GPU counts searched: all of the job's (``pool``), and the design's own layout's when it
+    runs on fewer, as ``pipeline.run`` resolves it (a global batch that no layout of all the GPUs
+    splits, such as one refitted by ``engine.fit.refit_for_batch``; a dp that leaves GPUs idle).
+    Without it an odd batch ranks only the layouts of every GPU, all with dp 1 (issue #24: batch
+    1,615 on 8,192 GPUs, best tp32 pp64 cp4 at 53 TFLOP/s), below the design's own on fewer."""
+    own = sp.w0.gpus
+    return (sp.pool,) if sp.refused or not 0 < own < sp.pool else (sp.pool, own)
+
+
 def _estimates(sp: _Space, tally: _Tally) -> Iterator[tuple]:
-    """Every layout of the space: dropped with a reason (a cheap rule, the workload's own rules,
-    GPU memory) or estimated on uncongested shapes into ``tally.fits``; progress as it goes."""
-    space = list(_layout_space(sp.w0, sp.pool, sp.domain, sp.names))
+    """Every layout of the space (on each of :func:`pools`): dropped with a reason (a cheap rule,
+    the workload's own rules, GPU memory) or estimated on uncongested shapes into
+    ``tally.fits``; progress as it goes."""
+    space = [lay for n in pools(sp) for lay in _layout_space(sp.w0, n, sp.domain, sp.names)]
     total = len(space)
     for i, lay in enumerate(space):
         if i % ESTIMATES_PER_STEP == 0:
@@ -705,7 +728,7 @@ def apply(design, layout: dict[str, Any]) -> dict[str, Any]:
     work.update({k: v for k, v in layout.items() if k in LAYOUT_FIELDS})
     if not layout.get("recompute"):
         work.pop("recompute_granularity", None)
-    size = layout["tp"] * layout.get("cp", 1) * layout["pp"] * layout["dp"]
+    size = layout_gpus(layout)
     if work.get("gpus"):
         work["gpus"] = size
     return work

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QDialog, QHBoxLayout, QHeaderV
 
 from designer.gui.worker import GeneratorWorker, RetiredWorkers, SearchDialog, sent_by
 
-COLUMNS = ("#", "Layout", "Iteration s", "MFU", "GB/GPU", "Tokens/s")
+COLUMNS = ("#", "Layout", "GPUs", "Iteration s", "MFU", "GB/GPU", "Tokens/s")
 _STAGES = {"estimate": "Estimating layouts", "engine": "Running the engine on the best"}
 
 
@@ -32,7 +32,7 @@ def plan_rows(result) -> list[tuple[Any, list[str]]]:
     rows = []
     for c in result.shown:
         rank = result.ranked.index(c) + 1
-        rows.append((c, [str(rank), c.label + ("  (design)" if c.current else ""),
+        rows.append((c, [str(rank), c.label + ("  (design)" if c.current else ""), str(c.gpus),
                          f"{c.iteration_time_s:.3f}", f"{100 * c.mfu:.1f}%",
                          f"{c.memory_GB:.1f}" if c.memory_GB is not None else "-",
                          f"{c.tokens_per_s:.4g}"]))
