@@ -223,8 +223,9 @@ def test_every_catalog_llm_plans_and_sweeps_with_a_changed_batch(catalog, rail_d
     """Issue #24: on the layout `new` saves for every catalog LLM on 1,024 and 8,192 GPUs, an odd
     changed batch (3/4 of the published one, plus one) is refitted, the design's refitted layout
     (without interleaving) passes the search's rules and is searched on its own GPU count
-    (``plan.pools``), so `plan` has a legal layout to rank, and `sweep` accepts the batch values. (Every one of these 32
-    searches was also run to the end with `plan`; the full runs take minutes, one is below.)"""
+    (``plan.pools``), so `plan` has a legal layout to rank, and `sweep` accepts the batch values.
+    (Every one of these 32 searches was also run to the end with `plan`; the full runs take
+    minutes, one is below.)"""
     from designer.engine import plan
     from designer.engine.cache import EngineCache
     from designer.engine.sweep import prepare as sweep_prepare
@@ -242,7 +243,8 @@ def test_every_catalog_llm_plans_and_sweeps_with_a_changed_batch(catalog, rail_d
             assert sp.w0.global_batch % (sp.w0.dp * sp.w0.micro_batch) == 0, where
             # the refitted layout, uninterleaved (a refit keeps the preset's v, which the search's
             # rule of micro-batches a multiple of pp may refuse: Llama 3 405B's v8 on 1,537)
-            assert plan._rule(sp.w0, {**sp.current, "dp": sp.w0.dp, "interleave": 1}, sp.domain) is None, where
+            plain = {**sp.current, "dp": sp.w0.dp, "interleave": 1}
+            assert plan._rule(sp.w0, plain, sp.domain) is None, where
             assert sp.w0.gpus in plan.pools(sp), where
             values = [entry["global_batch"] * 3 // 4 + 1, 2 * entry["global_batch"]]
             # sweep checks every value (and refits the layout for it) before any point runs; a

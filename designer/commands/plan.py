@@ -159,7 +159,8 @@ def table(result) -> str:
     rows = [head]
     for c in result.shown:
         rank = str(result.ranked.index(c) + 1)
-        rows.append([rank, c.label + ("  (design)" if c.current else ""), str(c.gpus), f"{c.iteration_time_s:.3f}",
+        rows.append([rank, c.label + ("  (design)" if c.current else ""), str(c.gpus),
+                     f"{c.iteration_time_s:.3f}",
                      f"{100 * c.mfu:.1f}%", f"{c.memory_GB:.1f}" if c.memory_GB is not None else "-",
                      f"{c.tokens_per_s:.4g}"])
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]

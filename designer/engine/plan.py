@@ -31,14 +31,14 @@ that it is ranked with the others. It runs in three steps, cheapest first:
 can cancel between two yields); :func:`search` runs it to the end.
 
 **Where the engine runs.** Each engine run is :func:`engine_run` ``(layout, shared)``, a pure
-function of the layout and of ``shared`` = (the design as a dict, the catalog, the workload dict,
-the seed: :class:`Shared`), the same for every run. ``search_steps(..., runner=...)`` hands the runs to ``runner(func,
-items, shared)``, an iterator of ``(index, result)`` in any order (the service layer passes
-``designer.services.parallel.run_tasks``: all local cores or a Dask cluster, the design sent once
-per worker); without one they run here, one after the other. The runs go in two rounds whose
-members depend only on estimates and on the first round's engine times, never on the order in
-which results arrive, and results are applied in layout order: the same ranking for any worker
-count.
+function of the layout and of ``shared`` (:class:`Shared`: the design as a dict, the catalog, the
+workload dict, the seed), the same for every run. ``search_steps(..., runner=...)`` hands the
+runs to ``runner(func, items, shared)``, an iterator of ``(index, result)`` in any order (the
+service layer passes ``designer.services.parallel.run_tasks``: all local cores or a Dask cluster,
+the design sent once per worker); without one they run here, one after the other. The runs go
+in two rounds whose members depend only on estimates and on the first round's engine times,
+never on the order in which results arrive, and results are applied in layout order: the same
+ranking for any worker count.
 """
 
 from __future__ import annotations
@@ -116,7 +116,8 @@ class Candidate:
         return layout_gpus(self.layout)
 
     def to_json(self) -> dict[str, Any]:
-        return {"layout": dict(self.layout), "label": self.label, "gpus": self.gpus, "current": self.current,
+        return {"layout": dict(self.layout), "label": self.label, "gpus": self.gpus,
+                "current": self.current,
                 "iteration_time_s": self.iteration_time_s, "mfu": self.mfu,
                 "tflops_per_gpu": self.tflops_per_gpu, "tokens_per_s": self.tokens_per_s,
                 "samples_per_s": self.samples_per_s, "training_time_days": self.training_time_days,
@@ -375,8 +376,8 @@ def search_steps(design, catalog, *, top: int = 5, evaluate: int | None = None,
     sp = _space(design, catalog, cache)
     tally = _Tally(current_note=(
         f"the design's layout {layout_label({**sp.current, 'dp': sp.w0.dp})} is not among the "
-        f"layouts searched ({' and '.join(map(str, pools(sp)))} GPUs, micro-batch {', '.join(map(str, MICRO_BATCHES))}, "
-        f"interleave {', '.join(map(str, INTERLEAVES))})"))
+        f"layouts searched ({' and '.join(map(str, pools(sp)))} GPUs, micro-batch "
+        f"{', '.join(map(str, MICRO_BATCHES))}, interleave {', '.join(map(str, INTERLEAVES))})"))
     if sp.refused:
         sp.current, tally.current_note = {}, f"the design's own layout is refused: {sp.refused}"
     yield from _estimates(sp, tally)
@@ -386,7 +387,10 @@ def search_steps(design, catalog, *, top: int = 5, evaluate: int | None = None,
     from designer.topology.fileformat import to_dict
 
     shared = Shared(to_dict(design), catalog, sp.base, seed)
-    run = lambda cands, k: _run_round(cands, replace(shared, round=k), runner or in_order, tally)  # noqa: E731
+
+    def run(cands: list[Candidate], k: int) -> Iterator[int]:
+        return _run_round(cands, replace(shared, round=k), runner or in_order, tally)
+
     try:
         queue, mine, best = yield from _engine_runs(tally, top, evaluate, run)
     finally:
