@@ -63,7 +63,9 @@ def test_search_fills_the_table_and_apply_is_one_undo_step(window, qtbot):
     assert dialog.table.rowCount() == len(result.shown) >= 1
     best = result.best
     assert dialog.table.item(0, 1).text().startswith(best.label)
-    assert dialog.table.item(0, 2).text() == f"{best.iteration_time_s:.3f}"
+    assert dialog.table.item(0, 2).text() == str(best.gpus) == str(
+        best.layout["tp"] * best.layout.get("cp", 1) * best.layout["pp"] * best.layout["dp"])
+    assert dialog.table.item(0, 3).text() == f"{best.iteration_time_s:.3f}"
     assert "dropped" in dialog.notes.toPlainText()
 
     row = next(i for i, c in enumerate(dialog._candidates) if not c.current)

@@ -31,6 +31,11 @@ def register(subparsers) -> None:
                         "more run while a layout left out might still beat the best, up to "
                         "twice as many")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--workers", type=_count, default=None, metavar="N",
+                   help="processes the engine runs go to (default: all cores; 1: this process); "
+                        "the ranking does not depend on it")
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT", default=None,
+                   help="run the engine runs on this Dask cluster (the design is sent once per worker)")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--apply", action="store_true",
                      help="save the best layout into FILE's workload (FILE -, read from standard "
@@ -80,8 +85,22 @@ def run(args: argparse.Namespace) -> int:
     apply_sets(design, args.sets)
     catalog = load_catalog()
     report_problems(catalog)
-    result = planning.search(design, catalog, top=args.top, evaluate=args.evaluate,
-                             seed=design_seed(design, args.seed))
+    tty = sys.stderr.isatty()
+
+    def progress(stage: str, done: int, total: int) -> None:
+        # a bar on a terminal only: the estimates, then the engine runs as they finish
+        if tty and total:
+            bar = "#" * (30 * done // total)
+            what = "layouts estimated" if stage == "estimate" else "engine runs"
+            print(f"\r[{bar:<30}] {done}/{total} {what}\033[K", end="", file=sys.stderr)
+
+    try:
+        result = planning.search(design, catalog, top=args.top, evaluate=args.evaluate,
+                                 seed=design_seed(design, args.seed), workers=args.workers,
+                                 scheduler=args.scheduler, progress=progress)
+    finally:
+        if tty:
+            print("\r\033[K", end="", file=sys.stderr)
     check_finite(result)  # before anything is saved or printed
     saved = None
     if (args.apply or args.output) and result.best is not None:
@@ -136,11 +155,12 @@ def table(result) -> str:
              + f", {result.memory_cap_GB:g} GB per GPU",
              f"searched  {result.searched} layouts: {result.fit} fit in memory, {len(result.ranked)} "
              f"run through the engine ({result.seconds:.1f} s)", ""]
-    head = ["#", "layout", "iteration s", "MFU", "GB/GPU", "tokens/s"]
+    head = ["#", "layout", "GPUs", "iteration s", "MFU", "GB/GPU", "tokens/s"]
     rows = [head]
     for c in result.shown:
         rank = str(result.ranked.index(c) + 1)
-        rows.append([rank, c.label + ("  (design)" if c.current else ""), f"{c.iteration_time_s:.3f}",
+        rows.append([rank, c.label + ("  (design)" if c.current else ""), str(c.gpus),
+                     f"{c.iteration_time_s:.3f}",
                      f"{100 * c.mfu:.1f}%", f"{c.memory_GB:.1f}" if c.memory_GB is not None else "-",
                      f"{c.tokens_per_s:.4g}"])
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]

@@ -6,7 +6,9 @@ tensor (tp), pipeline (pp), data (dp) parallelism, context (cp) and expert (ep) 
 the workload model has them (ep only for a mixture-of-experts model), the micro-batch, the
 interleaved pipeline's virtual stages and activation recomputation (none, full, selective where
 the model knows it), for the workload's fixed global batch on all of the job's GPUs
-(tp·cp·pp·dp = GPUs). It runs in three steps, cheapest first:
+(tp·cp·pp·dp = GPUs) and, when the design's own layout runs on fewer (a batch that no layout of
+all of them splits: 385 sequences on 8,192 GPUs), on as many as it uses too (:func:`pools`), so
+that it is ranked with the others. It runs in three steps, cheapest first:
 
 1. **Rules** (no model run): tp divides the heads (and the key/value heads, as Megatron-Core's
    query groups require) and either divides a server's NVLink domain or spans whole ones; the
@@ -27,6 +29,16 @@ the model knows it), for the workload's fixed global batch on all of the job's G
 
 :func:`search_steps` is a generator that yields progress (the GUI runs it in a worker thread and
 can cancel between two yields); :func:`search` runs it to the end.
+
+**Where the engine runs.** Each engine run is :func:`engine_run` ``(layout, shared)``, a pure
+function of the layout and of ``shared`` (:class:`Shared`: the design as a dict, the catalog, the
+workload dict, the seed), the same for every run. ``search_steps(..., runner=...)`` hands the
+runs to ``runner(func, items, shared)``, an iterator of ``(index, result)`` in any order (the
+service layer passes ``designer.services.parallel.run_tasks``: all local cores or a Dask cluster,
+the design sent once per worker); without one they run here, one after the other. The runs go
+in two rounds whose members depend only on estimates and on the first round's engine times,
+never on the order in which results arrive, and results are applied in layout order: the same
+ranking for any worker count.
 """
 
 from __future__ import annotations
@@ -34,7 +46,7 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable, Generator, Iterator
 
 from designer.engine import collectives as coll
@@ -98,8 +110,14 @@ class Candidate:
     def label(self) -> str:
         return layout_label(self.layout)
 
+    @property
+    def gpus(self) -> int:
+        """GPUs the layout runs on: tp·cp·pp·dp."""
+        return layout_gpus(self.layout)
+
     def to_json(self) -> dict[str, Any]:
-        return {"layout": dict(self.layout), "label": self.label, "current": self.current,
+        return {"layout": dict(self.layout), "label": self.label, "gpus": self.gpus,
+                "current": self.current,
                 "iteration_time_s": self.iteration_time_s, "mfu": self.mfu,
                 "tflops_per_gpu": self.tflops_per_gpu, "tokens_per_s": self.tokens_per_s,
                 "samples_per_s": self.samples_per_s, "training_time_days": self.training_time_days,
@@ -167,6 +185,11 @@ def layout_label(layout: dict[str, Any]) -> str:
         parts.append(f"ep{layout['ep']}")
     parts += [f"mb{layout['micro_batch']}", f"v{layout['interleave']}", f"rc={recompute_label(layout)}"]
     return " ".join(parts)
+
+
+def layout_gpus(layout: dict[str, Any]) -> int:
+    """tp·cp·pp·dp of a layout (expert parallelism is carved out of cp·dp)."""
+    return layout["tp"] * layout.get("cp", 1) * layout["pp"] * layout["dp"]
 
 
 def recompute_label(layout: dict[str, Any]) -> str:
@@ -329,11 +352,23 @@ class _Tally:
     searched: int = 0
 
 
+#: ``runner(func, items, shared)``: ``(index, func(items[index], shared))`` for every item, in any order
+Runner = Callable[[Callable[[Any, Any], Any], list, Any], Iterator[tuple[int, Any]]]
+
+
+def in_order(func: Callable[[Any, Any], Any], items: list, shared: Any) -> Iterator[tuple[int, Any]]:
+    """The runner without workers: every item in this process, in item order."""
+    for i, item in enumerate(items):
+        yield i, func(item, shared)
+
+
 def search_steps(design, catalog, *, top: int = 5, evaluate: int | None = None,
-                 seed: int | None = None, cache: EngineCache | None = None) -> Iterator[tuple]:
+                 seed: int | None = None, cache: EngineCache | None = None,
+                 runner: Runner | None = None) -> Iterator[tuple]:
     """The search (module docstring) as a generator: ``("progress", stage, done, total)`` with
     stage "estimate" or "engine", then ``("result", PlanResult)``. ``cache``: the caller's
-    :class:`~designer.engine.cache.EngineCache` (None: one for this search, shared by its runs)."""
+    :class:`~designer.engine.cache.EngineCache` for the estimates (None: one for this search).
+    ``runner``: where the engine runs go (module docstring; None: :func:`in_order`)."""
     if top < 1:
         raise UsageError(f"--top must be 1 or more, got {top}")
     started = time.perf_counter()
@@ -341,16 +376,25 @@ def search_steps(design, catalog, *, top: int = 5, evaluate: int | None = None,
     sp = _space(design, catalog, cache)
     tally = _Tally(current_note=(
         f"the design's layout {layout_label({**sp.current, 'dp': sp.w0.dp})} is not among the "
-        f"layouts searched (all {sp.pool} GPUs, micro-batch {', '.join(map(str, MICRO_BATCHES))}, "
-        f"interleave {', '.join(map(str, INTERLEAVES))})"))
+        f"layouts searched ({' and '.join(map(str, pools(sp)))} GPUs, micro-batch "
+        f"{', '.join(map(str, MICRO_BATCHES))}, interleave {', '.join(map(str, INTERLEAVES))})"))
     if sp.refused:
         sp.current, tally.current_note = {}, f"the design's own layout is refused: {sp.refused}"
     yield from _estimates(sp, tally)
     if not tally.fits:
         raise UsageError(_nothing_fits(tally.dropped, tally.examples, sp.pool, sp.cap))
     tally.fits.sort(key=lambda c: c.estimate_s)
-    run = lambda cand: _run_engine(cand, design, catalog, sp.base, seed, tally, cache)  # noqa: E731
-    queue, mine, best = yield from _engine_runs(tally, top, evaluate, run)
+    from designer.topology.fileformat import to_dict
+
+    shared = Shared(to_dict(design), catalog, sp.base, seed)
+
+    def run(cands: list[Candidate], k: int) -> Iterator[int]:
+        return _run_round(cands, replace(shared, round=k), runner or in_order, tally)
+
+    try:
+        queue, mine, best = yield from _engine_runs(tally, top, evaluate, run)
+    finally:
+        _forget(shared.design)
     yield ("result", _plan_result(sp, tally, queue, mine, best, top, time.perf_counter() - started))
 
 
@@ -434,10 +478,21 @@ def _order(data: dict[str, Any]) -> str | None:
     return workload_order(data)
 
 
+def pools(sp: _Space) -> tuple[int, ...]:
+    """The GPU counts searched: all of the job's (``pool``), and the design's own layout's when it
+    runs on fewer, as ``pipeline.run`` resolves it (a global batch that no layout of all the GPUs
+    splits, such as one refitted by ``engine.fit.refit_for_batch``; a dp that leaves GPUs idle).
+    Without it an odd batch ranks only the layouts of every GPU, all with dp 1 (issue #24: batch
+    1,615 on 8,192 GPUs, best tp32 pp64 cp4 at 53 TFLOP/s), below the design's own on fewer."""
+    own = sp.w0.gpus
+    return (sp.pool,) if sp.refused or not 0 < own < sp.pool else (sp.pool, own)
+
+
 def _estimates(sp: _Space, tally: _Tally) -> Iterator[tuple]:
-    """Every layout of the space: dropped with a reason (a cheap rule, the workload's own rules,
-    GPU memory) or estimated on uncongested shapes into ``tally.fits``; progress as it goes."""
-    space = list(_layout_space(sp.w0, sp.pool, sp.domain, sp.names))
+    """Every layout of the space (on each of :func:`pools`): dropped with a reason (a cheap rule,
+    the workload's own rules, GPU memory) or estimated on uncongested shapes into
+    ``tally.fits``; progress as it goes."""
+    space = [lay for n in pools(sp) for lay in _layout_space(sp.w0, n, sp.domain, sp.names)]
     total = len(space)
     for i, lay in enumerate(space):
         if i % ESTIMATES_PER_STEP == 0:
@@ -492,12 +547,17 @@ def _estimate_one(sp: _Space, tally: _Tally, lay: dict[str, Any]) -> None:
     tally.fits.append(Candidate(lay, mem, state, est, current=is_current, key=key))
 
 
-def _engine_runs(tally: _Tally, top: int, evaluate: int | None, run: Callable[[Candidate], None]
+def _engine_runs(tally: _Tally, top: int, evaluate: int | None,
+                 run: Callable[[list[Candidate], int], Iterator[int]]
                  ) -> Generator[tuple, None, tuple[list[Candidate], Candidate | None, float]]:
-    """Run the engine (``run``) on the best estimates, one per placement first, then branch and
-    bound: the estimate never exceeds the engine's time for the same layout (same compute and
-    timing, no congestion, no resources stage), so a layout whose estimate is at or above the
-    best engine time cannot beat it; the others run, up to BOUND_RUNS x the evaluated number.
+    """Run the engine (``run``: one round of layouts and its number, yielding after each result) on the best
+    estimates, one per placement first, then branch and bound: the estimate never exceeds the
+    engine's time for the same layout (same compute and timing, no congestion, no resources
+    stage), so a layout whose estimate is at or above the best engine time cannot beat it. The
+    second round runs every other layout whose estimate is below the first round's best, fastest
+    estimate first, up to BOUND_RUNS x the evaluated number in all; the best of the second round
+    can only lower the bound, so no third round could add a layout. Two rounds whose members do
+    not depend on the order results arrive in: the same runs for any number of workers.
     Returns the layouts run, the design's own layout (when it fits) and the best engine time."""
     fits = tally.fits
     n_eval = max(evaluate if evaluate is not None else max(MIN_EVALUATED, top), 1)
@@ -507,24 +567,20 @@ def _engine_runs(tally: _Tally, top: int, evaluate: int | None, run: Callable[[C
         tally.current_note = None
         if mine not in queue:
             queue.append(mine)
-    runs = 0
-    for cand in queue:
-        yield ("progress", "engine", runs, len(queue))
-        run(cand)
-        runs += 1
+    yield ("progress", "engine", 0, len(queue))
+    for done in run(queue, 1):
+        yield ("progress", "engine", done, len(queue))
     best = min((c.iteration_time_s for c in queue if c.iteration_time_s is not None), default=math.inf)
-    for cand in fits:
-        if cand.estimate_s >= best or runs >= BOUND_RUNS * n_eval + (mine is not None):
-            break
-        if cand in queue:
-            continue
-        yield ("progress", "engine", runs, runs + 1)
-        queue.append(cand)
-        run(cand)
-        runs += 1
-        if cand.iteration_time_s is not None:
-            best = min(best, cand.iteration_time_s)
-    yield ("progress", "engine", runs, runs)
+    room = BOUND_RUNS * n_eval + (mine is not None) - len(queue)
+    chosen = set(map(id, queue))
+    second = [c for c in fits if c.estimate_s < best and id(c) not in chosen][:max(room, 0)]
+    if second:
+        first = len(queue)
+        for done in run(second, 2):
+            yield ("progress", "engine", first + done, first + len(second))
+        queue += second
+        best = min([best] + [c.iteration_time_s for c in second if c.iteration_time_s is not None])
+    yield ("progress", "engine", len(queue), len(queue))
     return queue, mine, best
 
 
@@ -553,22 +609,91 @@ def _plan_result(sp: _Space, tally: _Tally, queue: list[Candidate], mine: Candid
                       current_note=tally.current_note, unsettled=open_)
 
 
-def _run_engine(cand: Candidate, design, catalog, base: dict[str, Any], seed: int | None,
-                tally: _Tally, cache: EngineCache | None = None) -> None:
-    """Run the full engine on ``cand``'s layout and keep its figures (or why it was refused)."""
+#: (design dict, the design decoded from it, its EngineCache): a worker decodes the design of a
+#: search once, not once per engine run, and its runs share one cache
+_decoded: tuple[Any, Any, EngineCache] | None = None
+
+#: the figures of an engine run a :class:`Candidate` keeps (``engine_run``'s answer)
+RUN_FIGURES = ("iteration_time_s", "mfu", "tflops_per_gpu", "tokens_per_s", "samples_per_s",
+               "training_time_days")
+
+
+@dataclass(frozen=True)
+class Shared:
+    """What every engine run of a search shares (sent once per worker, one object): the design as
+    a dict (``fileformat.to_dict``), the catalog, the workload dict the layouts are set on, the
+    seed (None: the design's)."""
+
+    design: dict[str, Any]
+    catalog: Any
+    base: dict[str, Any]
+    seed: int | None
+    #: the engine round (1 or 2) these runs belong to, a field of its own so that the rounds'
+    #: copies scattered to a Dask cluster differ: ``run_tasks`` scatters with keys hashed from
+    #: the content, and the same content scattered again at once shares a key that the first
+    #: round's release can delete under the second ("lost dependencies", measured 1 in 20)
+    round: int = 0
+
+
+def engine_run(layout: dict[str, Any], shared: Shared) -> dict[str, Any]:
+    """The full engine (``pipeline.run``) on ``layout``: its figures (``RUN_FIGURES``, the
+    breakdown and the warnings) or ``{"error": why}`` when the engine refuses it. ``shared``
+    (:class:`Shared`) is the same for every run of a search; pure, so a run's answer does not
+    depend on where or after which others it runs."""
+    global _decoded
     from designer.engine import pipeline
 
+    design_dict, catalog, base, seed = shared.design, shared.catalog, shared.base, shared.seed
+    if _decoded is None or _decoded[0] is not design_dict:
+        from designer.topology.fileformat import from_dict as design_from_dict
+
+        _decoded = (design_dict, design_from_dict(design_dict, source="<plan>"), EngineCache())
+    _, design, cache = _decoded
     try:
-        r = pipeline.run(design, catalog, seed=seed, cache=cache, workload={**base, **cand.layout})
+        r = pipeline.run(design, catalog, seed=seed, cache=cache, workload={**base, **layout})
     except UsageError as exc:
-        cand.error = str(exc)
+        return {"error": str(exc)}
+    out: dict[str, Any] = {k: getattr(r, k) for k in RUN_FIGURES}
+    out.update(breakdown_s=dict(r.breakdown_s), warnings=list(r.warnings))
+    return out
+
+
+def _forget(design_dict: Any) -> None:
+    """Drop this process's decoded copy of a finished search's design (a worker's goes with it)."""
+    global _decoded
+    if _decoded is not None and _decoded[0] is design_dict:
+        _decoded = None
+
+
+def _run_round(cands: list[Candidate], shared: Shared, runner: Runner, tally: _Tally) -> Iterator[int]:
+    """Run ``cands`` through ``runner`` (yields how many have finished after each), then keep
+    their figures in layout order (so the example of a refusal is the same for any runner)."""
+    answers: dict[int, dict[str, Any]] = {}
+    runs = runner(engine_run, [c.layout for c in cands], shared)
+    try:
+        for index, answer in runs:
+            answers[index] = answer
+            yield len(answers)
+    finally:
+        # a search closed between two runs (Cancel) stops the runner now: no more runs are
+        # handed out (a pool's running ones finish)
+        close = getattr(runs, "close", None)
+        if close is not None:
+            close()
+    for index in sorted(answers):
+        _keep(cands[index], answers[index], tally)
+
+
+def _keep(cand: Candidate, answer: dict[str, Any], tally: _Tally) -> None:
+    """Keep an :func:`engine_run` answer on ``cand`` (or count its refusal)."""
+    if "error" in answer:
+        cand.error = answer["error"]
         tally.dropped["engine"] += 1
-        tally.examples.setdefault("engine", f"{cand.label}: {exc}")
+        tally.examples.setdefault("engine", f"{cand.label}: {cand.error}")
         return
-    cand.iteration_time_s, cand.mfu = r.iteration_time_s, r.mfu
-    cand.tflops_per_gpu, cand.tokens_per_s = r.tflops_per_gpu, r.tokens_per_s
-    cand.samples_per_s, cand.training_time_days = r.samples_per_s, r.training_time_days
-    cand.breakdown_s, cand.warnings = dict(r.breakdown_s), list(r.warnings)
+    for k in RUN_FIGURES:
+        setattr(cand, k, answer[k])
+    cand.breakdown_s, cand.warnings = dict(answer["breakdown_s"]), list(answer["warnings"])
 
 
 def _pick(fits: list[Candidate], n: int) -> list[Candidate]:
@@ -587,10 +712,12 @@ def _pick(fits: list[Candidate], n: int) -> list[Candidate]:
 
 
 def search(design, catalog, *, top: int = 5, evaluate: int | None = None,
-           seed: int | None = None, cache: EngineCache | None = None) -> PlanResult:
+           seed: int | None = None, cache: EngineCache | None = None,
+           runner: Runner | None = None) -> PlanResult:
     """Run :func:`search_steps` to the end and return its :class:`PlanResult`."""
     result = None
-    for item in search_steps(design, catalog, top=top, evaluate=evaluate, seed=seed, cache=cache):
+    for item in search_steps(design, catalog, top=top, evaluate=evaluate, seed=seed, cache=cache,
+                             runner=runner):
         if item[0] == "result":
             result = item[1]
     if result is None:  # search_steps ends with a result or raises
@@ -605,7 +732,7 @@ def apply(design, layout: dict[str, Any]) -> dict[str, Any]:
     work.update({k: v for k, v in layout.items() if k in LAYOUT_FIELDS})
     if not layout.get("recompute"):
         work.pop("recompute_granularity", None)
-    size = layout["tp"] * layout.get("cp", 1) * layout["pp"] * layout["dp"]
+    size = layout_gpus(layout)
     if work.get("gpus"):
         work["gpus"] = size
     return work

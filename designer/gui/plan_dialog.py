@@ -2,8 +2,9 @@
 
 The search (:func:`designer.services.planning.search_steps`, as ``dpu-designer plan``) runs in
 a :class:`~designer.gui.worker.GeneratorWorker`: progress arrives between its steps and Cancel takes
-effect at the next one (during the estimate every few hundred layouts, then between two engine
-runs). The ranked layouts fill a table, the reasons the others were left out a list below it.
+effect at the next one (during the estimate every few hundred layouts, then as each engine run
+finishes). The engine runs go to ``Workers`` local processes (default: all cores; 1: in the
+search thread), the same ranking for any number. The ranked layouts fill a table, the reasons the others were left out a list below it.
 Apply sets the chosen row's layout on the design's workload through the editor (one undo step);
 the search itself works on a copy of the design and never changes it.
 
@@ -12,6 +13,7 @@ Entry point: :func:`open_plan_dialog` (one dialog per main window, reused).
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -21,7 +23,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QDialog, QHBoxLayout, QHeaderV
 
 from designer.gui.worker import GeneratorWorker, RetiredWorkers, SearchDialog, sent_by
 
-COLUMNS = ("#", "Layout", "Iteration s", "MFU", "GB/GPU", "Tokens/s")
+COLUMNS = ("#", "Layout", "GPUs", "Iteration s", "MFU", "GB/GPU", "Tokens/s")
 _STAGES = {"estimate": "Estimating layouts", "engine": "Running the engine on the best"}
 
 
@@ -30,7 +32,7 @@ def plan_rows(result) -> list[tuple[Any, list[str]]]:
     rows = []
     for c in result.shown:
         rank = result.ranked.index(c) + 1
-        rows.append((c, [str(rank), c.label + ("  (design)" if c.current else ""),
+        rows.append((c, [str(rank), c.label + ("  (design)" if c.current else ""), str(c.gpus),
                          f"{c.iteration_time_s:.3f}", f"{100 * c.mfu:.1f}%",
                          f"{c.memory_GB:.1f}" if c.memory_GB is not None else "-",
                          f"{c.tokens_per_s:.4g}"]))
@@ -78,6 +80,11 @@ class PlanDialog(SearchDialog, QDialog):
         self.evaluate.setValue(6)
         self.evaluate.setToolTip("layouts run through the full engine (the best estimates); more is "
                                  "slower and surer")
+        self.workers = QSpinBox()
+        self.workers.setRange(1, 256)
+        self.workers.setValue(os.cpu_count() or 1)
+        self.workers.setToolTip("local processes the engine runs go to (1: in the search thread); "
+                                "the ranking does not depend on it")
         self.search_button = QPushButton("Search")
         self.search_button.setDefault(True)
         self.cancel_button = QPushButton("Cancel")
@@ -103,7 +110,7 @@ class PlanDialog(SearchDialog, QDialog):
         self.notes.setMaximumHeight(140)
         buttons = QHBoxLayout()
         for w in (QLabel("Show the best"), self.top, QLabel("Engine runs"), self.evaluate,
-                  self.search_button, self.cancel_button):
+                  QLabel("Workers"), self.workers, self.search_button, self.cancel_button):
             buttons.addWidget(w)
         buttons.addWidget(self.progress, 1)
         bottom = QHBoxLayout()
@@ -141,7 +148,7 @@ class PlanDialog(SearchDialog, QDialog):
         self.worker = self._retired.start(
             search_steps, design.copy(), self.window_.catalog, top=self.top.value(),
             evaluate=max(self.evaluate.value(), self.top.value()),
-            seed=int(design.scenario.get("seed", 0)),
+            seed=int(design.scenario.get("seed", 0)), workers=self.workers.value(),
             on_item=self._on_item, on_finished=self._on_finished, on_aborted=self._on_aborted,
             on_error=self._on_error)
 
