@@ -75,7 +75,7 @@ def test_compare_refuses_a_nonfinite_figure_in_one_line(how, figure, extra, monk
 def test_plan_refuses_a_nonfinite_figure_in_one_line_and_saves_nothing(extra, monkeypatch, capsys, tmp_path):
     _broken_engine(monkeypatch, "breakdown")
     out_file = tmp_path / "best.json"
-    assert main(["plan", EXAMPLE, "--top", "2", "--evaluate", "2", "-o", str(out_file), *extra]) == 1
+    assert main(["plan", EXAMPLE, "--top", "2", "--evaluate", "2", "--workers", "1", "-o", str(out_file), *extra]) == 1
     out, err = capsys.readouterr()
     assert out == ""
     assert err.count("\n") == 1 and err.startswith("error: layout tp") and "for breakdown_s.data_stall" in err
@@ -84,7 +84,7 @@ def test_plan_refuses_a_nonfinite_figure_in_one_line_and_saves_nothing(extra, mo
 
 def test_plan_refuses_a_nan_iteration_time(monkeypatch, capsys):
     _broken_engine(monkeypatch, "iteration")
-    assert main(["plan", EXAMPLE, "--top", "2", "--evaluate", "2"]) == 1
+    assert main(["plan", EXAMPLE, "--top", "2", "--evaluate", "2", "--workers", "1"]) == 1
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and "for iteration_time_s" in err
 
