@@ -112,11 +112,12 @@ TASK_WORDS = {"network": "kernel TCP collectives", "storage": "the storage stack
               "the host virtual switch", "nccl_proxy": "NCCL proxy threads", "filesystem":
               "the parallel-filesystem client", "agents": "node agents", "irq": "interrupts",
               "firewall": "the firewall's connection tracking", "monitoring": "monitoring agents",
+              "provisioning": "provisioning and infrastructure-management agents",
               "checkpoint_coding": "checkpoint compression and erasure coding"}
 #: scenario switches that add host infrastructure work, named in the verdict when all are off
 _SWITCHES = ("encryption, tenants > 1, parallel_fs_client, object_store_tls, k8s_agents, nccl_proxy, "
-             "irq_handling, firewall_conntrack, monitoring_agents, checkpoint_compression, "
-             "checkpoint_erasure_coding")
+             "irq_handling, firewall_conntrack, monitoring_agents, provisioning_agents, "
+             "checkpoint_compression, checkpoint_erasure_coding")
 
 
 def verdict(host: Result, dpu: Result, smartnic: Result | None = None) -> str:
