@@ -83,6 +83,10 @@ def test_compare_shows_the_task_on_the_host_and_on_the_arm_cores(capsys):
     text = format_table(cmp)
     assert "  provisioning on Arm" in text and "  provisioning " in text
     assert "provisioning and infrastructure-management agents" in cmp.vendor_claim()["verdict"]
+    # the cost is an assumption and the notes say so, with the figure and where the DPU puts it
+    note = next(n for n in cmp.notes if n.startswith("provisioning_agents:"))
+    assert f"{FIG['provisioning_agent_cores']:g} host cores per server (ASSUMED" in note
+    assert "DPU's Arm cores" in note
 
 
 def test_a_pipeline_run_without_it_keeps_its_result_keys():

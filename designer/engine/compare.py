@@ -319,6 +319,29 @@ def _assumption_notes(design, catalog, layouts=None) -> list[str]:
     return list(seen.values())
 
 
+#: agent switches -> (their cost figure in models/costs/host_cpu.toml, where they run when offloaded)
+_AGENT_FIGURES = {"k8s_agents": ("k8s_agent_cores", "on the DPU's Arm cores"),
+                  "provisioning_agents": ("provisioning_agent_cores", "on the DPU's Arm cores"),
+                  "monitoring_agents": ("monitoring_agent_cores", "on the host")}
+
+
+def _agent_notes(scenario: dict[str, Any], catalog) -> list[str]:
+    """One note per agent switch that is on: its host cores per server and the kind of that
+    figure as its source gives it (an assumed figure is said so), and where a DPU run puts it."""
+    from designer.topology.catalog import figure_kind
+
+    costs = catalog.costs("host_cpu")
+    out = []
+    for switch, (name, offloaded) in _AGENT_FIGURES.items():
+        if not scenario.get(switch) or name not in costs:
+            continue
+        kind = figure_kind(str(costs[name].get("source", "")))
+        out.append(f"{switch}: {float(costs[name]['value']):g} host cores per server "
+                   f"({'ASSUMED: no published per-node figure' if kind == 'assumed' else kind}; "
+                   f"models/costs/host_cpu.toml {name}); in the DPU run {offloaded}")
+    return out
+
+
 def _deltas(a: Result, b: Result) -> dict[str, Any]:
     out: dict[str, Any] = {m: _delta(_value(a, m), _value(b, m)) for m in METRICS}
     out["breakdown_s"] = {k: _delta(a.breakdown_s.get(k, 0.0), b.breakdown_s.get(k, 0.0))
@@ -404,7 +427,8 @@ def compare(design, catalog, *, scenario: dict[str, Any] | None = None, seed: in
     layouts = server_layouts(design)
     notes = (_nic_notes(design, catalog, layouts)
              + _smartnic_notes(design, catalog, layouts, str(base.get("crypto_offload", "ipsec-crypto")))
-             + _assumption_notes(design, catalog, layouts) + _power_notes(runs, setting))
+             + _assumption_notes(design, catalog, layouts) + _agent_notes(base, catalog)
+             + _power_notes(runs, setting))
     return Comparison(runs, deltas, reasons, notes, mode_deltas, modes, mode_reasons)
 
 
