@@ -93,3 +93,16 @@ def test_a_pipeline_run_without_it_keeps_its_result_keys():
     design = rail_optimized(servers=4, dpu="bluefield-3")
     r = pipeline.run(design, CAT, scenario={"offload": "dpu"}, workload="llama3-8b", global_batch=32)
     assert "arm_by_task" not in r.resources
+
+
+def test_the_power_note_gives_each_adapters_maximum_and_typical_with_their_kinds():
+    from designer.engine.compare import compare
+    from designer.topology.catalog import figure_kind
+    design = rail_optimized(servers=4, dpu="bluefield-3")
+    cmp = compare(design, CAT, workload="llama3-8b", global_batch=32)
+    note = next(n for n in cmp.notes if n.startswith("energy counts adapter maxima"))
+    bf3 = CAT.get("dpu", "bluefield-3")
+    kind = figure_kind(CAT.source_of("dpu", "bluefield-3", "power_W"))
+    typical = figure_kind(CAT.source_of("dpu", "bluefield-3", "typical_power_W"))
+    assert f"bluefield-3 (maximum {bf3['power_W']:g} W, {kind}; typical {typical})" in note
+    assert typical == "not found" and kind == "assumed"

@@ -428,7 +428,7 @@ def compare(design, catalog, *, scenario: dict[str, Any] | None = None, seed: in
     notes = (_nic_notes(design, catalog, layouts)
              + _smartnic_notes(design, catalog, layouts, str(base.get("crypto_offload", "ipsec-crypto")))
              + _assumption_notes(design, catalog, layouts) + _agent_notes(base, catalog)
-             + _power_notes(runs, setting))
+             + _power_notes(runs, setting, catalog))
     return Comparison(runs, deltas, reasons, notes, mode_deltas, modes, mode_reasons)
 
 
@@ -437,16 +437,41 @@ def _basis(r: Result) -> str:
     return str((r.resources or {}).get("energy", {}).get("adapter_power", "max"))
 
 
-def _power_notes(runs: dict[str, Result], setting: str) -> list[str]:
+def _power_figures(model: str, catalog) -> str:
+    """``model``'s maximum and typical power with the kind each source gives it, e.g. "150 W
+    maximum, assumed; typical not found" (the catalog's dpu or nic entry; "" when neither has it)."""
+    from designer.topology.catalog import figure_kind
+
+    for kind in ("dpu", "nic"):
+        try:
+            entry = catalog.get(kind, model)
+        except KeyError:
+            continue
+        parts = []
+        for field, what in (("power_W", "maximum"), ("typical_power_W", "typical")):
+            try:
+                src = figure_kind(catalog.source_of(kind, model, field))
+            except KeyError:  # a user catalog entry without the figure
+                src = "not given"
+            value = float(entry.get(field) or 0)
+            parts.append(f"{what} {value:g} W, {src}" if value else f"{what} {src}")
+        return "; ".join(parts)
+    return ""
+
+
+def _power_notes(runs: dict[str, Result], setting: str, catalog=None) -> list[str]:
     """Which adapter power the energy of the runs counts, and why: the adapter models without a
-    typical figure when the maxima are counted."""
+    typical figure when the maxima are counted, each with its maximum and typical figure and
+    their kinds (``catalog``; without it the model names only)."""
     bases = {_basis(r) for r in runs.values()}
     missing = sorted({m for r in runs.values()
                       for m in (r.resources or {}).get("energy", {}).get("adapters_without_typical", ())})
+    named = [f"{m} ({figs})" if catalog is not None and (figs := _power_figures(m, catalog)) else m
+             for m in missing]
     if bases == {"typical"}:
         return [f"energy counts typical adapter power (typical_power_W; scenario adapter_power="
-                f"{setting})" + (f"; the maximum for {', '.join(missing)}, which have none" if missing else "")]
-    why = (f": no typical figure for {', '.join(missing)}" if missing and setting == "auto" else "")
+                f"{setting})" + (f"; the maximum for {', '.join(named)}, which have none" if missing else "")]
+    why = (f": no typical figure for {', '.join(named)}" if missing and setting == "auto" else "")
     return [f"energy counts adapter maxima (power_W; scenario adapter_power={setting}){why}"]
 
 
