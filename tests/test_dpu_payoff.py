@@ -24,7 +24,7 @@ DESIGNS = {
     "bare-metal RDMA training": ({}, dict(workload="llama3-8b", global_batch=256)),
     # eight tenants of two servers each (16 GPUs, one micro-batch per replica): the host share
     # follows the job's communication per step of compute, e.g. 15 % with two micro-batches per
-    # replica and 49 % with two tenants of eight servers at one; this design sits inside the claim
+    # replica and 48 % with two tenants of eight servers at one; this design sits inside the claim
     "multi-tenant cloud": (dict(tenants=8, encryption=True, isolation="overlay", k8s_agents=True,
                                 nccl_proxy=True, irq_handling=True, kernel_copy_membw=True),
                            dict(workload="llama3-8b", global_batch=8)),
@@ -72,18 +72,22 @@ def test_bare_metal_rdma_training_the_dpu_only_adds_power(results):
     assert dpu["energy_kwh"] / host["energy_kwh"] == pytest.approx(dpu["power_W"] / host["power_W"], rel=1e-3)
 
 
-def test_multi_tenant_cloud_host_share_is_in_the_published_range_and_the_dpu_limits_show(results):
+def test_multi_tenant_cloud_host_share_is_at_the_published_range_and_the_dpu_limits_show(results):
     cmp = results["multi-tenant cloud"]
     host, smart, dpu = (cmp.runs[m] for m in ("host", "smartnic", "dpu"))
     lo, hi = 0.25, 0.40  # the vendor literature's host cycles on infrastructure
-    assert lo <= host.host_cpu["infra_fraction"] <= hi
-    assert cmp.vendor_claim()["in_claim"]
+    share = host.host_cpu["infra_fraction"]
+    assert lo <= share <= hi
+    assert cmp.vendor_claim()["in_claim"] == (lo <= share <= hi)
     # for stated reasons: encrypted tenant traffic through kernel TCP and software AES-GCM carry
-    # it, in the ratio of their per-byte costs (0.485 / 0.65 cycles per byte, host_cpu.toml:
+    # it, in the ratio of their per-byte costs (AES-GCM 0.485 cycles per byte both ways against
+    # kernel TCP's mean of its per-byte-sent and per-byte-received figures, host_cpu.toml:
     # aesbench and Cai et al.), no slowdown dilutes it (the host keeps up with the conservative
     # memory term) and the agents' constant load is the same share wherever it runs on the host
     by = host.host_cpu["by_task"]
-    assert by["crypto"] / by["network"] == pytest.approx(0.485 / 0.65, rel=1e-6)
+    costs = {k: v["value"] for k, v in CAT.costs("host_cpu").items()}
+    tcp = (costs["tcp_send_cycles_per_byte"] + costs["tcp_cycles_per_byte"]) / 2
+    assert by["crypto"] / by["network"] == pytest.approx(costs["aes_gcm_cycles_per_byte"] / tcp, rel=1e-6)
     assert by["network"] + by["crypto"] > 0.75 * host.host_cpu["infra_fraction"]
     assert host.breakdown_s.get("host_cpu_slowdown", 0.0) == 0.0
     assert by["agents"] == pytest.approx(smart.host_cpu["by_task"]["agents"], rel=1e-9)

@@ -81,7 +81,9 @@ def test_a_design_of_packaged_parts_counts_maxima_as_before():
         assert r.power_W["adapters"] == e["adapters_max_W"] == e["adapters_typical_W"]
     # 20 BlueField-3 at their 150 W maximum; the host run prices them as ConnectX-7 at 25 W
     assert c.modes["dpu"]["adapters_W"] == 20 * 150.0 and c.modes["host"]["adapters_W"] == 20 * 25.0
-    assert any("adapter maxima" in n and "bluefield-3, connectx-7" in n for n in c.notes)
+    # the note names each adapter without a typical figure, with its maximum and the kinds
+    assert any("adapter maxima" in n and "bluefield-3 (maximum 150 W, assumed; typical not found), "
+               "connectx-7 (maximum 25 W, assumed; typical not found)" in n for n in c.notes)
     table = format_table(c)
     assert re.search(r"adapter power \(kW, typ\)\s+-\s+-\s+-", table)
     assert "cluster power (kW, max)" in table

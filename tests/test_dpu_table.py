@@ -54,13 +54,15 @@ def test_deciding_limits_carry_the_catalog_figure_kind_and_source(rows):
 def test_multi_tenant_row_is_decided_by_the_hosts_own_tcp_packets(rows):
     # 64-byte tenant packets over kernel TCP: the host's own TCP stack pays per packet in every
     # mode (a SmartNIC or DPU switches and filters the packets, it does not run the host's
-    # sockets), so the per-packet figure (an assumption, said so) decides both offloaded runs;
+    # sockets), so the per-packet figure (a measured lower bound, said so) decides both
+    # offloaded runs;
     # the embedded switch is over-subscribed behind it, and offloading the switch and firewall
     # still leaves the offloaded runs far faster than the host-managed one
     r = rows[dpu_table.CASES[0][0]]
     for mode in ("smartnic", "dpu"):
         lim = r["limits"][mode]
-        assert lim["figure"] == "tcp_cycles_per_packet" and lim["kind"] == "assumed", lim
+        assert lim["figure"] == "tcp_cycles_per_packet" and lim["kind"] == "derived", lim
+        assert "measurement" in lim["source"] and "lower bound" in lim["source"]
         assert lim["limit"].startswith("host CPU: network")
     assert r["dpu_engines"]["eswitch"] > 1.0
     assert r["iteration_s"]["host"] > 2 * max(r["iteration_s"]["smartnic"], r["iteration_s"]["dpu"])

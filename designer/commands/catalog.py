@@ -23,6 +23,9 @@ KEY_FIGURES = {
                    "bytes_per_sample"),
 }
 _SOURCE_WIDTH = 70
+#: ``catalog costs``: the engine's cost figures (models/costs/<file>.toml), each with its kind
+COSTS = "costs"
+COST_FILES = ("host_cpu", "dpu", "storage", "jitter", "energy")
 #: the limits the engine reads of each adapter kind, listed one per line with kind and source
 LIMITS = {
     "dpu": ("max_bandwidth_Gbps", "crypto_Gbps", "ipsec_packet_Gbps", "ktls_Gbps", "eswitch_Mpps",
@@ -38,12 +41,16 @@ def register(subparsers) -> None:
         "catalog", help="list hardware and workload catalog entries",
         description="List catalog entries (packaged and user catalogs) with key figures and sources.")
     parser.add_argument("kind", nargs="?", metavar="KIND",
-                        help=f"one of {', '.join(cat.ALL_KINDS)} (default: all)")
+                        help=f"one of {', '.join(cat.ALL_KINDS)} (default: all), or {COSTS}: "
+                             f"the engine's cost figures (host CPU, DPU, storage, jitter, energy) "
+                             f"with their kind and source")
     parser.add_argument("--json", action="store_true", help="print every figure and source as JSON")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.kind is not None and args.kind.lower() == COSTS:
+        return _run_costs(cat.load_catalog(), args.json)
     kinds = _kinds(args.kind)
     catalog = cat.load_catalog()
     cat.report_problems(catalog)
@@ -75,6 +82,37 @@ def _limits(kind: str, entries: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def cost_figures(catalog) -> dict[str, dict[str, dict]]:
+    """Every cost figure of ``COST_FILES``: file -> name -> value, kind (measured / datasheet /
+    derived / assumed, from its source line) and source. Tables without a value and a source
+    (none in the packaged files) are left out."""
+    out: dict[str, dict[str, dict]] = {}
+    for name in COST_FILES:
+        try:
+            table = catalog.costs(name)
+        except KeyError:
+            continue
+        out[name] = {k: {"value": v["value"], "kind": cat.figure_kind(str(v.get("source", ""))),
+                         "source": str(v.get("source", ""))}
+                     for k, v in table.items() if isinstance(v, dict) and "value" in v}
+    return out
+
+
+def _run_costs(catalog, as_json: bool) -> int:
+    figures = cost_figures(catalog)
+    if as_json:
+        print(json.dumps(figures, indent=2))
+        return 0
+    lines = ["costs (models/costs: figure, value, kind, source)"]
+    for name, table in figures.items():
+        lines.append(f"  {name}")
+        width = max((len(k) for k in table), default=0)
+        for k, f in table.items():
+            lines.append(f"    {k:<{width}}  {_fmt(f['value']):>9}  {f['kind']:<22}  {f['source']}")
+    print("\n".join(lines))
+    return 0
+
+
 def _limit_source(e: dict, figure: str) -> str:
     return e.get("sources", {}).get(figure) or e.get("source", "")
 
@@ -93,7 +131,7 @@ def _kinds(kind: str | None) -> tuple[str, ...]:
     aliases = {"gpu_server": "server", "workloads": cat.WORKLOAD}
     kind = aliases.get(kind.lower(), kind.lower())
     if kind not in cat.ALL_KINDS:
-        raise UsageError(f"unknown kind '{kind}'; choose one of {', '.join(cat.ALL_KINDS)}")
+        raise UsageError(f"unknown kind '{kind}'; choose one of {', '.join(cat.ALL_KINDS)} or {COSTS}")
     return (kind,)
 
 

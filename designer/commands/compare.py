@@ -103,6 +103,10 @@ def format_table(cmp) -> str:
     for t in INFRA_TASKS:
         if any(r.host_cpu["by_task"].get(t, 0.0) for r in runs):
             row(f"  {t}", [f"{100 * r.host_cpu['by_task'].get(t, 0.0):.1f}%" for r in runs])
+    # the agents a DPU runs instead of the host: the same task, costed on the Arm cores
+    arm = [(r.resources or {}).get("arm_by_task", {}) for r in runs]
+    for t in sorted({t for a in arm for t in a}):
+        row(f"  {t} on Arm", [f"{a[t]:.2f} cores" if t in a else "-" for a in arm])
     loads = [loading(r) for r in runs]
     # data loading is the application's own work, not infrastructure: its own rows, shown when it
     # takes a visible share (LLM loaders slice pre-tokenized data and cost next to nothing)

@@ -112,11 +112,12 @@ TASK_WORDS = {"network": "kernel TCP collectives", "storage": "the storage stack
               "the host virtual switch", "nccl_proxy": "NCCL proxy threads", "filesystem":
               "the parallel-filesystem client", "agents": "node agents", "irq": "interrupts",
               "firewall": "the firewall's connection tracking", "monitoring": "monitoring agents",
+              "provisioning": "provisioning and infrastructure-management agents",
               "checkpoint_coding": "checkpoint compression and erasure coding"}
 #: scenario switches that add host infrastructure work, named in the verdict when all are off
 _SWITCHES = ("encryption, tenants > 1, parallel_fs_client, object_store_tls, k8s_agents, nccl_proxy, "
-             "irq_handling, firewall_conntrack, monitoring_agents, checkpoint_compression, "
-             "checkpoint_erasure_coding")
+             "irq_handling, firewall_conntrack, monitoring_agents, provisioning_agents, "
+             "checkpoint_compression, checkpoint_erasure_coding")
 
 
 def verdict(host: Result, dpu: Result, smartnic: Result | None = None) -> str:
@@ -318,6 +319,29 @@ def _assumption_notes(design, catalog, layouts=None) -> list[str]:
     return list(seen.values())
 
 
+#: agent switches -> (their cost figure in models/costs/host_cpu.toml, where they run when offloaded)
+_AGENT_FIGURES = {"k8s_agents": ("k8s_agent_cores", "on the DPU's Arm cores"),
+                  "provisioning_agents": ("provisioning_agent_cores", "on the DPU's Arm cores"),
+                  "monitoring_agents": ("monitoring_agent_cores", "on the host")}
+
+
+def _agent_notes(scenario: dict[str, Any], catalog) -> list[str]:
+    """One note per agent switch that is on: its host cores per server and the kind of that
+    figure as its source gives it (an assumed figure is said so), and where a DPU run puts it."""
+    from designer.topology.catalog import figure_kind
+
+    costs = catalog.costs("host_cpu")
+    out = []
+    for switch, (name, offloaded) in _AGENT_FIGURES.items():
+        if not scenario.get(switch) or name not in costs:
+            continue
+        kind = figure_kind(str(costs[name].get("source", "")))
+        out.append(f"{switch}: {float(costs[name]['value']):g} host cores per server "
+                   f"({'ASSUMED: no published per-node figure' if kind == 'assumed' else kind}; "
+                   f"models/costs/host_cpu.toml {name}); in the DPU run {offloaded}")
+    return out
+
+
 def _deltas(a: Result, b: Result) -> dict[str, Any]:
     out: dict[str, Any] = {m: _delta(_value(a, m), _value(b, m)) for m in METRICS}
     out["breakdown_s"] = {k: _delta(a.breakdown_s.get(k, 0.0), b.breakdown_s.get(k, 0.0))
@@ -403,7 +427,8 @@ def compare(design, catalog, *, scenario: dict[str, Any] | None = None, seed: in
     layouts = server_layouts(design)
     notes = (_nic_notes(design, catalog, layouts)
              + _smartnic_notes(design, catalog, layouts, str(base.get("crypto_offload", "ipsec-crypto")))
-             + _assumption_notes(design, catalog, layouts) + _power_notes(runs, setting))
+             + _assumption_notes(design, catalog, layouts) + _agent_notes(base, catalog)
+             + _power_notes(runs, setting, catalog))
     return Comparison(runs, deltas, reasons, notes, mode_deltas, modes, mode_reasons)
 
 
@@ -412,16 +437,41 @@ def _basis(r: Result) -> str:
     return str((r.resources or {}).get("energy", {}).get("adapter_power", "max"))
 
 
-def _power_notes(runs: dict[str, Result], setting: str) -> list[str]:
+def _power_figures(model: str, catalog) -> str:
+    """``model``'s maximum and typical power with the kind each source gives it, e.g. "150 W
+    maximum, assumed; typical not found" (the catalog's dpu or nic entry; "" when neither has it)."""
+    from designer.topology.catalog import figure_kind
+
+    for kind in ("dpu", "nic"):
+        try:
+            entry = catalog.get(kind, model)
+        except KeyError:
+            continue
+        parts = []
+        for field, what in (("power_W", "maximum"), ("typical_power_W", "typical")):
+            try:
+                src = figure_kind(catalog.source_of(kind, model, field))
+            except KeyError:  # a user catalog entry without the figure
+                src = "not given"
+            value = float(entry.get(field) or 0)
+            parts.append(f"{what} {value:g} W, {src}" if value else f"{what} {src}")
+        return "; ".join(parts)
+    return ""
+
+
+def _power_notes(runs: dict[str, Result], setting: str, catalog=None) -> list[str]:
     """Which adapter power the energy of the runs counts, and why: the adapter models without a
-    typical figure when the maxima are counted."""
+    typical figure when the maxima are counted, each with its maximum and typical figure and
+    their kinds (``catalog``; without it the model names only)."""
     bases = {_basis(r) for r in runs.values()}
     missing = sorted({m for r in runs.values()
                       for m in (r.resources or {}).get("energy", {}).get("adapters_without_typical", ())})
+    named = [f"{m} ({figs})" if catalog is not None and (figs := _power_figures(m, catalog)) else m
+             for m in missing]
     if bases == {"typical"}:
         return [f"energy counts typical adapter power (typical_power_W; scenario adapter_power="
-                f"{setting})" + (f"; the maximum for {', '.join(missing)}, which have none" if missing else "")]
-    why = (f": no typical figure for {', '.join(missing)}" if missing and setting == "auto" else "")
+                f"{setting})" + (f"; the maximum for {', '.join(named)}, which have none" if missing else "")]
+    why = (f": no typical figure for {', '.join(named)}" if missing and setting == "auto" else "")
     return [f"energy counts adapter maxima (power_W; scenario adapter_power={setting}){why}"]
 
 

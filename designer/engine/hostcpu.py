@@ -27,8 +27,9 @@ number, so the functions are testable without the catalog:
   (``checkpoint_serialize_cycles_per_byte``), the host memory bandwidth of kernel-TCP copies
   (``kernel_copy_memory_passes``, plus ``software_crypto_memory_passes`` where the host encrypts,
   :func:`memory_slowdown`), a stateful firewall (``conntrack_cycles_per_packet``), monitoring
-  agents (``monitoring_agent_cores``) and checkpoint compression / erasure coding
-  (``compression_cycles_per_byte``, ``erasure_code_cycles_per_byte``);
+  agents (``monitoring_agent_cores``), provisioning and infrastructure-management agents
+  (``provisioning_agent_cores``, on the DPU's Arm cores when offloaded) and checkpoint
+  compression / erasure coding (``compression_cycles_per_byte``, ``erasure_code_cycles_per_byte``);
 * packets: the host switch per packet (kernel datapath or OVS-DPDK,
   :func:`vswitch_cycles_per_packet`) at the tenants' packet size or in TSO/GRO aggregates
   (:func:`host_packet_bytes`).
@@ -77,6 +78,8 @@ class HostCosts:
     # --- issue 21: per direction and per packet
     tcp_send_cycles_per_byte: float  #: kernel TCP, per byte sent (TSO aggregates)
     tcp_cycles_per_packet: float  #: kernel TCP/IP per packet beyond one per aggregate
+    # --- issue 21 / 25: provisioning and infrastructure-management agents
+    provisioning_agent_cores: float  #: host cores they keep busy per server (assumed)
 
     @classmethod
     def from_figures(cls, figures: dict[str, float]) -> "HostCosts":

@@ -59,11 +59,14 @@ from designer.topology.design import SCENARIO_SPEC
 SCENARIOS = ("host", "smartnic", "dpu")
 #: host CPU consumers reported in ``HostCpuReport.by_task``; all but data loading are infrastructure
 TASKS = ("network", "storage", "crypto", "virtualization", "nccl_proxy", "filesystem", "agents",
-         "irq", "firewall", "monitoring", "checkpoint_coding", "data_loading")
+         "irq", "firewall", "monitoring", "provisioning", "checkpoint_coding", "data_loading")
 INFRA_TASKS = TASKS[:-1]
 #: tasks of consumers that are off by default (issue 21): reported only where their switch puts
 #: work on the host, so that runs without them keep the same task keys as before
-OPTIONAL_TASKS = ("firewall", "monitoring", "checkpoint_coding")
+OPTIONAL_TASKS = ("firewall", "monitoring", "provisioning", "checkpoint_coding")
+#: tasks that move to the DPU's Arm cores when offloaded, reported there in
+#: ``ResourceReport.arm_by_task`` (Arm cores busy per server)
+ARM_TASKS = ("agents", "provisioning")
 
 
 def _reported(by_task: dict[str, float]) -> dict[str, float]:
@@ -159,6 +162,8 @@ class ServerGroup:
     tunnel_rx_offload: bool = True
     frame_bytes: float = 1500.0  #: Ethernet frame size (scenario packet_bytes)
     monitoring: bool = False  #: monitoring and logging agents (on the host in every mode)
+    #: provisioning and infrastructure-management agents (on the DPU's Arm cores when offloaded)
+    provisioning_agents: bool = False
 
 
 @dataclass(frozen=True)
@@ -293,10 +298,18 @@ class ResourceReport:
     #: settings the design asks for that its path cannot do, and what the model did instead
     #: (e.g. GPUDirect Storage over NVMe/TCP: modelled with the bounce buffer)
     warnings: list[str] = field(default_factory=list)
+    #: the agents the DPUs run instead of the host (ARM_TASKS): Arm cores busy per server, averaged
+    #: over the servers (the host's cores for the same work are in ``host_cpu.by_task`` of the
+    #: modes that keep it); {} when no agent runs on an Arm core
+    arm_by_task: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        """Plain JSON-able dict (floats, strings, lists, dicts)."""
-        return asdict(self)
+        """Plain JSON-able dict (floats, strings, lists, dicts); ``arm_by_task`` only where some
+        agent runs on the Arm cores (a run without one keeps the keys it had)."""
+        out = asdict(self)
+        if not out["arm_by_task"]:
+            del out["arm_by_task"]
+        return out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -387,6 +400,9 @@ class _Server:
     infra_share: float = 0.0
     agent_cores: float = 0.0  #: host cores the node agents keep busy all the time
     monitoring_cores: float = 0.0  #: host cores the monitoring and logging agents keep busy
+    provisioning_cores: float = 0.0  #: host cores the provisioning/management agents keep busy
+    #: Arm cores per server the offloaded agents keep busy, by task (ARM_TASKS; {} on the host)
+    arm_task_cores: dict[str, float] = field(default_factory=dict)
 
 
 def _capacities(g: ServerGroup) -> tuple[DpuCapacity, DpuCapacity | None]:
@@ -892,22 +908,40 @@ def _host_cycles(g: ServerGroup, inp: ResourceInputs, hc: HostCosts, coll: _Coll
     return cycles
 
 
+def _agent_host_cores(g: ServerGroup, hc: HostCosts) -> dict[str, float]:
+    """Host cores each agent task (ARM_TASKS) of this server keeps busy when it runs on the host:
+    Kubernetes node, CNI and security agents (``k8s_agent_cores``) and provisioning /
+    infrastructure-management agents (``provisioning_agent_cores``), each where its switch is on."""
+    return {"agents": hc.k8s_agent_cores if g.k8s_agents else 0.0,
+            "provisioning": hc.provisioning_agent_cores if g.provisioning_agents else 0.0}
+
+
+def arm_hz_for_host_cores(host_cores: float, host_GHz: float, cap: DpuCapacity, hc: HostCosts,
+                          dc: DpuCosts) -> float:
+    """Arm cycles per second of ``cap`` that do the work of ``host_cores`` busy host cores of
+    ``host_GHz``. derived: the same work takes (Arm cycles per byte of the DPU's kernel path) /
+    (x86 cycles per byte of the host's kernel TCP path) as many Arm cycles: the one same-work
+    comparison of the two core types measured (BlueField-2 kernel path, arXiv 2105.06619, 50 Gb/s
+    on 8 x 2.5 GHz = 3.2 cycles/byte, vs. 0.65 on a Xeon core, Cai et al. SIGCOMM 2021: 4.9x);
+    taken at the measured 1500-byte frames (agents are not bulk packets)."""
+    return (host_cores * host_GHz * 1e9 * arm_path_cycles_per_byte(cap, dc.arm_path_packet_bytes, dc)
+            / hc.tcp_cycles_per_byte)
+
+
 def _agents(g: ServerGroup, inp: ResourceInputs, hc: HostCosts, dc: DpuCosts,
-            m: _Mode) -> tuple[float, float]:
-    """Kubernetes node, CNI and security agents: host cycles per iteration, and Arm cycles per
-    second when offloaded. derived: the same work takes (Arm cycles per byte of the DPU's kernel
-    path) / (x86 cycles per byte of the host's kernel TCP path) as many Arm cycles: the one
-    same-work comparison of the two core types measured (BlueField-2 kernel path, arXiv
-    2105.06619, 50 Gb/s on 8 x 2.5 GHz = 3.2 cycles/byte, vs. 0.65 on a Xeon core, Cai et al.
-    SIGCOMM 2021: 4.9x); taken at the measured 1500-byte frames (agents are not bulk packets)."""
+            m: _Mode) -> tuple[float, float, dict[str, float]]:
+    """The agent tasks (ARM_TASKS): host cycles per iteration, Arm cycles per second when
+    offloaded (:func:`arm_hz_for_host_cores`), and the Arm cores of ``dpu_arm_GHz`` per task they
+    keep busy then ({} on the host)."""
     hz = g.cpu_GHz * 1e9
-    if not g.k8s_agents:
-        return 0.0, 0.0
+    cores = _agent_host_cores(g, hc)
+    if not any(cores.values()):
+        return 0.0, 0.0, {}
     if not m.offload:
-        return hc.k8s_agent_cores * inp.iteration_s * hz, 0.0
+        return sum(cores.values()) * inp.iteration_s * hz, 0.0, {}
     assert m.svc is not None
-    return 0.0, (hc.k8s_agent_cores * hz * arm_path_cycles_per_byte(m.svc, dc.arm_path_packet_bytes, dc)
-                 / hc.tcp_cycles_per_byte)
+    arm = {t: arm_hz_for_host_cores(c, g.cpu_GHz, m.svc, hc, dc) for t, c in cores.items() if c}
+    return 0.0, sum(arm.values()), {t: v / (g.dpu_arm_GHz * 1e9) for t, v in arm.items()}
 
 
 def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: HostCosts,
@@ -924,7 +958,7 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
     load_cores = hostcpu.cores_needed(load_cycles, T, g.cpu_GHz)
     reads = _reads(g, inp, fig, hc, dc, m, samples, load_cycles > 0, coll.per_direction_b, servers)
     read_s = storage.transfer_s(reads.read_b, reads.rate)
-    agent_cycles, agent_arm_Hz = _agents(g, inp, hc, dc, m)
+    agent_cycles, agent_arm_Hz, arm_tasks = _agents(g, inp, hc, dc, m)
     monitoring_cores = hc.monitoring_agent_cores if g.monitoring else 0.0
     agent_cycles += monitoring_cores * T * hz  # a constant load like the agents, in every mode
     # data loading gets the cores the training processes and the host stacks leave: the stacks'
@@ -943,9 +977,11 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
     write_b = storage.checkpoint_bytes(inp.parameters, _bytes_per_param(inp, fig)) / servers
     write_s = _checkpoint_write_s(g, inp, fig, hc, m, reads, write_b)
     cycles = _host_cycles(g, inp, hc, coll, reads, load_cycles, write_b, slow)
-    agent_cores = hc.k8s_agent_cores if g.k8s_agents and not m.offload else 0.0
+    host_agents = {t: 0.0 if m.offload else c for t, c in _agent_host_cores(g, hc).items()}
+    agent_cores, provisioning_cores = host_agents["agents"], host_agents["provisioning"]
     by_task_cores = {t: hostcpu.cores_needed(c, T + stall + extra, g.cpu_GHz) for t, c in cycles.items()}
     by_task_cores["agents"] = agent_cores
+    by_task_cores["provisioning"] = provisioning_cores
     by_task_cores["monitoring"] = monitoring_cores
     infra = sum(by_task_cores[t] for t in INFRA_TASKS) / g.cpu_cores
     cv = jitter.worker_sigma(fig["gpu_cv"], jitter.host_cv(infra, fig["detour_s"], T + stall + extra,
@@ -966,7 +1002,8 @@ def _server(g: ServerGroup, inp: ResourceInputs, fig: dict[str, float], hc: Host
                    fallback=g.scenario == "dpu" and not m.offload, samples=samples,
                    warnings=list(reads.warnings) + _mode_warnings(g, m, scenario),
                    memory_limited=sd.memory_limited and sd.host > sd.dpu, memory_GBps=sd.memory_GBps,
-                   infra_share=infra, agent_cores=agent_cores, monitoring_cores=monitoring_cores)
+                   infra_share=infra, agent_cores=agent_cores, monitoring_cores=monitoring_cores,
+                   provisioning_cores=provisioning_cores, arm_task_cores=arm_tasks)
 
 
 def _mode_warnings(g: ServerGroup, m: _Mode, scenario: str) -> list[str]:
@@ -1112,11 +1149,14 @@ def assess(inputs: ResourceInputs, figures: dict[str, float] | None = None) -> R
     clamp = jitter.out_of_range(step, fig["detour_mean_s"]) if straggler > 0 else ""
     if clamp:
         warnings.append(clamp)
+    servers_n = sum(g.count for g in groups)
+    arm_by_task = {t: sum(g.count * r.arm_task_cores.get(t, 0.0) for g, r in zip(groups, rows)) / servers_n
+                   for t in ARM_TASKS if any(r.arm_task_cores.get(t) for r in rows)}
     return ResourceReport(iteration_s=iteration, network_extra_s=network_extra, data_stall_s=stall,
                           straggler_s=straggler, checkpoint_s=ckpt, host_cpu=host, dpu=dpu_util,
                           storage=stor, energy=en, bottlenecks=bottlenecks, flags=flags,
                           groups=tuple(r.report for r in rows), network_extra_cause=cause,
-                          warnings=warnings)
+                          warnings=warnings, arm_by_task=arm_by_task)
 
 
 def _host_report(groups: tuple[ServerGroup, ...], rows: list[_Server], iteration: float) -> HostCpuReport:
@@ -1125,6 +1165,7 @@ def _host_report(groups: tuple[ServerGroup, ...], rows: list[_Server], iteration
     for g, r in zip(groups, rows):
         r.host_cycles["agents"] = r.agent_cores * g.cpu_GHz * 1e9 * iteration
         r.host_cycles["monitoring"] = r.monitoring_cores * g.cpu_GHz * 1e9 * iteration
+        r.host_cycles["provisioning"] = r.provisioning_cores * g.cpu_GHz * 1e9 * iteration
     cap_total = sum(g.count * r.capacity_Hz for g, r in zip(groups, rows)) * iteration
     raw = {t: sum(g.count * r.host_cycles[t] for g, r in zip(groups, rows)) / cap_total for t in TASKS}
     busy = sum(raw.values())

@@ -391,6 +391,7 @@ def _scenario_fields(scen: dict[str, Any]) -> dict[str, Any]:
         tunnel_rx_offload=bool(scen.get("tunnel_rx_offload", True)),
         frame_bytes=float(scen.get("packet_bytes", 1500)),
         monitoring=bool(scen.get("monitoring_agents", False)),
+        provisioning_agents=bool(scen.get("provisioning_agents", False)),
         gpudirect_storage=bool(scen.get("gpudirect_storage", False)),
         encrypt=bool(scen.get("encryption", False)), isolated=isolation_overlay(scen),
         isolation=str(scen.get("isolation", "auto")))

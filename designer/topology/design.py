@@ -170,6 +170,10 @@ SCENARIO_SPEC: dict[str, Setting] = {s.name: s for s in (
             "embedded switch"),
     Setting("monitoring_agents", bool, False, "monitoring and logging agents run on every "
             "server (on the host in every mode: they read host and GPU state)"),
+    Setting("provisioning_agents", bool, False, "provisioning and infrastructure-management "
+            "agents (node provisioning/configuration agent, network telemetry exporter, network "
+            "control agent) run on every server: on the host, or on the DPU's Arm cores when "
+            "offloaded"),
     Setting("checkpoint_compression", bool, False, "checkpoints are compressed on the host "
             "(zstd level 1) before they are written"),
     Setting("checkpoint_erasure_coding", bool, False, "checkpoints are erasure-coded on the host "
