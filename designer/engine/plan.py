@@ -46,7 +46,7 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Generator, Iterator
 
 from designer.engine import collectives as coll
@@ -389,7 +389,7 @@ def search_steps(design, catalog, *, top: int = 5, evaluate: int | None = None,
     shared = Shared(to_dict(design), catalog, sp.base, seed)
 
     def run(cands: list[Candidate], k: int) -> Iterator[int]:
-        return _run_round(cands, replace(shared, round=k), runner or in_order, tally)
+        return _run_round(cands, shared, runner or in_order, tally)
 
     try:
         queue, mine, best = yield from _engine_runs(tally, top, evaluate, run)
@@ -628,11 +628,6 @@ class Shared:
     catalog: Any
     base: dict[str, Any]
     seed: int | None
-    #: the engine round (1 or 2) these runs belong to, a field of its own so that the rounds'
-    #: copies scattered to a Dask cluster differ: ``run_tasks`` scatters with keys hashed from
-    #: the content, and the same content scattered again at once shares a key that the first
-    #: round's release can delete under the second ("lost dependencies", measured 1 in 20)
-    round: int = 0
 
 
 def engine_run(layout: dict[str, Any], shared: Shared) -> dict[str, Any]:
