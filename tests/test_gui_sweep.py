@@ -34,7 +34,7 @@ def test_dialog_sweeps_on_a_pool_and_equals_the_cli(dialog, qtbot, tmp_path):
     qtbot.waitUntil(lambda: dialog.status.text().startswith("Done"), timeout=120_000)
     assert partial[:3] == [1, 2, 3]  # the plot grew point by point
     result = dialog.result
-    assert list(result.values) == [4, 8, 16] and all(set(r) == set(MODES) for r in result.rows)
+    assert result.axis() == [4, 8, 16] and all(set(r) == set(MODES) for r in result.rows)
     cli = sweep(load(EXAMPLE), "servers", [4, 8, 16], workers=1, seed=int(dialog.design.scenario.get("seed", 0)))
     assert result.to_json() == cli.to_json()
     names = [item.name() for item in dialog.plot.days.listDataItems()]

@@ -7,20 +7,27 @@ A parameter is named as
   ``KIND.FIELD``            a numeric field of every component of a kind (``gpu_server.gpu_count``)
   ``ID.FIELD``              a numeric field of one component (``srv1.gpu_count``)
 
-Every value is one point: the design with the value applied, run in the three offload modes of
+Several parameters make a grid (:class:`Grid`): every combination of their values, made lazily
+(``itertools.product``, the last parameter varying fastest), at most :data:`MAX_POINTS` points.
+Every combination is one point: the design with the values applied (``servers`` first, since it
+regenerates the design; then the others in the order given), run in the three offload modes of
 ``compare`` (host-managed, SmartNIC-offloaded, DPU-offloaded). This module holds the pure parts:
 :func:`prepare` checks every value and makes the shared object (the design as a plain dict, the
-parameter, the seed), :func:`point` runs one value against it. Spreading points over processes or a
-Dask cluster is :mod:`designer.services.sweeping`'s (the engine imports no services). Each point gets
-the same design dict and the same seed, so a point's result does not depend on which worker ran it
-or in what order: results are identical for any worker count or executor.
+parameters, the seed), :func:`point` runs one combination against it, :class:`Summary` keeps a
+bounded sample of the points for a table or a plot (a sweep of a million points writes every row
+to a file and holds a few hundred). Spreading points over processes or a Dask cluster is
+:mod:`designer.services.sweeping`'s (the engine imports no services). Each point gets the same
+design dict and the same seed, so a point's result does not depend on which worker ran it or in
+what order: results are identical for any worker count or executor.
 """
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 from dataclasses import dataclass, fields
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from designer.engine.compare import MODES, SCENARIO_SETTINGS
 from designer.engine.workload import Workload, whole_batch
@@ -40,25 +47,50 @@ WORKLOAD_NUMBERS = tuple(f.name for f in fields(Workload) if f.type in _NUMERIC)
 
 @dataclass(frozen=True)
 class SweepResult:
-    param: str
-    values: tuple[float, ...]
+    """The points of a sweep a table or a plot shows: all of them up to :data:`Summary.HEAD`,
+    else the sample :class:`Summary` kept (``thinned`` says how it was chosen)."""
+
+    params: tuple[str, ...]
+    #: ``values[i][k]`` is parameter ``params[k]`` of kept point ``i``
+    values: tuple[tuple[float, ...], ...]
     #: ``rows[i][scenario][metric]`` for ``values[i]``
     rows: tuple[dict[str, dict[str, float]], ...]
     #: what was changed beyond the parameter (a layout refitted to a changed global batch)
     notes: tuple[str, ...] = ()
+    #: points run (every one written to ``--out``); None: those kept
+    total: int | None = None
+    #: how the kept points were chosen when not all are kept, else ""
+    thinned: str = ""
+
+    @property
+    def param(self) -> str:
+        """The parameters' names as a label: ``servers``, ``servers x global_batch``."""
+        return " x ".join(self.params)
+
+    def axis(self, k: int = 0) -> list[float]:
+        """Parameter ``params[k]``'s value of every kept point."""
+        return [v[k] for v in self.values]
 
     def to_json(self) -> dict:
-        return {"param": self.param, "scenarios": list(SCENARIOS), "metrics": list(METRICS),
-                "points": [{"value": v, **row} for v, row in zip(self.values, self.rows)],
-                "notes": list(self.notes)}
+        one = len(self.params) == 1
+        head = {"param": self.params[0]} if one else {"params": list(self.params)}
+        points = [{"value": v[0]} if one else {"values": list(v)} for v in self.values]
+        out = {**head, "scenarios": list(SCENARIOS), "metrics": list(METRICS),
+               "points": [{**p, **row} for p, row in zip(points, self.rows)],
+               "notes": list(self.notes),
+               "total": len(self.rows) if self.total is None else self.total}
+        if self.thinned:
+            out["thinned"] = self.thinned
+        return out
 
     def series(self, scenario: str, metric: str) -> list[float]:
         return [row[scenario][metric] for row in self.rows]
 
 
-#: most values one sweep takes (derived: each value is three engine runs, a few seconds each on a
-#: large design; 256 points already resolve any curve a plot of the sweep can show)
-MAX_VALUES = 256
+#: most points one sweep runs (a bound on a mistyped grid, not on what the code can hold: the rows
+#: stream to a file and :class:`Summary` keeps a few hundred; at the ~3 points/s the bench measures
+#: on a 2-core machine for the small example design, a million points take about four days)
+MAX_POINTS = 1_000_000
 
 
 def parse_values(text: str) -> list[float]:
@@ -75,10 +107,61 @@ def parse_values(text: str) -> list[float]:
         out.append(int(value) if value.is_integer() and abs(value) < 2 ** 53 else value)
     if not out:
         raise UsageError("--values: give at least one value")
-    if len(out) > MAX_VALUES:
-        raise UsageError(f"--values: {len(out):,} values given; at most {MAX_VALUES} (each is three "
-                         "engine runs); sweep a coarser grid")
+    if len(out) > MAX_POINTS:
+        raise UsageError(f"--values: {len(out):,} values given; a sweep runs at most {MAX_POINTS:,} "
+                         "points (each is three engine runs); sweep a coarser grid")
     return out
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Every combination of the values of ``params`` (``values[k]`` for ``params[k]``), in
+    ``itertools.product`` order: the last parameter varies fastest."""
+
+    params: tuple[str, ...]
+    values: tuple[tuple[float, ...], ...]
+
+    @property
+    def size(self) -> int:
+        return math.prod(len(v) for v in self.values)
+
+    def points(self) -> Iterator[tuple[float, ...]]:
+        """The combinations, made one at a time (a grid is never a list)."""
+        return itertools.product(*self.values)
+
+    def words(self) -> str:
+        """``servers (4 values) x global_batch (3 values)``."""
+        return " x ".join(f"{p} ({len(v)} value{'s' if len(v) != 1 else ''})"
+                          for p, v in zip(self.params, self.values))
+
+
+def make_grid(params: Sequence[str], values: Sequence[Sequence[float]]) -> Grid:
+    """The grid of ``--param A --values ... --param B --values ...`` (paired in order); refused in
+    one line: a --param without its --values, a parameter given twice, more than
+    :data:`MAX_POINTS` points."""
+    params, values = list(params or ()), list(values or ())
+    if not params or len(params) != len(values):
+        raise UsageError(f"sweep: each --param needs its --values (got {len(params)} --param and "
+                         f"{len(values)} --values); e.g. --param servers --values 16,64")
+    seen = set()
+    for p in params:
+        if p in seen:
+            raise UsageError(f"--param {p}: given twice; give each parameter once with all its values")
+        seen.add(p)
+    grid = Grid(tuple(params), tuple(tuple(v) for v in values))
+    if not all(grid.values):
+        raise UsageError("--values: give at least one value")
+    if grid.size > MAX_POINTS:
+        raise UsageError(f"sweep: the grid {grid.words()} has {grid.size:,} points; at most "
+                         f"{MAX_POINTS:,}: give fewer values")
+    return grid
+
+
+def as_grid(param: "str | Grid", values: Sequence[float] | None = None) -> Grid:
+    """``param`` as a grid: a :class:`Grid` as it is, one parameter with ``values`` otherwise."""
+    if isinstance(param, Grid):
+        return param
+    return make_grid([param], [list(values or ())])
 
 
 def _field_spec(kind: str, name: str, where: str):
@@ -142,14 +225,13 @@ def _regenerate(design: Design, servers: float) -> Design:
 REFIT_ON = ("global_batch", "micro_batch")
 
 
-def _refit(workload: dict, design: Design, param: str, value: float,
-           gpus: int | None = None) -> str | None:
+def _refit(workload: dict, design: Design, param: str, value: float) -> str | None:
     """:func:`designer.engine.fit.refit_for_batch` on ``workload`` (in place), its line prefixed
     with the swept value."""
     from designer.engine.fit import refit_for_batch
     from designer.topology.catalog import load_catalog
 
-    note = refit_for_batch(workload, design, load_catalog(), gpus)
+    note = refit_for_batch(workload, design, load_catalog())
     return f"{param} = {value:g}: {note}" if note else None
 
 
@@ -206,6 +288,52 @@ def _target(design: Design, param: str) -> tuple[str, str, list, Callable[[Any],
     return section, name, targets, field.check
 
 
+def sweepable(design: Design, catalog: Any) -> list[tuple[str, list[tuple[str, float | None]]]]:
+    """The parameters a sweep of ``design`` takes, grouped: ``[(group, [(param, present value or
+    None)])]``. Groups: the server count (a design that records its template), the numeric
+    workload settings (:data:`WORKLOAD_NUMBERS`, present value from the design's workload over its
+    catalog preset), the numeric scenario settings, and per component kind in the design its
+    numeric fields (``KIND.FIELD``, every component of the kind; the value when they share one).
+    Every name listed is one :func:`apply_param` takes."""
+    groups: list[tuple[str, list[tuple[str, float | None]]]] = []
+    meta = design.meta.get("template")
+    if meta:
+        groups.append(("design size (regenerated from its template)",
+                       [("servers", float(len(design.topology.servers())))]))
+    preset = design.workload.get("preset") or design.workload.get("id")
+    try:
+        entry = dict(catalog.workload(preset)) if preset else {}
+    except KeyError:
+        entry = {}
+    workload = {**entry, **design.workload}
+
+    def number(v: Any) -> float | None:
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+    groups.append(("workload (workload.NAME)", [(f"workload.{k}", number(workload.get(k)))
+                                                for k in WORKLOAD_NUMBERS]))
+    scenario = {**SCENARIO_DEFAULTS, **design.scenario}
+    groups.append(("scenario (scenario.NAME)", [(f"scenario.{k}", number(v)) for k, v in scenario.items()
+                                                if k in SCENARIO_DEFAULTS and number(SCENARIO_DEFAULTS[k]) is not None]))
+    for kind in KINDS:
+        comps = design.topology.of_kind(kind)
+        if not comps:
+            continue
+        rows = []
+        for spec in FIELDS[kind]:
+            if spec.type not in _NUMERIC:
+                continue
+            seen = set()
+            for comp in comps:
+                try:
+                    seen.add(catalog.resolve(comp).get(spec.name))
+                except KeyError:
+                    seen.add(None)
+            rows.append((f"{kind}.{spec.name}", number(seen.pop()) if len(seen) == 1 else None))
+        groups.append((f"every {kind} ({len(comps):,}; ID.FIELD for one of them)", rows))
+    return groups
+
+
 def check_values(design: Design, param: str, values: Sequence[float]) -> None:
     """Refuse, before anything runs, a value the design could not hold (a negative GPU count, a
     storage IO below its minimum, a seed beyond its range): the message names the parameter, the
@@ -242,6 +370,17 @@ def apply_param(design: Design, param: str, value: float, notes: list[str] | Non
     return new
 
 
+def apply_point(design: Design, params: Sequence[str], values: Sequence[float],
+                notes: list[str] | None = None) -> Design:
+    """A copy of ``design`` with every ``params[k]`` set to ``values[k]`` (:func:`apply_param`):
+    ``servers`` first (it regenerates the design from its template, which would drop a component
+    field set before it), then the others in the order given."""
+    order = sorted(range(len(params)), key=lambda k: params[k] != "servers")
+    for k in order:
+        design = apply_param(design, params[k], values[k], notes)
+    return design
+
+
 def engine_point(design: Design, scenario: str, seed: int) -> dict[str, float]:
     """The figures :data:`METRICS` of one engine run of ``design`` in offload mode ``scenario``
     (``designer.engine.compare.SCENARIO_SETTINGS``), the same run ``dpu-designer compare`` makes."""
@@ -256,47 +395,94 @@ def engine_point(design: Design, scenario: str, seed: int) -> dict[str, float]:
 _decoded: tuple[Any, Design] | None = None
 
 
-def point(value: float, shared: tuple) -> dict[str, dict[str, float]]:
-    """One point: ``evaluate(design with param = value, mode, seed)`` for every mode of
-    :data:`SCENARIOS`. ``shared`` is :func:`prepare`'s ``(design dict, param, seed, evaluate)``,
-    the same for every point (sent once per worker); this function is pure, so a point's result
-    is the same wherever and in whatever order it runs."""
+def point(values: tuple[float, ...], shared: tuple) -> tuple[dict[str, dict[str, float]], tuple[str, ...]]:
+    """One point: ``(row, notes)``, ``row`` being ``evaluate(design with the values applied, mode,
+    seed)`` for every mode of :data:`SCENARIOS`, ``notes`` the lines saying what changed beyond the
+    parameters (:func:`apply_param`). ``shared`` is :func:`prepare`'s ``(design dict, params,
+    seed, evaluate)``, the same for every point (sent once per worker); this function is pure, so
+    a point's result is the same wherever and in whatever order it runs."""
     global _decoded
-    design_dict, param, seed, evaluate = shared
+    design_dict, params, seed, evaluate = shared
     if _decoded is None or _decoded[0] is not design_dict:
         from designer.topology.fileformat import from_dict
 
         _decoded = (design_dict, from_dict(design_dict, source="<sweep>"))
-    design = apply_param(_decoded[1], param, value)  # a copy: the decoded design is never changed
-    return {s: evaluate(design, s, seed) for s in SCENARIOS}
+    notes: list[str] = []
+    design = apply_point(_decoded[1], params, values, notes)  # a copy: the decoded design is never changed
+    return {s: evaluate(design, s, seed) for s in SCENARIOS}, tuple(notes)
 
 
-def prepare(design: Design, param: str, values: Sequence[float], *, seed: int | None = None,
-            evaluate: Callable[[Design, str, int], dict[str, float]] = engine_point,
-            ) -> tuple[tuple, tuple[str, ...]]:
-    """Check the parameter and every value, and return ``(shared, notes)``: ``shared`` is what
-    :func:`point` takes beside each value (``seed`` None: the design's scenario seed), ``notes``
-    the lines saying what changed beyond the parameter (a layout refitted to a changed batch).
-    ``evaluate`` must be a module-level function (it is sent to worker processes)."""
+def prepare(design: Design, grid: Grid, *, seed: int | None = None,
+            evaluate: Callable[[Design, str, int], dict[str, float]] = engine_point) -> tuple:
+    """Check every parameter and value, before any point runs, and return what :func:`point`
+    takes beside each combination (``seed`` None: the design's scenario seed). The first
+    combination is applied here, so a parameter the design cannot take fails before any process
+    starts. ``evaluate`` must be a module-level function (it is sent to worker processes)."""
     from designer.engine.pipeline import design_seed
     from designer.topology.fileformat import to_dict
 
     seed = design_seed(design, seed)  # None: the design's scenario seed
-    if not values:
-        raise UsageError("sweep: give at least one value")
-    check_values(design, param, values)  # every value, before any point runs
-    notes: list[str] = []
-    apply_param(design, param, values[0], notes)  # bad parameter names fail here, before any process starts
-    name = param.partition(".")[2] or param
-    if name in REFIT_ON and param.partition(".")[0] in ("workload", name) and len(values) > 1:
-        # the refit lines of the other values, said here (each point refits the same way in its
-        # process); the workload alone changes, so the design is neither copied nor recounted
-        from designer.engine.fit import design_gpus
-        from designer.topology.catalog import load_catalog
+    for param, values in zip(grid.params, grid.values):
+        check_values(design, param, values)  # every value, before any point runs
+    apply_point(design, grid.params, next(grid.points()))
+    return (to_dict(design), grid.params, seed, evaluate)
 
-        gpus, _ = design_gpus(design, load_catalog())
-        for value in values[1:]:
-            note = _refit({**design.workload, name: value}, design, param, value, gpus)
-            if note:
-                notes.append(note)
-    return (to_dict(design), param, seed, evaluate), tuple(notes)
+
+class Summary:
+    """A bounded sample of a sweep's points, in point order, for the printed table and the app's
+    plot (every row goes to ``--out``): the first :data:`HEAD` points; after them every k-th,
+    k doubling whenever more than :data:`SAMPLE` are kept (so the sample spans the whole sweep
+    evenly); and the :data:`BEST` points with the shortest training time in any offload mode.
+    At most HEAD + SAMPLE + BEST points and :data:`NOTES` notes are held, whatever the sweep's
+    size. Points must be added in point order (``run_tasks`` yields them so); the sample then
+    depends on the points alone, not on the worker count."""
+
+    HEAD = 512
+    SAMPLE = 512
+    BEST = 5
+    NOTES = 100
+
+    def __init__(self, grid: Grid) -> None:
+        self.grid = grid
+        self.count = 0
+        self.every = 1
+        self._head: list[tuple[int, tuple, dict]] = []
+        self._sample: list[tuple[int, tuple, dict]] = []
+        self._best: list[tuple[float, int, tuple, dict]] = []
+        self._notes: dict[str, None] = {}
+        self._more_notes = 0
+
+    def add(self, index: int, values: tuple, row: dict, notes: Sequence[str] = ()) -> None:
+        self.count += 1
+        for note in notes:
+            if note in self._notes:
+                continue
+            if len(self._notes) < self.NOTES:
+                self._notes[note] = None
+            else:
+                self._more_notes += 1
+        if index < self.HEAD:
+            self._head.append((index, values, row))
+        elif (index - self.HEAD) % self.every == 0:
+            self._sample.append((index, values, row))
+            if len(self._sample) > self.SAMPLE:
+                self.every *= 2
+                self._sample = [p for p in self._sample if (p[0] - self.HEAD) % self.every == 0]
+        score = min(row[s]["training_time_days"] for s in row)
+        if len(self._best) < self.BEST or (score, index) < self._best[-1][:2]:
+            bisect.insort(self._best, (score, index, values, row))
+            del self._best[self.BEST:]
+
+    def result(self) -> SweepResult:
+        kept = {i: (v, r) for i, v, r in self._head + self._sample}
+        kept.update({i: (v, r) for _, i, v, r in self._best})
+        order = sorted(kept)
+        notes = tuple(self._notes)
+        if self._more_notes:
+            notes += (f"... and {self._more_notes:,} more such lines",)
+        thinned = ""
+        if self.count > len(order):
+            thinned = (f"{len(order):,} of {self.count:,} points kept: the first {self.HEAD}, then one in "
+                       f"every {self.every:,}, and the {self.BEST} with the shortest training time")
+        return SweepResult(self.grid.params, tuple(kept[i][0] for i in order),
+                           tuple(kept[i][1] for i in order), notes, self.count, thinned)

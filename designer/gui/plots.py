@@ -295,7 +295,7 @@ class SweepPlot(QWidget):
         dialog; a two-mode ``dpu-designer sweep`` result shows its two)."""
         from designer.engine.compare import MODES
 
-        x = np.asarray(result.values, dtype=float)
+        x = np.asarray(result.axis(), dtype=float)
         SCENARIOS = [m for m in MODES if result.rows and m in result.rows[0]]
         for plot, metric, scale in ((self.days, "training_time_days", 1), (self.mfu, "mfu", 100)):
             plot.clear()
@@ -312,7 +312,7 @@ class SweepPlot(QWidget):
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
         self.table.setRowCount(len(x))
-        for r, (value, row) in enumerate(zip(result.values, result.rows)):
+        for r, (value, row) in enumerate(zip(result.axis(), result.rows)):
             cells = [f"{value:g}"] + [c for s in SCENARIOS for c in (
                 f"{row[s]['training_time_days']:.2f}", f"{100 * row[s]['mfu']:.1f}")]
             for c, text in enumerate(cells):

@@ -81,28 +81,24 @@ def default_values(present: float | None) -> str:
 
 def sweep_stream(design: Any, param: str, values: Sequence[float], *, seed: int = 0,
                  workers: int | None = None, cancel: threading.Event | None = None) -> Iterator[tuple]:
-    """Worker generator over :func:`designer.services.sweeping.stream`: ``("point", done, total,
-    SweepResult of the points so far in value order)`` as each point finishes, then ``("result",
-    SweepResult)``. Every point holds the three offload modes (host, SmartNIC, DPU). Setting
-    ``cancel`` (or closing the generator) stops handing out points."""
+    """Worker generator over :func:`designer.services.sweeping.stream`, the points kept in a
+    :class:`~designer.engine.sweep.Summary` as ``dpu-designer sweep`` keeps them: ``("point",
+    done, total, SweepResult of the points so far)`` as each point finishes (in value order), then
+    ``("result", SweepResult)``. Every point holds the three offload modes (host, SmartNIC, DPU).
+    Setting ``cancel`` (or closing the generator) stops handing out points."""
+    from designer.engine.sweep import Summary, as_grid
     from designer.services.sweeping import stream
 
-    cancel = cancel or threading.Event()
-    notes, points = stream(design, param, values, seed=seed, workers=workers, cancel=cancel)
-    rows: dict[int, dict] = {}
-
-    def so_far() -> SweepResult:
-        done = sorted(rows)
-        return SweepResult(param, tuple(values[i] for i in done), tuple(rows[i] for i in done), notes)
-
+    grid = as_grid(param, values)
+    points = stream(design, grid, seed=seed, workers=workers, cancel=cancel)
+    summary = Summary(grid)
     try:
-        for index, row in points:
-            rows[index] = row
-            yield ("point", len(rows), len(values), so_far())
+        for index, vals, row, notes in points:
+            summary.add(index, vals, row, notes)
+            yield ("point", summary.count, grid.size, summary.result())
     finally:
-        cancel.set()  # a closed generator (Cancel) hands out no more points
-        points.close()  # type: ignore[attr-defined]  # a generator
-    yield ("result", so_far())
+        points.close()  # type: ignore[attr-defined]  # a closed generator (Cancel) hands out no more points
+    yield ("result", summary.result())
 
 
 class SweepDialog(WorkerOwner, QDialog):
