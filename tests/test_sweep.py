@@ -430,3 +430,39 @@ def test_the_summary_is_bounded_and_spans_the_sweep(design):
     assert result.notes == ("note 0", "note 1", "note 2")
     gaps = {b - a for a, b in zip(kept[512:], kept[513:]) if a != 4321 and b != 4321}
     assert len(gaps) == 1  # an even sample
+
+
+def test_a_long_sweep_writes_every_row_and_keeps_a_bounded_summary(design, tmp_path):
+    from designer.engine.sweep import Summary, make_grid
+    from designer.services.rowfile import row_file
+    from designer.commands.sweep import columns
+
+    grid = make_grid(["scenario.seed", "scenario.tenants"], [list(range(1500)), [1, 2]])
+    out = tmp_path / "long.csv"
+    with row_file(str(out), columns(grid.params)) as rows:
+        result = sweep(design, grid, workers=1, evaluate=_fake_grid_point,
+                       on_point=lambda i, v, row: rows.write(list(v) + [0.0] * 15))
+    lines = out.read_text().splitlines()
+    assert len(lines) == 3001 and lines[1].startswith("0,1,") and lines[-1].startswith("1499,2,")
+    assert result.total == 3000 and len(result.rows) <= Summary.HEAD + Summary.SAMPLE + Summary.BEST
+    assert result.values[0] == (0, 1) and result.thinned
+
+
+def test_ctrl_c_keeps_the_parquet_rows_finished(tmp_path, monkeypatch, capsys):
+    pq = pytest.importorskip("pyarrow.parquet")
+    from designer.services import sweeping
+
+    def interrupted(design, grid, values=None, **kw):
+        def points():
+            for i, v in enumerate((4, 8)):
+                yield i, (v,), {s: {m: float(i) for m in METRICS} for s in SCENARIOS}, ()
+            raise KeyboardInterrupt
+
+        return points()
+
+    monkeypatch.setattr(sweeping, "stream", interrupted)
+    out = tmp_path / "points.parquet"
+    assert main(["sweep", str(EXAMPLE), "--param", "servers", "--values", "4,8,16", "--out", str(out)]) == 130
+    table = pq.read_table(out)
+    assert table.column("servers").to_pylist() == [4.0, 8.0] and table.num_rows == 2
+    assert "keeps the first 2 of the 3 points" in capsys.readouterr().err
