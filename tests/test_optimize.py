@@ -114,3 +114,67 @@ def test_layout_words():
     assert opt.layout_words({"tp": 8, "pp": 4, "dp": 2, "cp": 1, "ep": 1, "micro_batch": 2, "interleave": 1,
                              "recompute": True, "recompute_granularity": "selective"}) == \
         "TP 8, PP 4, DP 2, micro-batch 2, selective recompute"
+
+
+SMALL_ARGS = ["optimize", "--workload", "llama3-8b", "--gpus", "64", "--server-models", "dgx-h100",
+              "--switches", "qm9700"]
+
+
+def test_out_rows_are_in_search_order_and_the_same_bytes_for_one_and_two_workers(tmp_path, capsys):
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    assert cli.main(SMALL_ARGS + ["--workers", "1", "--out", str(a)]) == 0
+    assert cli.main(SMALL_ARGS + ["--workers", "2", "--out", str(b)]) == 0
+    assert a.read_bytes() == b.read_bytes()
+    assert [r["index"] for r in csv.DictReader(a.open())] == [str(i) for i in range(6)]
+
+
+def test_out_parquet_has_the_csv_rows(tmp_path, capsys):
+    pq = pytest.importorskip("pyarrow.parquet")
+    a, b = tmp_path / "a.csv", tmp_path / "a.parquet"
+    assert cli.main(SMALL_ARGS + ["--workers", "1", "--out", str(a)]) == 0
+    assert cli.main(SMALL_ARGS + ["--workers", "1", "--out", str(b)]) == 0
+    rows = list(csv.DictReader(a.open()))
+    table = pq.read_table(b).to_pylist()
+    assert [r["index"] for r in table] == list(range(6))
+    for want, got in zip(rows, table):
+        assert got["capex_USD"] == float(want["capex_USD"]) and got["feasible"] == (want["feasible"] == "True")
+        assert got["server"] == want["server"] and got["error"] == want["error"]
+
+
+def _interrupt_after(n, monkeypatch):
+    real = opt.evaluate
+    calls = []
+
+    def evaluate(point, target, catalog=None):
+        if len(calls) == n:
+            raise KeyboardInterrupt
+        calls.append(point.index)
+        return real(point, target, catalog)
+
+    monkeypatch.setattr(opt, "evaluate", evaluate)
+
+
+def test_ctrl_c_keeps_the_rows_finished_and_says_so(tmp_path, monkeypatch, capsys):
+    _interrupt_after(2, monkeypatch)
+    out = tmp_path / "points.csv"
+    front = tmp_path / "front"
+    front.mkdir()
+    assert cli.main(SMALL_ARGS + ["--workers", "1", "--out", str(out), "--write-front", str(front)]) == 130
+    err = capsys.readouterr().err
+    assert "points.csv keeps the first 2 of the 6 designs (in search order)" in err
+    assert "no design or report written" in err and list(front.iterdir()) == []
+    assert [r["index"] for r in csv.DictReader(out.open())] == ["0", "1"]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_ctrl_c_without_out_says_nothing_is_kept(monkeypatch, capsys):
+    _interrupt_after(3, monkeypatch)
+    assert cli.main(SMALL_ARGS + ["--workers", "1"]) == 130
+    err = capsys.readouterr().err
+    assert "cancelled (Ctrl-C) after 3 of 6 designs; nothing was kept" in err
+
+
+def test_a_bad_out_extension_is_one_line(tmp_path, capsys):
+    assert cli.main(SMALL_ARGS + ["--workers", "1", "--out", str(tmp_path / "p.xlsx")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "write a .csv or a .parquet file" in err[0]

@@ -428,11 +428,35 @@ def prepare(design: Design, grid: Grid, *, seed: int | None = None,
     return (to_dict(design), grid.params, seed, evaluate)
 
 
+class EvenSample:
+    """A bounded, even sample of a numbered stream: the items numbered below ``head``, then those
+    whose number past ``head`` is a multiple of k, k doubling whenever more than ``cap`` of them
+    are kept (so they span the whole stream evenly, between ``cap / 2`` and ``cap``). It depends on
+    the numbers alone, so the same stream gives the same sample however it was computed."""
+
+    def __init__(self, head: int, cap: int) -> None:
+        self.head, self.cap, self.every = head, cap, 1
+        self._head: list[tuple[int, Any]] = []
+        self._rest: list[tuple[int, Any]] = []
+
+    def add(self, index: int, item: Any) -> None:
+        if index < self.head:
+            self._head.append((index, item))
+        elif (index - self.head) % self.every == 0:
+            self._rest.append((index, item))
+            if len(self._rest) > self.cap:
+                self.every *= 2
+                self._rest = [p for p in self._rest if (p[0] - self.head) % self.every == 0]
+
+    def items(self) -> list[tuple[int, Any]]:
+        """``(number, item)`` kept, in the order added."""
+        return self._head + self._rest
+
+
 class Summary:
     """A bounded sample of a sweep's points, in point order, for the printed table and the app's
-    plot (every row goes to ``--out``): the first :data:`HEAD` points; after them every k-th,
-    k doubling whenever more than :data:`SAMPLE` are kept (so the sample spans the whole sweep
-    evenly); and the :data:`BEST` points with the shortest training time in any offload mode.
+    plot (every row goes to ``--out``): the first :data:`HEAD` points; after them an
+    :class:`EvenSample` of at most :data:`SAMPLE` (every k-th, spanning the whole sweep); and the :data:`BEST` points with the shortest training time in any offload mode.
     At most HEAD + SAMPLE + BEST points and :data:`NOTES` notes are held, whatever the sweep's
     size. Points must be added in point order (``run_tasks`` yields them so); the sample then
     depends on the points alone, not on the worker count."""
@@ -445,9 +469,7 @@ class Summary:
     def __init__(self, grid: Grid) -> None:
         self.grid = grid
         self.count = 0
-        self.every = 1
-        self._head: list[tuple[int, tuple, dict]] = []
-        self._sample: list[tuple[int, tuple, dict]] = []
+        self._sample = EvenSample(self.HEAD, self.SAMPLE)
         self._best: list[tuple[float, int, tuple, dict]] = []
         self._notes: dict[str, None] = {}
         self._more_notes = 0
@@ -461,20 +483,14 @@ class Summary:
                 self._notes[note] = None
             else:
                 self._more_notes += 1
-        if index < self.HEAD:
-            self._head.append((index, values, row))
-        elif (index - self.HEAD) % self.every == 0:
-            self._sample.append((index, values, row))
-            if len(self._sample) > self.SAMPLE:
-                self.every *= 2
-                self._sample = [p for p in self._sample if (p[0] - self.HEAD) % self.every == 0]
+        self._sample.add(index, (values, row))
         score = min(row[s]["training_time_days"] for s in row)
         if len(self._best) < self.BEST or (score, index) < self._best[-1][:2]:
             bisect.insort(self._best, (score, index, values, row))
             del self._best[self.BEST:]
 
     def result(self) -> SweepResult:
-        kept = {i: (v, r) for i, v, r in self._head + self._sample}
+        kept = dict(self._sample.items())
         kept.update({i: (v, r) for _, i, v, r in self._best})
         order = sorted(kept)
         notes = tuple(self._notes)
@@ -483,6 +499,6 @@ class Summary:
         thinned = ""
         if self.count > len(order):
             thinned = (f"{len(order):,} of {self.count:,} points kept: the first {self.HEAD}, then one in "
-                       f"every {self.every:,}, and the {self.BEST} with the shortest training time")
+                       f"every {self._sample.every:,}, and the {self.BEST} with the shortest training time")
         return SweepResult(self.grid.params, tuple(kept[i][0] for i in order),
                            tuple(kept[i][1] for i in order), notes, self.count, thinned)

@@ -20,10 +20,12 @@ training time and energy (lower is better, ties kept), in point order.
 **Where it runs.** ``designer.services.parallel.run_tasks``: a local process pool by default
 (``workers`` processes; the target arrives once per worker, each loads the catalog once; a point
 is a few template options and a layout, not a design), this process (``workers=1``), or a Dask
-cluster (``scheduler="tcp://..."``; the target is scattered to every worker once). Each
-finished point is handed to ``on_row`` at once (the CLI streams them to CSV), so a large search
-never holds every row; only the running front is kept. Points are numbered before they are sent,
-so the same target and seed give the same rows and front whatever the worker count.
+cluster (``scheduler="tcp://..."``; the target is scattered to every worker once). The points are
+made one at a time and at most a few per worker are in flight; each finished point is handed to
+``on_row`` in point order (the CLI streams them to CSV or Parquet,
+``designer.services.rowfile``), so a large search never holds every row; only the running front
+is kept. Points are numbered before they are sent, so the same target and seed give the same rows,
+in the same order, and the same front whatever the worker count.
 """
 
 from __future__ import annotations
@@ -40,10 +42,20 @@ from designer.services.parallel import run_tasks
 
 ADAPTERS = ("nic", "smartnic", "dpu")
 #: CSV columns of a point, in order
+#: the type of each column (a Parquet file's schema; ``error`` is empty unless the engine refused the point)
+COLUMN_TYPES = {"index": "int", "server": "str", "servers": "int", "adapters": "str", "switch": "str",
+                "oversubscription": "float", "tp": "int", "pp": "int", "dp": "int", "cp": "int", "ep": "int",
+                "micro_batch": "int", "interleave": "int", "recompute": "bool", "feasible": "bool",
+                "error": "str"}  # every other column: "float"
 COLUMNS = ("index", "server", "servers", "adapters", "switch", "oversubscription", "tp", "pp", "dp", "cp",
            "ep", "micro_batch", "interleave", "recompute", "feasible", "capex_USD", "tco_USD",
            "training_time_days", "energy_MWh", "tokens_per_s", "tokens_per_USD", "mfu", "iteration_time_s",
            "error")
+
+
+def columns() -> list[tuple[str, str]]:
+    """``(name, type)`` of every column, for ``designer.services.rowfile.row_file``."""
+    return [(c, COLUMN_TYPES.get(c, "float")) for c in COLUMNS]
 
 
 @dataclass(frozen=True)
@@ -166,10 +178,17 @@ def plan_layouts(target: Target, catalog: Any) -> dict[str, dict[str, Any]]:
     return out
 
 
-def points(target: Target, layouts: dict[str, dict[str, Any]], catalog: Any) -> list[Point]:
+def points(target: Target, layouts: dict[str, dict[str, Any]], catalog: Any) -> Iterator[Point]:
+    """The search's points, numbered in ``itertools.product`` order, made one at a time."""
     combos = itertools.product(target.servers, target.adapters, target.switches, target.oversubscription)
-    return [Point(i, s, target.gpus // int(catalog.get("server", s)["gpu_count"]), a, sw, float(o), layouts[s])
-            for i, (s, a, sw, o) in enumerate(combos)]
+    per = {s: int(catalog.get("server", s)["gpu_count"]) for s in target.servers}
+    return (Point(i, s, target.gpus // per[s], a, sw, float(o), layouts[s])
+            for i, (s, a, sw, o) in enumerate(combos))
+
+
+def point_count(target: Target) -> int:
+    """How many points :func:`points` makes."""
+    return math.prod(len(x) for x in (target.servers, target.adapters, target.switches, target.oversubscription))
 
 
 ADAPTER_WORDS = {"nic": "NIC", "smartnic": "SmartNIC", "dpu": "DPU"}
@@ -254,15 +273,16 @@ def optimize_steps(target: Target, catalog: Any, *, workers: int | None = None, 
     ``("result", Outcome)``. Closing the generator stops the points not started."""
     check(target, catalog)
     layouts = plan_layouts(target, catalog)
-    todo = points(target, layouts, catalog)
-    yield ("layouts", layouts, len(todo))
+    total = point_count(target)
+    yield ("layouts", layouts, total)
     front, seen, feasible = Front(), 0, 0
-    for _, row in run_tasks(evaluate, todo, target, workers=workers, scheduler=scheduler, cancel=cancel):
+    for _, row in run_tasks(evaluate, points(target, layouts, catalog), target, workers=workers,
+                            scheduler=scheduler, cancel=cancel):
         seen += 1
         feasible += bool(row.get("feasible"))
         front.add(row)
-        yield ("row", row, seen, len(todo))
-    yield ("result", Outcome(target, layouts, seen, feasible, front.rows, cancelled=seen < len(todo)))
+        yield ("row", row, seen, total)
+    yield ("result", Outcome(target, layouts, seen, feasible, front.rows, cancelled=seen < total))
 
 
 def optimize(target: Target, catalog: Any, *, workers: int | None = None, scheduler: Any = None,
