@@ -231,7 +231,7 @@ def test_sweep_dialog_runs_servers_and_shows_plot_and_table(window, qtbot):
     qtbot.waitUntil(lambda: dialog.status.text().startswith("Done"), timeout=60_000)
     assert not dialog.busy()
     result = dialog.result
-    assert result.param == "servers" and result.values == (4, 8)
+    assert result.param == "servers" and result.values == ((4,), (8,))
     days = result.series("host", "training_time_days")
     assert days[0] > 1.5 * days[1]  # half the GPUs: about twice the time
     table = dialog.plot.table

@@ -61,3 +61,25 @@ def test_bad_values_are_refused_in_the_dialog(dialog, qtbot):
     qtbot.waitUntil(lambda: dialog.status.text().startswith("Error"), timeout=30_000)
     assert "must be a positive integer" in dialog.status.text()
     assert "Traceback" not in dialog.status.text()
+
+
+def test_the_parameter_list_is_grouped_as_sweep_list_prints_it(dialog):
+    """The dialog offers what `dpu-designer sweep FILE --list` prints: group headers (not
+    choosable), then each group's parameters; choosing one fills values around its present one."""
+    from PySide6.QtCore import Qt
+
+    from designer.engine.sweep import sweepable
+
+    combo = dialog.param
+    items = [(combo.itemText(i), bool(combo.model().item(i).flags() & Qt.ItemFlag.ItemIsEnabled))
+             for i in range(combo.count())]
+    groups = sweepable(dialog.design, load_catalog())
+    want = []
+    for title, rows in groups:
+        want.append((title[:1].upper() + title[1:], False))
+        want += [(name, True) for name, _ in rows]
+    assert items == want
+    assert items[0] == ("Design size (regenerated from its template)", False) and items[1] == ("servers", True)
+    assert combo.currentText() == "servers" and dialog.values.text() == "4,8,16,32"
+    combo.setCurrentIndex(combo.findText("workload.global_batch"))
+    assert dialog.present.text() == "now 512" and dialog.values.text() == "256,512,1024,2048"

@@ -1,8 +1,9 @@
 """Run → Sweep: the design run over values of one parameter, in all three offload modes.
 
 The parameter is any form :func:`designer.engine.sweep.apply_param` accepts (``servers``,
-``workload.NAME``, ``scenario.NAME``, ``KIND.FIELD``, ``ID.FIELD``); the list offers the numeric ones
-of the current design with their present value. A :class:`~designer.gui.worker.GeneratorWorker`
+``workload.NAME``, ``scenario.NAME``, ``KIND.FIELD``, ``ID.FIELD``); the list offers those of the
+current design with their present value, grouped under headers as ``dpu-designer sweep FILE --list``
+prints them (:func:`designer.engine.sweep.sweepable`). A :class:`~designer.gui.worker.GeneratorWorker`
 drives :func:`designer.services.sweeping.stream` (the path ``dpu-designer sweep`` takes): the points
 run on a process pool of all cores (started with ``spawn``, never forked from a process running Qt
 threads; the design is sent once per worker), the plot grows as points finish, and Cancel stops
@@ -15,54 +16,18 @@ from __future__ import annotations
 import threading
 from typing import Any, Iterator, Sequence
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QComboBox, QDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
                                QProgressBar, QPushButton, QVBoxLayout, QWidget)
 
-from designer.engine.sweep import SweepResult, parse_values
+from designer.engine.sweep import SweepResult, parse_values, sweepable
 from designer.errors import UsageError
 from designer.gui.messages import gui_words
 from designer.gui.plots import SweepPlot
-from designer.gui.scenario import workload_entry
 from designer.gui.worker import GeneratorWorker, RetiredWorkers, WorkerOwner
-from designer.topology.design import SCENARIO_DEFAULTS
-from designer.topology.kinds import FIELDS, KINDS
 
 #: multiples of the present value offered as the default values of a sweep
 _STEPS = (0.5, 1, 2, 4)
-
-
-def _numeric(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def parameter_choices(design: Any, catalog: Any) -> list[tuple[str, float | None]]:
-    """(parameter, present value or None when the components differ) for the numeric settings of
-    ``design``: the server count (designs made from a template), the workload and scenario
-    settings, and the numeric fields of each component kind in the design."""
-    choices: list[tuple[str, float | None]] = []
-    template = design.meta.get("template")
-    if template:
-        choices.append(("servers", float(len(design.topology.servers()))))
-    workload = {**workload_entry(design, catalog), **design.workload}
-    choices += [(f"workload.{k}", float(v)) for k, v in workload.items()
-                if _numeric(v) and not k.startswith("published_")]
-    scenario = {**SCENARIO_DEFAULTS, **design.scenario}
-    choices += [(f"scenario.{k}", float(v)) for k, v in scenario.items() if _numeric(v)]
-    for kind in KINDS:
-        comps = design.topology.of_kind(kind)
-        if not comps:
-            continue
-        for spec in FIELDS[kind]:
-            if spec.type in ("int", "float"):
-                values = set()
-                for comp in comps:
-                    try:
-                        values.add(catalog.resolve(comp).get(spec.name))
-                    except KeyError:
-                        values.add(None)
-                one = values.pop() if len(values) == 1 else None
-                choices.append((f"{kind}.{spec.name}", float(one) if _numeric(one) else None))
-    return choices
 
 
 def default_values(present: float | None) -> str:
@@ -161,15 +126,26 @@ class SweepDialog(WorkerOwner, QDialog):
         if design is not self.design:
             self.cancel()
         self.design = design
-        choices = parameter_choices(design, self.catalog)
-        self._present = dict(choices)
+        groups = sweepable(design, self.catalog)
+        self._present = {name: present for _, rows in groups for name, present in rows}
         keep = self.param.currentText()
         self.param.blockSignals(True)
         self.param.clear()
-        for name, _ in choices:
-            self.param.addItem(name)
+        model = self.param.model()
+        headers = set()
+        for title, rows in groups:
+            headers.add(title[:1].upper() + title[1:])
+            self.param.addItem(title[:1].upper() + title[1:])
+            header = model.item(self.param.count() - 1)  # a header: shown, not chosen
+            header.setFlags(header.flags() & ~(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable))
+            font = header.font()
+            font.setBold(True)
+            header.setFont(font)
+            for name, _ in rows:
+                self.param.addItem(name, name)
         self.param.blockSignals(False)
-        self.param.setCurrentText(keep if keep else (choices[0][0] if choices else ""))
+        first = next((name for _, rows in groups for name, _ in rows), "")
+        self.param.setCurrentText(keep if keep and keep not in headers else first)
         self._param_changed(self.param.currentText())
 
     def _param_changed(self, text: str) -> None:
