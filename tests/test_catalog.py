@@ -61,7 +61,11 @@ def test_network_speeds_are_standard_rates():
     rates = {100, 200, 400, 800}
     for kind in ("nic", "dpu", "switch", "storage"):
         for e in CAT.entries(kind):
-            assert e["port_speed_Gbps"] in rates, f"{kind} {e['id']}"
+            # a management switch's access ports are 1000BASE-T (1 Gb/s), its uplinks 100GbE
+            allowed = rates | {1} if kind == "switch" and e.get("uplink_ports") else rates
+            assert e["port_speed_Gbps"] in allowed, f"{kind} {e['id']}"
+            if e.get("uplink_ports"):
+                assert e["uplink_speed_Gbps"] in rates, f"{kind} {e['id']}"
     for kind in ("nic", "dpu"):
         for e in CAT.entries(kind):
             assert e["port_speed_Gbps"] <= e["max_bandwidth_Gbps"] <= e["ports"] * e["port_speed_Gbps"]

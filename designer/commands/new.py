@@ -128,6 +128,7 @@ def _run(args: argparse.Namespace) -> int:
     from designer.safeio import check_output_path, is_console
     from designer.topology import fileformat
     from designer.topology.catalog import load_catalog
+    from designer.topology.management import switches_text
     from designer.topology.templates import TEMPLATES
     from designer.topology.validation import validate
 
@@ -141,6 +142,9 @@ def _run(args: argparse.Namespace) -> int:
     check_output_path(args.output, what="--output")  # before minutes of building, not after
     catalog = load_catalog()
     check_numbers(template, given, catalog)
+    # a new design gets these options' defaults (the management network), which a builder
+    # called in code without them does not draw
+    given = {**{o.name: o.default for o in template.options if o.fill}, **given}
     design = template(**given)
     from designer.services import workloads
 
@@ -153,7 +157,7 @@ def _run(args: argparse.Namespace) -> int:
     # the design on standard output (-o -) is data: the command's own lines go to stderr then
     out = sys.stderr if is_console(args.output) else sys.stdout
     where = "standard output" if is_console(args.output) else shown(args.output)
-    print(f"wrote {where}: {len(topo.servers())} servers, {len(topo.switches())} switches, "
+    print(f"wrote {where}: {len(topo.servers())} servers, {switches_text(topo)}, "
           f"{len(topo.links)} links ({errors} design errors, {len(problems) - errors} warnings)", file=out)
     w = design.workload
     from designer.engine.fit import design_gpus, layout_of

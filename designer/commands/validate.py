@@ -41,6 +41,7 @@ def problems_json(problems) -> list[dict]:
 
 def run(args: argparse.Namespace) -> int:
     from designer.commands.run import load_design
+    from designer.topology.management import switches_text
     from designer.topology.validation import validate
 
     design = load_design(args.file)
@@ -58,6 +59,6 @@ def run(args: argparse.Namespace) -> int:
     for problem in problems:
         print(shown(problem))
     print(f"{shown(name)}: {len(topo.components)} components ({len(topo.servers())} servers, "
-          f"{len(topo.switches())} switches, {len(topo.storage())} storage), {len(topo.links)} links: "
+          f"{switches_text(topo)}, {len(topo.storage())} storage), {len(topo.links)} links: "
           f"{errors} errors, {len(problems) - errors} warnings")
     return 1 if errors else 0

@@ -37,6 +37,7 @@ import numpy as np
 
 from designer.errors import UsageError
 
+from designer.topology.management import traffic_links_of
 from designer.topology.parts import lowest_labels
 
 if TYPE_CHECKING:
@@ -411,11 +412,19 @@ class _ColumnDistances:
 
 def structure(topology) -> tuple[tuple[list[str], list[str], list[str], list[str], list[str]], list]:
     """What a :class:`Fabric` is made of, as lists: ids and kinds of the components that are not
-    racks, the link ids, each link's two ends; and the Link objects. Ids are the dicts' keys;
+    racks or management switches (``designer.topology.management``: the out-of-band network
+    carries no training traffic, so its links drop out with them), the link ids, each link's two
+    ends; and the Link objects. Ids are the dicts' keys;
     racks are left out by ``itertools.compress`` over a mask made by ``map`` (C loops)."""
     comps = topology.components
     kinds = [c.kind for c in comps.values()]
-    if "rack" in kinds:
+    managed = frozenset(c.id for c in compress(comps.values(), map(eq, kinds, repeat("switch")))
+                        if c.props and c.props.get("management") is True)  # management_ids
+    if managed:  # management switches (and so their links) carry no traffic: not in the fabric
+        keep = [k != "rack" and cid not in managed for cid, k in zip(comps, kinds)]
+        ids = list(compress(comps, keep))
+        kinds = list(compress(kinds, keep))
+    elif "rack" in kinds:
         keep = list(map(ne, kinds, repeat("rack")))
         ids = list(compress(comps, keep))
         kinds = list(compress(kinds, keep))
@@ -931,7 +940,8 @@ def links_of(fab: Fabric, topology, node: str) -> list:
     rack) or does not hold the node."""
     i = fab.index.get(node)
     if i is None or not fab._every_link:
-        return topology.links_of(node)
+        # a management link (a DPU's OOB port) is no line of the node's
+        return traffic_links_of(topology, node)
     arcs = fab.out_arc[fab.out_ptr[i]:fab.out_ptr[i + 1]]
     ids = fab.link_ids
     return [topology.links[l] for l in sorted({ids[k] for k in fab.arc_link[arcs].tolist()})]

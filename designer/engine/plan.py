@@ -759,7 +759,9 @@ def _rail_line_GBps(topology, srv) -> float:
     """One direction of a server's first rail (GB/s): the capacity of its links."""
     if not srv.rails:
         return 0.0
-    return sum(l.capacity_Gbps for l in topology.links_of(srv.rails[0])) / 8.0
+    from designer.topology.management import traffic_links_of
+
+    return sum(l.capacity_Gbps for l in traffic_links_of(topology, srv.rails[0])) / 8.0
 
 
 def _nothing_fits(dropped: Counter, examples: dict[str, str], pool: int, cap: float) -> str:

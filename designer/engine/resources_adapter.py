@@ -44,6 +44,7 @@ from designer.engine import network as net
 from designer.engine.placement import Placement, alike_key
 from designer.engine.result import CollectiveResult
 from designer.engine.workload import Workload, parameters
+from designer.topology.management import traffic_links_of
 from designer.topology.validation import Resolver, server_power_W
 
 
@@ -232,7 +233,7 @@ def _group_fields(ctx: _GroupContext, info, gpus: int, mode: str, count: int) ->
             for c in ctx.crossing}
     net_bytes = 2.0 * sum(sent.values())  # sent + received (symmetric, see node_wire_bytes)
     port = sum(l.capacity_Gbps for e in lay.rail for l in
-               (net.links_of(ctx.fab, topo, e) if ctx.fab is not None else topo.links_of(e)))
+               (net.links_of(ctx.fab, topo, e) if ctx.fab is not None else traffic_links_of(topo, e)))
     power = server_power_W(_Attached(topo, srv.id, adapters), srv, ctx.resolve, lay.stand_ins)
     typical_W, without_typical = adapters_typical_W(adapters, ctx.resolve, lay.stand_ins)
     return dict(

@@ -111,7 +111,7 @@ PLAN_COLUMNS = ("category", "model", "name", "count", "unit_price_USD", "total_p
                 "unit_power_W", "total_power_kW", "speed_Gbps", "medium", "length_class_m")
 _CATEGORY = {"gpu_server": "GPU servers", "gpu": "GPUs", "cpu": "CPUs", "dpu": "DPUs", "nic": "NICs",
              "switch": "Switches", "storage": "Storage", "rack": "Racks"}
-_CABLE_NAME = {"DAC": "passive copper cable (DAC)", "AOC": "active optical cable (AOC)",
+_CABLE_NAME = {"RJ45": "twisted-pair copper cable (Cat6, RJ45), 1GbE management ports", "DAC": "passive copper cable (DAC)", "AOC": "active optical cable (AOC)",
                "SR": "multimode fibre (MPO, OM4) for SR transceivers",
                "DR": "single-mode fibre (MPO, OS2) for DR transceivers",
                "FR": "single-mode fibre (duplex LC, OS2) for FR transceivers",

@@ -28,6 +28,9 @@ overview" — at 100G-PAM4 lanes (400/800 Gb/s ports) DACs reach 3 m and multimo
 NVIDIA "Structured cabling requirements for NDR/XDR and 400/800G ETH" — MPO single-mode straight
 links up to 500 m, LC single-mode up to 2,000 m):
 
+* ``RJ45`` (twisted-pair copper, Cat6, RJ45 plugs) for links of 1 Gb/s or less, the 1000BASE-T
+  management ports (server BMCs, DPU OOB ports, management switches), up to 100 m (IEEE 802.3ab,
+  1000BASE-T: 100 m over four pairs of Category 5 or better cable); longer runs are ``too long``;
 * ``DAC`` (passive copper) up to :func:`dac_reach_m` (3 m at 200 Gb/s or more per port, 5 m below);
 * below 400 Gb/s: ``AOC`` up to 100 m;
 * 400 Gb/s or more: multimode transceivers (``SR``, MPO fibre) up to 50 m;
@@ -67,13 +70,16 @@ SLACK = 0.10
 LENGTHS_M = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 5.0, 7.0, 10.0, 15.0, 20.0, 30.0, 50.0, 70.0, 100.0, 150.0,
              200.0, 300.0, 500.0, 1000.0, 2000.0)
 UNCABLED = ("nvlink", "pcie")
-#: reach of each optical class in metres
+#: reach of each optical class in metres (and of 1000BASE-T twisted pair, IEEE 802.3ab)
+RJ45_MAX_M = 100.0
+#: links at this speed or slower are 1000BASE-T twisted pair (RJ45)
+RJ45_MAX_GBPS = 1.0
 AOC_MAX_M = 100.0
 MULTIMODE_MAX_M = 50.0
 DR_MAX_M = 500.0
 FR_MAX_M = 2000.0
 #: cable types, in the order tables list them
-TYPES = ("DAC", "AOC", "SR", "DR", "FR", "too long")
+TYPES = ("RJ45", "DAC", "AOC", "SR", "DR", "FR", "too long")
 #: types that need a transceiver at each end (the cable is a separate fibre)
 OPTICS = ("SR", "DR", "FR")
 
@@ -84,7 +90,10 @@ def dac_reach_m(speed_Gbps: float) -> float:
 
 
 def cable_type(speed_Gbps: float, length_m: float) -> str:
-    """``DAC``, ``AOC``, ``SR``, ``DR``, ``FR`` or ``too long`` by the rules of the module docstring."""
+    """``RJ45``, ``DAC``, ``AOC``, ``SR``, ``DR``, ``FR`` or ``too long`` by the rules of the module
+    docstring."""
+    if speed_Gbps <= RJ45_MAX_GBPS:
+        return "RJ45" if length_m <= RJ45_MAX_M else "too long"
     if length_m <= dac_reach_m(speed_Gbps):
         return "DAC"
     if speed_Gbps < 400 and length_m <= AOC_MAX_M:

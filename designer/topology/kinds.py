@@ -127,6 +127,9 @@ FIELDS: dict[str, tuple[FieldSpec, ...]] = {
         _f("nvswitch", "bool", "NVSwitch", default=True),
         _f("rack_units_used", "int", "Height", "U", 1, 60, 8),
         _f("base_power_W", "float", "Power without GPUs/NICs", "W", 0, 50000, 2500),
+        _f("bmc_ports", "int", "BMC management ports", "", 0, 64, 1,
+           help="out-of-band management (BMC) ports, 1GbE RJ45, cabled to a management switch; 0 = "
+                "the system manages itself on switches of its own (NVL72)"),
         *_PRICE,
     ),
     "dpu": (
@@ -162,6 +165,9 @@ FIELDS: dict[str, tuple[FieldSpec, ...]] = {
            help="power at a typical load (a vendor 'typical power' row or a measurement); 0 = not "
                 "given: energy counts power_W (scenario adapter_power)"),
         _f("medium", "choice", "Port type", choices=("infiniband", "ethernet"), default="ethernet"),
+        _f("oob_ports", "int", "OOB management ports", "", 0, 4, 0,
+           help="1GbE out-of-band management ports (the DPU's own BMC and Arm cores), cabled to a "
+                "management switch, beside the network ports"),
         *_PRICE,
     ),
     "nic": (
@@ -200,6 +206,14 @@ FIELDS: dict[str, tuple[FieldSpec, ...]] = {
         _f("frontend", "bool", "Front-end (north-south) switch", default=False,
            help="part of the front-end Ethernet network (users, ingest, management): the network it "
                 "belongs to carries no training traffic"),
+        _f("management", "bool", "Management (out-of-band) switch", default=False,
+           help="part of the out-of-band management network (server BMCs, DPU OOB ports): the engine "
+                "leaves it and its cables out of every traffic path"),
+        _f("uplink_ports", "int", "Uplink ports", "", 0, 64, 0,
+           help="ports besides the Ports above, at the uplink speed (e.g. 4x 100GbE on a 48x 1GbE "
+                "management switch); 0 = none"),
+        _f("uplink_speed_Gbps", "float", "Uplink speed", "Gb/s", 0, 1600, 0,
+           help="speed of the uplink ports; 0 = no uplink ports"),
         *_PRICE,
     ),
     "storage": (

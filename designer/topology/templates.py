@@ -29,6 +29,22 @@ Rules shared by the generators (all figures come from the catalog through ``Cata
   ``frontend = true``: a separate Ethernet network, never a path for training collectives (as in the
   DGX SuperPOD, where storage and in-band management share the BlueField-3 ports and the compute
   fabric is apart).
+* Management ``management`` (issue 25): ``oob`` draws the out-of-band management network: per
+  compute rack, management switches of ``management_switch`` (an SN2201: 48 x 1GbE RJ45 + 4 x
+  100GbE uplinks, 1U) cabled to every server's BMC ports (``bmc_ports``) and every DPU's OOB ports
+  (``oob_ports``), as many switches as the rack's ports need; each takes two of its uplink ports
+  (assumed: a redundant pair, one to each of two aggregation switches where there are two) to
+  switches of ``management_aggregation`` (an SN2700, 32 x 100GbE) above (pods and a core when
+  one layer cannot reach them all, as for the other fabrics). A management switch goes into its
+  compute rack when the rack's height and power budget take it, else into the network racks.
+  Its switches carry ``management = true``: the engine leaves them and their cables out of every
+  traffic path (``designer.topology.management``). ``oob+inband`` adds the in-band management
+  path, the front-end Ethernet network above (built with ``frontend_switch`` when ``frontend`` is
+  ``none``), as the DGX SuperPOD runs in-band management over it. ``none`` draws neither. The
+  option's default is ``oob`` for a new design (``dpu-designer new``, the app's dialog); the
+  builders called without it draw none, so designs built in code stay as they were. A system
+  with ``bmc_ports = 0`` (NVL72: its trays and DPUs are on its own OOB switches, inside it) gets
+  no management cables.
 """
 
 from __future__ import annotations
@@ -49,6 +65,9 @@ from designer.topology.validation import Resolver, component_power_W
 
 STORAGE_CHOICES = ("separate", "converged", "none")
 FRONTEND_CHOICES = ("none", "ethernet")
+MANAGEMENT_CHOICES = ("none", "oob", "oob+inband")
+#: uplinks each management switch takes to the aggregation (assumed: a redundant pair)
+MANAGEMENT_UPLINKS = 2
 
 
 @dataclass(frozen=True)
@@ -63,6 +82,9 @@ class Option:
     choices: tuple[str, ...] = ()
     catalog: str = ""
     min: float | None = None
+    #: a new design gets ``default`` when the option is not given (``dpu-designer new``, the app's
+    #: dialog); a builder called without it keeps its own default (designs built in code stay)
+    fill: bool = False
 
 
 @dataclass(frozen=True)
@@ -220,6 +242,10 @@ class _Builder:
         self.frontend = False
         #: server id -> its north-south DPUs (storage and front-end ports), made on first use
         self.north_south: dict[str, list[str]] = {}
+        #: switches made now belong to the management network (``management`` prop)
+        self.management = False
+        #: rack id -> (next free U, W so far) of every rack filled so far (see ``rack_into``)
+        self._rack_state: dict[str, tuple[int, float]] = {}
         self.need("rack", rack_model, "--rack")
 
     def need(self, kind: str, model: str, option: str) -> dict[str, Any]:
@@ -317,18 +343,20 @@ class _Builder:
         """One component placed in nothing (yet): a server, switch, storage or rack."""
         return self.add_many(kind, model, 1, props=props)[0]
 
-    def switch(self, model: str, tier: str) -> str:
+    def _switch_props(self, tier: str) -> dict[str, Any]:
         props: dict[str, Any] = {"tier": tier}
         if self.frontend:
             props["frontend"] = True
-        return self.add("switch", model, props=props)
+        if self.management:
+            props["management"] = True
+        return props
+
+    def switch(self, model: str, tier: str) -> str:
+        return self.add("switch", model, props=self._switch_props(tier))
 
     def switches(self, model: str, tier: str, count: int) -> list[str]:
         """``count`` switches of one tier (``switch`` ``count`` times)."""
-        props: dict[str, Any] = {"tier": tier}
-        if self.frontend:
-            props["frontend"] = True
-        return self.add_many("switch", model, count, props=props)
+        return self.add_many("switch", model, count, props=self._switch_props(tier))
 
     def _link_kind(self, ca: int, cb: int) -> tuple[float, str]:
         """Speed and medium of a link between components of classes ``ca`` and ``cb``: the lower
@@ -339,7 +367,10 @@ class _Builder:
         if hit is None:
             ends = [self._classes[ca], self._classes[cb]]
             figs = [f for k, f in ends if k != "gpu_server"]
-            speed = min((f["port_speed_Gbps"] for f in figs), default=400.0)
+            if all(k == "switch" for k, _ in ends):  # switch to switch: on uplink ports if any
+                speed = min(max(f["port_speed_Gbps"], f.get("uplink_speed_Gbps") or 0) for f in figs)
+            else:
+                speed = min((f["port_speed_Gbps"] for f in figs), default=400.0)
             switch = [f["medium"] for k, f in ends if k == "switch"]
             medium = switch[0] if switch else (figs[0]["medium"] if figs else "ethernet")
             hit = self._link_memo[(ca, cb)] = (speed, medium)
@@ -391,6 +422,22 @@ class _Builder:
             rack, next_u, count, used_W = self.add("rack", self.rack_model), 1, 0, 0.0
         self.comps[cid] = replace_item(self.comps[cid], parent=rack, slot=next_u)
         self._fill[row] = (rack, next_u + units, count + 1, used_W + power)
+        self._rack_state[rack] = (next_u + units, used_W + power)
+
+    def rack_into(self, cid: str, rack: str) -> bool:
+        """Put a component in ``rack`` (one filled by :meth:`rack`) above what it holds, when the
+        rack's height and power budget take it; False (left unracked) when they do not."""
+        rack_fig = self.fig("rack", self.rack_model)
+        units, power = self._rack_load(cid)
+        state = self._rack_state.get(rack)
+        if state is None:
+            return False
+        next_u, used_W = state
+        if next_u + units - 1 > rack_fig["rack_units"] or used_W + power > rack_fig["power_budget_kW"] * 1000.0:
+            return False
+        self.comps[cid] = replace_item(self.comps[cid], parent=rack, slot=next_u)
+        self._rack_state[rack] = (next_u + units, used_W + power)
+        return True
 
     def leaf_ports(self, model: str, oversubscription: float,
                    ends: list[str] | None = None) -> tuple[int, int]:
@@ -505,7 +552,7 @@ class _Builder:
 
     def finish(self, name: str, workload: dict[str, Any] | None = None) -> Design:
         for cid, c in list(self._class_of.items()):
-            if self._classes[c][0] == "switch":
+            if self._classes[c][0] == "switch" and self.comps[cid].parent is None:
                 self.rack(cid, "network")
         topo = Topology.from_items(list(self.comps.values()), self.links, self._count, noted=True)
         positions: dict[str, tuple[float, float] | None] = {**layout_by_tier(topo, self.res.catalog)}
@@ -615,6 +662,66 @@ def _frontend(b: _Builder, servers: list[str], frontend: str, switch: str) -> No
         b.frontend = False
 
 
+def _inband(frontend: str, management: str) -> str:
+    """The front-end option a template builds with: ``oob+inband`` management runs in-band over the
+    front-end Ethernet network, so it draws one (``ethernet``) when ``frontend`` is ``none``."""
+    if management not in MANAGEMENT_CHOICES:
+        raise UsageError(f"--management must be one of {', '.join(MANAGEMENT_CHOICES)}")
+    return "ethernet" if management == "oob+inband" and frontend == "none" else frontend
+
+
+def _management(b: _Builder, servers: list[str], management: str, switch: str, aggregation: str) -> None:
+    """The out-of-band management network (module docstring), after the servers are racked:
+    per compute rack, the BMC ports of its servers and the OOB ports of their DPUs, in server
+    order, on management switches of ``switch`` (a server's or DPU's ports on one switch are one
+    link of that many lanes), each switch into that rack when it fits; their uplinks
+    (:data:`MANAGEMENT_UPLINKS`, at most the switch's uplink ports) to ``aggregation`` switches
+    (``_Builder.spines``)."""
+    if management not in MANAGEMENT_CHOICES:
+        raise UsageError(f"--management must be one of {', '.join(MANAGEMENT_CHOICES)}")
+    if management == "none":
+        return
+    fig = b.need("switch", switch, "--management-switch")
+    b.need("switch", aggregation, "--management-aggregation")
+    if fig["medium"] != "ethernet":
+        raise UsageError(f"--management-switch {switch}: a management network is Ethernet, and '{switch}' is an "
+                         f"{fig['medium']} switch; pick an Ethernet model such as sn2201")
+    uplink_ports = int(fig.get("uplink_ports") or 0)
+    up = min(MANAGEMENT_UPLINKS, uplink_ports) if uplink_ports else MANAGEMENT_UPLINKS
+    host_ports = int(fig["ports"]) if uplink_ports else int(fig["ports"]) - up
+    if host_ports < 1:
+        raise UsageError(f"--management-switch {switch}: its {fig['ports']} ports leave none for servers after "
+                         f"{up} uplinks; pick a switch with more ports such as sn2201")
+    by_rack: dict[str | None, list[str]] = {}
+    for sid in servers:
+        bmc = int(b.figures(sid).get("bmc_ports") or 0)
+        if not bmc:
+            continue  # the system's own OOB switches manage it (NVL72)
+        ends = [sid] * bmc
+        for dev in b._attached.get(sid, ()):
+            if b.kind(dev) == "dpu":
+                ends += [dev] * int(b.figures(dev).get("oob_ports") or 0)
+        by_rack.setdefault(b.comps[sid].parent, []).extend(ends)
+    if not by_rack:
+        return
+    b.management = True
+    try:
+        leaves: list[str] = []
+        for rack, ends in by_rack.items():
+            made = b.leaves(_chunks(ends, host_ports), switch)
+            for leaf in made:
+                if rack is not None:
+                    b.rack_into(leaf, rack)
+            leaves += made
+        b.spines(leaves, up, aggregation, core=True)
+        if len(leaves) == 1 and aggregation:
+            # one management switch still uplinks to the site's management aggregation
+            agg = b.switches(aggregation, "spine", 1)
+            b.connect_up([(leaves[0], up)], agg)
+    finally:
+        b.management = False
+
+
 def _appliances(b: _Builder, count: int, model: str) -> list[str]:
     b.need("storage", model, "--storage-model")
     return b.add_many("storage", model, count)
@@ -657,7 +764,8 @@ def leaf_spine(servers: int = 16, server: str = "dgx-h100", gpus_per_server: int
                dpu: str = "", switch: str = "qm9700", oversubscription: float = 1.0,
                storage: str = "separate", storage_model: str = "generic-nvmeof-afa", storage_count: int = 0,
                storage_switch: str = "", rack: str = "rack-42u", servers_per_rack: int = 4, frontend: str = "none",
-               frontend_switch: str = "sn5400", name: str = "", catalog: Any = None) -> Design:
+               frontend_switch: str = "sn5400", management: str = "none",
+               management_switch: str = "sn2201", management_aggregation: str = "sn2700", name: str = "", catalog: Any = None) -> Design:
     """Leaf-spine: every NIC/DPU of every server to a leaf (filled in order), leaves to all spines;
     when one spine layer cannot reach every leaf (more than ``ports`` leaves of ``ports/2`` uplinks),
     pods of leaves with their own spines under a core tier, as ``_Builder.spines`` builds them."""
@@ -674,8 +782,9 @@ def leaf_spine(servers: int = 16, server: str = "dgx-h100", gpus_per_server: int
     b.spines(b.leaves(_chunks(ends, down), switch), up, switch, core=True)
     if storage == "separate":
         _separate_storage(b, ids, appliances, switch, oversubscription, storage_switch)
-    _frontend(b, ids, frontend, frontend_switch)
+    _frontend(b, ids, _inband(frontend, management), frontend_switch)
     _rack_all(b, ids, appliances)
+    _management(b, ids, management, management_switch, management_aggregation)
     return b.finish(name or f"Leaf-spine, {servers} x {server}")
 
 
@@ -683,7 +792,8 @@ def leaf_spine(servers: int = 16, server: str = "dgx-h100", gpus_per_server: int
 def fat_tree(k: int = 8, server: str = "dgx-h100", gpus_per_server: int = 0, nic: str = "", dpu: str = "",
              switch: str = "qm9700", storage: str = "none", storage_model: str = "generic-nvmeof-afa",
              storage_count: int = 0, storage_switch: str = "", rack: str = "rack-42u", servers_per_rack: int = 4,
-             frontend: str = "none", frontend_switch: str = "sn5400", name: str = "",
+             frontend: str = "none", frontend_switch: str = "sn5400", management: str = "none",
+               management_switch: str = "sn2201", management_aggregation: str = "sn2700", name: str = "",
              catalog: Any = None) -> Design:
     """Three-tier k-ary fat-tree (Al-Fares et al., SIGCOMM 2008): k pods of k/2 edge and k/2
     aggregation switches, (k/2)^2 core switches, k^3/4 hosts (servers with one NIC/DPU each).
@@ -715,8 +825,9 @@ def fat_tree(k: int = 8, server: str = "dgx-h100", gpus_per_server: int = 0, nic
                 b.link(agg, core)
     if storage == "separate":
         _separate_storage(b, ids, appliances, switch, 1.0, storage_switch)
-    _frontend(b, ids, frontend, frontend_switch)
+    _frontend(b, ids, _inband(frontend, management), frontend_switch)
     _rack_all(b, ids, appliances)
+    _management(b, ids, management, management_switch, management_aggregation)
     return b.finish(name or f"Fat-tree k={k}, {hosts} x {server}")
 
 
@@ -725,7 +836,8 @@ def rail_optimized(servers: int = 256, server: str = "dgx-h100", gpus_per_server
                    dpu: str = "", switch: str = "qm9700", su_size: int = 32, oversubscription: float = 1.0,
                    storage: str = "separate", storage_model: str = "generic-nvmeof-afa",
                    storage_count: int = 0, storage_switch: str = "", rack: str = "rack-42u",
-                   servers_per_rack: int = 4, rails_per_leaf: int = 1, frontend: str = "none", frontend_switch: str = "sn5400",
+                   servers_per_rack: int = 4, rails_per_leaf: int = 1, frontend: str = "none", frontend_switch: str = "sn5400", management: str = "none",
+               management_switch: str = "sn2201", management_aggregation: str = "sn2700",
                    name: str = "", catalog: Any = None) -> Design:
     """Rail-optimized fabric in the style of the NVIDIA DGX SuperPOD reference architecture: scalable
     units (SUs) of ``su_size`` servers; in each SU one leaf per rail, and NIC/DPU i of every server
@@ -783,8 +895,9 @@ def rail_optimized(servers: int = 256, server: str = "dgx-h100", gpus_per_server
             b.spines(rail_leaves, up, switch, core=True)
     if storage == "separate":
         _separate_storage(b, ids, appliances, switch, oversubscription, storage_switch)
-    _frontend(b, ids, frontend, frontend_switch)
+    _frontend(b, ids, _inband(frontend, management), frontend_switch)
     _rack_all(b, ids, appliances)
+    _management(b, ids, management, management_switch, management_aggregation)
     return b.finish(name or f"Rail-optimized, {servers} x {server}")
 
 
@@ -793,7 +906,8 @@ def nvl72(servers: int = 8, server: str = "gb200-nvl72", nic: str = "", switch: 
           su_size: int = 8, rails_per_leaf: int = 0, oversubscription: float = 1.0,
           storage: str = "separate", storage_model: str = "generic-nvmeof-afa", storage_count: int = 0,
           storage_switch: str = "sn5600", rack: str = "rack-nvl72", frontend: str = "none",
-          frontend_switch: str = "sn5400", name: str = "", catalog: Any = None) -> Design:
+          frontend_switch: str = "sn5400", management: str = "none",
+               management_switch: str = "sn2201", management_aggregation: str = "sn2700", name: str = "", catalog: Any = None) -> Design:
     """NVL72 racks (GB200/GB300 NVL72: 72 GPUs in one NVLink domain, one scale-out NIC per GPU) with
     a rail-optimized scale-out fabric: ``servers`` NVL72 systems, each in its own rack of the
     ``rack`` model, in scalable units of ``su_size`` racks (8, as in the DGX SuperPOD GB200 reference
@@ -816,6 +930,8 @@ def nvl72(servers: int = 8, server: str = "gb200-nvl72", nic: str = "", switch: 
                           storage_count=storage_count, storage_switch=storage_switch, rack=rack,
                           servers_per_rack=1,
                           rails_per_leaf=rails_per_leaf, frontend=frontend, frontend_switch=frontend_switch,
+                          management=management, management_switch=management_switch,
+                          management_aggregation=management_aggregation,
                           name=name or f"NVL72 racks, {servers} x {server}", catalog=catalog)
 
 
@@ -839,7 +955,7 @@ def _common(storage_default: str = "separate", storage_choices: tuple[str, ...] 
         Option("rack", "str", "rack-42u", "rack model", catalog="rack"),
         Option("servers_per_rack", "int", 4, "at most this many servers per rack (fewer if U or power "
                "run out)", min=1),
-    ) + _FRONTEND + (Option("name", "str", "", "design name"),)
+    ) + _FRONTEND + _MANAGEMENT + (Option("name", "str", "", "design name"),)
 
 
 _FRONTEND = (
@@ -847,6 +963,17 @@ _FRONTEND = (
            "north-south DPU (or per server without DPUs) to its own leaves", choices=FRONTEND_CHOICES),
     Option("frontend_switch", "str", "sn5400", "switch model of the front-end network (Ethernet)",
            catalog="switch"),
+)
+_MANAGEMENT = (
+    Option("management", "choice", "oob", "management network: oob = server BMCs and DPU OOB ports "
+           "(1GbE) to management switches per rack, uplinked to a management aggregation; oob+inband "
+           "adds in-band management over the front-end Ethernet network; none = no management "
+           "network (designs built in code without the option get none)",
+           choices=MANAGEMENT_CHOICES, fill=True),
+    Option("management_switch", "str", "sn2201", "management switch model (Ethernet, per rack)",
+           catalog="switch"),
+    Option("management_aggregation", "str", "sn2700", "switch model the management switches "
+           "uplink to", catalog="switch"),
 )
 _RAILS_PER_LEAF = Option("rails_per_leaf", "int", 1, "rails of an SU's servers on one leaf (0: as many as "
                          "the leaf's host ports take)", min=0)
@@ -889,6 +1016,7 @@ TEMPLATES: dict[str, Template] = {
                   Option("storage_switch", "str", "sn5600", "switch model of a separate storage fabric "
                          "(Spectrum-4 Ethernet, as in the DGX SuperPOD GB200 RA)", catalog="switch"),
                   Option("rack", "str", "rack-nvl72", "rack model of the NVL72 systems", catalog="rack"))
-                 + _FRONTEND + (Option("name", "str", "", "design name"),), workload="llama3-70b"),
+                 + _FRONTEND + _MANAGEMENT + (Option("name", "str", "", "design name"),),
+                 workload="llama3-70b"),
     )
 }

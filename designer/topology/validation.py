@@ -6,11 +6,19 @@
 * ``bad-parent`` / ``unattached``: NICs and DPUs sit in a GPU server, servers, switches and storage sit
   in a rack (or nowhere), racks sit nowhere; a NIC/DPU without a server is ``unattached``.
 * ``ports-exceeded``: a NIC, DPU, switch or storage has more cables (sum of link ``lanes``) than its
-  resolved ``ports``. Links that end on a server stand for its on-board NIC and are not counted.
-* ``link-too-fast``: a link's ``speed_Gbps`` above the ``port_speed_Gbps`` of either end.
+  resolved ``ports`` (a switch: ``ports`` + ``uplink_ports``). Links that end on a server stand for
+  its on-board NIC and are not counted. Management links (to a switch with ``management`` set,
+  ``designer.topology.management``) count against a DPU's ``oob_ports`` and a server's
+  ``bmc_ports`` instead of the network ports.
+* ``management-unwired`` (warning, in a design with a management network): a server's BMC port
+  or a DPU's OOB port with no cable to a management switch (a system with ``bmc_ports = 0``
+  manages itself and its DPUs on switches of its own).
+* ``link-too-fast``: a link's ``speed_Gbps`` above the ``port_speed_Gbps`` of either end (a switch's
+  ``uplink_speed_Gbps`` when higher).
 * ``server-isolated``: a server with no network path to the other servers; ``no-storage-path``: a server
   with no path to any storage; ``storage-unreachable``: storage no server can reach. Paths run over
-  links and NIC/DPU attachments (so through a server's PCIe/NVLink too), found with connected
+  links other than management links (the management network carries no training or storage
+  traffic) and NIC/DPU attachments (so through a server's PCIe/NVLink too), found with connected
   components over links and attachments (hook and compress over the edge list, see ``_labels``).
 * ``rack-units``: members' ``rack_units_used`` add up to more than the rack's ``rack_units``;
   ``rack-slot``: a member placed outside the rack or overlapping another member's U slots.
@@ -123,7 +131,7 @@ def validate(design: Any, catalog: Any = None) -> list[Problem]:
     with collector_paused():  # the view's lists and arrays hold no cycles; collections would walk the design
         view = _View(topo, res)
         problems = (_models(view, res) + _parents(view) + _ports(view) + _speeds(view)
-                    + _reachability(view) + _racks(view, res))
+                    + _reachability(view) + _racks(view, res) + _management_unwired(view))
     return sorted(problems, key=lambda p: p.severity != "error")
 
 
@@ -195,6 +203,17 @@ class _View:
         self.speed = np.fromiter((l.speed_Gbps for l in links), dtype=np.float64, count=len(links))
         self.parent = np.array([-1 if c.parent is None else index.get(c.parent, -2) for c in items],
                                dtype=np.int64)
+        #: management switches (``management`` set) and the links that end on one
+        if res is not None and any(k == "switch" and f and f.get("management") is True
+                                   for k, f in zip(self.kinds, self.figs)):
+            mgmt = np.append(self.per_class([k == "switch" and f.get("management") is True
+                                             for k, f in zip(self.kinds, self.resolved())], bool),
+                             np.zeros(len(self.extra), bool))
+            self.managed = mgmt
+            self.mgmt_link = mgmt[self.a] | mgmt[self.b]
+        else:
+            self.managed = None
+            self.mgmt_link = np.zeros(len(links), bool)
 
     def resolved(self) -> list[dict[str, Any]]:
         """Each class's resolved figures (the view was made with a resolver)."""
@@ -340,23 +359,93 @@ def _ports(view: _View) -> list[Problem]:
     ends = np.empty(2 * len(view.a), dtype=np.int64)
     ends[0::2], ends[1::2] = view.a, view.b
     lanes = np.repeat(view.lanes, 2)
-    used = np.bincount(ends, weights=lanes, minlength=view.n)[:view.n] if len(ends) else np.zeros(view.n)
-    counted = np.bincount(ends, minlength=view.n)[:view.n] > 0 if len(ends) else np.zeros(view.n, bool)
-    ports = view.per_class([int(f["ports"]) if k in PORTED else 0 for k, f in zip(view.kinds, view.resolved())],
-                           np.float64)
+    mgmt_end = np.repeat(view.mgmt_link, 2)
+    # a management cable on a DPU or server takes its OOB/BMC port, not a network port
+    own_port = mgmt_end & np.append(view.of_kind("dpu", "gpu_server"), np.zeros(len(view.extra), bool))[ends] \
+        if view.managed is not None else mgmt_end
+    data = ~own_port
+    used = np.bincount(ends[data], weights=lanes[data], minlength=view.n)[:view.n] if len(ends) \
+        else np.zeros(view.n)
+    counted = np.bincount(ends[data], minlength=view.n)[:view.n] > 0 if len(ends) else np.zeros(view.n, bool)
+    ports = view.per_class([int(f["ports"]) + int(f.get("uplink_ports") or 0) if k == "switch"
+                            else int(f["ports"]) if k in PORTED else 0
+                            for k, f in zip(view.kinds, view.resolved())], np.float64)
     over = counted & view.of_kind(*PORTED) & (used > ports)
     flagged = np.flatnonzero(over)
+    out = _management_ports(view, ends[own_port], lanes[own_port]) if own_port.any() else []
     if not len(flagged):
-        return []
+        return out
     first = np.full(view.n, len(ends), dtype=np.int64)
     np.minimum.at(first, ends[ends < view.n], np.flatnonzero(ends < view.n))
-    out = []
+    data_problems = []
     for i in flagged[np.argsort(first[flagged], kind="stable")].tolist():
         cid, kind = view.ids[i], view.kinds[view.cls[i]]
-        n, have = int(used[i]), int(view.figs[view.cls[i]]["ports"])
-        out.append(Problem("error", "ports-exceeded", f"{n} cables on a {have}-port {kinds.KIND_LABEL[kind]}",
+        n, have = int(used[i]), int(ports[i])
+        data_problems.append(Problem("error", "ports-exceeded", f"{n} cables on a {have}-port {kinds.KIND_LABEL[kind]}",
                            f"remove {n - have} link(s), spread them over more "
                            f"{kinds.KIND_LABEL[kind]}s or pick a model with more ports", component=cid))
+    return data_problems + out
+
+
+#: the management port of each kind: (field, words)
+_MGMT_PORT = {"dpu": ("oob_ports", "OOB management port"), "gpu_server": ("bmc_ports", "BMC port")}
+
+
+def _mgmt_ports_of(view: _View):
+    """Each component's management ports (a DPU's ``oob_ports``, a server's ``bmc_ports``; 0 else)."""
+    import numpy as np
+
+    return view.per_class([int(f.get(_MGMT_PORT[k][0]) or 0) if k in _MGMT_PORT else 0
+                           for k, f in zip(view.kinds, view.resolved())], np.int64)
+
+
+def _management_ports(view: _View, ends, lanes) -> list[Problem]:
+    """``ports-exceeded`` of management cables on DPUs and servers against their OOB/BMC ports."""
+    import numpy as np
+
+    used = np.bincount(ends, weights=lanes, minlength=view.n)[:view.n]
+    have = _mgmt_ports_of(view)
+    out = []
+    for i in np.flatnonzero(used > have).tolist():
+        kind = view.kinds[view.cls[i]]
+        n, h = int(used[i]), int(have[i])
+        field, words = _MGMT_PORT[kind]
+        out.append(Problem("error", "ports-exceeded",
+                           f"{n} management cables on a {kinds.KIND_LABEL[kind]} with {h} {words}"
+                           f"{'s' if h != 1 else ''} ({field})",
+                           f"remove {n - h} management link(s) or raise {field}", component=view.ids[i]))
+    return out
+
+
+def _management_unwired(view: _View) -> list[Problem]:
+    """``management-unwired`` (see the module docstring), servers and DPUs in design order: only in
+    a design with a management switch; a DPU on a server with no BMC port (an NVL72 system) is its
+    system's to manage."""
+    import numpy as np
+
+    if view.managed is None:
+        return []
+    ends = np.concatenate([view.a, view.b])
+    lanes = np.concatenate([view.lanes, view.lanes])
+    mine = np.concatenate([view.mgmt_link, view.mgmt_link]) & (ends < view.n)
+    wired = np.bincount(ends[mine], weights=lanes[mine], minlength=view.n)[:view.n]
+    have = _mgmt_ports_of(view)
+    parent_bmc = np.zeros(view.n, np.int64)
+    on = view.parent >= 0
+    parent_bmc[on] = have[view.parent[on]]
+    dpu = view.of_kind("dpu") & (parent_bmc > 0)
+    server = view.of_kind("gpu_server")
+    out = []
+    for i in np.flatnonzero((server | dpu) & (wired < have)).tolist():
+        kind = view.kinds[view.cls[i]]
+        field, words = _MGMT_PORT[kind]
+        free, h = int(have[i] - wired[i]), int(have[i])
+        where = "its server's rack" if kind == "dpu" else "its rack"
+        out.append(Problem("warning", "management-unwired",
+                           f"{free} of {h} {words}{'s' if h != 1 else ''} not cabled to a management "
+                           f"switch: it cannot be reached out of band",
+                           f"link it to a management switch of {where} in Connect mode, or make the "
+                           f"design with --management oob", component=view.ids[i]))
     return out
 
 
@@ -365,7 +454,8 @@ def _speeds(view: _View) -> list[Problem]:
     exceeded, for an end without a port figure), reported by link, its ``a`` end first."""
     import numpy as np
 
-    port = view.per_class([float(f["port_speed_Gbps"]) if k in PORTED else np.nan
+    port = view.per_class([max(float(f["port_speed_Gbps"]), float(f.get("uplink_speed_Gbps") or 0.0))
+                           if k == "switch" else float(f["port_speed_Gbps"]) if k in PORTED else np.nan
                            for k, f in zip(view.kinds, view.resolved())], np.float64)
     # a dangling end (index n and on) has no port figure
     of = np.append(port, np.full(len(view.extra), np.nan))
@@ -419,8 +509,11 @@ def _labels(view: _View):
     from designer.topology.parts import lowest_labels
 
     attach = np.flatnonzero(view.of_kind(*ATTACHABLE) & (view.parent >= 0))
-    return lowest_labels(view.n + len(view.extra), np.concatenate([view.a, attach]),
-                         np.concatenate([view.b, view.parent[attach]]))
+    a, b = view.a, view.b
+    if view.mgmt_link.any():  # the management network is no path for training or storage traffic
+        a, b = a[~view.mgmt_link], b[~view.mgmt_link]
+    return lowest_labels(view.n + len(view.extra), np.concatenate([a, attach]),
+                         np.concatenate([b, view.parent[attach]]))
 
 
 def _parts(topo: Topology) -> dict[str, int]:
