@@ -108,3 +108,53 @@ def test_memory_of_torchtitan_70b_2d_within_10_percent():
     case = MEASURED["outside"]["70b_2d"]
     got = W.memory_per_gpu_GB(W.Workload(**case["workload"])) * 1e9 / GIB
     assert got == pytest.approx(case["published_GiB"], rel=0.10)
+
+
+# --- the estimate by its parts (issue #22: "the memory estimate printed by its parts") ---------------
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: r["name"].split()[0])
+def test_memory_parts_add_up_and_split_as_the_estimator(row):
+    """The parts add up to the total; weights, gradients and optimizer state are Megatron's 2, 4
+    and 12 bytes per parameter of the shard (6 + 12/d with the distributed optimizer); the
+    sequence-parallel layouts have no 5% overhead, the other one 5% of its activation terms."""
+    w = W.Workload(**row["workload"])
+    p = W.memory_parts(w)
+    assert p.total == pytest.approx(W.memory_per_gpu_GB(w), rel=1e-12)
+    assert p.model_state == pytest.approx(W.model_state_GB(w), rel=1e-12)
+    shard = W.params_on_busiest_gpu(w)
+    assert p.weights * 1e9 == pytest.approx(2 * shard)
+    assert p.gradients * 1e9 == pytest.approx(4 * shard)
+    assert p.optimizer * 1e9 == pytest.approx(12 * shard / w.dp_ranks)
+    acts = p.activations + p.embedding + p.output_layer
+    sp = row["workload"].get("sequence_parallel", False)
+    assert p.overhead == (0.0 if sp else pytest.approx(0.05 * acts))
+    assert (p.output_layer > 0) == (w.pp == 1)
+    assert sum(p.to_dict().values()) == pytest.approx(p.total, rel=1e-12)
+
+
+def test_memory_parts_name_the_recompute_mode_and_the_layers_kept():
+    base = dict(layers=8, hidden=1024, heads=8, vocab=1000, seq_len=512, dp=1, global_batch=4, pp=2)
+    assert W.memory_parts(W.Workload(**base, recompute=False)).recompute == "none"
+    assert W.memory_parts(W.Workload(**base, recompute=True, recompute_granularity="full")).recompute == "full"
+    sel = W.Workload(**base, recompute=True, recompute_granularity="selective", recompute_modules="mlp, core_attn")
+    assert W.memory_parts(sel).recompute == "selective: mlp, core_attn"
+    off = W.memory_parts(W.Workload(**base, recompute=False, offload_layers=3))
+    assert (off.kept_layers, off.in_flight) == (4 - 3 + 1, 2)
+    full = W.memory_parts(W.Workload(**base, recompute=False))
+    assert off.activations == pytest.approx(full.activations * 2 / 4)
+
+
+def test_run_prints_the_memory_estimate_by_its_parts(tmp_path):
+    """``dpu-designer run`` prints the estimate and its parts with the JSON's names and values."""
+    from designer.commands.run import format_table
+    from designer.engine.pipeline import run
+    from designer.topology.catalog import load_catalog
+    from designer.topology.templates import rail_optimized
+
+    cat = load_catalog()
+    r = run(rail_optimized(servers=1, server="dgx-h100", catalog=cat, storage="none"), cat, workload="llama3-8b",
+            tp=8, pp=1)
+    assert sum(r.memory_parts_GB.values()) == pytest.approx(r.memory_per_gpu_GB, rel=1e-12)
+    (line,) = [l for l in format_table(r).splitlines() if l.startswith("memory per GPU")]
+    assert f"{r.memory_per_gpu_GB:.1f} GB" in line
+    assert f"activations {r.memory_parts_GB['activations']:.1f}" in line and "optimizer" in line
