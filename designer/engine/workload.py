@@ -1076,6 +1076,22 @@ OPTIMIZER_BYTES_PER_PARAM = 12.0
 ACTIVATION_OVERHEAD = 1.05
 
 
+#: bytes in one "GB" of a GPU's memory as vendors quote it: a binary gigabyte (GiB, 2^30). The
+#: memory NVML reports (nvidia-smi, total) is within 1% of the datasheet figure read as GiB and 7%
+#: above it read as 10^9 bytes: A100 80GB 81,920 MiB (80.0 GiB), H100 80GB 81,559 MiB (79.65 GiB),
+#: H200 141 GB 143,771 MiB (140.4 GiB) (thundergolfer.com/blog/nvidia-gpu-memory-capacity, Modal's
+#: table "Why does an NVIDIA H100 80GB card offer 85.52 GB?"); B200 183,359 MiB (179.1 GiB of the
+#: catalog's 180) and GB200 189,471 MiB (185.0 GiB of 186) in published nvidia-smi output
+GPU_MEMORY_GB_BYTES = 2.0 ** 30
+
+
+def gpu_memory_GB(gpu: dict[str, Any]) -> float:
+    """The memory a GPU has, in GB of 10^9 bytes (the unit of :func:`memory_per_gpu_GB`): its
+    catalog ``memory_GB`` read as binary gigabytes (``GPU_MEMORY_GB_BYTES``), so an "80 GB" H100
+    holds 85.9 GB; 0 when the catalog gives none."""
+    return float(gpu.get("memory_GB") or 0.0) * GPU_MEMORY_GB_BYTES / 1e9
+
+
 def params_on_busiest_gpu(w: Workload) -> float:
     """Parameters of the most loaded model shard: the transformer layers' share, l/(pp) of them
     over tp (routed experts over tp·ep as well), plus the input embedding V·h/tp on the first
