@@ -152,7 +152,7 @@ def table(result) -> str:
     workload's name, a dropped layout's engine message) goes through :func:`shown`: one line each."""
     lines = [f"plan      {shown(result.workload)} on {result.gpus} GPUs"
              + (f" of {result.design_gpus}" if result.gpus < result.design_gpus else "")
-             + f", {result.memory_cap_GB:g} GB per GPU",
+             + f", {result.memory_cap_GB:.1f} GB per GPU",
              f"searched  {result.searched} layouts: {result.fit} fit in memory, {len(result.ranked)} "
              f"run through the engine ({result.seconds:.1f} s)", ""]
     head = ["#", "layout", "GPUs", "iteration s", "MFU", "GB/GPU", "tokens/s"]

@@ -135,7 +135,7 @@ def nonfinite_figures(data, where: str = "") -> list[str]:
 #: links are arrays checked at once, the optional ones may be None)
 _RESULT_FIGURES = ("iteration_time_s", "breakdown_s", "tflops_per_gpu", "mfu", "percent_of_peak",
                    "tokens_per_s", "training_time_days", "parameters", "collectives", "storage",
-                   "host_cpu", "dpu", "power_W", "samples_per_s", "memory_per_gpu_GB", "tenants",
+                   "host_cpu", "dpu", "power_W", "samples_per_s", "memory_per_gpu_GB", "memory_parts_GB", "tenants",
                    "hidden_s")
 
 
@@ -372,7 +372,7 @@ def format_table(r, design=None) -> str:
                else f"samples/s           {r.samples_per_s:10.4g}"),
               f"training time       {_days(r.training_time_days)}  ({_budget(w)})",
               f"energy              {_kwh(r.energy_kwh):>10}  ({r.power_W.get('total', 0) / 1e3:.0f} kW)",
-              "", *resource_lines(r), *job_lines(r)]
+              *memory_lines(r), "", *resource_lines(r), *job_lines(r)]
     lines += ["", f"{'collective':<18} {'algorithm':<13} {'bytes':>10} {'time':>10} {'algbw':>9} {'busbw':>9}"]
     for c in r.collectives:
         lines.append(f"{c.name:<18} {c.algorithm:<13} {_size(c.bytes):>10} {c.time_s * 1e3:8.3f}ms "
@@ -394,6 +394,16 @@ def format_table(r, design=None) -> str:
     for warn in r.warnings:
         lines.append(f"warning: {planner_words(warn)}")
     return "\n".join(map(shown, lines))  # one printable line each, whatever the design's names hold
+
+
+def memory_lines(r) -> list[str]:
+    """The memory estimate per GPU (``Result.memory_per_gpu_GB``) and its parts
+    (``Result.memory_parts_GB``, the names of the JSON), when the parameters are known."""
+    if r.memory_per_gpu_GB is None:
+        return []
+    parts = getattr(r, "memory_parts_GB", None) or {}
+    shown = ", ".join(f"{k} {v:.1f}" for k, v in parts.items() if v > 0)
+    return [f"memory per GPU      {r.memory_per_gpu_GB:10.1f} GB" + (f"  ({shown})" if shown else "")]
 
 
 def resource_lines(r) -> list[str]:

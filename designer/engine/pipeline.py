@@ -38,7 +38,7 @@ from designer.engine.placement import (Placement, attached_all, components_by_ki
                                       workload_order)
 from designer.engine.result import CollectiveResult, LinkResults, Result
 from designer.engine.workload import (DEFAULT_DATASET_SAMPLES, Workload, bubble_s, compute, from_dict,
-                                      memory_per_gpu_GB, model_flops_per_iteration, model_state_GB, parameters, short,
+                                      GPU_MEMORY_GB_BYTES, gpu_memory_GB, memory_parts, model_flops_per_iteration, model_state_GB, parameters, short,
                                       shrunk_ep_warning,
                                       training_time_s)
 from designer.errors import UsageError
@@ -620,8 +620,9 @@ def _result(setup: _Setup, shared: _Outcome, solo: _Outcome | None) -> Result:
                   f"{w.tokens:g} tokens at {w.tflops_per_gpu:g} TFLOP/s per GPU" if w.tflops_per_gpu > 0
                   and w.kind == "transformer" else f"{w.training_samples:g} samples at "
                   f"{rate['samples_per_s']:g} samples/s")
-    mem_GB = memory_per_gpu_GB(w)
-    cap_GB = float(setup.gpu.get("memory_GB") or 0.0)
+    parts = memory_parts(w)
+    mem_GB = None if parts is None else parts.total
+    cap_GB = gpu_memory_GB(setup.gpu)
     if mem_GB is not None and cap_GB > 0 and mem_GB > cap_GB:
         warnings.append(memory_warning(w, mem_GB, model_state_GB(w) or 0.0, cap_GB))
     topo = r.design.topology
@@ -630,6 +631,7 @@ def _result(setup: _Setup, shared: _Outcome, solo: _Outcome | None) -> Result:
         iteration_time_s=iteration, breakdown_s=shared.breakdown, tflops_per_gpu=rate["tflops"],
         mfu=rate["mfu"], percent_of_peak=100.0 * rate["tflops"] / ct.peak_tflops,
         tokens_per_s=rate["tokens_per_s"], samples_per_s=rate["samples_per_s"], memory_per_gpu_GB=mem_GB,
+        memory_parts_GB={} if parts is None else parts.to_dict(),
         training_time_days=rate["train_s"] / 86400.0, gpus=w.gpus, parameters=rate["params"],
         workload=w.to_dict(), placement=setup.pl.only(shared.job).summary(), collectives=shared.colls,
         links=_link_results(r.fab, topo, shared.phases), bottlenecks=[], storage=shared.storage,
@@ -861,10 +863,10 @@ def memory_warning(w: Workload, need_GB: float, state_GB: float, have_GB: float)
         fixes.append("activation recomputation (--set workload.recompute=true)")
     if state_GB > have_GB:
         return (f"each GPU needs about {state_GB:.0f} GB for weights, gradients and Adam state "
-                f"(18 bytes per parameter of the busiest shard, as Megatron counts) but has {have_GB:g} GB: the job does not "
+                f"(18 bytes per parameter of the busiest shard, as Megatron counts) but has {have_GB:.1f} GB ({have_GB * 1e9 / GPU_MEMORY_GB_BYTES:.0f} GiB): the job does not "
                 f"fit; use " + ", ".join(fixes))
     return (f"each GPU may need about {need_GB:.0f} GB ({state_GB:.0f} GB model state, "
-            f"{need_GB - state_GB:.0f} GB activations, an upper estimate) but has {have_GB:g} GB: "
+            f"{need_GB - state_GB:.0f} GB activations, an upper estimate) but has {have_GB:.1f} GB ({have_GB * 1e9 / GPU_MEMORY_GB_BYTES:.0f} GiB): "
             f"the job may not fit; if it does not, use " + ", ".join(fixes))
 
 

@@ -17,7 +17,8 @@ that it is ranked with the others. It runs in three steps, cheapest first:
    an embedding-only and a loss-only chunk (``workload.MAX_LAYERLESS_CHUNKS``); whatever else
    ``workload.from_dict`` refuses.
 2. **Memory**: ``workload.model_state_GB`` and ``workload.memory_per_gpu_GB`` against the GPU's
-   ``memory_GB``; a layout over it is dropped before anything is timed.
+   memory (``workload.gpu_memory_GB``: the catalog's ``memory_GB`` in GiB, as vendors quote it);
+   a layout over it is dropped before anything is timed.
 3. **Time**: every layout that fits is estimated with the engine's own compute and timing stages
    (``workload.compute``, ``traffic.volumes``, ``timing.timing``) on communicator shapes taken
    from the real placement of its ranks on the design's servers, at each rail's line rate
@@ -51,7 +52,7 @@ from typing import Any, Callable, Generator, Iterator
 
 from designer.engine import collectives as coll
 from designer.engine.cache import EngineCache
-from designer.engine.workload import (MAX_LAYERLESS_CHUNKS, Workload, compute, from_dict, memory_per_gpu_GB,
+from designer.engine.workload import (MAX_LAYERLESS_CHUNKS, Workload, compute, from_dict, gpu_memory_GB, memory_per_gpu_GB,
                                       model_state_GB)
 from designer.errors import UsageError
 
@@ -424,7 +425,7 @@ def _space(design, catalog, cache: EngineCache) -> _Space:
     wanted = data.get("gpus")
     pool = int(wanted) if isinstance(wanted, (int, float)) and not isinstance(wanted, bool) \
         and 0 < wanted <= job_gpus else job_gpus
-    cap = float(gpu.get("memory_GB") or 0.0)
+    cap = gpu_memory_GB(gpu)  # GB of 10^9 bytes, the estimate's unit (the catalog's are GiB)
     if cap <= 0:
         raise UsageError(f"GPU model '{gpu.get('id', '?')}' has no memory_GB in the catalog; the "
                          f"search needs it to drop layouts that do not fit")
@@ -532,10 +533,10 @@ def _estimate_one(sp: _Space, tally: _Tally, lay: dict[str, Any]) -> None:
     if over:
         need = state if over == "model_state" else mem
         tally.dropped[over] += 1
-        tally.examples.setdefault(over, f"{layout_label(lay)}: {need:.0f} GB > {sp.cap:g} GB")
+        tally.examples.setdefault(over, f"{layout_label(lay)}: {need:.0f} GB > {sp.cap:.1f} GB")
         if is_current:
             tally.current_note = (f"the design's layout {layout_label(lay)} needs {need:.0f} GB per "
-                                  f"GPU, more than the {sp.cap:g} GB it has ({REASONS[over]})")
+                                  f"GPU, more than the {sp.cap:.1f} GB it has ({REASONS[over]})")
         return
     key = tuple(lay.get(k, 1) for k in ("tp", "cp", "pp", "dp", "ep"))
     if key not in tally.placements:
@@ -767,7 +768,7 @@ def _rail_line_GBps(topology, srv) -> float:
 def _nothing_fits(dropped: Counter, examples: dict[str, str], pool: int, cap: float) -> str:
     if dropped.get("model_state") or dropped.get("memory"):
         ex = examples.get("model_state") or examples.get("memory")
-        return (f"no layout of the workload on {pool} GPUs fits in {cap:g} GB per GPU (e.g. {ex}); "
+        return (f"no layout of the workload on {pool} GPUs fits in {cap:.1f} GB per GPU (e.g. {ex}); "
                 f"add GPU servers, use GPUs with more memory, or shard the optimizer "
                 f"(--set workload.optimizer_sharded=true)")
     common = dropped.most_common(1)[0][0] if dropped else "rules"

@@ -240,6 +240,10 @@ class Result:
     samples_per_s: float = 0.0  #: global batch / iteration time (transformer: sequences/s)
     #: estimated per-GPU memory (``workload.memory_per_gpu_GB``); None when parameters are not given
     memory_per_gpu_GB: float | None = None
+    #: that estimate by part (``workload.memory_parts``, GB): weights, gradients, optimizer,
+    #: activations, embedding, output_layer, overhead; they add up to ``memory_per_gpu_GB``
+    #: (empty when it is None)
+    memory_parts_GB: dict[str, float] = field(default_factory=dict)
     #: training jobs sharing the fabric (``scenario.tenants``; with several, every other figure is
     #: the slowest job's, see ``pipeline.run``): jobs, placement (packed/scattered),
     #: servers_per_job, idle_servers, slowest_job; the slowest job's worst data-parallel group rate

@@ -1076,6 +1076,22 @@ OPTIMIZER_BYTES_PER_PARAM = 12.0
 ACTIVATION_OVERHEAD = 1.05
 
 
+#: bytes in one "GB" of a GPU's memory as vendors quote it: a binary gigabyte (GiB, 2^30). The
+#: memory NVML reports (nvidia-smi, total) is within 1% of the datasheet figure read as GiB and 7%
+#: above it read as 10^9 bytes: A100 80GB 81,920 MiB (80.0 GiB), H100 80GB 81,559 MiB (79.65 GiB),
+#: H200 141 GB 143,771 MiB (140.4 GiB) (thundergolfer.com/blog/nvidia-gpu-memory-capacity, Modal's
+#: table "Why does an NVIDIA H100 80GB card offer 85.52 GB?"); B200 183,359 MiB (179.1 GiB of the
+#: catalog's 180) and GB200 189,471 MiB (185.0 GiB of 186) in published nvidia-smi output
+GPU_MEMORY_GB_BYTES = 2.0 ** 30
+
+
+def gpu_memory_GB(gpu: dict[str, Any]) -> float:
+    """The memory a GPU has, in GB of 10^9 bytes (the unit of :func:`memory_per_gpu_GB`): its
+    catalog ``memory_GB`` read as binary gigabytes (``GPU_MEMORY_GB_BYTES``), so an "80 GB" H100
+    holds 85.9 GB; 0 when the catalog gives none."""
+    return float(gpu.get("memory_GB") or 0.0) * GPU_MEMORY_GB_BYTES / 1e9
+
+
 def params_on_busiest_gpu(w: Workload) -> float:
     """Parameters of the most loaded model shard: the transformer layers' share, l/(pp) of them
     over tp (routed experts over tp·ep as well), plus the input embedding V·h/tp on the first
@@ -1102,15 +1118,8 @@ def model_state_GB(w: Workload) -> float | None:
     estimator), stage 2 the 4 gradient bytes too, stage 3 (FSDP) the 2 weight bytes as well
     (Rajbhandari et al. 2020, §5). Routed experts' state is split over the expert-data-parallel
     ranks cp·dp/ep. A job whose model state exceeds a GPU's memory cannot run."""
-    P = parameters(w)
-    if P <= 0:
-        return None
-    shard = params_on_busiest_gpu(w)
-    d = w.dp_ranks
-    per = WEIGHT_BYTES_PER_PARAM / (d if w.zero >= 3 else 1) \
-        + GRAD_BYTES_PER_PARAM / (d if w.zero >= 2 else 1) \
-        + OPTIMIZER_BYTES_PER_PARAM / (d if w.zero >= 1 else 1)
-    return shard * per / 1e9
+    state = _state_parts(w)
+    return None if state is None else sum(state)
 
 
 def activation_bytes_megatron(w: Workload) -> float:
@@ -1165,8 +1174,63 @@ def offload_s(w: Workload, gpu: dict[str, Any], forward_s: float, backward_s: fl
     return max(0.0, t - forward_s), max(0.0, t - backward_s)
 
 
-def memory_per_gpu_GB(w: Workload) -> float | None:
-    """Estimated memory one GPU needs (GB, 10^9 bytes), or None when the parameters are not given.
+@dataclass(frozen=True)
+class MemoryParts:
+    """What one GPU holds at its peak, by part, in GB (10^9 bytes): :func:`memory_parts`. The
+    parts add up to :func:`memory_per_gpu_GB` (``total``); ``recompute`` names the activation
+    mode ("none", "selective: core_attn", "full"), ``in_flight`` the micro-batches whose
+    activations the busiest (first) stage holds and ``kept_layers`` the layers of each kept on
+    the GPU (the rest offloaded)."""
+
+    weights: float  #: 16-bit weights (2 bytes per parameter of the shard, / d with ZeRO 3)
+    gradients: float  #: fp32 gradient buffers (4 bytes, / d from ZeRO 2)
+    optimizer: float  #: fp32 master weights, Adam momentum and variance (12 bytes, / d from ZeRO 1)
+    activations: float  #: the transformer layers' stored activations of every micro-batch in flight
+    embedding: float  #: the embedding's input and dropout output of every micro-batch in flight
+    output_layer: float  #: the output layer's and the loss's inputs (one pipeline stage only)
+    overhead: float  #: Megatron's 5% for temporaries (``ACTIVATION_OVERHEAD``; no sequence parallelism)
+    recompute: str = "none"
+    in_flight: float = 0.0
+    kept_layers: int = 0
+
+    @property
+    def model_state(self) -> float:
+        return self.weights + self.gradients + self.optimizer
+
+    @property
+    def total(self) -> float:
+        return self.model_state + self.activations + self.embedding + self.output_layer + self.overhead
+
+    def to_dict(self) -> dict[str, float]:
+        """The GB parts by name (``Result.memory_parts_GB``): they add up to the total."""
+        return {"weights": self.weights, "gradients": self.gradients, "optimizer": self.optimizer,
+                "activations": self.activations, "embedding": self.embedding,
+                "output_layer": self.output_layer, "overhead": self.overhead}
+
+
+def _state_parts(w: Workload) -> tuple[float, float, float] | None:
+    """(weights, gradients, optimizer state) GB of :func:`model_state_GB`, or None."""
+    if parameters(w) <= 0:
+        return None
+    shard, d = params_on_busiest_gpu(w), w.dp_ranks
+    return (shard * WEIGHT_BYTES_PER_PARAM / (d if w.zero >= 3 else 1) / 1e9,
+            shard * GRAD_BYTES_PER_PARAM / (d if w.zero >= 2 else 1) / 1e9,
+            shard * OPTIMIZER_BYTES_PER_PARAM / (d if w.zero >= 1 else 1) / 1e9)
+
+
+def recompute_mode(w: Workload) -> str:
+    """The activation recomputation a workload asks for, in words: "none", "full" or
+    "selective: " and the modules re-run (Megatron-Core's names)."""
+    if not w.recompute:
+        return "none"
+    if w.recompute_granularity == "full":
+        return "full"
+    return "selective: " + (", ".join(m.strip() for m in w.recompute_modules.split(",") if m.strip()) or "core_attn")
+
+
+def memory_parts(w: Workload) -> MemoryParts | None:
+    """Estimated memory one GPU needs, by part (:class:`MemoryParts`, GB of 10^9 bytes), or None
+    when the parameters are not given.
 
     Model state: :func:`model_state_GB`. Activations (transformers) on the first pipeline stage,
     which holds the most micro-batches in flight: 1F1B keeps min(p, m) micro-batches (Narayanan et
@@ -1183,20 +1247,22 @@ def memory_per_gpu_GB(w: Workload) -> float | None:
     layer is (s·b·V/t + s·b·h)·2 and everything × ``ACTIVATION_OVERHEAD``. Vision: model state only.
     Not counted: framework workspace, fragmentation, communication buffers.
     """
-    state_GB = model_state_GB(w)
-    if state_GB is None:
+    state = _state_parts(w)
+    if state is None:
         return None
+    mode = recompute_mode(w)
     if w.kind == "vision":
-        return state_GB
+        return MemoryParts(*state, 0.0, 0.0, 0.0, 0.0, recompute=mode)
     s, b, h = w.seq_len / w.cp, w.micro_batch, w.hidden
     in_flight: float = min(w.pp, w.micro_batches)
     if w.interleave > 1:
         in_flight = w.pp * (1.0 + (w.pp - 1) / (w.pp * w.interleave))
     layer = activation_bytes_megatron(w)
+    kept = kept_layers(w)
     if w.recompute and w.recompute_granularity == "full":
-        acts = in_flight * kept_layers(w) * layer_input_bytes(w) + layer
+        acts = in_flight * kept * layer_input_bytes(w) + layer
     else:
-        acts = in_flight * kept_layers(w) * layer
+        acts = in_flight * kept * layer
     # embedding input (8·s·b) and its dropout output (s·b·h) of every micro-batch in flight on the
     # first stage
     embedding = (8.0 * s * b + s * b * h * w.bytes_per_value / 2.0) * in_flight
@@ -1204,11 +1270,17 @@ def memory_per_gpu_GB(w: Workload) -> float | None:
         # Megatron's compute_activation_memory (sequence parallel): every term, the embedding's
         # and the output layer's included, is split over the tp ranks; the output layer's and the
         # loss's inputs with one stage are 4·s·b·(h + V); no 5% overhead on this path
-        acts += embedding / w.tp
-        if w.pp == 1:
-            acts += 4.0 * s * b * (h + w.vocab) / w.tp
-        return state_GB + acts / 1e9
-    acts += embedding
-    if w.pp == 1:
-        acts += (s * b * w.vocab / w.tp + s * b * h) * 2.0
-    return state_GB + acts * ACTIVATION_OVERHEAD / 1e9
+        output = 4.0 * s * b * (h + w.vocab) / w.tp if w.pp == 1 else 0.0
+        return MemoryParts(*state, acts / 1e9, embedding / w.tp / 1e9, output / 1e9, 0.0,
+                           recompute=mode, in_flight=in_flight, kept_layers=kept)
+    output = (s * b * w.vocab / w.tp + s * b * h) * 2.0 if w.pp == 1 else 0.0
+    overhead = (acts + embedding + output) * (ACTIVATION_OVERHEAD - 1.0)
+    return MemoryParts(*state, acts / 1e9, embedding / 1e9, output / 1e9, overhead / 1e9,
+                       recompute=mode, in_flight=in_flight, kept_layers=kept)
+
+
+def memory_per_gpu_GB(w: Workload) -> float | None:
+    """Estimated memory one GPU needs (GB, 10^9 bytes), or None when the parameters are not
+    given: the sum of :func:`memory_parts` (its sources there)."""
+    parts = memory_parts(w)
+    return None if parts is None else parts.total

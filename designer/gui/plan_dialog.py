@@ -43,7 +43,7 @@ def dropped_lines(result) -> list[str]:
     from designer.engine.plan import REASONS
 
     lines = [f"Searched {result.searched} layouts of {result.workload} on {result.gpus} GPUs: "
-             f"{result.fit} fit in {result.memory_cap_GB:g} GB per GPU, {len(result.ranked)} ran "
+             f"{result.fit} fit in {result.memory_cap_GB:.1f} GB per GPU, {len(result.ranked)} ran "
              f"through the engine ({result.seconds:.1f} s)."]
     if result.current_note:
         lines.append(result.current_note[0].upper() + result.current_note[1:] + ".")
