@@ -35,3 +35,21 @@ def _error(capsys, argv: list[str]) -> str:
 def test_a_bad_number_names_its_flag(capsys, argv, flag):
     line = _error(capsys, argv)
     assert flag in line, line
+
+
+def test_payback_beyond_the_lifetime_says_so_instead_of_a_count_of_days():
+    from designer.services.cost import Payback
+
+    slow = Payback("host", "dpu", 80_000.0, 10_000.0, 2e-6, 1_466_067.0, 3.1)
+    text = slow.text({"host": "host-managed", "dpu": "DPU-offloaded"}, lifetime_years=5)
+    assert "does not pay back on GPU time within the 5-year lifetime" in text
+    assert "days" not in text and "0.00%" not in text and "<0.01%" in text
+    quick = Payback("host", "dpu", 80_000.0, 10_000.0, 0.05, 400.0, 3.1)
+    assert "paid back after 400 days of training" in quick.text({}, lifetime_years=5)
+
+
+def test_cost_prints_no_payback_longer_than_the_lifetime(capsys):
+    assert main(["cost", EXAMPLE]) == 0
+    out = capsys.readouterr().out
+    backs = out[out.index("payback of the adapters"):]
+    assert "1,466,067 days" not in backs and "within the 5-year lifetime" in backs
