@@ -53,3 +53,22 @@ def test_cost_prints_no_payback_longer_than_the_lifetime(capsys):
     out = capsys.readouterr().out
     backs = out[out.index("payback of the adapters"):]
     assert "1,466,067 days" not in backs and "within the 5-year lifetime" in backs
+
+
+_INTERNAL = ("tp_comm", "pp_comm", "dp_exposed", "host_cpu_slowdown", "dpu_slowdown", "data_stall",
+             "adapter arm engine", "adapter crypto engine", "adapter line engine", "adapter dram engine")
+
+
+@pytest.mark.parametrize("command", ["run", "compare"])
+def test_cli_tables_name_the_parts_as_the_app_does(capsys, command):
+    from designer.services.style import PART_LABEL
+
+    assert main([command, EXAMPLE]) == 0
+    out = capsys.readouterr().out
+    table = out[:out.index("bottlenecks")]
+    assert not [w for w in _INTERNAL if w in table], table
+    for label in ("Compute", "TP communication", "Stragglers", "Checkpoints"):
+        assert f"  {label} " in table and label == PART_LABEL[{"Compute": "compute", "TP communication": "tp_comm",
+                                                              "Stragglers": "straggler", "Checkpoints": "checkpoint"}[label]]
+    if command == "compare":
+        assert "Crypto engine (inline encryption) load" in table

@@ -63,25 +63,27 @@ def format_table(cmp) -> str:
     text (component and workload names), and one of them with a line break in it would forge a
     line of its own; the table's own text has no character that ``shown`` changes."""
     from designer.engine.compare import LABEL, loading
-    from designer.report.names import planner_words  # the words the app and the report use
+    from designer.report.names import engine_label, planner_words  # the app's and the report's words
+    from designer.services.style import part_label
 
     names = list(cmp.runs)
     runs = [cmp.runs[n] for n in names]
     W = 20  # column width: "SmartNIC-offloaded" fits
-    head = f"{'':<24}" + "".join(f"{LABEL[n]:>{W}}" for n in names) + f"{'DPU − host':>14}{'':>9}"
+    L = 44  # label width: "DPU memory bandwidth (Arm data paths) load" fits
+    head = f"{'':<{L}}" + "".join(f"{LABEL[n]:>{W}}" for n in names) + f"{'DPU − host':>14}{'':>9}"
     lines = [head]
 
     def row(label: str, values: list[str], delta: dict | None = None, fmt: str = "{:+.3g}") -> None:
         ok = delta is not None and math.isfinite(delta["delta"])
         d = (fmt.format(delta["delta"]) if delta is not None and ok else "").rjust(14)
-        lines.append(f"{label:<24}" + "".join(v.rjust(W) for v in values) + d
+        lines.append(f"{label:<{L}}" + "".join(v.rjust(W) for v in values) + d
                      + (_pct(delta["percent"]).rjust(9) if delta is not None and ok else ""))
 
     D = cmp.deltas
     row("iteration time (s)", [f"{r.iteration_time_s:.4g}" for r in runs], D["iteration_time_s"])
     for k, d in D["breakdown_s"].items():
         if any(r.breakdown_s.get(k, 0.0) for r in runs):
-            row(f"  {k}", [f"{r.breakdown_s.get(k, 0.0):.4g}" for r in runs], d)
+            row(f"  {part_label(k)}", [f"{r.breakdown_s.get(k, 0.0):.4g}" for r in runs], d)
     if any(r.tflops_per_gpu > 0 for r in runs):  # a vision workload without FLOPs has neither
         row("TFLOP/s per GPU", [f"{r.tflops_per_gpu:.1f}" for r in runs], D["tflops_per_gpu"], "{:+.1f}")
         row("MFU", [f"{100 * r.mfu:.1f}%" for r in runs], {**D["mfu"], "delta": 100 * D["mfu"]["delta"]},
@@ -120,7 +122,7 @@ def format_table(cmp) -> str:
     for e in engines:
         # the SmartNIC column holds the ConnectX engines, the DPU column the DPUs' (and, where the
         # design keeps ConnectX on its rails, their line and crypto engines)
-        row(f"adapter {e} engine load", [f"{100 * r.dpu[e]:.0f}%" if e in r.dpu else "-" for r in runs])
+        row(f"{engine_label(e)} load", [f"{100 * r.dpu[e]:.0f}%" if e in r.dpu else "-" for r in runs])
     if any(r.storage.get("read_demand_GBps") for r in runs):
         row("storage read (GB/s)", [f"{r.storage['read_achieved_GBps']:.3g}/{r.storage['read_demand_GBps']:.3g}"
                                     for r in runs])

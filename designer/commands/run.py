@@ -350,28 +350,31 @@ _LAYOUT_PARTS = {"cp_comm": "cp", "ep_comm": "ep"}
 
 
 def format_table(r, design=None) -> str:
-    """The readable result; with the design, links are shown with their two ends."""
+    """The readable result; with the design, links are shown with their two ends. The iteration's
+    parts are named as the app names them (``services.style.PART_LABEL``)."""
+    from designer.services.style import part_label
+
     w = r.workload
     extra = "".join(f" {d}={w[d]}" for d in ("cp", "ep") if int(w.get(d, 1) or 1) > 1)
     lines = [f"workload   {w['name']}  (tp={w['tp']} pp={w['pp']} dp={w['dp']}{extra}, {r.gpus} GPUs, "
              f"{r.parameters / 1e9:.1f}B parameters)",
              f"placement  {r.placement['order']}, {r.placement['servers_used']} servers",
              "",
-             f"iteration time      {r.iteration_time_s:10.3f} s"]
+             f"iteration time             {r.iteration_time_s:10.3f} s"]
     for k, v in r.breakdown_s.items():
         if v == 0 and k in _LAYOUT_PARTS and int(w.get(_LAYOUT_PARTS[k], 1) or 1) <= 1:
             continue  # e.g. cp_comm of a layout without context parallelism (the JSON keeps it)
         share = 100 * v / r.iteration_time_s if r.iteration_time_s else 0.0
-        lines.append(f"  {k:<17} {v:10.3f} s  {share:5.1f}%")
+        lines.append(f"  {part_label(k):<24} {v:10.3f} s  {share:5.1f}%")
     hidden = [f"{d} {v:.3f} s" for d, v in (r.hidden_s or {}).items() if v > 0]
     if hidden:
         lines.append("  hidden by overlap: " + ", ".join(hidden))
-    lines += [f"TFLOP/s per GPU     {r.tflops_per_gpu:10.1f}   ({r.percent_of_peak:.0f}% of peak, "
+    lines += [f"TFLOP/s per GPU            {r.tflops_per_gpu:10.1f}   ({r.percent_of_peak:.0f}% of peak, "
               f"MFU {100 * r.mfu:.0f}%)",
-              (f"tokens/s            {r.tokens_per_s:10.4g}" if w.get("kind") != "vision"
-               else f"samples/s           {r.samples_per_s:10.4g}"),
-              f"training time       {_days(r.training_time_days)}  ({_budget(w)})",
-              f"energy              {_kwh(r.energy_kwh):>10}  ({r.power_W.get('total', 0) / 1e3:.0f} kW)",
+              (f"tokens/s                   {r.tokens_per_s:10.4g}" if w.get("kind") != "vision"
+               else f"samples/s                  {r.samples_per_s:10.4g}"),
+              f"training time              {_days(r.training_time_days)}  ({_budget(w)})",
+              f"energy                     {_kwh(r.energy_kwh):>10}  ({r.power_W.get('total', 0) / 1e3:.0f} kW)",
               "", *resource_lines(r), *job_lines(r)]
     lines += ["", f"{'collective':<18} {'algorithm':<13} {'bytes':>10} {'time':>10} {'algbw':>9} {'busbw':>9}"]
     for c in r.collectives:

@@ -41,6 +41,7 @@ from designer.report.names import (HIDDEN_BY_OVERLAP, STEADY_DAYS, TIMELINE_DAYS
                                    tco_part_rows)
 from designer.gui.plots import SCENARIO_COLOR, SCENARIO_LABEL, LivePlots
 from designer.gui.worker import GeneratorWorker, RetiredWorkers, WorkerOwner
+from designer.services.style import PART_LABEL
 from designer.topology.kinds import KIND_LABEL
 
 SCENARIOS = ("host", "dpu")
@@ -67,12 +68,9 @@ def _header(name: str) -> str:
 
 
 #: short names of the iteration parts for the engine-results table (the full
-#: ``BREAKDOWN_LABEL`` is the row's tooltip), so the figures keep room in a narrow dock
-SHORT_PART = {"compute": "Compute", "tp_comm": "TP communication", "pp_comm": "Pipeline send/receive",
-              "cp_comm": "CP ring exchange", "ep_comm": "EP all-to-all",
-              "dp_exposed": "Exposed DP communication", "bubble": "Pipeline bubble",
-              "host_cpu_slowdown": "Host CPU over capacity", "dpu_slowdown": "Adapter over capacity",
-              "data_stall": "Data stall", "straggler": "Stragglers", "checkpoint": "Checkpoints"}
+#: ``BREAKDOWN_LABEL`` is the row's tooltip), so the figures keep room in a narrow dock: the names
+#: the CLI's tables print too (``designer.services.style.PART_LABEL``)
+SHORT_PART = PART_LABEL
 #: most cables listed in "Run figures" (the busiest first)
 FIGURE_ROWS = 40
 _ARC = re.compile(r"([\w.:-]+) → ([\w.:-]+)")
