@@ -46,7 +46,7 @@ from designer.report.pdf import (DPI, PdfDocument, check_target, heading_pages, 
                                  write_pdf)
 from designer.report.remedies import BREAKDOWN_REMEDY, remedy
 from designer.report.topology_picture import paint_scene, topology_image, topology_scene
-from designer.services.style import SCENARIO_COLOR, SCENARIO_LABEL
+from designer.services.style import SCENARIO_SHORT, SCENARIO_COLOR, SCENARIO_LABEL
 from designer.topology.design import Design
 from designer.topology.validation import validate
 
@@ -56,7 +56,7 @@ SCENARIOS = ("host", "dpu")
 MODES = COMPARE_MODES
 LABEL = {s: SCENARIO_LABEL[s][0].upper() + SCENARIO_LABEL[s][1:] for s in MODES}
 #: short column titles of the three-mode tables
-SHORT = {"host": "Host", "smartnic": "SmartNIC", "dpu": "DPU"}
+SHORT = SCENARIO_SHORT
 
 #: catalog kinds as the assumptions section names them
 KIND_TITLE = {"workload": "Workload", "server": "GPU server", "gpu": "GPU", "cpu": "CPU", "dpu": "DPU",

@@ -12,6 +12,8 @@ from __future__ import annotations
 SCENARIO_COLOR = {"host": "#E69F00", "smartnic": "#009E73", "dpu": "#0072B2"}
 #: what a scenario is called in the window and the report
 SCENARIO_LABEL = {"host": "host-managed", "smartnic": "SmartNIC-offloaded", "dpu": "DPU-offloaded"}
+#: a scenario's short name, where a column has little room (the report's comparison, the sweep table)
+SCENARIO_SHORT = {"host": "Host", "smartnic": "SmartNIC", "dpu": "DPU"}
 #: colour per breakdown part (Okabe-Ito, then two of Paul Tol's muted colours): one per key of
 #: ``designer.engine.result.BREAKDOWN_KEYS``, so a part keeps its colour from run to run
 BREAKDOWN_COLORS = ("#0072B2", "#E69F00", "#009E73", "#332288", "#88CCEE", "#CC79A7", "#56B4E9",
