@@ -72,3 +72,12 @@ def test_cli_tables_name_the_parts_as_the_app_does(capsys, command):
                                                               "Stragglers": "straggler", "Checkpoints": "checkpoint"}[label]]
     if command == "compare":
         assert "Crypto engine (inline encryption) load" in table
+
+
+def test_sweep_table_names_the_modes_and_prints_days_at_their_one_precision(capsys):
+    assert main(["sweep", EXAMPLE, "--param", "global_batch", "--values", "512", "--workers", "1"]) == 0
+    head, row = [ln for ln in capsys.readouterr().out.splitlines() if ln.strip()][:2]
+    assert "smartnic" not in head and "dpu " not in head and "host days" not in head
+    assert "SmartNIC days" in head and "DPU days" in head and "Host days" in head
+    days = row.split()[1]
+    assert days.count(".") == 1 and len(days.split(".")[1]) == 1, row  # ,.1f as run and the app
