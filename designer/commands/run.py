@@ -352,7 +352,7 @@ _LAYOUT_PARTS = {"cp_comm": "cp", "ep_comm": "ep"}
 def format_table(r, design=None) -> str:
     """The readable result; with the design, links are shown with their two ends. The iteration's
     parts are named as the app names them (``services.style.PART_LABEL``)."""
-    from designer.services.style import part_label
+    from designer.services.style import figure, part_label
 
     w = r.workload
     extra = "".join(f" {d}={w[d]}" for d in ("cp", "ep") if int(w.get(d, 1) or 1) > 1)
@@ -369,12 +369,12 @@ def format_table(r, design=None) -> str:
     hidden = [f"{d} {v:.3f} s" for d, v in (r.hidden_s or {}).items() if v > 0]
     if hidden:
         lines.append("  hidden by overlap: " + ", ".join(hidden))
-    lines += [f"TFLOP/s per GPU            {r.tflops_per_gpu:10.1f}   ({r.percent_of_peak:.0f}% of peak, "
-              f"MFU {100 * r.mfu:.0f}%)",
-              (f"tokens/s                   {r.tokens_per_s:10.4g}" if w.get("kind") != "vision"
+    lines += [f"TFLOP/s per GPU            {figure('tflops', r.tflops_per_gpu):>10}   "
+              f"({figure('percent', r.percent_of_peak)}% of peak, MFU {figure('percent', 100 * r.mfu)}%)",
+              (f"tokens/s                   {figure('tokens_per_s', r.tokens_per_s):>10}" if w.get("kind") != "vision"
                else f"samples/s                  {r.samples_per_s:10.4g}"),
               f"training time              {_days(r.training_time_days)}  ({_budget(w)})",
-              f"energy                     {_kwh(r.energy_kwh):>10}  ({r.power_W.get('total', 0) / 1e3:.0f} kW)",
+              f"energy                     {_kwh(r.energy_kwh):>10}  ({figure('kW', r.power_W.get('total', 0) / 1e3)} kW)",
               "", *resource_lines(r), *job_lines(r)]
     lines += ["", f"{'collective':<18} {'algorithm':<13} {'bytes':>10} {'time':>10} {'algbw':>9} {'busbw':>9}"]
     for c in r.collectives:
@@ -465,7 +465,9 @@ def _num(value) -> str:  # also used by compare
 def _kwh(v: float) -> str:
     if v is None or not math.isfinite(v):
         return "-"
-    return f"{v / 1e3:.4g} MWh" if v >= 1e4 else f"{v:.4g} kWh"
+    from designer.services.style import figure
+
+    return f"{figure('MWh', v / 1e3)} MWh" if v >= 1e4 else f"{v:.4g} kWh"
 
 
 def _size(n: float) -> str:
