@@ -133,7 +133,7 @@ def test_compare_labels_engines_by_owner_and_moves_of_the_host_share(tenants_cmp
     from designer.commands.compare import format_table
 
     text = format_table(tenants_cmp)
-    assert "adapter crypto engine load" in text and "DPU crypto engine load" not in text
+    assert "Crypto engine (inline encryption) load" in text and "DPU crypto engine load" not in text
     # the DPU run keeps ConnectX on the rails: their crypto engine is named as such
     assert any("rail SmartNIC (ConnectX) crypto engine" in b for b in tenants_cmp.runs["dpu"].bottlenecks)
     assert any(b.startswith("SmartNIC crypto engine") for b in tenants_cmp.runs["smartnic"].bottlenecks)

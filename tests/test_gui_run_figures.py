@@ -89,7 +89,7 @@ def test_power_rows_and_hidden_time_are_compares(example):
     assert shown, "the example hides some communication behind compute"
     for d in shown:
         row = rows[f"{d} hidden by overlap"]
-        assert [float(v) for v in row.values] == pytest.approx(hidden[d], rel=1e-3)
+        assert [float(v) for v in row.values] == pytest.approx(hidden[d], abs=5e-4)  # at ms, as compare
     for d in set(hidden) - set(shown):
         assert f"{d} hidden by overlap" not in rows
 

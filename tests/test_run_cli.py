@@ -61,18 +61,22 @@ def test_table_shows_the_resources(capsys):
     capsys.readouterr()
     assert main(["run", EXAMPLE, "--set", "scenario.offload=dpu"]) == 0
     out = capsys.readouterr().out
-    for text in ("straggler", "data_stall", "checkpoint", "host CPU", "896 cores", "adapter engine load",
+    for text in ("Stragglers", "Data stall", "Checkpoints", "host CPU", "896 cores", "adapter engine load",
                  "storage", "energy"):
         assert text in out
 
 
 def _breakdown_rows(out: str) -> dict:
     """The breakdown part names printed under 'iteration time' and their seconds."""
+    from designer.services.style import PART_LABEL
+
+    key_of = {label: key for key, label in PART_LABEL.items()}  # the planners' names it prints
     rows = {}
     for line in out.splitlines():
-        parts = line.split()
-        if line.startswith("  ") and len(parts) >= 3 and parts[0] in BREAKDOWN_KEYS and parts[2] == "s":
-            rows[parts[0]] = float(parts[1])
+        label, _, rest = line.strip().rpartition(" s  ")
+        name, _, value = label.rpartition(" ")
+        if line.startswith("  ") and name.strip() in key_of:
+            rows[key_of[name.strip()]] = float(value)
     return rows
 
 

@@ -45,7 +45,7 @@ def _non_negative(text: str) -> float:
     except ValueError:
         value = math.nan
     if not (math.isfinite(value) and value >= 0):
-        raise UsageError(f"{text!r}: must be a number of 0 or more")
+        raise UsageError(f"must be a number of 0 or more, got {text!r}")
     return value
 
 
@@ -59,7 +59,11 @@ def parse_prices(items: list[str]) -> dict[str, dict]:
         kind, colon, _model = key.partition(":")
         if not eq or not colon or not kind.strip() or not _model.strip():
             raise UsageError(f"--price {item}: write KIND:MODEL=USD, e.g. --price nic:connectx-7=1650")
-        usd = _non_negative(text)
+        try:
+            usd = _non_negative(text)
+        except UsageError:
+            raise UsageError(f"--price {item}: the price must be a number of 0 or more (USD), "
+                             "e.g. --price nic:connectx-7=1650") from None
         out[key.strip()] = {"USD": usd, "date": datetime.date.today().isoformat(),
                             "source": "set with dpu-designer cost --price"}
     return out

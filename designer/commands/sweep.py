@@ -146,14 +146,16 @@ def _write(args, grid, design, options):
 def table(result) -> str:
     """Plain-text table: each parameter's value, then training days and MFU per mode, then the
     DPU-offloaded speed-up over host-managed (host days / DPU days)."""
-    head = list(result.params) + [f"{s} {m}" for s in SCENARIOS for m in ("days", "MFU")] + ["DPU speed-up"]
+    from designer.services.style import SCENARIO_SHORT, figure  # the report's names, one precision per fact
+
+    head = list(result.params) + [f"{SCENARIO_SHORT[s]} {m}" for s in SCENARIOS for m in ("days", "MFU")] + ["DPU speed-up"]
     lines = [head]
     for values, row in zip(result.values, result.rows):
         host, dpu = row["host"]["training_time_days"], row["dpu"]["training_time_days"]
         cells = [f"{v:g}" for v in values]
         for s in SCENARIOS:
             d = row[s]["training_time_days"]
-            cells += [f"{d:.2f}" if abs(d) < 1e7 else f"{d:.3g}", f"{100 * row[s]['mfu']:.1f}%"]
+            cells += [figure("days", d) if abs(d) < 1e7 else f"{d:.3g}", f"{figure('percent', 100 * row[s]['mfu'])}%"]
         cells.append(f"{host / dpu:.3f}x" if dpu > 0 else "-")
         lines.append(cells)
     widths = [max(len(r[i]) for r in lines) for i in range(len(head))]

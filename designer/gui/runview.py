@@ -41,6 +41,7 @@ from designer.report.names import (HIDDEN_BY_OVERLAP, STEADY_DAYS, TIMELINE_DAYS
                                    tco_part_rows)
 from designer.gui.plots import SCENARIO_COLOR, SCENARIO_LABEL, LivePlots
 from designer.gui.worker import GeneratorWorker, RetiredWorkers, WorkerOwner
+from designer.services.style import PART_LABEL, delta, figure
 from designer.topology.kinds import KIND_LABEL
 
 SCENARIOS = ("host", "dpu")
@@ -67,12 +68,9 @@ def _header(name: str) -> str:
 
 
 #: short names of the iteration parts for the engine-results table (the full
-#: ``BREAKDOWN_LABEL`` is the row's tooltip), so the figures keep room in a narrow dock
-SHORT_PART = {"compute": "Compute", "tp_comm": "TP communication", "pp_comm": "Pipeline send/receive",
-              "cp_comm": "CP ring exchange", "ep_comm": "EP all-to-all",
-              "dp_exposed": "Exposed DP communication", "bubble": "Pipeline bubble",
-              "host_cpu_slowdown": "Host CPU over capacity", "dpu_slowdown": "Adapter over capacity",
-              "data_stall": "Data stall", "straggler": "Stragglers", "checkpoint": "Checkpoints"}
+#: ``BREAKDOWN_LABEL`` is the row's tooltip), so the figures keep room in a narrow dock: the names
+#: the CLI's tables print too (``designer.services.style.PART_LABEL``)
+SHORT_PART = PART_LABEL
 #: most cables listed in "Run figures" (the busiest first)
 FIGURE_ROWS = 40
 _ARC = re.compile(r"([\w.:-]+) → ([\w.:-]+)")
@@ -180,6 +178,22 @@ def _delta_cells(d: dict | None, fmt: str, scale: float = 1.0) -> tuple[str, str
     return fmt.format(scale * d["delta"]), change
 
 
+def _fact_cells(cmp: Comparison, fact: str, get: Any, scale: float = 1.0, unit: str = "",
+                suffix: str = "") -> tuple[list[str], tuple[str, str]]:
+    """A figure of each run at the fact's one precision (``services.style.figure``, as
+    ``dpu-designer compare`` prints it) and (DPU − host, change): the difference of the two shown
+    figures, "equal" when they read the same (no change then)."""
+    runs = cmp.runs
+    cells = [figure(fact, scale * get(r)) + ("" if figure(fact, scale * get(r)) == "–" else suffix)
+             for r in runs.values()]
+    if "host" not in runs or "dpu" not in runs:
+        return cells, ("", "")
+    host, dpu = scale * get(runs["host"]), scale * get(runs["dpu"])
+    d = delta(fact, host, dpu, unit)
+    change = f"{100 * (dpu - host) / host:+.1f}%" if d not in ("", "equal") and host else ""
+    return cells, (d, change)
+
+
 def _or_dash(value: Any, fmt: str) -> str:
     missing = value is None or (isinstance(value, float) and not math.isfinite(value))
     return "–" if missing else fmt.format(value)
@@ -199,16 +213,16 @@ def engine_rows(cmp: Comparison, costs: Any = None) -> list[EngineRow]:
         rows.append(EngineRow(label, tuple(values), *delta, tip=tip, indent=indent))
 
     rows.append(EngineRow("Iteration"))
-    add("Iteration time (s)", (f"{r.iteration_time_s:.4g}" for r in runs),
-        _delta_cells(D["iteration_time_s"], "{:+.3g}"), "one training step; the parts below add up to it")
+    add("Iteration time (s)", *_fact_cells(cmp, "seconds", lambda r: r.iteration_time_s),
+        "one training step; the parts below add up to it")
     for key, d in D["breakdown_s"].items():
         if any(r.breakdown_s.get(key, 0.0) for r in runs):
-            add(SHORT_PART.get(key, key), (f"{r.breakdown_s.get(key, 0.0):.4g}" for r in runs),
-                _delta_cells(d, "{:+.3g}"), f"{BREAKDOWN_LABEL.get(key, key)} (s per iteration)",
+            add(SHORT_PART.get(key, key), *_fact_cells(cmp, "seconds", lambda r: r.breakdown_s.get(key, 0.0)),
+                f"{BREAKDOWN_LABEL.get(key, key)} (s per iteration)",
                 indent=True)
     dims = [d for d in ("tp", "cp", "ep", "pp", "dp") if any(r.hidden_s.get(d, 0.0) > 0 for r in runs)]
     for d in dims:
-        add(f"{d} {HIDDEN_BY_OVERLAP}", (f"{r.hidden_s.get(d, 0.0):.4g}" for r in runs),
+        add(f"{d} {HIDDEN_BY_OVERLAP}", (figure("seconds", r.hidden_s.get(d, 0.0)) for r in runs),
             tip=f"{d.upper()} communication per iteration that overlap hides behind compute (s; "
                 "Result.hidden_s): not in the iteration time, beside the exposed parts above",
             indent=True)
@@ -216,20 +230,18 @@ def engine_rows(cmp: Comparison, costs: Any = None) -> list[EngineRow]:
     if any(t.get("jobs", 1) > 1 for t in jobs):  # next to the iteration its sharing slows down
         rows += _job_rows(jobs)
     rows.append(EngineRow("Throughput, time and energy"))
-    add("TFLOP/s per GPU", (f"{r.tflops_per_gpu:.1f}" for r in runs),
-        _delta_cells(D["tflops_per_gpu"], "{:+.1f}"), "achieved model TFLOP/s per GPU")
-    add("MFU", (f"{100 * r.mfu:.1f}%" for r in runs), _delta_cells(D["mfu"], "{:+.1f} pts", 100),
+    add("TFLOP/s per GPU", *_fact_cells(cmp, "tflops", lambda r: r.tflops_per_gpu),
+        "achieved model TFLOP/s per GPU")
+    add("MFU", *_fact_cells(cmp, "percent", lambda r: r.mfu, 100, " pts", "%"),
         "model FLOPs utilization")
-    add(STEADY_DAYS, (f"{r.training_time_days:,.1f}" for r in runs),
-        _delta_cells(D["training_time_days"], "{:+,.1f}"),
+    add(STEADY_DAYS, *_fact_cells(cmp, "days", lambda r: r.training_time_days),
         "steady state: the token budget at this iteration rate; the Timelines tab's "
         f"'{TIMELINE_DAYS}' adds checkpoints, failures and the work they lose")
-    add("Energy (MWh)", (_or_dash(r.energy_kwh / 1e3, "{:.4g}") for r in runs),
-        _delta_cells(D["energy_kwh"], "{:+.4g}", 1e-3),
+    add("Energy (MWh)", *_fact_cells(cmp, "MWh", lambda r: r.energy_kwh, 1e-3),
         "the whole training run at training-load power")
     rows.append(EngineRow("Host CPU (share of its cycles)"))
-    add("Infrastructure stacks", (f"{100 * r.host_cpu.get('infra_fraction', 0.0):.1f}%" for r in runs),
-        _delta_cells(D["infra_fraction"], "{:+.1f} pts", 100),
+    add("Infrastructure stacks", *_fact_cells(cmp, "percent", lambda r: r.host_cpu.get("infra_fraction", 0.0),
+                                              100, " pts", "%"),
         f"{', '.join(INFRA_TASKS)}: what a DPU can take over; {cmp.vendor_claim()['text']}")
     tasks = dict.fromkeys(t for r in runs for t in r.host_cpu.get("by_task", {}))
     for task in (t for t in tasks if t in INFRA_TASKS):

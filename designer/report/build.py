@@ -46,7 +46,7 @@ from designer.report.pdf import (DPI, PdfDocument, check_target, heading_pages, 
                                  write_pdf)
 from designer.report.remedies import BREAKDOWN_REMEDY, remedy
 from designer.report.topology_picture import paint_scene, topology_image, topology_scene
-from designer.services.style import SCENARIO_COLOR, SCENARIO_LABEL
+from designer.services.style import SCENARIO_SHORT, delta, figure, shown_value, SCENARIO_COLOR, SCENARIO_LABEL
 from designer.topology.design import Design
 from designer.topology.validation import validate
 
@@ -56,7 +56,7 @@ SCENARIOS = ("host", "dpu")
 MODES = COMPARE_MODES
 LABEL = {s: SCENARIO_LABEL[s][0].upper() + SCENARIO_LABEL[s][1:] for s in MODES}
 #: short column titles of the three-mode tables
-SHORT = {"host": "Host", "smartnic": "SmartNIC", "dpu": "DPU"}
+SHORT = SCENARIO_SHORT
 
 #: catalog kinds as the assumptions section names them
 KIND_TITLE = {"workload": "Workload", "server": "GPU server", "gpu": "GPU", "cpu": "CPU", "dpu": "DPU",
@@ -276,16 +276,36 @@ def comparison_rows(data: ReportData) -> list[tuple[str, dict[str, Any], bool | 
     return [row for row in rows if any(v is not None for v in row[1].values())]
 
 
-def best_mode(values: dict[str, Any], lower_better: bool | None) -> str:
+def row_fact(metric: str) -> str | None:
+    """The fact (``services.style.FIGURE_FORMAT``) a comparison row shows, so its figures, its
+    DPU − host and its Best read at the one precision every view prints it in; None for a row
+    without one (text rows)."""
+    if metric.startswith("cluster power (kW"):
+        return "kW"
+    return {"Iteration time (s)": "seconds", STEADY_DAYS: "days", TIMELINE_DAYS: "days",
+            "Goodput (%)": "percent", "Throughput (tokens/s)": "tokens_per_s",
+            "Model TFLOP/s per GPU": "tflops", "MFU (%)": "percent",
+            "Host CPU cycles on infrastructure (%)": "percent",
+            "Host CPU cycles on data loading (%)": "percent",
+            "Busiest adapter engine load (% of capacity)": "percent",
+            "Energy of the run (MWh)": "MWh"}.get(metric)
+
+
+def best_mode(values: dict[str, Any], lower_better: bool | None, fact: str | None = None) -> str:
     """The mode(s) whose figure is best: every mode within ``MIN_DIFFERENCE`` (the compare's
     threshold for a difference worth a reason) of the best figure, joined ("SmartNIC, DPU" when
     two share it); "all equal" when every mode with a figure does; "" (nothing to rank) for a
-    figure where neither direction is better, for text figures and for fewer than two figures."""
+    figure where neither direction is better, for text figures and for fewer than two figures.
+    With ``fact``, the figures are compared as shown (``services.style.figure``): "all equal" only
+    when they read the same, and a mode is best only when its shown figure is."""
     nums = {s: v for s, v in values.items() if isinstance(v, (int, float)) and math.isfinite(v)}
     if lower_better is None or len(nums) < 2:
         return ""
+    if fact is not None:
+        nums = {s: shown_value(fact, v) for s, v in nums.items()}
     best = min(nums.values()) if lower_better else max(nums.values())
-    tied = [s for s in nums if abs(nums[s] - best) <= MIN_DIFFERENCE * max(abs(nums[s]), abs(best))]
+    tied = ([s for s in nums if nums[s] == best] if fact is not None else
+            [s for s in nums if abs(nums[s] - best) <= MIN_DIFFERENCE * max(abs(nums[s]), abs(best))])
     if len(tied) == len(nums):
         return "all equal"
     return ", ".join(SHORT[s] for s in MODES if s in tied)
@@ -340,9 +360,9 @@ def _summary(data: ReportData, contents: list[tuple[str, int]]) -> str:
         "<h2>Key figures</h2>",
         table(["", *[LABEL[s] for s in MODES]], [
             ("Training time (steady state)", *[days(r[s]["training_time_days"]) for s in MODES]),
-            ("Iteration time", *[f"{num(r[s]['iteration_time_s'])} s" for s in MODES]),
+            ("Iteration time", *[f"{figure('seconds', r[s]['iteration_time_s'])} s" for s in MODES]),
             ("MFU", *[percent(r[s]["mfu"]) for s in MODES]),
-            ("Throughput", *[f"{num(r[s]['tokens_per_s'])} tokens/s" for s in MODES]),
+            ("Throughput", *[f"{figure('tokens_per_s', r[s]['tokens_per_s'])} tokens/s" for s in MODES]),
             *_mode_power_rows(data),
         ], [31, 23, 23, 23], "lrrr"),
         table(["Design", ""], [
@@ -486,22 +506,22 @@ def _results(data: ReportData, chart: tuple[float, float]) -> str:
     r = data.results
     h = r["host"]
     rows = [
-        ("Iteration time (s)", *[r[s]["iteration_time_s"] for s in MODES]),
+        ("Iteration time (s)", *[figure("seconds", r[s]["iteration_time_s"]) for s in MODES]),
         ("Training time, steady state", *[days(r[s]["training_time_days"]) for s in MODES]),
-        ("Throughput (tokens/s)", *[r[s]["tokens_per_s"] for s in MODES]),
-        ("Model TFLOP/s per GPU", *[r[s]["tflops_per_gpu"] for s in MODES]),
+        ("Throughput (tokens/s)", *[figure("tokens_per_s", r[s]["tokens_per_s"]) for s in MODES]),
+        ("Model TFLOP/s per GPU", *[figure("tflops", r[s]["tflops_per_gpu"]) for s in MODES]),
         ("MFU", *[percent(r[s]["mfu"]) for s in MODES]),
         ("Percent of dense peak", *[f"{r[s]['percent_of_peak']:.1f} %" for s in MODES]),
     ]
     total = {s: r[s]["iteration_time_s"] for s in MODES}
     parts = list(dict.fromkeys(k for s in MODES for k in r[s]["breakdown_s"]))
     brk = [(BREAKDOWN_LABEL.get(k, k),
-            *[r[s]["breakdown_s"].get(k) for s in MODES],
+            *[figure("seconds", r[s]["breakdown_s"].get(k)) for s in MODES],
             *[percent((r[s]["breakdown_s"].get(k) or 0) / total[s]) for s in MODES])
            for k in parts if _meaningful_part(k, r)]
     hidden = [d for d in ("tp", "cp", "ep", "pp", "dp")
               if any((r[s].get("hidden_s") or {}).get(d, 0.0) > 0 for s in MODES)]
-    brk += [(f"{d} {HIDDEN_BY_OVERLAP}", *[(r[s].get("hidden_s") or {}).get(d, 0.0) for s in MODES],
+    brk += [(f"{d} {HIDDEN_BY_OVERLAP}", *[figure("seconds", (r[s].get("hidden_s") or {}).get(d, 0.0)) for s in MODES],
              "", "", "") for d in hidden]
     out = [heading("Results"),
            table(["", *[LABEL[s] for s in MODES]], rows, [31, 23, 23, 23], "lrrr"),
@@ -584,14 +604,24 @@ def _comparison(data: ReportData) -> str:
     rows = []
     for metric, values, lower_better in comparison_rows(data):
         host, dpu = values["host"], values["dpu"]
-        diff, rel = delta_text(host, dpu)
-        rows.append((metric, *[values[s] for s in MODES], diff, rel, best_mode(values, lower_better)))
+        fact = row_fact(metric)
+        if fact is None:
+            diff, rel = delta_text(host, dpu)
+            cells = [values[s] for s in MODES]
+        else:  # at the fact's one precision, the difference of the shown figures
+            diff = delta(fact, host, dpu) or "–"
+            rel = "–" if diff in ("–", "equal") else delta_text(host, dpu)[1]
+            cells = [figure(fact, v) if isinstance(v, (int, float)) else v for s, v in values.items()]
+        rows.append((metric, *cells, diff, rel, best_mode(values, lower_better, fact)))
     h, n, d = (data.results[s] for s in MODES)
-    change = d["training_time_days"] - h["training_time_days"]
-    verdict = (f"Offloading the infrastructure stacks to the DPUs changes the steady-state "
-               f"training time from {days(h['training_time_days'])} to "
-               f"{days(d['training_time_days'])} ({'+' if change > 0 else ''}{change:,.1f} days); "
-               f"with SmartNICs it is {days(n['training_time_days'])}.")
+    change = delta("days", h["training_time_days"], d["training_time_days"])
+    verdict = ((f"Offloading the infrastructure stacks to the DPUs leaves the steady-state training "
+                f"time at {days(h['training_time_days'])} (equal at a tenth of a day)"
+                if change == "equal" else
+                f"Offloading the infrastructure stacks to the DPUs changes the steady-state "
+                f"training time from {days(h['training_time_days'])} to "
+                f"{days(d['training_time_days'])} ({change} days)")
+               + f"; with SmartNICs it is {days(n['training_time_days'])}.")
     return "".join([
         heading("Host vs SmartNIC vs DPU"),
         para("The same design run three times: host-managed (plain NICs; the host CPUs run the "

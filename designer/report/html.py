@@ -39,10 +39,13 @@ def num(value: Any, digits: int = 3) -> str:
 
 
 def days(value: float) -> str:
-    """Training time as the report prints it: one decimal, thousands separated."""
+    """Training time as the report prints it: at the one precision of days every view prints
+    (``services.style.figure``: one decimal, thousands separated)."""
+    from designer.services.style import figure
+
     if value is None or not math.isfinite(value):
         return "–"
-    return f"{value:,.1f} days"
+    return f"{figure('days', value)} days"
 
 
 def percent(fraction: float | None, places: int = 1) -> str:

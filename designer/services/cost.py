@@ -504,7 +504,10 @@ class Payback:
     days: float | None     #: None: never on GPU time (b not faster)
     host_cores_freed: float
 
-    def text(self, label: dict[str, str]) -> str:
+    def text(self, label: dict[str, str], lifetime_years: float | None = None) -> str:
+        """The payback in words; with ``lifetime_years``, a payback beyond the lifetime is said
+        as such ("does not pay back within the 5-year lifetime") instead of as a count of days
+        no cluster lives to see."""
         what = (f"{label.get(self.b, self.b)} vs {label.get(self.a, self.a)}: "
                 f"{self.extra_per_server_USD:+,.0f} USD of adapters per server")
         if self.extra_capex_USD <= 0:
@@ -512,8 +515,19 @@ class Payback:
         if self.days is None:
             return (what + f"; the run is not faster ({100 * self.time_freed_fraction:+.2f}% of the fleet's time), "
                     f"so it never pays back on GPU time; it frees {self.host_cores_freed:.1f} host cores per server")
-        return (what + f"; it frees {100 * self.time_freed_fraction:.2f}% of the fleet's time, paid back after "
-                f"{self.days:,.0f} days of training; {self.host_cores_freed:.1f} host cores per server freed")
+        freed = f"; it frees {_share_text(self.time_freed_fraction)} of the fleet's time"
+        cores = f"; {self.host_cores_freed:.1f} host cores per server freed"
+        if lifetime_years is not None and self.days > lifetime_years * 365.25:
+            return (what + freed + f", so it does not pay back on GPU time within the "
+                    f"{lifetime_years:g}-year lifetime" + cores)
+        return what + freed + f", paid back after {self.days:,.0f} days of training" + cores
+
+
+def _share_text(fraction: float) -> str:
+    """A share of time in percent at two decimals; a share that rounds to 0.00% but is not zero
+    as "<0.01%" (it is not "0.00%": it frees some time)."""
+    pct = 100 * fraction
+    return "<0.01%" if 0 < pct < 0.005 else f"{pct:.2f}%"
 
 
 def payback(a: ModeCost, b: ModeCost, ra: Any, rb: Any, servers: int) -> Payback:
@@ -619,11 +633,4 @@ def basis_share_text(b: Bill) -> str:
 
 def payback_lines(c: Costs, label: dict[str, str]) -> list[str]:
     """The adapters' paybacks in words (the same sentences everywhere)."""
-    life_days = c.site["lifetime_years"].value * 365.25
-    out = []
-    for p in c.paybacks:
-        text = p.text(label)
-        if p.days is not None and p.days > life_days:
-            text += f" (longer than the {c.site['lifetime_years'].value:g}-year lifetime)"
-        out.append(text)
-    return out
+    return [p.text(label, c.site["lifetime_years"].value) for p in c.paybacks]

@@ -1,0 +1,140 @@
+"""A buyer's engineer's review of the CLI, the app and the report (h9/ux): each finding with the
+behaviour that fixes it."""
+
+from __future__ import annotations
+
+import pytest
+
+from designer.cli import main
+from designer.paths import resources_dir
+
+EXAMPLE = str(resources_dir() / "examples" / "example.json")
+
+
+def _error(capsys, argv: list[str]) -> str:
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["cost", EXAMPLE, "--support-pct", "abc"], "--support-pct"),
+    (["cost", EXAMPLE, "--pue", "abc"], "--pue"),
+    (["cost", EXAMPLE, "--lifetime-years", "-3"], "--lifetime-years"),
+    (["cost", EXAMPLE, "--price", "nic:connectx-7=abc"], "--price"),
+    (["run", EXAMPLE, "--tp", "abc"], "--tp"),
+    (["run", EXAMPLE, "--tokens", "-1"], "--tokens"),
+    (["run", EXAMPLE, "--tflops-per-gpu", "x"], "--tflops-per-gpu"),
+    (["plan", EXAMPLE, "--top", "x"], "--top"),
+    (["collective", EXAMPLE, "--gpus", "x"], "--gpus"),
+    (["collective", EXAMPLE, "--min", "abc"], "--min"),
+    (["collective", EXAMPLE, "--max", "abc"], "--max"),
+])
+def test_a_bad_number_names_its_flag(capsys, argv, flag):
+    line = _error(capsys, argv)
+    assert flag in line, line
+
+
+def test_payback_beyond_the_lifetime_says_so_instead_of_a_count_of_days():
+    from designer.services.cost import Payback
+
+    slow = Payback("host", "dpu", 80_000.0, 10_000.0, 2e-6, 1_466_067.0, 3.1)
+    text = slow.text({"host": "host-managed", "dpu": "DPU-offloaded"}, lifetime_years=5)
+    assert "does not pay back on GPU time within the 5-year lifetime" in text
+    assert "days" not in text and "0.00%" not in text and "<0.01%" in text
+    quick = Payback("host", "dpu", 80_000.0, 10_000.0, 0.05, 400.0, 3.1)
+    assert "paid back after 400 days of training" in quick.text({}, lifetime_years=5)
+
+
+def test_cost_prints_no_payback_longer_than_the_lifetime(capsys):
+    assert main(["cost", EXAMPLE]) == 0
+    out = capsys.readouterr().out
+    backs = out[out.index("payback of the adapters"):]
+    assert "1,466,067 days" not in backs and "within the 5-year lifetime" in backs
+
+
+_INTERNAL = ("tp_comm", "pp_comm", "dp_exposed", "host_cpu_slowdown", "dpu_slowdown", "data_stall",
+             "adapter arm engine", "adapter crypto engine", "adapter line engine", "adapter dram engine")
+
+
+@pytest.mark.parametrize("command", ["run", "compare"])
+def test_cli_tables_name_the_parts_as_the_app_does(capsys, command):
+    from designer.services.style import PART_LABEL
+
+    assert main([command, EXAMPLE]) == 0
+    out = capsys.readouterr().out
+    table = out[:out.index("bottlenecks")]
+    assert not [w for w in _INTERNAL if w in table], table
+    for label in ("Compute", "TP communication", "Stragglers", "Checkpoints"):
+        assert f"  {label} " in table and label == PART_LABEL[{"Compute": "compute", "TP communication": "tp_comm",
+                                                              "Stragglers": "straggler", "Checkpoints": "checkpoint"}[label]]
+    if command == "compare":
+        assert "Crypto engine (inline encryption) load" in table
+
+
+def test_sweep_table_names_the_modes_and_prints_days_at_their_one_precision(capsys):
+    assert main(["sweep", EXAMPLE, "--param", "global_batch", "--values", "512", "--workers", "1"]) == 0
+    head, row = [ln for ln in capsys.readouterr().out.splitlines() if ln.strip()][:2]
+    assert "smartnic" not in head and "dpu " not in head and "host days" not in head
+    assert "SmartNIC days" in head and "DPU days" in head and "Host days" in head
+    days = row.split()[1]
+    assert days.count(".") == 1 and len(days.split(".")[1]) == 1, row  # ,.1f as run and the app
+
+
+def test_a_difference_is_the_difference_of_the_shown_figures():
+    from designer.services.style import all_equal, delta, figure
+
+    assert delta("seconds", 6.935153, 6.935) == "equal"          # not -0.000153 beside 6.935
+    assert delta("seconds", 1.0, 1.0016) == "+0.002"
+    assert delta("days", 287.06, 287.05) == "equal" and delta("days", 287.0, 280.04) == "-7.0"
+    assert delta("percent", 2.74, 0.0, " pts") == "-2.7 pts"
+    assert figure("seconds", -0.0001) == "0.000" and figure("tokens_per_s", 604794.4) == "604,794"
+    assert delta("seconds", None, 1.0) == "" and figure("days", float("nan")) == "–"
+    assert all_equal("seconds", [6.9351, 6.9349]) and not all_equal("seconds", [6.935, 6.937])
+
+
+def _compare_row(out: str, label: str) -> list[str]:
+    line = next(ln for ln in out.splitlines() if ln.startswith(label))
+    return line[len(label):].split()
+
+
+def test_compare_prints_no_delta_below_the_shown_precision(capsys):
+    assert main(["compare", EXAMPLE]) == 0
+    out = capsys.readouterr().out
+    it = _compare_row(out, "iteration time (s)")
+    assert it[:3] == ["6.935"] * 3 and it[3] == "equal", it    # was -0.000153 -0.0%
+    straggler = _compare_row(out, "  Stragglers")
+    assert straggler[3] == "equal", straggler                   # 0.2051 vs 0.2049: equal at ms
+    days = _compare_row(out, "training time (days)")
+    assert days[3] == "equal" and len(days[0].split(".")[1]) == 1  # was 287.06 / -0.01
+
+
+def test_one_precision_per_fact_across_run_compare_sweep_and_the_app(capsys):
+    from designer.engine.compare import compare
+    from designer.gui.runview import engine_rows
+    from designer.report.names import STEADY_DAYS
+    from designer.topology import fileformat
+    from designer.topology.catalog import load_catalog
+
+    assert main(["run", EXAMPLE]) == 0
+    run = capsys.readouterr().out
+    assert main(["compare", EXAMPLE]) == 0
+    cmp_out = capsys.readouterr().out
+    assert main(["sweep", EXAMPLE, "--param", "workload.tokens", "--values", "15e12", "--workers", "1"]) == 0
+    sweep = capsys.readouterr().out.splitlines()[1].split()
+    rows = {r.label: r.values for r in engine_rows(compare(fileformat.load(EXAMPLE), load_catalog()))}
+
+    run_line = {ln.strip().split("  ")[0]: ln for ln in run.splitlines() if ln.strip()}
+    host_days = _compare_row(cmp_out, "training time (days)")[0]
+    assert f"{host_days} days" in run_line["training time"]
+    assert sweep[1] == host_days and rows[STEADY_DAYS][0] == host_days
+    host_it = _compare_row(cmp_out, "iteration time (s)")[0]
+    assert f"{host_it} s" in run_line["iteration time"] and rows["Iteration time (s)"][0] == host_it
+    mfu = _compare_row(cmp_out, "MFU")[0]
+    assert f"MFU {mfu}" in run and rows["MFU"][0] == mfu and sweep[2] == mfu
+    tokens = run_line["tokens/s"].split()[-1]
+    assert tokens == "604,794"  # not 6.048e+05
+    tp = _compare_row(cmp_out, "  TP communication")[0]
+    assert f"{tp} s" in run_line["TP communication"] and rows["TP communication"][0] == tp
