@@ -420,6 +420,7 @@ class _Builder:
                 or used_W + power > rack_fig["power_budget_kW"] * 1000.0)
         if full:
             rack, next_u, count, used_W = self.add("rack", self.rack_model), 1, 0, 0.0
+        assert rack is not None  # a rack was just added when none was open
         self.comps[cid] = replace_item(self.comps[cid], parent=rack, slot=next_u)
         self._fill[row] = (rack, next_u + units, count + 1, used_W + power)
         self._rack_state[rack] = (next_u + units, used_W + power)
