@@ -412,19 +412,36 @@ def point(values: tuple[float, ...], shared: tuple) -> tuple[dict[str, dict[str,
     return {s: evaluate(design, s, seed) for s in SCENARIOS}, tuple(notes)
 
 
-def prepare(design: Design, grid: Grid, *, seed: int | None = None,
+def prepare(design: Design, grid: "Grid | str", values: Sequence[float] | None = None, *,
+            seed: int | None = None,
             evaluate: Callable[[Design, str, int], dict[str, float]] = engine_point) -> tuple:
-    """Check every parameter and value, before any point runs, and return what :func:`point`
-    takes beside each combination (``seed`` None: the design's scenario seed). The first
-    combination is applied here, so a parameter the design cannot take fails before any process
-    starts. ``evaluate`` must be a module-level function (it is sent to worker processes)."""
+    """Check every parameter and value of ``grid`` (a :class:`Grid`, or one parameter with its
+    ``values``), before any point runs, and return what :func:`point` takes beside each
+    combination (``seed`` None: the design's scenario seed). The first combination is applied
+    here, so a parameter the design cannot take fails before any process starts, and every value
+    of a global batch or micro-batch is refitted here against the design with the other
+    parameters' first values (:func:`_refit`), so a batch no layout can run fails here too.
+    ``evaluate`` must be a module-level function (it is sent to worker processes)."""
     from designer.engine.pipeline import design_seed
     from designer.topology.fileformat import to_dict
 
+    grid = as_grid(grid, values)
     seed = design_seed(design, seed)  # None: the design's scenario seed
-    for param, values in zip(grid.params, grid.values):
-        check_values(design, param, values)  # every value, before any point runs
-    apply_point(design, grid.params, next(grid.points()))
+    for param, vals in zip(grid.params, grid.values):
+        check_values(design, param, vals)  # every value, before any point runs
+    first = next(grid.points())
+    apply_point(design, grid.params, first)
+    for k, param in enumerate(grid.params):
+        head, _, tail = param.partition(".")
+        name = tail if head == "workload" else param
+        if name not in REFIT_ON or len(grid.values[k]) < 2 or (tail and head != "workload"):
+            continue
+        others = [j for j in range(len(grid.params)) if j != k]
+        base = apply_point(design, [grid.params[j] for j in others], [first[j] for j in others]) \
+            if others else design
+        for value in grid.values[k][1:]:  # the first was refitted above
+            # the workload alone changes, so the design is neither copied nor recounted
+            _refit({**base.workload, name: value}, base, param, value)
     return (to_dict(design), grid.params, seed, evaluate)
 
 
