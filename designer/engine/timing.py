@@ -150,10 +150,13 @@ def ep_dim(w: Workload, ct, vol: tr.Volumes, shapes: dict[str, coll.GroupShape])
         # to each other server of the group, the network stage reports the slowest flow
         g = replace(g, net_GBps=g.net_GBps * (g.nodes - 1))
     calls = vol.ep_calls_per_micro_batch * w.micro_batches
-    if w.moe_dispatcher == "flex" and g.nodes > 1:
-        # one copy per token and other server over the network (``traffic.remote_nodes_per_token``)
+    if w.moe_dispatcher == "flex" and (g.nodes > 1 or coll.hybridep_GBps(g) > 0):
+        # one copy per token and other server over the network (``traffic.remote_nodes_per_token``);
+        # on NVLink 5 the NVLink part at HybridEP's measured rate, one copy per token and
+        # destination rank (``coll.hybridep_GBps``, ``traffic.ranks_per_token``)
         remote = vol.ep_bytes / w.top_k * tr.remote_nodes_per_token(w.experts, w.top_k, g.nodes)
-        t = coll.dispatch_s(vol.ep_bytes, remote, g)
+        received = vol.ep_bytes / w.top_k * tr.ranks_per_token(w.experts, w.top_k, g.ranks)
+        t = coll.dispatch_s(vol.ep_bytes, remote, g, received)
         c = CollectiveResult("ep_alltoall", "alltoall", "flex", "simple", vol.ep_bytes, calls, t,
                              vol.ep_bytes / t / 1e9, vol.ep_bytes / t / 1e9 * (g.ranks - 1) / g.ranks,
                              g.ranks, g.nodes)

@@ -403,3 +403,13 @@ def remote_nodes_per_token(experts: int, top_k: int, nodes: int) -> float:
         missed *= max(0.0, experts - per - i) / (experts - i)
     return (nodes - 1) * (1.0 - missed)
 
+
+def ranks_per_token(experts: int, top_k: int, ranks: int) -> float:
+    """Expected number of the EP group's ``ranks`` (its own included) a token's top_k experts
+    fall on, each rank holding experts/ranks of them: ranks·(1 − C(E − E/n, k)/C(E, k)), as
+    :func:`remote_nodes_per_token` with ranks for servers (derived). A HybridEP dispatch sends
+    the token once to each (DeepEP hybrid-ep tests/test_hybrid_ep.py counts its received bytes so):
+    DeepSeek-V3 on EP 64, 4 experts per rank, top 8: 7.64 copies, not 8."""
+    if ranks <= 1:
+        return 1.0 if experts > 0 and top_k > 0 else 0.0
+    return remote_nodes_per_token(experts, top_k, ranks) * ranks / (ranks - 1)
