@@ -150,7 +150,8 @@ DEFAULT_DATASET_SAMPLES = 1_281_167
 MAX_LAYERLESS_CHUNKS = 2
 
 _BOOL_FIELDS = ("recompute", "optimizer_sharded", "flash_attention", "sequence_parallel",
-                "tp_comm_overlap", "pp_overlap", "dp_overlap", "ep_overlap", "moe_host_sync", "cuda_graphs")
+                "tp_comm_overlap", "pp_overlap", "dp_overlap", "ep_overlap", "moe_host_sync", "cuda_graphs",
+                "embedding_in_pipeline_split")
 _INT_FIELDS = {"layers", "hidden", "heads", "kv_heads", "head_dim", "offload_layers", "mtp_layers", "ffn_hidden", "vocab", "seq_len", "tp", "pp", "dp", "micro_batch",
                "global_batch", "interleave", "cp", "ep", "experts", "top_k", "moe_ffn_hidden",
                "shared_experts", "dense_layers", "q_lora_rank", "kv_lora_rank", "qk_head_dim",
@@ -930,7 +931,23 @@ def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
     # memory-bound passes 2 of MEMORY_PASSES (reading activations, writing their gradients)
     backward = 2.0 * (linear_unit + expert_unit) + attention_bwd + logit * 2.0 / 3.0 \
         + (memory_s - moe_mem) * 2.0 / MEMORY_PASSES[w.recompute] + moe_mem * moe_bwd_share
-    mtp = mtp_s(w, (gemm_s - logit + memory_s) / L, logit / logit_share(w), g)
+    head = logit / logit_share(w)
+    slot = output_layer_slot(w, (gemm_s - logit + memory_s) / L, logit)
+    if slot == "layer":
+        # the last GPU, one layer fewer beside the output layer, is the busiest: every per-layer
+        # part (each is L x one layer's) shrinks by (L - 1)/L, the output layer stays
+        f = (L - 1) / L
+        layers_bwd = backward - logit * 2.0 / 3.0
+        linear, expert, attention, cast_s, moe_mem = linear * f, expert * f, attention * f, cast_s * f, moe_mem * f
+        memory_s *= f
+        backward = layers_bwd * f + logit * 2.0 / 3.0
+        gemm_s = linear + expert + attention + logit
+    elif slot == "head":
+        # a middle GPU's full complement of layers, without the output layer, is the busiest
+        backward -= logit * 2.0 / 3.0
+        gemm_s -= logit
+        logit = 0.0
+    mtp = mtp_s(w, (gemm_s - logit + memory_s) / (L - (slot == "layer")), head, g)
     gemm_s += mtp
     backward += mtp * 2.0 / 3.0
     off_f, off_b = offload_s(w, gpu, gemm_s + memory_s - backward, backward)
@@ -974,6 +991,23 @@ def moe_host_s(w: Workload) -> float:
         return 0.0
     per_layer = MOE_SYNC_HOST_S + (0.0 if w.cuda_graphs else MOE_GRAPHABLE_HOST_S)
     return min(w.stage_layers, w.moe_layers) * per_layer
+
+
+def output_layer_slot(w: Workload, layer_s: float, head_s: float) -> str:
+    """What ``embedding_in_pipeline_split`` takes off the busiest GPU's micro-batch: "layer" when
+    the last GPU, which then holds one layer fewer (its slot goes to the output layer and the
+    loss), stays the busiest (output layer ≥ one layer: its L − 1 layers + the output layer);
+    "head" when a middle GPU's L layers outweigh that, so the output layer is off the critical
+    path; "" when the switch is off or does not apply (no pipeline, or chunks to spare, where
+    :func:`logit_share` already balances the output layer). Derived from the partition: BLOOM's
+    Megatron-DeepSpeed run (``--pp-partition-method 'type:transformer|embedding'``, bigscience
+    train/tr11-176B-ml/tr11-176B-ml.slurm) splits 70 layers + 2 embeddings into 12 × 6: the
+    first stage the embedding and 5 layers, 10 stages 6 layers, the last 5 layers and the
+    (tied) output layer. ``stage_layers`` (and the TP calls and memory counted from it) stays
+    the middle GPUs' count."""
+    if not w.embedding_in_pipeline_split or w.pp <= 1 or logit_share(w) != 1.0 or w.stage_layers < 2:
+        return ""
+    return "layer" if head_s >= layer_s else "head"
 
 
 def spare_layers(w: Workload) -> int:

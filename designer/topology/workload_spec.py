@@ -108,6 +108,12 @@ class WorkloadSpec:
     #: ``mtp_num_layers``): each one more transformer block, a 2h→h projection and a second pass
     #: of the shared output layer and loss, on the pipeline's last stage; 0 = none
     mtp_layers: int = 0
+    #: the pipeline split counts the embedding as a layer of the first stage and the output layer
+    #: (with the loss) as one of the last (Megatron-DeepSpeed ``--pp-partition-method
+    #: 'type:transformer|embedding'``, BLOOM's tr11-176B-ml.slurm; Megatron-LM
+    #: ``--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split``): the
+    #: last GPU runs one layer fewer beside the output layer (``workload.output_layer_slot``)
+    embedding_in_pipeline_split: bool = False
     #: the MoE dispatcher reads the tokens per expert on the host in every MoE layer (Megatron-Core's
     #: alltoall and flex dispatchers as of 2025, to size the grouped GEMMs): the GPU's queue runs
     #: dry there and the launches that follow are host-bound (``workload.moe_host_s``)
