@@ -413,7 +413,7 @@ def dispatch_s(nbytes: float, remote_bytes: float, g: GroupShape, received_bytes
         raise UsageError(_no_path("alltoall", g))
     t_net = remote_bytes / (g.net_GBps * 1e9) if remote_bytes > 0 else 0.0
     measured = hybridep_GBps(g) if received_bytes is not None else 0.0
-    if measured > 0:
+    if received_bytes is not None and measured > 0:
         t_in = received_bytes / (measured * 1e9)
     else:
         t_in = nbytes * (n - 1) / n / (g.intra_GBps * 1e9) if g.intra_GBps > 0 else 0.0
