@@ -84,7 +84,7 @@ def test_the_strongswan_crypto_figure_is_not_above_the_packet_offload_figure_of_
         assert "190.5 Gb/s" in CAT.source_of(kind, model, "crypto_Gbps")
 
 
-@pytest.mark.parametrize("kind, model", [("dpu", "bluefield-3"), ("nic", "connectx-7")])
+@pytest.mark.parametrize("kind, model", [("dpu", "bluefield-3"), ("dpu", "bluefield-2"), ("nic", "connectx-7")])
 def test_every_assumed_or_missing_limit_says_where_a_measurement_was_searched_for(kind, model):
     # issue 21: a limit left assumed or not found names where its figure was looked for, so the
     # next engineer does not repeat the search
@@ -94,3 +94,11 @@ def test_every_assumed_or_missing_limit_says_where_a_measurement_was_searched_fo
     assert open_limits, model
     for f in open_limits:
         assert "searched" in CAT.source_of(kind, model, f), (model, f)
+
+
+def test_bluefield_2_memory_bandwidth_is_derived_from_its_one_ddr4_channel():
+    # the user guide: single-channel 64-bit DDR4 at 3200 MT/s, one DRAM controller
+    bf2 = CAT.get("dpu", "bluefield-2")
+    src = CAT.source_of("dpu", "bluefield-2", "dram_GBps")
+    assert figure_kind(src) == "derived" and "single-channel" in src
+    assert bf2["dram_GBps"] == pytest.approx(3200e6 * 64 / 8 / 1e9)
