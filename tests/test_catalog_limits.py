@@ -84,14 +84,13 @@ def test_the_strongswan_crypto_figure_is_not_above_the_packet_offload_figure_of_
         assert "190.5 Gb/s" in CAT.source_of(kind, model, "crypto_Gbps")
 
 
-@pytest.mark.parametrize("kind, model", [("dpu", "bluefield-3"), ("dpu", "bluefield-2"), ("nic", "connectx-7")])
+@pytest.mark.parametrize("kind, model", [(k, e["id"]) for k in ("dpu", "nic") for e in CAT.entries(k)])
 def test_every_assumed_or_missing_limit_says_where_a_measurement_was_searched_for(kind, model):
     # issue 21: a limit left assumed or not found names where its figure was looked for, so the
     # next engineer does not repeat the search
     e = CAT.get(kind, model)
     open_limits = [f for f in LIMITS[kind] if f in e
                    and figure_kind(CAT.source_of(kind, model, f)).split(",")[0] in ("assumed", "not found")]
-    assert open_limits, model
     for f in open_limits:
         assert "searched" in CAT.source_of(kind, model, f), (model, f)
 
