@@ -69,13 +69,36 @@ def _titan(key):
 def test_memory_within_10_percent_of_torchtitan_measured_peak(key):
     """torchtitan benchmarks/llama3_h100_202412_torchtitan.md, Table 1 (8 GPUs, 82.4 GiB) and
     Table 3 (128 GPUs, 67.0 GiB), row FSDP: the measured peak reserved memory of Llama 3.1 8B,
-    local batch 2 at 8,192 tokens, FSDP over all ranks. The engine: 18 bytes per parameter / d,
-    32 layers of Korthikanti activations (flash attention), the output layer's logits. Only the
-    total is checked: torchtitan's selective checkpointing (op policy) stores other tensors than
-    Korthikanti's count and the loss's FP32 logits are not counted (see the 70B case below)."""
+    local batch 2 at 8,192 tokens, FSDP over all ranks, as torchtitan runs it: its per-op
+    selective recomputation (``recompute_granularity`` "op"), PyTorch's cross-entropy on fp32
+    logits (``fused_cross_entropy`` false) and FSDP2's unsharded layers. The estimate is of
+    allocated memory, so it lies below the reserved peak (-6%, -8%); see the data file's analysis."""
     w, case = _titan(key)
     got = W.memory_per_gpu_GB(w) * 1e9 / GIB
     assert got == pytest.approx(case["published_GiB"], rel=0.10), (case["table"], got)
+    assert got < case["published_GiB"]
+
+
+def test_torchtitan_8b_parts_are_what_its_recipe_keeps():
+    """Per layer the op policy keeps the input, wq, wv, w1 and w2 outputs and the attention output
+    (2·s·b·(4.25·h + F) bytes), half of Megatron's selective count s·b·h·(18 + 4·F/h); the loss
+    holds three fp32 copies of the logits (12·s·b·V) where Megatron's fused loss counts 2·s·b·V
+    without sequence parallelism; FSDP holds 10 bytes per parameter of one layer unsharded."""
+    w, _ = _titan("fsdp8")
+    s, b, h, F, V = 8192, 2, 4096, 14336, 128256
+    assert W.op_policy_bytes_per_layer(w) == pytest.approx(2 * s * b * (4.25 * h + F) + 4 * 32 * s * b)
+    megatron = W.activation_bytes_megatron(w)
+    assert megatron == pytest.approx(s * b * h * (18 + 4 * F / h))
+    assert 0.45 < W.op_policy_bytes_per_layer(w) / megatron < 0.5
+    p = W.memory_parts(w)
+    assert p.recompute.startswith("op")
+    assert p.activations * 1e9 == pytest.approx(32 * W.op_policy_bytes_per_layer(w)
+                                                + megatron - W.op_policy_bytes_per_layer(w))
+    assert p.output_layer * 1e9 == pytest.approx(12 * s * b * V + 2 * s * b * h)
+    layer = 2 * 4096 * 4096 * (1 + 8 / 32) + 3 * 4096 * 14336
+    assert p.buffers * 1e9 == pytest.approx(10 * layer)
+    fused = W.memory_parts(W.Workload(**{**w.to_dict(), "fused_cross_entropy": True}))
+    assert fused.output_layer * 1e9 == pytest.approx((s * b * V + s * b * h) * 2)
 
 
 def test_the_two_measured_runs_differ_by_the_model_state_fsdp_shards():
@@ -98,17 +121,30 @@ def test_llama31_8b_parameter_count_as_published():
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "-48%: the engine's 37 GiB are Megatron's count (model state 5.0 GB, 80 layer inputs 21.5 GB, one "
-    "layer recomputed 4.3 GB, output-layer inputs 8.9 GB); not counted: the loss's FP32 logits and "
-    "their gradient (16 x 8192 x 128256 / 8 x 4 B = 8.4 GB each under loss parallel), FSDP's "
-    "all-gathered layer weights and reduce-scatter buffers, the caching allocator's reserve over "
-    "allocated memory (the measured figure is the reserved peak)"))
+    "-23%: counted as torchtitan runs it, 55 GiB: model state 5.0 GB, 80 sequence-parallel layer inputs "
+    "21.5 GB, one layer recomputed 4.3 GB, the loss's three fp32 copies of the vocabulary-split logits "
+    "(16 x 8192 x 128256 / 8 x 4 B = 8.4 GB each) and the output layer's gathered input 27.4 GB, FSDP's "
+    "unsharded layer 1.1 GB. The measured 71.9 GiB is the reserved peak; the caching allocator's "
+    "reserve over allocated memory is not published (the same table's AsyncTP row, 67.6 GiB, moves it "
+    "by 4.3 GiB with the same tensors), so it is not modelled, and no constant is fitted to this row "
+    "(the 8B rows would need another)"))
 def test_memory_of_torchtitan_70b_2d_within_10_percent():
     """torchtitan Table 4, row 2D: Llama 3.1 70B on 256 H100, FSDP 32 x TP 8, local batch 16,
-    full activation checkpointing: 71.9 GiB measured."""
+    full activation checkpointing: 71.9 GiB measured. Was -48% counted as Megatron (one fp32
+    copy of the logits, no FSDP buffers)."""
     case = MEASURED["outside"]["70b_2d"]
     got = W.memory_per_gpu_GB(W.Workload(**case["workload"])) * 1e9 / GIB
     assert got == pytest.approx(case["published_GiB"], rel=0.10)
+
+
+def test_torchtitan_70b_counted_below_the_reserved_peak():
+    """What the engine counts of the 70B run (allocated memory) stays below the measured reserved
+    peak, by more than the 8B rows (the reserve is not one ratio: no constant can close both)."""
+    case = MEASURED["outside"]["70b_2d"]
+    got = W.memory_per_gpu_GB(W.Workload(**case["workload"])) * 1e9 / GIB
+    ratios = [W.memory_per_gpu_GB(_titan(k)[0]) * 1e9 / GIB / MEASURED["cases"][k]["published_GiB"]
+              for k in MEASURED["cases"]]
+    assert 0.70 < got / case["published_GiB"] < min(ratios) - 0.1
 
 
 # --- the estimate by its parts (issue #22: "the memory estimate printed by its parts") ---------------
@@ -253,3 +289,45 @@ def test_an_80_GB_gpu_holds_80_binary_gigabytes():
     h100 = load_catalog().get("gpu", "h100-sxm")
     assert W.gpu_memory_GB(h100) == pytest.approx(80 * 2 ** 30 / 1e9)
     assert W.gpu_memory_GB(h100) == pytest.approx(81559 * 2 ** 20 / 1e9, rel=0.005)
+
+
+# --- torchtitan's per-op recomputation is charged in time -------------------------------------------
+
+def test_op_policy_reruns_every_second_matrix_product_in_time():
+    """Granularity "op" re-runs wk, wo and w3 (op_policy_matrices): the layers' GEMM time is 3 units
+    plus those matrices' share (GQA 8 of 32 heads: (1/4 + 1)/(2 + 2/4) = 0.5 of the attention, 1/3
+    of the SwiGLU MLP), between no recomputation and full; the attention core is not re-run; the
+    model FLOPs count the same share."""
+    from designer.topology.catalog import load_catalog
+
+    gpu = load_catalog().get("gpu", "h100-sxm")
+    base = dict(layers=4, hidden=4096, heads=32, kv_heads=8, ffn_hidden=14336, vocab=128256, seq_len=8192,
+                dp=1, global_batch=1, flash_attention=True)
+    none, op, full = (W.Workload(**base, recompute=r, recompute_granularity=g)
+                      for r, g in ((False, "full"), (True, "op"), (True, "full")))
+    assert W.op_policy_recomputed_share(op) == pytest.approx((0.5, 1 / 3))
+    assert [n for n, _, saved in W.op_policy_matrices(op) if not saved] == ["wk", "wo", "w3"]
+    t_none, t_op, t_full = (W.compute(w, gpu) for w in (none, op, full))
+    assert t_none.gemm_s < t_op.gemm_s < t_full.gemm_s
+    att = sum(i * o for i, o in W._attention_matrices(op))
+    share = (0.5 * att + (W._layer_matrix_params(op) - att) / 3) / W._layer_matrix_params(op)
+    assert W._passes(op) == pytest.approx((3 + share, 3.0))
+    assert W.model_flops_per_iteration(none) < W.model_flops_per_iteration(op) < W.model_flops_per_iteration(full)
+    assert t_op.memory_s > t_none.memory_s  # its element-wise ops run again
+
+
+def test_op_policy_is_refused_where_it_is_not_modelled():
+    from designer.errors import UsageError
+
+    moe = dict(layers=4, hidden=1024, heads=8, experts=8, top_k=2, moe_ffn_hidden=1024, vocab=1000,
+               seq_len=512, dp=1, global_batch=1, recompute=True, recompute_granularity="op")
+    with pytest.raises(UsageError, match="'op' .* dense attention and MLP layers.*'selective'"):
+        W.from_dict(moe, 1)
+
+
+def test_fused_cross_entropy_is_a_workload_setting():
+    w = W.from_dict(dict(layers=2, hidden=256, heads=4, vocab=1000, seq_len=128, dp=1, global_batch=1,
+                         fused_cross_entropy=False), 1)
+    assert w.fused_cross_entropy is False
+    fused = W.Workload(**{**w.to_dict(), "fused_cross_entropy": True})
+    assert W.memory_parts(w).output_layer > W.memory_parts(fused).output_layer
