@@ -854,8 +854,8 @@ def _tenants(jobs: int, how: str, split: list[np.ndarray], servers: int, shared:
 def memory_warning(w: Workload, need_GB: float, state_GB: float, have_GB: float) -> str:
     """What to change when the estimate (:func:`memory_per_gpu_GB`) exceeds a GPU's memory. The
     model state alone over the memory is certain not to fit; activations over it only may not:
-    their estimate is an upper bound (no selective recomputation, dropout-free layers or
-    framework tricks are modelled)."""
+    their estimate sums every part at its peak (``workload.memory_parts``) and counts only the
+    recomputation, offload and framework settings the workload names."""
     fixes = [f"more pipeline stages (--pp, now {w.pp})", f"more tensor parallelism (--tp, now {w.tp})"]
     if not w.optimizer_sharded:
         fixes.append("a sharded optimizer (--set workload.optimizer_sharded=true)")

@@ -107,7 +107,9 @@ class Workload(WorkloadSpec):
         """Bytes of an activation, gradient or weight value as stored and communicated. FP8
         training keeps 16-bit activations, weights and gradients and casts to FP8 only at the
         GEMM inputs (Micikevicius et al., "FP8 Formats for Deep Learning", arXiv 2209.05433, §4;
-        NVIDIA Transformer Engine: FP8 for the Linear GEMMs, higher precision elsewhere), so 2."""
+        NVIDIA Transformer Engine: FP8 for the Linear GEMMs, higher precision elsewhere), so 2;
+        the GEMM inputs kept for the backward are the exception, FP8 casts of one byte
+        (``FP8_SAVED_GEMM_INPUTS``, in :func:`activation_bytes_megatron`)."""
         return 2 if self.precision in FP8_FORMATS else PRECISION_BYTES[self.precision]
 
     @property
@@ -1075,6 +1077,17 @@ def training_time_s(tokens: float, params: float, gpus: int, tflops_per_gpu: flo
     return (8.0 if recompute else 6.0) * tokens * params / (gpus * tflops_per_gpu * 1e12)
 
 
+#: FP8 training keeps the inputs of its GEMMs for the backward's weight gradient as the FP8 casts
+#: it made for the forward, one byte a value: Transformer Engine's Linear / LayerNormLinear
+#: (transformer_engine/pytorch/module/linear.py: "Discard row-wise data since it is not needed in
+#: backward pass", ``inputmat.update_usage(rowwise_usage=False, columnwise_usage=True)``, the
+#: quantized input saved; TE's docs: "With FP8, TE saves quantized tensors — half the memory");
+#: DeepSeek-V3 report §3.3.3 ("we cache the activations in FP8 format for the backward pass of the
+#: Linear operator"). Of Korthikanti's per-layer terms these are the QKV, projection and fc1
+#: inputs (2·s·b·h each) and the fc2 input (2·s·b·F); the rest (norm inputs, attention Q/K/V and
+#: output for the fused kernel, the MLP activation's input) stay 16-bit
+FP8_SAVED_GEMM_INPUTS = ("qkv", "proj", "fc1", "fc2")
+
 #: bytes per parameter of mixed-precision Adam training as Megatron-LM holds them: 16-bit
 #: weights (2) and fp32 gradient buffers (4, the ``main_grad`` gradients accumulate and reduce
 #: in), plus fp32 master weights, momentum and variance (4 + 4 + 4 = 12, the optimizer state):
@@ -1152,13 +1165,21 @@ def activation_bytes_megatron(w: Workload) -> float:
     form of Megatron's estimator: with sequence parallelism s·b·h·(18 + 4·F/h)/t (F the MLP
     width; 34/t for the GPT MLP of 4h), without it s·b·h·(10 + (8 + 4·F/h)/t) (10 + 24/t for
     GPT), both without the s×s scores (flash attention or selective recomputation); with the
-    scores stored add 5·a·s²·b/t. 16-bit values; s is a GPU's share s/cp."""
+    scores stored add 5·a·s²·b/t. 16-bit values; s is a GPU's share s/cp. In FP8 (``fp8``,
+    ``mxfp8``) the GEMM inputs among them are kept as FP8 casts (``FP8_SAVED_GEMM_INPUTS``):
+    s·b·h·(3 + F/h)/t bytes fewer with sequence parallelism, s·b·h·(2 + (1 + F/h)/t) without."""
     s, b, h, t = w.seq_len / w.cp, w.micro_batch, w.hidden, w.tp
     F = w.ffn_hidden or 4 * h
     if w.moe:
         F = (w.top_k + w.shared_experts) * w.moe_ffn_hidden
     inner = 8.0 + 4.0 * F / h
-    per = (10.0 + inner) / t if (w.sequence_parallel and t > 1) else 10.0 + inner / t
+    sp = w.sequence_parallel and t > 1
+    per = (10.0 + inner) / t if sp else 10.0 + inner / t
+    if w.precision in FP8_FORMATS:
+        # the four GEMM inputs a layer keeps (QKV, projection, fc1: 2·s·b·h each; fc2: 2·s·b·F)
+        # are kept as their FP8 casts, one byte a value (FP8_SAVED_GEMM_INPUTS); without sequence
+        # parallelism the QKV and fc1 inputs are among the replicated terms
+        per -= (3.0 + F / h) / t if sp else 2.0 + (1.0 + F / h) / t
     acts = s * b * h * per
     if not w.flash_attention and not (w.recompute and w.recompute_granularity == "selective"):
         acts += 5.0 * w.heads * s * w.seq_len * b / t
