@@ -154,6 +154,7 @@ DEFAULT_DATASET_SAMPLES = 1_281_167
 MAX_LAYERLESS_CHUNKS = 2
 
 _BOOL_FIELDS = ("recompute", "optimizer_sharded", "flash_attention", "sequence_parallel", "fused_cross_entropy",
+                "grad_reduce_in_fp32",
                 "tp_comm_overlap", "pp_overlap", "dp_overlap", "ep_overlap", "moe_host_sync", "cuda_graphs")
 _INT_FIELDS = {"layers", "hidden", "heads", "kv_heads", "head_dim", "offload_layers", "mtp_layers", "ffn_hidden", "vocab", "seq_len", "tp", "pp", "dp", "micro_batch",
                "global_batch", "interleave", "cp", "ep", "experts", "top_k", "moe_ffn_hidden",
@@ -1151,7 +1152,7 @@ def params_on_busiest_gpu(w: Workload) -> float:
 def model_state_GB(w: Workload) -> float | None:
     """Weights, gradients and optimizer state one GPU holds (GB), or None without a parameter
     count: the busiest shard's parameters (:func:`params_on_busiest_gpu`) at 18 bytes (see the
-    constants above). ZeRO (``zero``): stage 1 (``optimizer_sharded``, Megatron's distributed
+    constants above; 16 with 16-bit gradients, ``grad_reduce_in_fp32`` false). ZeRO (``zero``): stage 1 (``optimizer_sharded``, Megatron's distributed
     optimizer) splits the 12 optimizer bytes over the cp·dp ranks ("6 + 12/d" in Megatron's
     estimator), stage 2 the 4 gradient bytes too, stage 3 (FSDP) the 2 weight bytes as well
     (Rajbhandari et al. 2020, §5). Routed experts' state is split over the expert-data-parallel
@@ -1275,7 +1276,7 @@ class MemoryParts:
     the GPU (the rest offloaded)."""
 
     weights: float  #: 16-bit weights (2 bytes per parameter of the shard, / d with ZeRO 3)
-    gradients: float  #: fp32 gradient buffers (4 bytes, / d from ZeRO 2)
+    gradients: float  #: gradient buffers (4 bytes, 2 without ``grad_reduce_in_fp32``; / d from ZeRO 2)
     optimizer: float  #: fp32 master weights, Adam momentum and variance (12 bytes, / d from ZeRO 1)
     activations: float  #: the transformer layers' stored activations of every micro-batch in flight
     embedding: float  #: the embedding's input and dropout output of every micro-batch in flight
@@ -1308,8 +1309,9 @@ def _state_parts(w: Workload) -> tuple[float, float, float] | None:
     if parameters(w) <= 0:
         return None
     shard, d = params_on_busiest_gpu(w), w.dp_ranks
+    grad = GRAD_BYTES_PER_PARAM if w.grad_reduce_in_fp32 else WEIGHT_BYTES_PER_PARAM
     return (shard * WEIGHT_BYTES_PER_PARAM / (d if w.zero >= 3 else 1) / 1e9,
-            shard * GRAD_BYTES_PER_PARAM / (d if w.zero >= 2 else 1) / 1e9,
+            shard * grad / (d if w.zero >= 2 else 1) / 1e9,
             shard * OPTIMIZER_BYTES_PER_PARAM / (d if w.zero >= 1 else 1) / 1e9)
 
 

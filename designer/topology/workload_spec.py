@@ -123,6 +123,11 @@ class WorkloadSpec:
     #: copy of a token per chosen expert; "flex" (DeepEP / HybridEP backends) sends it once per
     #: other server holding one of its experts and fans it out there over NVLink
     moe_dispatcher: str = "alltoall"
+    #: gradients accumulate and reduce in an fp32 buffer (Megatron-Core DDP ``grad_reduce_in_fp32``,
+    #: 4 bytes per parameter, as Megatron's estimator counts); false: in the 16-bit weights' type (2),
+    #: as NeMo's Nemotron-4 340B performance recipe sets it (nemo/collections/llm/recipes/
+    #: nemotron4_340b.py ``pretrain_performance_optimizations``: ``grad_reduce_in_fp32 = False``)
+    grad_reduce_in_fp32: bool = True
     #: the loss is Megatron's vocab-parallel cross-entropy, computed in place on one fp32 copy of
     #: the logits (megatron/core/tensor_parallel/cross_entropy.py; its estimator's 4·s·b·V/t); false:
     #: PyTorch's cross-entropy on the logits cast to fp32 (torchtitan: the model returns
