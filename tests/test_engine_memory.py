@@ -196,6 +196,11 @@ def test_run_prints_the_memory_estimate_by_its_parts(tmp_path):
     (line,) = [l for l in format_table(r).splitlines() if l.startswith("memory per GPU")]
     assert f"{r.memory_per_gpu_GB:.1f} GB" in line
     assert f"activations {r.memory_parts_GB['activations']:.1f}" in line and "optimizer" in line
+    w = W.Workload(**r.workload)
+    p = W.memory_parts(w)
+    assert r.memory_activations == {"recompute": p.recompute, "in_flight": p.in_flight, "kept_layers": p.kept_layers}
+    assert (f"activations of {p.kept_layers} layers x {p.in_flight:.3g} micro-batches in flight, "
+            f"recompute {p.recompute}") in format_table(r)
 
 
 # --- published layouts that ran are not flagged (issue #22: "several published layouts are flagged as

@@ -632,6 +632,8 @@ def _result(setup: _Setup, shared: _Outcome, solo: _Outcome | None) -> Result:
         mfu=rate["mfu"], percent_of_peak=100.0 * rate["tflops"] / ct.peak_tflops,
         tokens_per_s=rate["tokens_per_s"], samples_per_s=rate["samples_per_s"], memory_per_gpu_GB=mem_GB,
         memory_parts_GB={} if parts is None else parts.to_dict(),
+        memory_activations={} if parts is None or w.kind != "transformer" else {
+            "recompute": parts.recompute, "in_flight": parts.in_flight, "kept_layers": parts.kept_layers},
         training_time_days=rate["train_s"] / 86400.0, gpus=w.gpus, parameters=rate["params"],
         workload=w.to_dict(), placement=setup.pl.only(shared.job).summary(), collectives=shared.colls,
         links=_link_results(r.fab, topo, shared.phases), bottlenecks=[], storage=shared.storage,
