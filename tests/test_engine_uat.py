@@ -141,3 +141,5 @@ def test_memory_warning_is_certain_only_for_the_model_state():
     assert "does not fit" in memory_warning(w, need_GB=300.0, state_GB=241.0, have_GB=80.0)
     soft = memory_warning(w, need_GB=95.0, state_GB=13.0, have_GB=80.0)
     assert "may not fit" in soft and "13 GB model state" in soft and "82 GB activations" in soft
+    assert "offload_layers" in soft  # activations over the memory: offloading them is a fix
+    assert "offload_layers" not in memory_warning(w, need_GB=300.0, state_GB=241.0, have_GB=80.0)

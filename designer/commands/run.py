@@ -406,7 +406,12 @@ def memory_lines(r) -> list[str]:
         return []
     parts = getattr(r, "memory_parts_GB", None) or {}
     shown = ", ".join(f"{k.replace('_', ' ')} {v:.1f}" for k, v in parts.items() if round(v, 1) > 0)
-    return [f"memory per GPU             {r.memory_per_gpu_GB:10.1f} GB" + (f"  ({shown})" if shown else "")]
+    lines = [f"memory per GPU             {r.memory_per_gpu_GB:10.1f} GB" + (f"  ({shown})" if shown else "")]
+    acts = getattr(r, "memory_activations", None) or {}
+    if acts:
+        lines.append(f"  activations of {acts['kept_layers']} layers x {acts['in_flight']:.3g} micro-batches "
+                     f"in flight, recompute {acts['recompute']}")
+    return lines
 
 
 def resource_lines(r) -> list[str]:

@@ -632,6 +632,8 @@ def _result(setup: _Setup, shared: _Outcome, solo: _Outcome | None) -> Result:
         mfu=rate["mfu"], percent_of_peak=100.0 * rate["tflops"] / ct.peak_tflops,
         tokens_per_s=rate["tokens_per_s"], samples_per_s=rate["samples_per_s"], memory_per_gpu_GB=mem_GB,
         memory_parts_GB={} if parts is None else parts.to_dict(),
+        memory_activations={} if parts is None or w.kind != "transformer" else {
+            "recompute": parts.recompute, "in_flight": parts.in_flight, "kept_layers": parts.kept_layers},
         training_time_days=rate["train_s"] / 86400.0, gpus=w.gpus, parameters=rate["params"],
         workload=w.to_dict(), placement=setup.pl.only(shared.job).summary(), collectives=shared.colls,
         links=_link_results(r.fab, topo, shared.phases), bottlenecks=[], storage=shared.storage,
@@ -854,13 +856,15 @@ def _tenants(jobs: int, how: str, split: list[np.ndarray], servers: int, shared:
 def memory_warning(w: Workload, need_GB: float, state_GB: float, have_GB: float) -> str:
     """What to change when the estimate (:func:`memory_per_gpu_GB`) exceeds a GPU's memory. The
     model state alone over the memory is certain not to fit; activations over it only may not:
-    their estimate is an upper bound (no selective recomputation, dropout-free layers or
-    framework tricks are modelled)."""
+    their estimate sums every part at its peak (``workload.memory_parts``) and counts only the
+    recomputation, offload and framework settings the workload names."""
     fixes = [f"more pipeline stages (--pp, now {w.pp})", f"more tensor parallelism (--tp, now {w.tp})"]
     if not w.optimizer_sharded:
         fixes.append("a sharded optimizer (--set workload.optimizer_sharded=true)")
     if not w.recompute and w.kind == "transformer":
         fixes.append("activation recomputation (--set workload.recompute=true)")
+    if not w.offload_layers and w.kind == "transformer" and state_GB <= have_GB:
+        fixes.append("activation offload to the host (--set workload.offload_layers=N, charged in time)")
     if state_GB > have_GB:
         return (f"each GPU needs about {state_GB:.0f} GB for weights, gradients and Adam state "
                 f"(18 bytes per parameter of the busiest shard, as Megatron counts) but has {have_GB:.1f} GB ({have_GB * 1e9 / GPU_MEMORY_GB_BYTES:.0f} GiB): the job does not "

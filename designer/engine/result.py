@@ -244,6 +244,10 @@ class Result:
     #: activations, embedding, output_layer, overhead; they add up to ``memory_per_gpu_GB``
     #: (empty when it is None)
     memory_parts_GB: dict[str, float] = field(default_factory=dict)
+    #: how the activations part is counted (``workload.MemoryParts``): recompute (the mode in
+    #: words), in_flight (micro-batches the busiest stage holds), kept_layers (its layers kept on the
+    #: GPU, the rest offloaded); empty when the estimate is None
+    memory_activations: dict[str, Any] = field(default_factory=dict)
     #: training jobs sharing the fabric (``scenario.tenants``; with several, every other figure is
     #: the slowest job's, see ``pipeline.run``): jobs, placement (packed/scattered),
     #: servers_per_job, idle_servers, slowest_job; the slowest job's worst data-parallel group rate

@@ -70,7 +70,9 @@ def volumes(w: Workload) -> Volumes:
         return Volumes(0.0, 0, 0.0, 0, parameters(w) * bpv, sharded)
     tokens = w.micro_batch * w.seq_len / w.cp
     act = tokens * w.hidden * bpv
-    per_layer = 6 if w.recompute and w.recompute_granularity == "full" else 4
+    # a re-run forward repeats its two collectives: full recomputation, and torchtitan's per-op
+    # policy, which keeps the reduce-scatters' outputs but not the all-gathers' (op_policy_matrices)
+    per_layer = 6 if w.recompute and w.recompute_granularity in ("full", "op") else 4
     tp_calls = per_layer * w.stage_layers if w.tp > 1 else 0
     P = parameters(w)
     expert_params = expert_parameters(w)

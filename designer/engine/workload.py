@@ -107,7 +107,9 @@ class Workload(WorkloadSpec):
         """Bytes of an activation, gradient or weight value as stored and communicated. FP8
         training keeps 16-bit activations, weights and gradients and casts to FP8 only at the
         GEMM inputs (Micikevicius et al., "FP8 Formats for Deep Learning", arXiv 2209.05433, §4;
-        NVIDIA Transformer Engine: FP8 for the Linear GEMMs, higher precision elsewhere), so 2."""
+        NVIDIA Transformer Engine: FP8 for the Linear GEMMs, higher precision elsewhere), so 2;
+        the GEMM inputs kept for the backward are the exception, FP8 casts of one byte
+        (``FP8_SAVED_GEMM_INPUTS``, in :func:`activation_bytes_megatron`)."""
         return 2 if self.precision in FP8_FORMATS else PRECISION_BYTES[self.precision]
 
     @property
@@ -122,6 +124,8 @@ class Workload(WorkloadSpec):
             return False
         if self.recompute_granularity == "full":
             return True
+        if self.recompute_granularity == "op":
+            return False  # no whole module: every other matrix product (``op_policy_matrices``)
         listed = [m.strip() for m in self.recompute_modules.split(",") if m.strip()] or ["core_attn"]
         return module in listed
 
@@ -149,7 +153,8 @@ DEFAULT_DATASET_SAMPLES = 1_281_167
 #: stage has only output projection and loss calculation"), so p·v ≤ l + 2
 MAX_LAYERLESS_CHUNKS = 2
 
-_BOOL_FIELDS = ("recompute", "optimizer_sharded", "flash_attention", "sequence_parallel",
+_BOOL_FIELDS = ("recompute", "optimizer_sharded", "flash_attention", "sequence_parallel", "fused_cross_entropy",
+                "grad_reduce_in_fp32",
                 "tp_comm_overlap", "pp_overlap", "dp_overlap", "ep_overlap", "moe_host_sync", "cuda_graphs",
                 "embedding_in_pipeline_split")
 _INT_FIELDS = {"layers", "hidden", "heads", "kv_heads", "head_dim", "offload_layers", "mtp_layers", "ffn_hidden", "vocab", "seq_len", "tp", "pp", "dp", "micro_batch",
@@ -157,7 +162,7 @@ _INT_FIELDS = {"layers", "hidden", "heads", "kv_heads", "head_dim", "offload_lay
                "shared_experts", "dense_layers", "q_lora_rank", "kv_lora_rank", "qk_head_dim",
                "rope_head_dim", "v_head_dim", "zero_stage"}
 #: string fields and their choices
-_CHOICE_FIELDS = {"mlp": ("", "gelu", "relu2", "swiglu"), "recompute_granularity": ("full", "selective"),
+_CHOICE_FIELDS = {"mlp": ("", "gelu", "relu2", "swiglu"), "recompute_granularity": ("full", "selective", "op"),
                   "moe_dispatcher": ("alltoall", "flex")}
 #: real-valued fields (and ``tokens_B``) and their lower bound (value, inclusive);
 #: ``tflops_per_gpu`` also stays at or below the GPU's dense peak (checked in :func:`from_dict`)
@@ -296,6 +301,10 @@ def _check_ranges(w: Workload, where: str) -> None:
             raise UsageError(f"{where}: '{key}' must be at least 1, got {getattr(w, key)}")
     if w.zero_stage > 3:
         raise UsageError(f"{where}: 'zero_stage' must be 0, 1, 2 or 3, got {w.zero_stage}")
+    if w.recompute and w.recompute_granularity == "op" and (w.moe or w.kv_lora_rank):
+        raise UsageError(f"{where}: recompute_granularity 'op' (torchtitan's per-op policy) is modelled "
+                         f"for dense attention and MLP layers, not for mixture-of-experts or latent "
+                         f"attention; use 'selective' with recompute_modules, or 'full'")
     _check_moe(w, where)
 
 
@@ -544,6 +553,12 @@ def _passes(w: Workload, recompute: bool | None = None) -> tuple[float, float]:
     on = w.recompute if recompute is None else recompute
     if not on:
         return 3.0, 3.0
+    if w.recompute_granularity == "op":
+        # torchtitan's per-op policy: the re-run products (op_policy_recomputed_share), not the core
+        att_share, mlp_share = op_policy_recomputed_share(w)
+        att = sum(i * o for i, o in _attention_matrices(w))
+        mlp = _layer_matrix_params(w) - att
+        return 3.0 + (att_share * att + mlp_share * mlp) / _layer_matrix_params(w), 3.0
     if w.recompute_granularity == "selective":
         return 3.0, 4.0
     return 4.0, 4.0
@@ -796,6 +811,10 @@ def _linear_parts(w: Workload, g: _Gemms) -> tuple[float, float, float]:
     up_t = _matrix_time(w, g.gpu, _mla_up_matrices(w), g.tokens, w.tp, g.fp8, g.rate, row_last=False)[0]
     att_units = full * att_t + (1.0 if w.recomputes("mla_up_proj") and full == 3.0 else 0.0) * up_t
     mlp_units = 4.0 if w.recomputes("mlp") else 3.0
+    if w.recompute and w.recompute_granularity == "op":
+        # torchtitan's per-op policy re-runs every second product (op_policy_recomputed_share)
+        att_share, mlp_share = op_policy_recomputed_share(w)
+        att_units, mlp_units = (3.0 + att_share) * att_t, 3.0 + mlp_share
     return (L * (att_units + dense_frac * mlp_units * mlp_t), L * (att_t + dense_frac * mlp_t),
             L * (att_cast + dense_frac * mlp_cast))
 
@@ -1093,6 +1112,17 @@ def training_time_s(tokens: float, params: float, gpus: int, tflops_per_gpu: flo
     return (8.0 if recompute else 6.0) * tokens * params / (gpus * tflops_per_gpu * 1e12)
 
 
+#: FP8 training keeps the inputs of its GEMMs for the backward's weight gradient as the FP8 casts
+#: it made for the forward, one byte a value: Transformer Engine's Linear / LayerNormLinear
+#: (transformer_engine/pytorch/module/linear.py: "Discard row-wise data since it is not needed in
+#: backward pass", ``inputmat.update_usage(rowwise_usage=False, columnwise_usage=True)``, the
+#: quantized input saved; TE's docs: "With FP8, TE saves quantized tensors — half the memory");
+#: DeepSeek-V3 report §3.3.3 ("we cache the activations in FP8 format for the backward pass of the
+#: Linear operator"). Of Korthikanti's per-layer terms these are the QKV, projection and fc1
+#: inputs (2·s·b·h each) and the fc2 input (2·s·b·F); the rest (norm inputs, attention Q/K/V and
+#: output for the fused kernel, the MLP activation's input) stay 16-bit
+FP8_SAVED_GEMM_INPUTS = ("qkv", "proj", "fc1", "fc2")
+
 #: bytes per parameter of mixed-precision Adam training as Megatron-LM holds them: 16-bit
 #: weights (2) and fp32 gradient buffers (4, the ``main_grad`` gradients accumulate and reduce
 #: in), plus fp32 master weights, momentum and variance (4 + 4 + 4 = 12, the optimizer state):
@@ -1126,6 +1156,15 @@ def gpu_memory_GB(gpu: dict[str, Any]) -> float:
     return float(gpu.get("memory_GB") or 0.0) * GPU_MEMORY_GB_BYTES / 1e9
 
 
+#: fp32 copies of the logits PyTorch's (unfused) cross-entropy holds at the loss's peak, with
+#: ``fused_cross_entropy`` false: the logits the model returns cast to fp32 (torchtitan's
+#: ``self.output(h).float()``), and inside log-softmax the max-shifted logits and their exponential
+#: (torch/distributed/tensor/parallel/loss.py ``_log_softmax``: ``shifted = x - x_max``,
+#: ``torch.exp(shifted)`` summed; the same steps as aten's log_softmax); the logits of one micro-
+#: batch are 4·s·b·V/t bytes each. Megatron's fused loss works in place on one copy (4 bytes)
+UNFUSED_LOSS_FP32_COPIES = 3
+
+
 def params_on_busiest_gpu(w: Workload) -> float:
     """Parameters of the most loaded model shard: the transformer layers' share, l/(pp) of them
     over tp (routed experts over tp·ep as well), plus the input embedding V·h/tp on the first
@@ -1147,7 +1186,7 @@ def params_on_busiest_gpu(w: Workload) -> float:
 def model_state_GB(w: Workload) -> float | None:
     """Weights, gradients and optimizer state one GPU holds (GB), or None without a parameter
     count: the busiest shard's parameters (:func:`params_on_busiest_gpu`) at 18 bytes (see the
-    constants above). ZeRO (``zero``): stage 1 (``optimizer_sharded``, Megatron's distributed
+    constants above; 16 with 16-bit gradients, ``grad_reduce_in_fp32`` false). ZeRO (``zero``): stage 1 (``optimizer_sharded``, Megatron's distributed
     optimizer) splits the 12 optimizer bytes over the cp·dp ranks ("6 + 12/d" in Megatron's
     estimator), stage 2 the 4 gradient bytes too, stage 3 (FSDP) the 2 weight bytes as well
     (Rajbhandari et al. 2020, §5). Routed experts' state is split over the expert-data-parallel
@@ -1161,17 +1200,69 @@ def activation_bytes_megatron(w: Workload) -> float:
     form of Megatron's estimator: with sequence parallelism s·b·h·(18 + 4·F/h)/t (F the MLP
     width; 34/t for the GPT MLP of 4h), without it s·b·h·(10 + (8 + 4·F/h)/t) (10 + 24/t for
     GPT), both without the s×s scores (flash attention or selective recomputation); with the
-    scores stored add 5·a·s²·b/t. 16-bit values; s is a GPU's share s/cp."""
+    scores stored add 5·a·s²·b/t. 16-bit values; s is a GPU's share s/cp. In FP8 (``fp8``,
+    ``mxfp8``) the GEMM inputs among them are kept as FP8 casts (``FP8_SAVED_GEMM_INPUTS``):
+    s·b·h·(3 + F/h)/t bytes fewer with sequence parallelism, s·b·h·(2 + (1 + F/h)/t) without."""
     s, b, h, t = w.seq_len / w.cp, w.micro_batch, w.hidden, w.tp
     F = w.ffn_hidden or 4 * h
     if w.moe:
         F = (w.top_k + w.shared_experts) * w.moe_ffn_hidden
     inner = 8.0 + 4.0 * F / h
-    per = (10.0 + inner) / t if (w.sequence_parallel and t > 1) else 10.0 + inner / t
+    sp = w.sequence_parallel and t > 1
+    per = (10.0 + inner) / t if sp else 10.0 + inner / t
+    if w.precision in FP8_FORMATS:
+        # the four GEMM inputs a layer keeps (QKV, projection, fc1: 2·s·b·h each; fc2: 2·s·b·F)
+        # are kept as their FP8 casts, one byte a value (FP8_SAVED_GEMM_INPUTS); without sequence
+        # parallelism the QKV and fc1 inputs are among the replicated terms
+        per -= (3.0 + F / h) / t if sp else 2.0 + (1.0 + F / h) / t
     acts = s * b * h * per
     if not w.flash_attention and not (w.recompute and w.recompute_granularity == "selective"):
         acts += 5.0 * w.heads * s * w.seq_len * b / t
     return acts * w.bytes_per_value / 2.0
+
+
+def op_policy_matrices(w: Workload) -> list[tuple[str, float, bool]]:
+    """One dense layer's matrix products in forward order as torchtitan's Llama runs them, with
+    the output width one GPU holds and whether the per-op policy (``recompute_granularity`` "op")
+    keeps it: (name, width, saved).
+
+    torchtitan (models/llama/model.py; parallelize_llama.py ``_apply_ac_to_transformer_block`` at
+    commit 9dec370, the one of its H100 benchmarks) keeps the outputs of the ops in its save list
+    (``aten.mm``, the fused attention, reduce-scatters) "except every second mm", counting the
+    products of a layer from 1 in forward order: attention wq, wk, wv, wo; then the MLP w1, w3,
+    w2 (SwiGLU: ``w2(silu(w1(x)) * w3(x))``) or w1, w2. So wq, wv, w1 and w2 are kept and wk, wo
+    and w3 (w2 of a two-matrix MLP) re-run. Column-parallel outputs are split over tp; a row-
+    parallel product (wo, w2) is a full s·b·h partial sum before its reduction (PyTorch's
+    RowwiseParallel)."""
+    h, t, d = w.hidden, w.tp, w.head_width
+    kv = w.kv_heads or w.heads
+    F = w.ffn_hidden or 4 * h
+    order = [("wq", w.heads * d / t), ("wk", kv * d / t), ("wv", kv * d / t), ("wo", float(h))]
+    order += [("w1", F / t), ("w3", F / t), ("w2", float(h))] if _mlp_matrices(w) == 3 else \
+        [("w1", F / t), ("w2", float(h))]
+    return [(name, width, i % 2 == 1) for i, (name, width) in enumerate(order, start=1)]
+
+
+def op_policy_bytes_per_layer(w: Workload) -> float:
+    """Bytes one layer keeps per micro-batch under torchtitan's per-op policy
+    (:func:`op_policy_matrices`): the layer's input, which the checkpoint wrapper holds (s·b·h,
+    over tp with sequence parallelism), the kept products' outputs, the fused attention's output
+    (s·b·a·d/t) and its per-row log-sum-exp (fp32, 4·a·s·b/t bytes), and with sequence
+    parallelism the two reduce-scatters' outputs (s·b·h/t each); 16-bit values (``bytes_per_value``)."""
+    s, b, h, t = w.seq_len / w.cp, w.micro_batch, w.hidden, w.tp
+    sp = w.sequence_parallel and t > 1
+    widths = (h / t if sp else h) + sum(width for _, width, saved in op_policy_matrices(w) if saved) \
+        + w.heads * w.head_width / t + (2.0 * h / t if sp else 0.0)
+    return s * b * widths * w.bytes_per_value + 4.0 * w.heads * s * b / t
+
+
+def op_policy_recomputed_share(w: Workload) -> tuple[float, float]:
+    """Shares of the attention and of the MLP matrix weights whose products the per-op policy
+    re-runs in the backward (:func:`op_policy_matrices`): (wk + wo)/(wq + wk + wv + wo) and 1/3
+    (w3 of three equal matrices) or 1/2 (w2 of two)."""
+    a, kv, d, h = w.heads, w.kv_heads or w.heads, w.head_width, w.hidden
+    attention = (kv * d + a * d) / (2.0 * a * d + 2.0 * kv * d) if h else 0.0
+    return attention, (1.0 / 3.0 if _mlp_matrices(w) == 3 else 0.5)
 
 
 def kept_layers(w: Workload) -> int:
@@ -1203,6 +1294,8 @@ def offload_s(w: Workload, gpu: dict[str, Any], forward_s: float, backward_s: fl
     layer = activation_bytes_megatron(w)
     if w.recompute and w.recompute_granularity == "full":
         layer = layer_input_bytes(w)
+    elif w.recompute and w.recompute_granularity == "op":
+        layer = op_policy_bytes_per_layer(w)
     link = float(gpu.get("host_link_GBps") or 0.0) or PCIE_X16_GBPS.get(int(gpu.get("pcie_gen") or 5), PCIE_X16_GBPS[5])
     t = off * layer / (link * 1e9)
     return max(0.0, t - forward_s), max(0.0, t - backward_s)
@@ -1217,12 +1310,14 @@ class MemoryParts:
     the GPU (the rest offloaded)."""
 
     weights: float  #: 16-bit weights (2 bytes per parameter of the shard, / d with ZeRO 3)
-    gradients: float  #: fp32 gradient buffers (4 bytes, / d from ZeRO 2)
+    gradients: float  #: gradient buffers (4 bytes, 2 without ``grad_reduce_in_fp32``; / d from ZeRO 2)
     optimizer: float  #: fp32 master weights, Adam momentum and variance (12 bytes, / d from ZeRO 1)
     activations: float  #: the transformer layers' stored activations of every micro-batch in flight
     embedding: float  #: the embedding's input and dropout output of every micro-batch in flight
     output_layer: float  #: the output layer's and the loss's inputs (one pipeline stage only)
     overhead: float  #: Megatron's 5% for temporaries (``ACTIVATION_OVERHEAD``; no sequence parallelism)
+    #: ZeRO 3 / FSDP: the unsharded weights and gradients of the layers in use (:func:`fsdp_buffer_bytes`)
+    buffers: float = 0.0
     recompute: str = "none"
     in_flight: float = 0.0
     kept_layers: int = 0
@@ -1233,13 +1328,14 @@ class MemoryParts:
 
     @property
     def total(self) -> float:
-        return self.model_state + self.activations + self.embedding + self.output_layer + self.overhead
+        return self.model_state + self.activations + self.embedding + self.output_layer + self.overhead \
+            + self.buffers
 
     def to_dict(self) -> dict[str, float]:
         """The GB parts by name (``Result.memory_parts_GB``): they add up to the total."""
         return {"weights": self.weights, "gradients": self.gradients, "optimizer": self.optimizer,
                 "activations": self.activations, "embedding": self.embedding,
-                "output_layer": self.output_layer, "overhead": self.overhead}
+                "output_layer": self.output_layer, "overhead": self.overhead, "buffers": self.buffers}
 
 
 def _state_parts(w: Workload) -> tuple[float, float, float] | None:
@@ -1247,9 +1343,35 @@ def _state_parts(w: Workload) -> tuple[float, float, float] | None:
     if parameters(w) <= 0:
         return None
     shard, d = params_on_busiest_gpu(w), w.dp_ranks
+    grad = GRAD_BYTES_PER_PARAM if w.grad_reduce_in_fp32 else WEIGHT_BYTES_PER_PARAM
     return (shard * WEIGHT_BYTES_PER_PARAM / (d if w.zero >= 3 else 1) / 1e9,
-            shard * GRAD_BYTES_PER_PARAM / (d if w.zero >= 2 else 1) / 1e9,
+            shard * grad / (d if w.zero >= 2 else 1) / 1e9,
             shard * OPTIMIZER_BYTES_PER_PARAM / (d if w.zero >= 1 else 1) / 1e9)
+
+
+#: bytes per parameter of a layer that ZeRO 3 / FSDP holds unsharded at its peak, the backward of
+#: a layer: 16-bit weights of two layers, the one computing and the next, whose all-gather is
+#: issued while it computes (PyTorch FSDP notes, "FSDP Prefetch Nuances": implicit prefetching
+#: always on, "layer 1 all-gather can overlap with layer 0 forward compute"; in backward the
+#: previous layer's), 2 x 2; and that layer's unsharded gradient before its reduce-scatter
+#: ("inside backward, local unsharded gradients are reduce-scattered into sharded gradients",
+#: PyTorch's FSDP2 tutorial), 16-bit as computed (2) and its fp32 copy in the reduce dtype
+#: (torchtitan's ``mixed_precision_reduce`` "float32" default, FSDP2 MixedPrecisionPolicy
+#: ``reduce_dtype``) (4): 10 bytes
+FSDP_UNSHARDED_BYTES_PER_LAYER_PARAM = 2 * 2.0 + 2.0 + 4.0
+
+
+def fsdp_buffer_bytes(w: Workload) -> float:
+    """Bytes of unsharded weights and gradients ZeRO 3 / FSDP holds (``zero`` 3; 0 below it):
+    ``FSDP_UNSHARDED_BYTES_PER_LAYER_PARAM`` × the parameters of the largest layer on one GPU
+    (its matrices over tp, routed experts over tp·ep as well)."""
+    if w.zero < 3 or w.kind != "transformer":
+        return 0.0
+    layer = _dense_layer_params(w) / w.tp
+    if w.moe:
+        routed = w.experts * _mlp_matrices(w) * w.hidden * w.moe_ffn_hidden
+        layer = max(layer, (_moe_layer_params(w, False) - routed) / w.tp + routed / (w.tp * w.ep))
+    return FSDP_UNSHARDED_BYTES_PER_LAYER_PARAM * layer
 
 
 def recompute_mode(w: Workload) -> str:
@@ -1259,6 +1381,8 @@ def recompute_mode(w: Workload) -> str:
         return "none"
     if w.recompute_granularity == "full":
         return "full"
+    if w.recompute_granularity == "op":
+        return "op: every second matrix product"
     return "selective: " + (", ".join(m.strip() for m in w.recompute_modules.split(",") if m.strip()) or "core_attn")
 
 
@@ -1279,7 +1403,13 @@ def memory_parts(w: Workload) -> MemoryParts | None:
     tp ranks and the output layer's and loss's inputs are 4·s·b·(h + V)/t, without overhead;
     without it (compute_activation_memory_without_sp) the embedding terms stay whole, the output
     layer is (s·b·V/t + s·b·h)·2 and everything × ``ACTIVATION_OVERHEAD``. Vision: model state only.
-    Not counted: framework workspace, fragmentation, communication buffers.
+    Frameworks other than Megatron, as their recipes run: torchtitan's per-op recomputation
+    (granularity "op": :func:`op_policy_bytes_per_layer` per layer, plus the rest of one layer while
+    it is re-run), PyTorch's unfused cross-entropy (``fused_cross_entropy`` false:
+    ``UNFUSED_LOSS_FP32_COPIES`` fp32 copies of the logits and the output layer's s·b·h input in
+    place of Megatron's output-layer terms) and ZeRO 3's unsharded layers (:func:`fsdp_buffer_bytes`).
+    Not counted: the caching allocator's reserve over what is allocated (a measured peak of
+    reserved memory, as torchtitan logs it, includes it), CUDA context, NCCL's own buffers.
     """
     state = _state_parts(w)
     if state is None:
@@ -1295,22 +1425,31 @@ def memory_parts(w: Workload) -> MemoryParts | None:
     kept = kept_layers(w)
     if w.recompute and w.recompute_granularity == "full":
         acts = in_flight * kept * layer_input_bytes(w) + layer
+    elif w.recompute and w.recompute_granularity == "op":
+        # what the per-op policy keeps, plus the rest of one layer while it is re-run
+        saved = op_policy_bytes_per_layer(w)
+        acts = in_flight * kept * saved + max(0.0, layer - saved)
     else:
         acts = in_flight * kept * layer
     # embedding input (8·s·b) and its dropout output (s·b·h) of every micro-batch in flight on the
     # first stage
     embedding = (8.0 * s * b + s * b * h * w.bytes_per_value / 2.0) * in_flight
+    unfused = 0.0
+    if not w.fused_cross_entropy and w.pp == 1:
+        # PyTorch's cross-entropy on fp32 logits: UNFUSED_LOSS_FP32_COPIES copies of the GPU's
+        # s·b·V/t logits, and the output layer's input as it keeps it (all-gathered: s·b·h)
+        unfused = UNFUSED_LOSS_FP32_COPIES * 4.0 * s * b * w.vocab / w.tp + s * b * h * w.bytes_per_value
     if w.sequence_parallel and w.tp > 1:
         # Megatron's compute_activation_memory (sequence parallel): every term, the embedding's
         # and the output layer's included, is split over the tp ranks; the output layer's and the
         # loss's inputs with one stage are 4·s·b·(h + V); no 5% overhead on this path
-        output = 4.0 * s * b * (h + w.vocab) / w.tp if w.pp == 1 else 0.0
+        output = (unfused or 4.0 * s * b * (h + w.vocab) / w.tp) if w.pp == 1 else 0.0
         return MemoryParts(*state, acts / 1e9, embedding / w.tp / 1e9, output / 1e9, 0.0,
-                           recompute=mode, in_flight=in_flight, kept_layers=kept)
-    output = (s * b * w.vocab / w.tp + s * b * h) * 2.0 if w.pp == 1 else 0.0
+                           fsdp_buffer_bytes(w) / 1e9, recompute=mode, in_flight=in_flight, kept_layers=kept)
+    output = (unfused or (s * b * w.vocab / w.tp + s * b * h) * 2.0) if w.pp == 1 else 0.0
     overhead = (acts + embedding + output) * (ACTIVATION_OVERHEAD - 1.0)
     return MemoryParts(*state, acts / 1e9, embedding / 1e9, output / 1e9, overhead / 1e9,
-                       recompute=mode, in_flight=in_flight, kept_layers=kept)
+                       fsdp_buffer_bytes(w) / 1e9, recompute=mode, in_flight=in_flight, kept_layers=kept)
 
 
 def memory_per_gpu_GB(w: Workload) -> float | None:

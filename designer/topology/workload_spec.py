@@ -73,8 +73,11 @@ class WorkloadSpec:
     global_batch: int = 512
     precision: str = "bf16"
     recompute: bool = True
-    #: with ``recompute``: "full" (each layer's forward re-run) or "selective" (only the attention
-    #: core, Korthikanti et al. 2023 §5)
+    #: with ``recompute``: "full" (each layer's forward re-run), "selective" (only the attention
+    #: core, Korthikanti et al. 2023 §5, or the ``recompute_modules``) or "op" (torchtitan's per-op
+    #: policy, ``activation_checkpoint.selective_ac_option = "op"``: every layer keeps the outputs of
+    #: its matrix multiplications "except every second mm" and of the fused attention, and re-runs
+    #: the rest; ``workload.op_policy_matrices``)
     recompute_granularity: str = "full"
     #: with granularity "selective": the modules re-run in the backward pass, comma-separated
     #: (``RECOMPUTE_MODULES``, Megatron-Core's ``--recompute-modules``); "" = "core_attn"
@@ -126,6 +129,17 @@ class WorkloadSpec:
     #: copy of a token per chosen expert; "flex" (DeepEP / HybridEP backends) sends it once per
     #: other server holding one of its experts and fans it out there over NVLink
     moe_dispatcher: str = "alltoall"
+    #: gradients accumulate and reduce in an fp32 buffer (Megatron-Core DDP ``grad_reduce_in_fp32``,
+    #: 4 bytes per parameter, as Megatron's estimator counts); false: in the 16-bit weights' type (2),
+    #: as NeMo's Nemotron-4 340B performance recipe sets it (nemo/collections/llm/recipes/
+    #: nemotron4_340b.py ``pretrain_performance_optimizations``: ``grad_reduce_in_fp32 = False``)
+    grad_reduce_in_fp32: bool = True
+    #: the loss is Megatron's vocab-parallel cross-entropy, computed in place on one fp32 copy of
+    #: the logits (megatron/core/tensor_parallel/cross_entropy.py; its estimator's 4·s·b·V/t); false:
+    #: PyTorch's cross-entropy on the logits cast to fp32 (torchtitan: the model returns
+    #: ``self.output(h).float()``), which holds three fp32 copies at the loss's peak
+    #: (``workload.UNFUSED_LOSS_FP32_COPIES``)
+    fused_cross_entropy: bool = True
     flash_attention: bool = False  #: fused attention that never stores the s×s scores
     sequence_parallel: bool = False  #: LayerNorm/dropout activations split over the TP ranks
     tokens: float = 300e9
