@@ -138,3 +138,13 @@ def test_one_precision_per_fact_across_run_compare_sweep_and_the_app(capsys):
     assert tokens == "604,794"  # not 6.048e+05
     tp = _compare_row(cmp_out, "  TP communication")[0]
     assert f"{tp} s" in run_line["TP communication"] and rows["TP communication"][0] == tp
+
+
+def test_optimize_prints_days_at_their_one_precision(capsys):
+    assert main(["optimize", "--workload", "llama3-8b", "--gpus", "64", "--server-models", "dgx-h100",
+                 "--adapters", "nic", "--switches", "qm9700", "--oversubscription", "1", "--workers", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    head = next(i for i, ln in enumerate(lines) if ln.split()[:2] == ["#", "server"])
+    cells = lines[head + 1].split()
+    days = cells[lines[head].split().index("days")]
+    assert len(days.split(".")[1]) == 1, lines[head + 1]
