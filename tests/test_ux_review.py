@@ -148,3 +148,35 @@ def test_optimize_prints_days_at_their_one_precision(capsys):
     cells = lines[head + 1].split()
     days = cells[lines[head].split().index("days")]
     assert len(days.split(".")[1]) == 1, lines[head + 1]
+
+
+def test_plan_shows_each_distinct_layout_once(capsys):
+    import json
+
+    assert main(["plan", EXAMPLE, "--workers", "1", "--json"]) == 0
+    layouts = json.loads(capsys.readouterr().out)["layouts"]
+    figures = [(x["iteration_time_s"], x["memory_per_gpu_GB"], x["tokens_per_s"]) for x in layouts]
+    assert len(set(figures)) == len(figures), figures                # no two rows alike
+    assert len({json.dumps(x["layout"], sort_keys=True) for x in layouts}) == len(layouts)
+    assert [x["rank"] for x in layouts] == sorted({x["rank"] for x in layouts})
+    # the example's best has twins (cp4 dp16 mb2: the same tokens per GPU): named, not listed
+    assert layouts[0]["same_figures"] and all("mb" in t for t in layouts[0]["same_figures"])
+
+
+def test_plan_groups_a_layout_repeated_and_one_with_the_same_figures():
+    from collections import Counter
+
+    from designer.engine.plan import Candidate, PlanResult
+
+    def cand(layout, t, mem=50.0):
+        return Candidate(layout=layout, memory_GB=mem, state_GB=10.0, estimate_s=t, iteration_time_s=t,
+                         mfu=0.5, tokens_per_s=1e5 / t, breakdown_s={"compute": t})
+
+    base = {"tp": 1, "pp": 1, "dp": 8, "micro_batch": 1, "interleave": 1, "recompute": False}
+    a = cand(base, 1.0)
+    a_again = cand({**base, "cp": 1, "recompute_granularity": "full"}, 1.0)   # the same layout
+    twin = cand({**base, "dp": 4, "cp": 2, "micro_batch": 2}, 1.0)            # the same figures
+    b = cand({**base, "micro_batch": 2}, 1.1)
+    plan = PlanResult(gpus=8, design_gpus=8, memory_cap_GB=80, workload="w", searched=4, fit=4,
+                      ranked=[a, a_again, twin, b], top=5, dropped=Counter(), examples={})
+    assert plan.shown == [a, b] and plan.alike(a) == [a_again, twin] and plan.rank(b) == 2
