@@ -180,3 +180,23 @@ def test_plan_groups_a_layout_repeated_and_one_with_the_same_figures():
     plan = PlanResult(gpus=8, design_gpus=8, memory_cap_GB=80, workload="w", searched=4, fit=4,
                       ranked=[a, a_again, twin, b], top=5, dropped=Counter(), examples={})
     assert plan.shown == [a, b] and plan.alike(a) == [a_again, twin] and plan.rank(b) == 2
+
+
+def test_power_rows_are_named_and_a_row_of_dashes_is_left_out(capsys):
+    from designer.engine.compare import compare
+    from designer.gui.runview import engine_rows
+    from designer.report.names import NO_TYPICAL, power_rows
+    from designer.topology import fileformat
+    from designer.topology.catalog import load_catalog
+
+    cmp = compare(fileformat.load(EXAMPLE), load_catalog())
+    rows = power_rows(list(cmp.runs.values()))
+    names = [label for label, _, _ in rows]
+    assert names == ["Adapter power (kW, max)", "Cluster power (kW, max)"]  # no catalog typical figure
+    assert all(v != "-" for _, values, _ in rows for v in values)
+    app = engine_rows(cmp)
+    assert any(r.note and NO_TYPICAL in r.label.lower() for r in app)
+    assert main(["compare", EXAMPLE]) == 0
+    out = capsys.readouterr().out
+    assert "adapter power (kW, max)" in out and "(kW, typ" not in out
+    assert "no typical figure for bluefield-3" in out  # the note names the adapters

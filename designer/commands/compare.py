@@ -132,19 +132,11 @@ def format_table(cmp) -> str:
                                     for r in runs])
     row("checkpoint write (s)", [_num(r.storage.get("checkpoint_write_s")) for r in runs])
     from designer.engine.compare import mode_figures
+    from designer.report.names import power_rows
+
     figs = [mode_figures(r) for r in runs]
-    # "typ" where the energy counts typical power and some adapter has a typical figure (else the
-    # typical basis holds only maxima)
-    basis = "typical" if all(r.resources and r.resources["energy"].get("adapter_power") == "typical"
-                             for r in runs) and any(f["adapters_typical_W"] != f["adapters_max_W"]
-                                                    for f in figs) else "max"
-    row("adapter power (kW, max)", [f"{f['adapters_max_W'] / 1e3:.2f}" for f in figs])
-    # "-": no adapter of the run has a typical figure (the note says which)
-    row("adapter power (kW, typ)", ["-" if f["adapters_typical_W"] == f["adapters_max_W"] and
-                                    r.resources and r.resources["energy"].get("adapters_without_typical")
-                                    else f"{f['adapters_typical_W'] / 1e3:.2f}" for f, r in zip(figs, runs)])
-    row(f"cluster power (kW, {'typ' if basis == 'typical' else 'max'})",
-        [f"{f['power_W'] / 1e3:.1f}" for f in figs])
+    for label, values, _ in power_rows(runs):  # the app's and the report's rows and names
+        row(label[:1].lower() + label[1:], values)
     if all(math.isfinite(f["energy_cost"]) for f in figs):
         row("energy cost (USD)", [f"{f['energy_cost']:,.0f}" if f["energy_cost"] >= 100 else
                                   f"{f['energy_cost']:.3g}" for f in figs])

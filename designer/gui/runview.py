@@ -37,7 +37,8 @@ from designer.engine.result import BREAKDOWN_LABEL
 from designer.engine.timeline import TimelineInputs, TimelineRun, TimelineSummary, inputs_of
 from designer.gui.messages import gui_words
 from designer.report.names import (HIDDEN_BY_OVERLAP, STEADY_DAYS, TIMELINE_DAYS, TIMELINE_ITERATION,
-                                   assumed_share_line, engine_label, planner_words, power_rows,
+                                   NO_TYPICAL, assumed_share_line, engine_label, has_typical,
+                                   planner_words, power_rows,
                                    tco_part_rows)
 from designer.gui.plots import SCENARIO_COLOR, SCENARIO_LABEL, LivePlots
 from designer.gui.worker import GeneratorWorker, RetiredWorkers, WorkerOwner
@@ -271,6 +272,8 @@ def engine_rows(cmp: Comparison, costs: Any = None) -> list[EngineRow]:
     rows.append(EngineRow("Power"))
     for label, values, tip in power_rows(runs):
         add(label, values, tip=tip)
+    if not has_typical(runs):
+        rows.append(EngineRow(NO_TYPICAL[:1].upper() + NO_TYPICAL[1:] + ".", note=True))
     if all(m and math.isfinite(m["energy_cost"]) for m in modes):
         add("Energy cost of the run (USD)", (f"{m['energy_cost']:,.0f}" if m["energy_cost"] >= 100 else
                                   f"{m['energy_cost']:.3g}" for m in modes),

@@ -36,7 +36,7 @@ from designer.services.cabling import summary_of as cable_summary_of
 from designer.services.cabling import counts_text
 from designer.report.names import (HIDDEN_BY_OVERLAP, STEADY_DAYS, TIMELINE_DAYS, TIMELINE_ITERATION,
                                    assumed_share_line, cluster_power_label, collective_label, planner_words,
-                                   power_rows,
+                                   power_rows, ADAPTER_POWER_TYPICAL, NO_TYPICAL, has_typical,
                                    tco_part_rows)
 from designer.report.charts import Chart, Series, line_plot, stacked_bars
 from designer.report.export import save_picture
@@ -280,7 +280,7 @@ def row_fact(metric: str) -> str | None:
     """The fact (``services.style.FIGURE_FORMAT``) a comparison row shows, so its figures, its
     DPU − host and its Best read at the one precision every view prints it in; None for a row
     without one (text rows)."""
-    if metric.startswith("cluster power (kW"):
+    if metric.startswith("Cluster power (kW"):
         return "kW"
     return {"Iteration time (s)": "seconds", STEADY_DAYS: "days", TIMELINE_DAYS: "days",
             "Goodput (%)": "percent", "Throughput (tokens/s)": "tokens_per_s",
@@ -568,7 +568,7 @@ def _mode_power_rows(data: ReportData) -> list[tuple]:
     # the title page has room for two: adapters at maxima and the cluster on the energy's basis
     # (the typical row is in "Power and energy cost of the three modes")
     rows = [(label, *values) for label, values, _ in power_rows(runs)
-            if label != "adapter power (kW, typ)"]
+            if label != ADAPTER_POWER_TYPICAL]
     if all(math.isfinite(m[s]["energy_cost"]) for s in MODES):
         rows.append(("Energy cost of the run (USD)", *[_usd(m[s]["energy_cost"]) for s in MODES]))
     return rows
@@ -648,16 +648,19 @@ def _modes_table(data: ReportData) -> list[str]:
     costs = all(math.isfinite(m[s]["energy_cost"]) for s in MODES)
     power = power_rows([cmp.runs[s] for s in MODES])
     rows = [(LABEL[s], *[values[i] for _, values, _ in power],
-             num(m[s]["energy_kwh"] / div) if math.isfinite(m[s]["energy_kwh"]) else "–",
-             _usd(m[s]["energy_cost"]) if costs else "–", num(m[s]["iteration_time_s"]),
+             (figure("MWh", m[s]["energy_kwh"] / div) if div > 1 else num(m[s]["energy_kwh"]))
+             if math.isfinite(m[s]["energy_kwh"]) else "–",
+             _usd(m[s]["energy_cost"]) if costs else "–", figure("seconds", m[s]["iteration_time_s"]),
              percent(m[s]["infra_fraction"])) for i, s in enumerate(MODES)]
     return ["<h2>Power and energy cost of the three modes</h2>",
             table(["Mode", *[label for label, _, _ in power], f"Energy ({unit})", "Energy cost (USD)",
-                   "Iteration (s)", "Host infra share"], rows, [20, 11, 11, 11, 11, 13, 11, 12],
-                  "lrrrrrrr", small=True),
+                   "Iteration (s)", "Host infra share"], rows,
+                  [20, *[(80 - 47) // len(power)] * len(power), 11, 13, 11, 12], "l" + "r" * (len(power) + 4),
+                  small=True),
             para("Power at training load: adapters at their catalog maxima and at their datasheet "
-                 "typical power; the cluster power on the basis the energy counts (scenario "
-                 "adapter_power; 'max' or 'typ' in its name). The host-managed and SmartNIC runs "
+                 "typical power" + ("" if has_typical([cmp.runs[s] for s in MODES]) else f" ({NO_TYPICAL})")
+                 + "; the cluster power on the basis the energy counts (scenario "
+                 "adapter_power; 'max' or 'typical' in its name). The host-managed and SmartNIC runs "
                  "price each drawn DPU as the ConnectX of the same line rate. Energy cost = energy "
                  "of the run × the electricity price of the engine's cost figures "
                  "(models/costs/energy.toml).", small=True)]

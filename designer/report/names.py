@@ -105,30 +105,52 @@ def collective_label(name: str) -> str:
 HIDDEN_BY_OVERLAP = "hidden by overlap"
 
 
+#: the adapter power rows and the cluster power, as every view names them (the CLI's tables write
+#: their rows with a small first letter, as all their rows)
+ADAPTER_POWER_MAX = "Adapter power (kW, max)"
+ADAPTER_POWER_TYPICAL = "Adapter power (kW, typical)"
+#: said where the typical row is left out: no adapter of the runs has a typical figure
+NO_TYPICAL = "no typical figure published for these adapters: their maxima are the only power figure"
+
+
+def has_typical(runs: list[Any]) -> bool:
+    """Whether some adapter of some run has a datasheet typical power figure (else the typical
+    row would be "-" in every column and is left out)."""
+    from designer.engine.compare import mode_figures
+
+    for r in runs:
+        f, e = mode_figures(r), (r.resources or {}).get("energy", {})
+        if not (f["adapters_typical_W"] == f["adapters_max_W"] and e.get("adapters_without_typical")):
+            return True
+    return False
+
+
 def power_rows(runs: list[Any]) -> list[tuple[str, list[str], str]]:
     """Adapter power at catalog maxima and at typical power and the cluster power on the basis
     the energy counts (``engine.compare.mode_figures``; ``Result.resources["energy"]
     ["adapter_power"]``) as (name, value per run, what it is), as ``dpu-designer compare`` prints
     them. Typical power: the adapter's datasheet typical figure where the catalog has one, else
-    its maximum ("-" when no adapter of the run has one)."""
+    its maximum; the row is left out when no adapter of any run has a typical figure
+    (:data:`NO_TYPICAL` says so where the table is explained), "-" in a run none of whose
+    adapters has one."""
     from designer.engine.compare import mode_figures
 
     figs = [mode_figures(r) for r in runs]
     energy = [(r.resources or {}).get("energy", {}) for r in runs]
     basis = power_basis(energy)
-    return [
-        ("adapter power (kW, max)", [f"{f['adapters_max_W'] / 1e3:.2f}" for f in figs],
-         "NICs and DPUs at their catalog maximum power (datasheet maxima)"),
-        ("adapter power (kW, typ)", ["-" if f["adapters_typical_W"] == f["adapters_max_W"]
-                                     and e.get("adapters_without_typical")
-                                     else f"{f['adapters_typical_W'] / 1e3:.2f}"
-                                     for f, e in zip(figs, energy)],
-         "NICs and DPUs at their datasheet typical power (the maximum where the catalog has no "
-         "typical figure; '-': no adapter of the run has one)"),
-        (cluster_power_label(energy), [f"{f['power_W'] / 1e3:.1f}" for f in figs],
-         "the cluster at training load, adapters counted at "
-         + ("typical power" if basis == "typ" else "their maxima") + ": the basis of the energy"),
-    ]
+    rows = [(ADAPTER_POWER_MAX, [f"{f['adapters_max_W'] / 1e3:.2f}" for f in figs],
+             "NICs and DPUs at their catalog maximum power (datasheet maxima)")]
+    if has_typical(runs):
+        rows.append((ADAPTER_POWER_TYPICAL, ["-" if f["adapters_typical_W"] == f["adapters_max_W"]
+                                             and e.get("adapters_without_typical")
+                                             else f"{f['adapters_typical_W'] / 1e3:.2f}"
+                                             for f, e in zip(figs, energy)],
+                     "NICs and DPUs at their datasheet typical power (the maximum where the catalog "
+                     "has no typical figure; '-': no adapter of the run has one)"))
+    rows.append((cluster_power_label(energy), [f"{f['power_W'] / 1e3:.1f}" for f in figs],
+                 "the cluster at training load, adapters counted at "
+                 + ("typical power" if basis == "typ" else "their maxima") + ": the basis of the energy"))
+    return rows
 
 
 def power_basis(energies: list[dict]) -> str:
@@ -142,8 +164,8 @@ def power_basis(energies: list[dict]) -> str:
 
 def cluster_power_label(energies: list[dict]) -> str:
     """The name of the cluster power at training load on its basis, as ``dpu-designer compare``
-    prints it ("cluster power (kW, max)"): the title page, the comparison and the power table."""
-    return f"cluster power (kW, {power_basis(energies)})"
+    prints it ("Cluster power (kW, max)"): the title page, the comparison and the power table."""
+    return f"Cluster power (kW, {'typical' if power_basis(energies) == 'typ' else 'max'})"
 
 
 def hidden_text(result: Any) -> str:
