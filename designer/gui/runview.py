@@ -49,15 +49,17 @@ SCENARIOS = ("host", "dpu")
 _SUMMARY_ROWS = ((TIMELINE_DAYS, lambda s: f"{s.training_time_days:,.1f}" if s.finished
                   else f"> {s.training_time_days:,.0f} (does not finish)"),
                  ("Goodput", lambda s: f"{100 * s.goodput:.1f}%"),
-                 (TIMELINE_ITERATION, lambda s: f"{s.mean_iteration_s:.3f}"),
+                 (TIMELINE_ITERATION, lambda s: figure("seconds", s.mean_iteration_s)),
                  ("Failures", lambda s: f"{s.failures}"),
                  ("Checkpoints", lambda s: f"{s.checkpoints}"),
                  ("Lost work (h)", lambda s: f"{s.time_s['lost'] / 3600:.1f}"))
 _SUMMARY_TIPS = {
     TIMELINE_DAYS: "the whole run played out with jitter, data stalls, checkpoints and failures; "
                    f"Engine results' '{STEADY_DAYS}' is the token budget at the steady iteration rate",
-    TIMELINE_ITERATION: "the iterations run and their data stalls, divided by the iterations; "
-                        "Engine results' 'Iteration time (s)' is one steady-state step"}
+    TIMELINE_ITERATION: "the iterations run (their drawn stragglers) and their data stalls, divided by "
+                        "the iterations; the checkpoint writes are left out (the timeline counts them "
+                        "apart). Engine results' 'Iteration time (s)' is one steady-state step with the "
+                        "writes spread over the iterations ('Checkpoints' part), so it can be the higher"}
 
 
 def _header(name: str) -> str:

@@ -36,7 +36,7 @@ from designer.services.cabling import summary_of as cable_summary_of
 from designer.services.cabling import counts_text
 from designer.report.names import (HIDDEN_BY_OVERLAP, STEADY_DAYS, TIMELINE_DAYS, TIMELINE_ITERATION,
                                    assumed_share_line, cluster_power_label, collective_label, planner_words,
-                                   power_rows, ADAPTER_POWER_TYPICAL, NO_TYPICAL, has_typical,
+                                   iteration_note, power_rows, ADAPTER_POWER_TYPICAL, NO_TYPICAL, has_typical,
                                    tco_part_rows)
 from designer.report.charts import Chart, Series, line_plot, stacked_bars
 from designer.report.export import save_picture
@@ -585,7 +585,14 @@ def _utilization(data: ReportData, charts: dict[str, tuple[float, float]]) -> st
                        ("failures", "Failures"), ("checkpoints", "Checkpoints written"),
                        ("iterations_run", "Iterations run (incl. lost work)")):
         vals = [getattr(data.timelines[s][1], key) for s in SCENARIOS]
-        rows.append((label, *[percent(v) if key == "goodput" else v for v in vals]))
+        shown = {"goodput": percent, "mean_iteration_s": lambda v: figure("seconds", v),
+                 "training_time_days": lambda v: figure("days", v)}.get(key, lambda v: v)
+        rows.append((label, *[shown(v) for v in vals]))
+    steady, tl_host = data.results["host"], data.timelines["host"][1]
+    ckpt = (steady.get("breakdown_s") or {}).get("checkpoint", 0.0)
+    # the two iterations differ by the checkpoint writes: said where there are any
+    why = [para(f"{LABEL['host']}: {iteration_note(steady['iteration_time_s'], ckpt, tl_host.mean_iteration_s)}.",
+                small=True)] if ckpt > 0 and tl_host.finished else []
     return "".join([
         heading("Utilization over time"),
         para("The whole run played out in simulated time with jitter, data loading, checkpoints "
@@ -595,6 +602,7 @@ def _utilization(data: ReportData, charts: dict[str, tuple[float, float]]) -> st
              "sections (its steady-state figures), not over time."),
         *[image(name, *size, DPI) for name, size in charts.items()],
         table(["Run", LABEL["host"], LABEL["dpu"]], rows, [40, 30, 30], "lrr"),
+        *why,
         *[para(f"{LABEL[s]}: {data.timelines[s][1].unfinished_text()}.") for s in SCENARIOS
           if not data.timelines[s][1].finished],
     ])

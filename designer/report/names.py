@@ -7,7 +7,11 @@ import it from anywhere.
 * ``TIMELINE_DAYS``: the timeline's play-out of the whole run with jitter, data stalls,
   checkpoints, failures and the work they lose (``TimelineSummary.training_time_days``).
 * ``TIMELINE_ITERATION``: ``TimelineSummary.mean_iteration_s``, (iteration + data stall time) /
-  iterations run; the engine's one steady-state step is ``ITERATION``.
+  iterations run, the checkpoint writes left out (the timeline counts each write as its own
+  checkpoint time); the engine's one steady-state step is ``ITERATION``, which spreads the
+  checkpoint writes over the iterations (its "Checkpoints (amortized)" part). So the timeline's
+  mean is the steady step less that part, give or take the drawn stragglers, and can be below
+  it: a different figure, not a slower or faster run (:func:`iteration_note` says so).
 * Links and cables: a *link* is one line on the canvas (``Topology.links``); it is ``lanes``
   physical *cables* when Ethernet/InfiniBand, none when NVLink/PCIe
   (``designer.services.cabling.cable_count``).
@@ -16,7 +20,20 @@ import it from anywhere.
 ITERATION = "Iteration time (s)"
 STEADY_DAYS = "Training time, steady state (days)"
 TIMELINE_DAYS = "Training time with checkpoints and failures (days)"
-TIMELINE_ITERATION = "Mean iteration with stalls, timeline (s)"
+TIMELINE_ITERATION = "Mean iteration without checkpoint writes, timeline (s)"
+
+
+def iteration_note(steady_s: float, checkpoint_s: float, timeline_s: float) -> str:
+    """Why the timeline's mean iteration (``TIMELINE_ITERATION``) differs from the steady-state
+    ``ITERATION``, with the figures (seconds): the steady step spreads the checkpoint writes over
+    the iterations, the timeline counts them apart; stragglers are drawn per iteration there."""
+    from designer.services.style import figure
+
+    return (f"{ITERATION[:-4]} ({figure('seconds', steady_s)} s) includes the checkpoint writes spread "
+            f"over the iterations ({figure('seconds', checkpoint_s)} s each); the timeline's mean "
+            f"iteration ({figure('seconds', timeline_s)} s) leaves them out (each write is its own "
+            "checkpoint time there) and draws the stragglers iteration by iteration, so it can be "
+            "the lower of the two")
 
 import re
 from typing import Any
