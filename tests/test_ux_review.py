@@ -221,3 +221,24 @@ def test_the_timeline_mean_iteration_is_the_steady_step_without_the_checkpoint_p
     assert "without checkpoint writes" in TIMELINE_ITERATION and TIMELINE_ITERATION != ITERATION
     note = iteration_note(r.iteration_time_s, ckpt, mean)
     assert "6.935 s" in note and "0.004 s" in note and "leaves them out" in note
+
+
+def test_an_engine_load_above_100_percent_is_explained_everywhere(capsys):
+    from designer.engine.compare import LABEL, compare
+    from designer.gui.runview import engine_rows
+    from designer.report.names import engine_load_notes
+    from designer.topology import fileformat
+    from designer.topology.catalog import load_catalog
+
+    cmp = compare(fileformat.load(EXAMPLE), load_catalog())
+    assert cmp.runs["dpu"].dpu["crypto"] > 1.0 and cmp.runs["dpu"].breakdown_s["dpu_slowdown"] == 0
+    notes = engine_load_notes(cmp.runs, LABEL)
+    assert len(notes) == 1 and "Crypto engine" in notes[0] and "175%" in notes[0]
+    assert "1.75x as long" in notes[0] and "hidden by overlap (+0 s per iteration)" in notes[0]
+    assert main(["compare", EXAMPLE]) == 0
+    assert notes[0] in capsys.readouterr().out
+    assert any(r.note and notes[0] in r.tip for r in engine_rows(cmp))
+    # a run whose engine load costs time says how much
+    slow = cmp.runs["dpu"].__class__(**{**cmp.runs["dpu"].__dict__,
+                                       "breakdown_s": {**cmp.runs["dpu"].breakdown_s, "dpu_slowdown": 0.25}})
+    assert "+0.250 s per iteration (Adapter over capacity)" in engine_load_notes({"dpu": slow}, LABEL)[0]

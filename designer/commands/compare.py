@@ -63,7 +63,7 @@ def format_table(cmp) -> str:
     text (component and workload names), and one of them with a line break in it would forge a
     line of its own; the table's own text has no character that ``shown`` changes."""
     from designer.engine.compare import LABEL, loading
-    from designer.report.names import engine_label, planner_words  # the app's and the report's words
+    from designer.report.names import engine_label, engine_load_notes, planner_words  # the app's words
     from designer.services.style import delta, figure, part_label
 
     names = list(cmp.runs)
@@ -127,6 +127,7 @@ def format_table(cmp) -> str:
         # the SmartNIC column holds the ConnectX engines, the DPU column the DPUs' (and, where the
         # design keeps ConnectX on its rails, their line and crypto engines)
         row(f"{engine_label(e)} load", [f"{100 * r.dpu[e]:.0f}%" if e in r.dpu else "-" for r in runs])
+    lines += [f"  note: {n}" for n in engine_load_notes(cmp.runs, LABEL)]  # what a load above 100% means
     if any(r.storage.get("read_demand_GBps") for r in runs):
         row("storage read (GB/s)", [f"{r.storage['read_achieved_GBps']:.3g}/{r.storage['read_demand_GBps']:.3g}"
                                     for r in runs])

@@ -37,7 +37,8 @@ from designer.engine.result import BREAKDOWN_LABEL
 from designer.engine.timeline import TimelineInputs, TimelineRun, TimelineSummary, inputs_of
 from designer.gui.messages import gui_words
 from designer.report.names import (HIDDEN_BY_OVERLAP, STEADY_DAYS, TIMELINE_DAYS, TIMELINE_ITERATION,
-                                   NO_TYPICAL, assumed_share_line, engine_label, has_typical,
+                                   NO_TYPICAL, assumed_share_line, engine_label, engine_load_notes,
+                                   has_typical,
                                    planner_words, power_rows,
                                    tco_part_rows)
 from designer.gui.plots import SCENARIO_COLOR, SCENARIO_LABEL, LivePlots
@@ -270,6 +271,8 @@ def engine_rows(cmp: Comparison, costs: Any = None) -> list[EngineRow]:
                 tip=f"demand / capacity of the adapters' '{e}' engine, the busiest adapter's; above "
                     "100% the engine is over-subscribed and its work takes that many times as "
                     "long; 'no engine': this mode's adapters have none", indent=True)
+        rows += [EngineRow(n[:1].upper() + n[1:] + ".", tip=n, note=True)
+                 for n in engine_load_notes(cmp.runs, RUN_LABEL)]
     modes = [cmp.modes.get(name) for name in cmp.runs]
     rows.append(EngineRow("Power"))
     for label, values, tip in power_rows(runs):

@@ -36,7 +36,7 @@ from designer.services.cabling import summary_of as cable_summary_of
 from designer.services.cabling import counts_text
 from designer.report.names import (HIDDEN_BY_OVERLAP, STEADY_DAYS, TIMELINE_DAYS, TIMELINE_ITERATION,
                                    assumed_share_line, cluster_power_label, collective_label, planner_words,
-                                   iteration_note, power_rows, ADAPTER_POWER_TYPICAL, NO_TYPICAL, has_typical,
+                                   engine_load_notes, iteration_note, power_rows, ADAPTER_POWER_TYPICAL, NO_TYPICAL, has_typical,
                                    tco_part_rows)
 from designer.report.charts import Chart, Series, line_plot, stacked_bars
 from designer.report.export import save_picture
@@ -639,6 +639,8 @@ def _comparison(data: ReportData) -> str:
              "stacks). Change is DPU − host; Best names the mode with the best figure."),
         table(["Metric", *[SHORT[s] for s in MODES], "DPU − host", "Change (%)", "Best"], rows,
               [31, 11, 11, 11, 12, 12, 12], "lrrrrrl", small=True),
+        *[para(f"{n[:1].upper()}{n[1:]}.", small=True) for n in
+          (engine_load_notes(data.comparison.runs, LABEL) if data.comparison is not None else [])],
         para(verdict),
         *_modes_table(data),
         *_reasons(data),

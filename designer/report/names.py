@@ -122,6 +122,41 @@ def collective_label(name: str) -> str:
 HIDDEN_BY_OVERLAP = "hidden by overlap"
 
 
+def engine_load_notes(runs: dict[str, Any], label: dict[str, str]) -> list[str]:
+    """What an adapter engine load above 100% means, per engine and mode (``runs``: mode ->
+    ``Result``; ``label``: mode -> its name): the engine is asked for that many times its
+    capacity, so the work it carries (the collectives it encrypts, the packets it switches)
+    takes that many times as long (``engine.resources``: a stage over capacity stretches by
+    demand / capacity); whether that costs time or stays hidden by overlap is the run's
+    "Adapter over capacity" part (``breakdown_s["dpu_slowdown"]``): 0 means the stretched
+    transfers still end before the compute they overlap does. The same sentences in ``compare``,
+    the app and the report, so a "175%" never stands unexplained."""
+    from designer.services.style import figure
+
+    out = []
+    for e in sorted({e for r in runs.values() for e in (r.dpu or {})}):
+        over = [(m, r) for m, r in runs.items() if (r.dpu or {}).get(e, 0.0) > 1.0]
+        if not over:
+            continue
+        loads = ", ".join(f"{label.get(m, m)} {100 * r.dpu[e]:.0f}%" for m, r in over)
+        x = max(r.dpu[e] for _, r in over)
+        slow = {m: (r.breakdown_s or {}).get("dpu_slowdown", 0.0) for m, r in over}
+        host = [m for m, r in over if (r.breakdown_s or {}).get("host_cpu_slowdown", 0.0) > 0]
+        if host:  # the slowest server's collectives wait on its host CPU: that part holds the cost
+            cost = (f"in {', '.join(label.get(m, m) for m in host)} the host CPU sets the exposed network time "
+                    "instead (Host CPU over capacity)")
+        elif all(v <= 0 for v in slow.values()):
+            cost = (f"{HIDDEN_BY_OVERLAP} (+0 s per iteration): the stretched transfers still end "
+                    "before the compute they overlap")
+        else:
+            cost = "; ".join(f"{label.get(m, m)} " + (f"{HIDDEN_BY_OVERLAP} (+0 s per iteration)" if v <= 0 else
+                                                      f"+{figure('seconds', v)} s per iteration "
+                                                      "(Adapter over capacity)") for m, v in slow.items())
+        out.append(f"{engine_label(e)} over 100% ({loads}): the engine is asked for up to {x:.2f}x "
+                   f"what it can do, so the traffic it carries takes up to {x:.2f}x as long; {cost}")
+    return out
+
+
 #: the adapter power rows and the cluster power, as every view names them (the CLI's tables write
 #: their rows with a small first letter, as all their rows)
 ADAPTER_POWER_MAX = "Adapter power (kW, max)"
