@@ -242,3 +242,18 @@ def test_an_engine_load_above_100_percent_is_explained_everywhere(capsys):
     slow = cmp.runs["dpu"].__class__(**{**cmp.runs["dpu"].__dict__,
                                        "breakdown_s": {**cmp.runs["dpu"].breakdown_s, "dpu_slowdown": 0.25}})
     assert "+0.250 s per iteration (Adapter over capacity)" in engine_load_notes({"dpu": slow}, LABEL)[0]
+
+
+def test_cost_prints_its_bill_once_in_one_money_format(capsys):
+    import re
+
+    assert main(["cost", EXAMPLE]) == 0
+    out = capsys.readouterr().out
+    assert out.count("bill of materials") == 1 and out.count("costs (USD)") == 1
+    assert not re.search(r"\$\d+\.\d\dM", out)       # no "$2.02M" beside "$253,000"
+    assert "$2,024,000" in out
+    # --csv -: the bill on standard output as CSV only; the rest of the table on standard error
+    assert main(["cost", EXAMPLE, "--csv", "-"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("category,model,name,count") and "bill of materials" not in out + err
+    assert "costs (USD)" in err and "costs (USD)" not in out and "site (TCO)" in err
