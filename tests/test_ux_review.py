@@ -3,6 +3,8 @@ behaviour that fixes it."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from designer.cli import main
@@ -257,3 +259,43 @@ def test_cost_prints_its_bill_once_in_one_money_format(capsys):
     out, err = capsys.readouterr()
     assert out.startswith("category,model,name,count") and "bill of materials" not in out + err
     assert "costs (USD)" in err and "costs (USD)" not in out and "site (TCO)" in err
+
+
+def _laid_out_lines(qapp, html: str) -> dict[str, list[str]]:
+    """Each text block of ``html`` laid out as the PDF lays it out (A4 at the PDF's resolution):
+    block text -> its lines."""
+    from PySide6.QtCore import QBuffer, QIODevice
+
+    from designer.report import pdf
+
+    buf = QBuffer()
+    buf.open(QIODevice.WriteOnly)
+    writer = pdf._writer(buf, "t", "t")
+    doc = pdf._layout_once(html, pdf.PdfDocument("t", html), writer, pdf.page_geometry())
+    doc.documentLayout().documentSize()
+    out = {}
+    block = doc.begin()
+    while block.isValid():
+        layout = block.layout()
+        text = block.text()
+        out[text] = [text[layout.lineAt(i).textStart():layout.lineAt(i).textStart() + layout.lineAt(i).textLength()]
+                     for i in range(layout.lineCount())]
+        block = block.next()
+    return out
+
+
+def test_source_tables_break_no_number_and_names_only_after_underscores(qapp):
+    from designer.report.build import _assumptions, gather
+    from designer.report.html import BREAK, STYLE
+    from designer.topology import fileformat
+    from designer.topology.catalog import load_catalog
+
+    data = gather(fileformat.load(EXAMPLE), load_catalog())
+    lines = _laid_out_lines(qapp, STYLE + _assumptions(data))
+    numbers = [t for t in lines if re.fullmatch(r"[\d,.]+", t)]
+    assert "0.00000500" in numbers and "0.000400" in numbers
+    assert all(len(lines[t]) == 1 for t in numbers), {t: lines[t] for t in numbers if len(lines[t]) > 1}
+    names = [t for t in lines if re.fullmatch(r"[a-z0-9_\u200b]+", t) and "_" in t]
+    assert "checkpoint_serialize_cycles_per_byte".replace("_", "_" + BREAK) in names
+    for t in names:  # a name wraps only where an underscore was
+        assert all(ln.endswith(("_", "_" + BREAK)) for ln in lines[t][:-1]), lines[t]

@@ -40,7 +40,7 @@ from designer.report.names import (HIDDEN_BY_OVERLAP, STEADY_DAYS, TIMELINE_DAYS
                                    tco_part_rows)
 from designer.report.charts import Chart, Series, line_plot, stacked_bars
 from designer.report.export import save_picture
-from designer.report.html import (STYLE, Markup, days, heading, image, num, para, percent,
+from designer.report.html import (STYLE, Markup, breakable, days, heading, image, num, para, percent,
                                   table)
 from designer.report.pdf import (DPI, PdfDocument, check_target, heading_pages, page_geometry,
                                  write_pdf)
@@ -838,25 +838,26 @@ def _assumptions(data: ReportData) -> str:
            para("Every catalog figure the design uses, with its source. An entry's source covers "
                 "all its figures unless a figure has its own line.")]
     for e in assume.catalog_assumptions(data.design, data.catalog, preset):
-        figures = ", ".join(f"{f.name} = {_plain(f.value)}" for f in e.figures)
+        figures = ", ".join(f"{breakable(f.name)}\u00a0=\u00a0{_plain(f.value)}" for f in e.figures)
         out.append(f"<h3>{_esc(KIND_TITLE.get(e.kind, e.kind))}: {_esc(e.name)} ({_esc(e.id)})</h3>")
         out.append(para(f"Source: {e.source}", small=True))
         out.append(para(figures, small=True))
         own = e.own_sources
         if own:
             out.append(table(["Figure", "Value", "Source"],
-                             [(f.name, _plain(f.value), f.source) for f in own],
-                             [22, 12, 66], "lrl", small=True))
+                             [(breakable(f.name), _plain(f.value), f.source) for f in own],
+                             [24, 12, 64], "lrl", small=True))
     overrides = _grouped_overrides(assume.design_overrides(data.design))
     if overrides:
         out += ["<h2>Figures set in the design</h2>",
-                table(["Components", "Figure", "Value"], overrides, [50, 30, 20], "llr", small=True)]
+                table(["Components", "Figure", "Value"], [(c, breakable(n), v) for c, n, v in overrides],
+                      [50, 30, 20], "llr", small=True)]
     costs = assume.cost_assumptions(data.catalog)
     if costs:
         out += ["<h2>Engine cost figures</h2>",
                 table(["Table", "Figure", "Value", "Source"],
-                      [(t, f.name, _plain(f.value), f.source) for t, f in costs],
-                      [10, 22, 9, 59], "llrl", small=True)]
+                      [(breakable(t), breakable(f.name), _plain(f.value), f.source) for t, f in costs],
+                      [11, 24, 11, 54], "llrl", small=True)]
     return "".join(out)
 
 
