@@ -299,3 +299,28 @@ def test_source_tables_break_no_number_and_names_only_after_underscores(qapp):
     assert "checkpoint_serialize_cycles_per_byte".replace("_", "_" + BREAK) in names
     for t in names:  # a name wraps only where an underscore was
         assert all(ln.endswith(("_", "_" + BREAK)) for ln in lines[t][:-1]), lines[t]
+
+
+def test_the_main_window_at_1600x1000_cuts_no_editor_off(qtbot, tmp_path):
+    from PySide6.QtWidgets import QAbstractSpinBox, QScrollArea
+
+    from designer.gui.app import render_png
+    from designer.gui.mainwindow import MainWindow
+    from designer.gui.scenario import ZERO_CHARS
+    from designer.topology import fileformat
+
+    w = MainWindow(fileformat.load(EXAMPLE), EXAMPLE)
+    qtbot.addWidget(w)
+    w.resize(1600, 1000)
+    render_png(w, str(tmp_path / "w.png"), inputs=[])  # lays the window out as --screenshot does
+    w.autosaver.discard()
+    for title in ("Workload and scenario", "Properties"):
+        dock = w.docks[title]
+        area = dock.widget() if isinstance(dock.widget(), QScrollArea) else dock.widget().findChild(QScrollArea)
+        inner = area.widget()
+        # the panel fits its dock's width: nothing is cut at the right nor scrolled sideways
+        assert inner.minimumSizeHint().width() <= area.viewport().width(), title
+        assert not area.horizontalScrollBar().isVisible(), title
+    for spin in w.docks["Workload and scenario"].widget().findChildren(QAbstractSpinBox):
+        assert len(spin.specialValueText()) <= ZERO_CHARS, spin.specialValueText()
+    assert w.docks["Components"].width() >= 300 - 10
