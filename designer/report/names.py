@@ -186,6 +186,7 @@ def power_rows(runs: list[Any]) -> list[tuple[str, list[str], str]]:
     (:data:`NO_TYPICAL` says so where the table is explained), "-" in a run none of whose
     adapters has one."""
     from designer.engine.compare import mode_figures
+    from designer.services.style import figure
 
     figs = [mode_figures(r) for r in runs]
     energy = [(r.resources or {}).get("energy", {}) for r in runs]
@@ -199,7 +200,7 @@ def power_rows(runs: list[Any]) -> list[tuple[str, list[str], str]]:
                                              for f, e in zip(figs, energy)],
                      "NICs and DPUs at their datasheet typical power (the maximum where the catalog "
                      "has no typical figure; '-': no adapter of the run has one)"))
-    rows.append((cluster_power_label(energy), [f"{f['power_W'] / 1e3:.1f}" for f in figs],
+    rows.append((cluster_power_label(energy), [figure("kW", f["power_W"] / 1e3) for f in figs],
                  "the cluster at training load, adapters counted at "
                  + ("typical power" if basis == "typ" else "their maxima") + ": the basis of the energy"))
     return rows
