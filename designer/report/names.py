@@ -20,7 +20,7 @@ import it from anywhere.
 ITERATION = "Iteration time (s)"
 STEADY_DAYS = "Training time, steady state (days)"
 TIMELINE_DAYS = "Training time with checkpoints and failures (days)"
-TIMELINE_ITERATION = "Mean iteration without checkpoint writes, timeline (s)"
+TIMELINE_ITERATION = "Mean iteration, checkpoint writes apart, timeline (s)"
 
 
 def iteration_note(steady_s: float, checkpoint_s: float, timeline_s: float) -> str:
