@@ -324,3 +324,10 @@ def test_the_main_window_at_1600x1000_cuts_no_editor_off(qtbot, tmp_path):
     for spin in w.docks["Workload and scenario"].widget().findChildren(QAbstractSpinBox):
         assert len(spin.specialValueText()) <= ZERO_CHARS, spin.specialValueText()
     assert w.docks["Components"].width() >= 300 - 10
+
+
+def test_a_change_that_rounds_to_zero_is_said_as_none(capsys):
+    assert main(["compare", EXAMPLE]) == 0
+    out = capsys.readouterr().out
+    reason = next(ln for ln in out.splitlines() if ln.strip().startswith("- energy +"))
+    assert "training time unchanged" in reason and "-0.0%" not in reason, reason
