@@ -331,3 +331,29 @@ def test_a_change_that_rounds_to_zero_is_said_as_none(capsys):
     out = capsys.readouterr().out
     reason = next(ln for ln in out.splitlines() if ln.strip().startswith("- energy +"))
     assert "training time unchanged" in reason and "-0.0%" not in reason, reason
+
+
+def test_the_breakdown_chart_labels_the_iteration_as_the_tables_do(qapp):
+    from PySide6.QtCore import QRectF
+    from PySide6.QtGui import QImage, QPainter
+
+    from designer.report.build import breakdown_chart, gather
+    from designer.services.style import figure
+    from designer.topology import fileformat
+    from designer.topology.catalog import load_catalog
+
+    texts: list[str] = []
+
+    class Recorder(QPainter):
+        def drawText(self, *args):  # noqa: N802 - Qt's name
+            texts.append(args[-1])
+            return super().drawText(*args)
+
+    data = gather(fileformat.load(EXAMPLE), load_catalog())
+    chart = breakdown_chart(data)
+    image = QImage(800, 600, QImage.Format_RGB32)
+    painter = Recorder(image)
+    chart.paint(painter, QRectF(0, 0, 800, 600))
+    painter.end()
+    it = figure("seconds", data.results["host"]["iteration_time_s"])
+    assert f"{it} s" in texts, texts   # "6.935 s", as the tables; was "6.94 s"

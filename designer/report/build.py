@@ -172,7 +172,8 @@ def breakdown_chart(data: ReportData) -> Chart:
         parts = data.results[s]["breakdown_s"]
         bars.append((LABEL[s], [(BREAKDOWN_LABEL.get(k, k), float(v or 0.0))
                                 for k, v in parts.items() if k in shown]))
-    return stacked_bars(bars, title="Iteration time breakdown", unit="s")
+    return stacked_bars(bars, title="Iteration time breakdown", unit="s",
+                        total_text=lambda v: f"{figure('seconds', v)} s")  # as the tables print it
 
 
 def utilization_charts(data: ReportData) -> dict[str, Chart]:
