@@ -33,6 +33,7 @@ def _error(capsys, argv: list[str]) -> str:
     (["collective", EXAMPLE, "--gpus", "x"], "--gpus"),
     (["collective", EXAMPLE, "--min", "abc"], "--min"),
     (["collective", EXAMPLE, "--max", "abc"], "--max"),
+    (["report", EXAMPLE, "-o", "/tmp/never-written.pdf", "--png-size", "wide"], "--png-size"),
 ])
 def test_a_bad_number_names_its_flag(capsys, argv, flag):
     line = _error(capsys, argv)
