@@ -100,7 +100,7 @@ def test_a_design_of_packaged_parts_counts_maxima_while_a_mode_lacks_a_typical_f
     assert any("adapter maxima" in n and "bluefield-3 (maximum 150 W, assumed; typical not found)" in n
                and "connectx-7 (" not in n for n in c.notes)
     table = format_table(c)
-    assert re.search(r"adapter power \(kW, typ\)\s+0\.50\s+0\.50\s+-", table), table
+    assert re.search(r"adapter power \(kW, typical\)\s+0\.50\s+0\.50\s+-", table), table
     assert "cluster power (kW, max)" in table
 
 
@@ -152,8 +152,8 @@ def test_typical_power_where_every_adapter_of_every_mode_has_one(tmp_path):
     assert mx.runs["dpu"].energy_kwh - c.runs["dpu"].energy_kwh == pytest.approx(saved, rel=1e-9)
     assert any("typical adapter power" in n for n in c.notes)
     table = format_table(c)
-    assert "cluster power (kW, typ)" in table
-    assert re.search(r"adapter power \(kW, typ\)\s+0\.30\s+0\.30\s+1\.20", table)
+    assert "cluster power (kW, typical)" in table
+    assert re.search(r"adapter power \(kW, typical\)\s+0\.30\s+0\.30\s+1\.20", table)
 
 
 def test_auto_falls_back_to_maxima_in_every_mode_when_one_mode_lacks_a_figure(tmp_path):

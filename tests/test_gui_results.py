@@ -101,11 +101,10 @@ def test_offloading_shows_its_difference_and_gives_the_loaders_cores(view, qtbot
     h, d = column_of(view, "host-managed"), column_of(view, "DPU-offloaded")
     delta = column_of(view, "DPU − host")
     it = cells(view, "Iteration time (s)")
-    # DPU − host is the difference of the figures as shown: "equal" when they read the same
-    if it[d] == it[h]:
-        assert it[delta] == "equal"
-    else:
-        assert number(it[delta]) == pytest.approx(number(it[d]) - number(it[h]), abs=1e-9)
+    # the difference of the figures as shown, "equal" when they read the same (services.style)
+    from designer.services.style import delta as shown_delta
+
+    assert it[delta] == shown_delta("seconds", host.iteration_time_s, dpu.iteration_time_s)
     infra = cells(view, "Infrastructure stacks")
     assert number(infra[h]) > number(infra[d])  # the DPU runs the stacks
     need_free = [tuple(number(v) for v in cells(view, "Loader cores need / free")[c].split("/"))

@@ -63,7 +63,7 @@ def format_table(cmp) -> str:
     text (component and workload names), and one of them with a line break in it would forge a
     line of its own; the table's own text has no character that ``shown`` changes."""
     from designer.engine.compare import LABEL, loading
-    from designer.report.names import engine_label, planner_words  # the app's and the report's words
+    from designer.report.names import engine_label, engine_load_notes, planner_words  # the app's words
     from designer.services.style import delta, figure, part_label
 
     names = list(cmp.runs)
@@ -127,24 +127,17 @@ def format_table(cmp) -> str:
         # the SmartNIC column holds the ConnectX engines, the DPU column the DPUs' (and, where the
         # design keeps ConnectX on its rails, their line and crypto engines)
         row(f"{engine_label(e)} load", [f"{100 * r.dpu[e]:.0f}%" if e in r.dpu else "-" for r in runs])
+    lines += [f"  note: {n}" for n in engine_load_notes(cmp.runs, LABEL)]  # what a load above 100% means
     if any(r.storage.get("read_demand_GBps") for r in runs):
         row("storage read (GB/s)", [f"{r.storage['read_achieved_GBps']:.3g}/{r.storage['read_demand_GBps']:.3g}"
                                     for r in runs])
     row("checkpoint write (s)", [_num(r.storage.get("checkpoint_write_s")) for r in runs])
     from designer.engine.compare import mode_figures
+    from designer.report.names import power_rows
+
     figs = [mode_figures(r) for r in runs]
-    # "typ" where the energy counts typical power and some adapter has a typical figure (else the
-    # typical basis holds only maxima)
-    basis = "typical" if all(r.resources and r.resources["energy"].get("adapter_power") == "typical"
-                             for r in runs) and any(f["adapters_typical_W"] != f["adapters_max_W"]
-                                                    for f in figs) else "max"
-    row("adapter power (kW, max)", [f"{f['adapters_max_W'] / 1e3:.2f}" for f in figs])
-    # "-": no adapter of the run has a typical figure (the note says which)
-    row("adapter power (kW, typ)", ["-" if f["adapters_typical_W"] == f["adapters_max_W"] and
-                                    r.resources and r.resources["energy"].get("adapters_without_typical")
-                                    else f"{f['adapters_typical_W'] / 1e3:.2f}" for f, r in zip(figs, runs)])
-    row(f"cluster power (kW, {'typ' if basis == 'typical' else 'max'})",
-        [f"{f['power_W'] / 1e3:.1f}" for f in figs])
+    for label, values, _ in power_rows(runs):  # the app's and the report's rows and names
+        row(label[:1].lower() + label[1:], values)
     if all(math.isfinite(f["energy_cost"]) for f in figs):
         row("energy cost (USD)", [f"{f['energy_cost']:,.0f}" if f["energy_cost"] >= 100 else
                                   f"{f['energy_cost']:.3g}" for f in figs])
@@ -162,4 +155,4 @@ def format_table(cmp) -> str:
             lines += ["", f"bottlenecks, {LABEL[n]}"] + [f"  {i + 1}. {planner_words(b)}"
                                                          for i, b in enumerate(r.bottlenecks[:6])]
         lines += [f"warning ({LABEL[n]}): {planner_words(w)}" for w in r.warnings]
-    return "\n".join(map(shown, lines))
+    return "\n".join(shown(line).rstrip() for line in lines)

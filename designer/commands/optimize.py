@@ -173,6 +173,7 @@ PLOTTED = 20_000
 
 
 def format_front(o) -> str:
+    from designer.services.style import figure  # one precision per fact (days as run and compare)
     from designer.services.optimize import ADAPTER_WORDS, layout_words, target_words
 
     lines = [f"target: {target_words(o.target)}; {o.evaluated} designs run, {o.feasible} meet it, "
@@ -186,7 +187,7 @@ def format_front(o) -> str:
                   f"{'TCO':>10}{'days':>8}{'MWh':>8}{'tokens/$':>11}{'MFU':>7}  file"]
     for i, r in enumerate(o.front):
         lines.append(f"{i + 1:>3} {r['server']:<12}{ADAPTER_WORDS.get(r['adapters'], r['adapters']):<10}{r['switch']:<9}{r['oversubscription']:>4g}:1"
-                     f"{r['capex_USD'] / 1e6:>9.2f}M{r['tco_USD'] / 1e6:>9.2f}M{r['training_time_days']:>8.2f}"
+                     f"{r['capex_USD'] / 1e6:>9.2f}M{r['tco_USD'] / 1e6:>9.2f}M{figure('days', r['training_time_days']):>8}"
                      f"{r['energy_MWh']:>8.1f}{r['tokens_per_USD']:>11,.0f}{100 * r['mfu']:>6.1f}%  {r.get('file', '')}")
     lines.append("(costs: models/costs/prices.toml, each price with its basis; `dpu-designer cost FILE` "
                  "shows a design's bill; training time is steady state, without failures)")

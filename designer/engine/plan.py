@@ -152,13 +152,43 @@ class PlanResult:
     def best(self) -> Candidate | None:
         return next((c for c in self.ranked if c.iteration_time_s is not None), None)
 
+    def groups(self) -> list[list[Candidate]]:
+        """The layouts run through the engine, fastest first, one group per distinct outcome: a
+        layout that is the same as an earlier one (the same :data:`LAYOUT_FIELDS`, cp/ep/interleave
+        1 when absent, no recompute granularity without recompute) or that the engine gives the
+        very same figures (iteration time and its breakdown, memory, throughput: e.g. cp2 dp32 mb1
+        and cp4 dp16 mb2, the same tokens per GPU and the same ranks per all-reduce) joins the
+        group of the first; its first layout stands for it. A list of five alike rows tells a
+        planner nothing the first does not."""
+        out: list[list[Candidate]] = []
+        for c in (c for c in self.ranked if c.iteration_time_s is not None):
+            group = next((g for g in out if _same_layout(g[0].layout, c.layout)
+                          or _same_figures(g[0], c)), None)
+            if group is None:
+                out.append([c])
+            else:
+                group.append(c)
+        return out
+
+    def alike(self, c: Candidate) -> list[Candidate]:
+        """The other layouts of ``c``'s group (:meth:`groups`) when ``c`` stands for it, else []."""
+        return next((g[1:] for g in self.groups() if g[0] is c), [])
+
+    def rank(self, c: Candidate) -> int:
+        """``c``'s place among the distinct outcomes (:meth:`groups`), 1 for the fastest."""
+        groups = self.groups()
+        return next((i for i, g in enumerate(groups, 1) if c in g), len(groups) + 1)
+
     @property
     def shown(self) -> list[Candidate]:
-        """The ``top`` fastest, plus the design's own layout when it ranks below them."""
-        ok = [c for c in self.ranked if c.iteration_time_s is not None]
-        out = ok[:self.top]
-        if self.current is not None and self.current not in out and self.current.iteration_time_s is not None:
-            out.append(self.current)
+        """The ``top`` fastest distinct outcomes (the first layout of each of :meth:`groups`),
+        plus the design's own layout when it ranks below them."""
+        groups = self.groups()
+        out = [g[0] for g in groups[:self.top]]
+        mine = self.current
+        if mine is not None and mine.iteration_time_s is not None and not any(
+                mine in g for g in groups[:self.top]):
+            out.append(mine)
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -167,7 +197,8 @@ class PlanResult:
                 "memory_per_gpu_GB_available": self.memory_cap_GB, "searched": self.searched,
                 "fit_in_memory": self.fit, "evaluated": len(self.ranked),
                 "best": dict(best.layout) if best else None,
-                "layouts": [{"rank": self.ranked.index(c) + 1, **c.to_json()} for c in self.shown],
+                "layouts": [{"rank": self.rank(c), **c.to_json(), "same_figures": [a.label for a in self.alike(c)]}
+                            for c in self.shown],
                 "current": self.current.to_json() if self.current else None,
                 "current_note": self.current_note,
                 "unsettled": self.unsettled,
@@ -737,6 +768,13 @@ def apply(design, layout: dict[str, Any]) -> dict[str, Any]:
 def _dp_size(w: Workload) -> int:
     """Ranks of the placement's data-parallel dimension (cp·dp when the model has cp)."""
     return getattr(w, "dp_ranks", w.dp)
+
+
+def _same_figures(a: Candidate, b: Candidate) -> bool:
+    """Whether the engine gives two layouts the very same figures (exact equality: a layout that
+    differs in the last digit is a different outcome)."""
+    return (a.iteration_time_s, a.memory_GB, a.tokens_per_s, a.samples_per_s, a.mfu, a.breakdown_s) == \
+        (b.iteration_time_s, b.memory_GB, b.tokens_per_s, b.samples_per_s, b.mfu, b.breakdown_s)
 
 
 def _same_layout(a: dict[str, Any], b: dict[str, Any]) -> bool:

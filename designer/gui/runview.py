@@ -37,7 +37,9 @@ from designer.engine.result import BREAKDOWN_LABEL
 from designer.engine.timeline import TimelineInputs, TimelineRun, TimelineSummary, inputs_of
 from designer.gui.messages import gui_words
 from designer.report.names import (HIDDEN_BY_OVERLAP, STEADY_DAYS, TIMELINE_DAYS, TIMELINE_ITERATION,
-                                   assumed_share_line, engine_label, planner_words, power_rows,
+                                   NO_TYPICAL, assumed_share_line, engine_label, engine_load_notes,
+                                   has_typical,
+                                   planner_words, power_rows,
                                    tco_part_rows)
 from designer.gui.plots import SCENARIO_COLOR, SCENARIO_LABEL, LivePlots
 from designer.gui.worker import GeneratorWorker, RetiredWorkers, WorkerOwner
@@ -48,15 +50,17 @@ SCENARIOS = ("host", "dpu")
 _SUMMARY_ROWS = ((TIMELINE_DAYS, lambda s: f"{s.training_time_days:,.1f}" if s.finished
                   else f"> {s.training_time_days:,.0f} (does not finish)"),
                  ("Goodput", lambda s: f"{100 * s.goodput:.1f}%"),
-                 (TIMELINE_ITERATION, lambda s: f"{s.mean_iteration_s:.3f}"),
+                 (TIMELINE_ITERATION, lambda s: figure("seconds", s.mean_iteration_s)),
                  ("Failures", lambda s: f"{s.failures}"),
                  ("Checkpoints", lambda s: f"{s.checkpoints}"),
                  ("Lost work (h)", lambda s: f"{s.time_s['lost'] / 3600:.1f}"))
 _SUMMARY_TIPS = {
     TIMELINE_DAYS: "the whole run played out with jitter, data stalls, checkpoints and failures; "
                    f"Engine results' '{STEADY_DAYS}' is the token budget at the steady iteration rate",
-    TIMELINE_ITERATION: "the iterations run and their data stalls, divided by the iterations; "
-                        "Engine results' 'Iteration time (s)' is one steady-state step"}
+    TIMELINE_ITERATION: "the iterations run (their drawn stragglers) and their data stalls, divided by "
+                        "the iterations; the checkpoint writes are left out (the timeline counts them "
+                        "apart). Engine results' 'Iteration time (s)' is one steady-state step with the "
+                        "writes spread over the iterations ('Checkpoints' part), so it can be the higher"}
 
 
 def _header(name: str) -> str:
@@ -267,10 +271,14 @@ def engine_rows(cmp: Comparison, costs: Any = None) -> list[EngineRow]:
                 tip=f"demand / capacity of the adapters' '{e}' engine, the busiest adapter's; above "
                     "100% the engine is over-subscribed and its work takes that many times as "
                     "long; 'no engine': this mode's adapters have none", indent=True)
+        rows += [EngineRow(n[:1].upper() + n[1:] + ".", tip=n, note=True)
+                 for n in engine_load_notes(cmp.runs, RUN_LABEL)]
     modes = [cmp.modes.get(name) for name in cmp.runs]
     rows.append(EngineRow("Power"))
     for label, values, tip in power_rows(runs):
         add(label, values, tip=tip)
+    if not has_typical(runs):
+        rows.append(EngineRow(NO_TYPICAL[:1].upper() + NO_TYPICAL[1:] + ".", note=True))
     if all(m and math.isfinite(m["energy_cost"]) for m in modes):
         add("Energy cost of the run (USD)", (f"{m['energy_cost']:,.0f}" if m["energy_cost"] >= 100 else
                                   f"{m['energy_cost']:.3g}" for m in modes),

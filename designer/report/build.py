@@ -36,11 +36,11 @@ from designer.services.cabling import summary_of as cable_summary_of
 from designer.services.cabling import counts_text
 from designer.report.names import (HIDDEN_BY_OVERLAP, STEADY_DAYS, TIMELINE_DAYS, TIMELINE_ITERATION,
                                    assumed_share_line, cluster_power_label, collective_label, planner_words,
-                                   power_rows,
+                                   engine_load_notes, iteration_note, power_rows, ADAPTER_POWER_TYPICAL, NO_TYPICAL, has_typical,
                                    tco_part_rows)
 from designer.report.charts import Chart, Series, line_plot, stacked_bars
 from designer.report.export import save_picture
-from designer.report.html import (STYLE, Markup, days, heading, image, num, para, percent,
+from designer.report.html import (STYLE, Markup, breakable, days, heading, image, num, para, percent,
                                   table)
 from designer.report.pdf import (DPI, PdfDocument, check_target, heading_pages, page_geometry,
                                  write_pdf)
@@ -172,7 +172,8 @@ def breakdown_chart(data: ReportData) -> Chart:
         parts = data.results[s]["breakdown_s"]
         bars.append((LABEL[s], [(BREAKDOWN_LABEL.get(k, k), float(v or 0.0))
                                 for k, v in parts.items() if k in shown]))
-    return stacked_bars(bars, title="Iteration time breakdown", unit="s")
+    return stacked_bars(bars, title="Iteration time breakdown", unit="s",
+                        total_text=lambda v: f"{figure('seconds', v)} s")  # as the tables print it
 
 
 def utilization_charts(data: ReportData) -> dict[str, Chart]:
@@ -280,7 +281,7 @@ def row_fact(metric: str) -> str | None:
     """The fact (``services.style.FIGURE_FORMAT``) a comparison row shows, so its figures, its
     DPU − host and its Best read at the one precision every view prints it in; None for a row
     without one (text rows)."""
-    if metric.startswith("cluster power (kW"):
+    if metric.startswith("Cluster power (kW"):
         return "kW"
     return {"Iteration time (s)": "seconds", STEADY_DAYS: "days", TIMELINE_DAYS: "days",
             "Goodput (%)": "percent", "Throughput (tokens/s)": "tokens_per_s",
@@ -568,7 +569,7 @@ def _mode_power_rows(data: ReportData) -> list[tuple]:
     # the title page has room for two: adapters at maxima and the cluster on the energy's basis
     # (the typical row is in "Power and energy cost of the three modes")
     rows = [(label, *values) for label, values, _ in power_rows(runs)
-            if label != "adapter power (kW, typ)"]
+            if label != ADAPTER_POWER_TYPICAL]
     if all(math.isfinite(m[s]["energy_cost"]) for s in MODES):
         rows.append(("Energy cost of the run (USD)", *[_usd(m[s]["energy_cost"]) for s in MODES]))
     return rows
@@ -585,7 +586,14 @@ def _utilization(data: ReportData, charts: dict[str, tuple[float, float]]) -> st
                        ("failures", "Failures"), ("checkpoints", "Checkpoints written"),
                        ("iterations_run", "Iterations run (incl. lost work)")):
         vals = [getattr(data.timelines[s][1], key) for s in SCENARIOS]
-        rows.append((label, *[percent(v) if key == "goodput" else v for v in vals]))
+        shown = {"goodput": percent, "mean_iteration_s": lambda v: figure("seconds", v),
+                 "training_time_days": lambda v: figure("days", v)}.get(key, lambda v: v)
+        rows.append((label, *[shown(v) for v in vals]))
+    steady, tl_host = data.results["host"], data.timelines["host"][1]
+    ckpt = (steady.get("breakdown_s") or {}).get("checkpoint", 0.0)
+    # the two iterations differ by the checkpoint writes: said where there are any
+    why = [para(f"{LABEL['host']}: {iteration_note(steady['iteration_time_s'], ckpt, tl_host.mean_iteration_s)}.",
+                small=True)] if ckpt > 0 and tl_host.finished else []
     return "".join([
         heading("Utilization over time"),
         para("The whole run played out in simulated time with jitter, data loading, checkpoints "
@@ -595,6 +603,7 @@ def _utilization(data: ReportData, charts: dict[str, tuple[float, float]]) -> st
              "sections (its steady-state figures), not over time."),
         *[image(name, *size, DPI) for name, size in charts.items()],
         table(["Run", LABEL["host"], LABEL["dpu"]], rows, [40, 30, 30], "lrr"),
+        *why,
         *[para(f"{LABEL[s]}: {data.timelines[s][1].unfinished_text()}.") for s in SCENARIOS
           if not data.timelines[s][1].finished],
     ])
@@ -631,6 +640,8 @@ def _comparison(data: ReportData) -> str:
              "stacks). Change is DPU − host; Best names the mode with the best figure."),
         table(["Metric", *[SHORT[s] for s in MODES], "DPU − host", "Change (%)", "Best"], rows,
               [31, 11, 11, 11, 12, 12, 12], "lrrrrrl", small=True),
+        *[para(f"{n[:1].upper()}{n[1:]}.", small=True) for n in
+          (engine_load_notes(data.comparison.runs, LABEL) if data.comparison is not None else [])],
         para(verdict),
         *_modes_table(data),
         *_reasons(data),
@@ -648,16 +659,19 @@ def _modes_table(data: ReportData) -> list[str]:
     costs = all(math.isfinite(m[s]["energy_cost"]) for s in MODES)
     power = power_rows([cmp.runs[s] for s in MODES])
     rows = [(LABEL[s], *[values[i] for _, values, _ in power],
-             num(m[s]["energy_kwh"] / div) if math.isfinite(m[s]["energy_kwh"]) else "–",
-             _usd(m[s]["energy_cost"]) if costs else "–", num(m[s]["iteration_time_s"]),
+             (figure("MWh", m[s]["energy_kwh"] / div) if div > 1 else num(m[s]["energy_kwh"]))
+             if math.isfinite(m[s]["energy_kwh"]) else "–",
+             _usd(m[s]["energy_cost"]) if costs else "–", figure("seconds", m[s]["iteration_time_s"]),
              percent(m[s]["infra_fraction"])) for i, s in enumerate(MODES)]
     return ["<h2>Power and energy cost of the three modes</h2>",
             table(["Mode", *[label for label, _, _ in power], f"Energy ({unit})", "Energy cost (USD)",
-                   "Iteration (s)", "Host infra share"], rows, [20, 11, 11, 11, 11, 13, 11, 12],
-                  "lrrrrrrr", small=True),
+                   "Iteration (s)", "Host infra share"], rows,
+                  [20, *[(80 - 47) // len(power)] * len(power), 11, 13, 11, 12], "l" + "r" * (len(power) + 4),
+                  small=True),
             para("Power at training load: adapters at their catalog maxima and at their datasheet "
-                 "typical power; the cluster power on the basis the energy counts (scenario "
-                 "adapter_power; 'max' or 'typ' in its name). The host-managed and SmartNIC runs "
+                 "typical power" + ("" if has_typical([cmp.runs[s] for s in MODES]) else f" ({NO_TYPICAL})")
+                 + "; the cluster power on the basis the energy counts (scenario "
+                 "adapter_power; 'max' or 'typical' in its name). The host-managed and SmartNIC runs "
                  "price each drawn DPU as the ConnectX of the same line rate. Energy cost = energy "
                  "of the run × the electricity price of the engine's cost figures "
                  "(models/costs/energy.toml).", small=True)]
@@ -698,7 +712,7 @@ def _costs(data: ReportData) -> str:
                 "of 'dpu-designer compare'."),
            "<h2>Priced bill of materials</h2>",
            table(["Item", "Count", "Unit", "Total", "Basis", "Date, source"], lines,
-                 [24, 8, 10, 10, 13, 35], "lrrrll", small=True)]
+                 [22, 7, 11, 12, 12, 36], "lrrrll", small=True)]
     if share:
         out.append(para(f"CapEx {share} (the basis of each line's price); the more of it rests on "
                         "assumed prices, the less the totals below are worth."))
@@ -825,25 +839,26 @@ def _assumptions(data: ReportData) -> str:
            para("Every catalog figure the design uses, with its source. An entry's source covers "
                 "all its figures unless a figure has its own line.")]
     for e in assume.catalog_assumptions(data.design, data.catalog, preset):
-        figures = ", ".join(f"{f.name} = {_plain(f.value)}" for f in e.figures)
+        figures = ", ".join(f"{breakable(f.name)}\u00a0=\u00a0{_plain(f.value)}" for f in e.figures)
         out.append(f"<h3>{_esc(KIND_TITLE.get(e.kind, e.kind))}: {_esc(e.name)} ({_esc(e.id)})</h3>")
         out.append(para(f"Source: {e.source}", small=True))
         out.append(para(figures, small=True))
         own = e.own_sources
         if own:
             out.append(table(["Figure", "Value", "Source"],
-                             [(f.name, _plain(f.value), f.source) for f in own],
-                             [22, 12, 66], "lrl", small=True))
+                             [(breakable(f.name), _plain(f.value), f.source) for f in own],
+                             [24, 12, 64], "lrl", small=True))
     overrides = _grouped_overrides(assume.design_overrides(data.design))
     if overrides:
         out += ["<h2>Figures set in the design</h2>",
-                table(["Components", "Figure", "Value"], overrides, [50, 30, 20], "llr", small=True)]
+                table(["Components", "Figure", "Value"], [(c, breakable(n), v) for c, n, v in overrides],
+                      [50, 30, 20], "llr", small=True)]
     costs = assume.cost_assumptions(data.catalog)
     if costs:
         out += ["<h2>Engine cost figures</h2>",
                 table(["Table", "Figure", "Value", "Source"],
-                      [(t, f.name, _plain(f.value), f.source) for t, f in costs],
-                      [10, 22, 9, 59], "llrl", small=True)]
+                      [(breakable(t), breakable(f.name), _plain(f.value), f.source) for t, f in costs],
+                      [11, 24, 11, 54], "llrl", small=True)]
     return "".join(out)
 
 

@@ -7,7 +7,11 @@ import it from anywhere.
 * ``TIMELINE_DAYS``: the timeline's play-out of the whole run with jitter, data stalls,
   checkpoints, failures and the work they lose (``TimelineSummary.training_time_days``).
 * ``TIMELINE_ITERATION``: ``TimelineSummary.mean_iteration_s``, (iteration + data stall time) /
-  iterations run; the engine's one steady-state step is ``ITERATION``.
+  iterations run, the checkpoint writes left out (the timeline counts each write as its own
+  checkpoint time); the engine's one steady-state step is ``ITERATION``, which spreads the
+  checkpoint writes over the iterations (its "Checkpoints (amortized)" part). So the timeline's
+  mean is the steady step less that part, give or take the drawn stragglers, and can be below
+  it: a different figure, not a slower or faster run (:func:`iteration_note` says so).
 * Links and cables: a *link* is one line on the canvas (``Topology.links``); it is ``lanes``
   physical *cables* when Ethernet/InfiniBand, none when NVLink/PCIe
   (``designer.services.cabling.cable_count``).
@@ -16,7 +20,20 @@ import it from anywhere.
 ITERATION = "Iteration time (s)"
 STEADY_DAYS = "Training time, steady state (days)"
 TIMELINE_DAYS = "Training time with checkpoints and failures (days)"
-TIMELINE_ITERATION = "Mean iteration with stalls, timeline (s)"
+TIMELINE_ITERATION = "Mean iteration, checkpoint writes apart, timeline (s)"
+
+
+def iteration_note(steady_s: float, checkpoint_s: float, timeline_s: float) -> str:
+    """Why the timeline's mean iteration (``TIMELINE_ITERATION``) differs from the steady-state
+    ``ITERATION``, with the figures (seconds): the steady step spreads the checkpoint writes over
+    the iterations, the timeline counts them apart; stragglers are drawn per iteration there."""
+    from designer.services.style import figure
+
+    return (f"{ITERATION[:-4]} ({figure('seconds', steady_s)} s) includes the checkpoint writes spread "
+            f"over the iterations ({figure('seconds', checkpoint_s)} s each); the timeline's mean "
+            f"iteration ({figure('seconds', timeline_s)} s) leaves them out (each write is its own "
+            "checkpoint time there) and draws the stragglers iteration by iteration, so it can be "
+            "the lower of the two")
 
 import re
 from typing import Any
@@ -105,30 +122,88 @@ def collective_label(name: str) -> str:
 HIDDEN_BY_OVERLAP = "hidden by overlap"
 
 
+def engine_load_notes(runs: dict[str, Any], label: dict[str, str]) -> list[str]:
+    """What an adapter engine load above 100% means, per engine and mode (``runs``: mode ->
+    ``Result``; ``label``: mode -> its name): the engine is asked for that many times its
+    capacity, so the work it carries (the collectives it encrypts, the packets it switches)
+    takes that many times as long (``engine.resources``: a stage over capacity stretches by
+    demand / capacity); whether that costs time or stays hidden by overlap is the run's
+    "Adapter over capacity" part (``breakdown_s["dpu_slowdown"]``): 0 means the stretched
+    transfers still end before the compute they overlap does. The same sentences in ``compare``,
+    the app and the report, so a "175%" never stands unexplained."""
+    from designer.services.style import figure
+
+    out = []
+    for e in sorted({e for r in runs.values() for e in (r.dpu or {})}):
+        over = [(m, r) for m, r in runs.items() if (r.dpu or {}).get(e, 0.0) > 1.0]
+        if not over:
+            continue
+        loads = ", ".join(f"{label.get(m, m)} {100 * r.dpu[e]:.0f}%" for m, r in over)
+        x = max(r.dpu[e] for _, r in over)
+        slow = {m: (r.breakdown_s or {}).get("dpu_slowdown", 0.0) for m, r in over}
+        host = [m for m, r in over if (r.breakdown_s or {}).get("host_cpu_slowdown", 0.0) > 0]
+        if host:  # the slowest server's collectives wait on its host CPU: that part holds the cost
+            cost = (f"in {', '.join(label.get(m, m) for m in host)} the host CPU sets the exposed network time "
+                    "instead (Host CPU over capacity)")
+        elif all(v <= 0 for v in slow.values()):
+            cost = (f"{HIDDEN_BY_OVERLAP} (+0 s per iteration): the stretched transfers still end "
+                    "before the compute they overlap")
+        else:
+            cost = "; ".join(f"{label.get(m, m)} " + (f"{HIDDEN_BY_OVERLAP} (+0 s per iteration)" if v <= 0 else
+                                                      f"+{figure('seconds', v)} s per iteration "
+                                                      "(Adapter over capacity)") for m, v in slow.items())
+        out.append(f"{engine_label(e)} over 100% ({loads}): the engine is asked for up to {x:.2f}x "
+                   f"what it can do, so the traffic it carries takes up to {x:.2f}x as long; {cost}")
+    return out
+
+
+#: the adapter power rows and the cluster power, as every view names them (the CLI's tables write
+#: their rows with a small first letter, as all their rows)
+ADAPTER_POWER_MAX = "Adapter power (kW, max)"
+ADAPTER_POWER_TYPICAL = "Adapter power (kW, typical)"
+#: said where the typical row is left out: no adapter of the runs has a typical figure
+NO_TYPICAL = "no typical figure published for these adapters: their maxima are the only power figure"
+
+
+def has_typical(runs: list[Any]) -> bool:
+    """Whether some adapter of some run has a datasheet typical power figure (else the typical
+    row would be "-" in every column and is left out)."""
+    from designer.engine.compare import mode_figures
+
+    for r in runs:
+        f, e = mode_figures(r), (r.resources or {}).get("energy", {})
+        if not (f["adapters_typical_W"] == f["adapters_max_W"] and e.get("adapters_without_typical")):
+            return True
+    return False
+
+
 def power_rows(runs: list[Any]) -> list[tuple[str, list[str], str]]:
     """Adapter power at catalog maxima and at typical power and the cluster power on the basis
     the energy counts (``engine.compare.mode_figures``; ``Result.resources["energy"]
     ["adapter_power"]``) as (name, value per run, what it is), as ``dpu-designer compare`` prints
     them. Typical power: the adapter's datasheet typical figure where the catalog has one, else
-    its maximum ("-" when no adapter of the run has one)."""
+    its maximum; the row is left out when no adapter of any run has a typical figure
+    (:data:`NO_TYPICAL` says so where the table is explained), "-" in a run none of whose
+    adapters has one."""
     from designer.engine.compare import mode_figures
+    from designer.services.style import figure
 
     figs = [mode_figures(r) for r in runs]
     energy = [(r.resources or {}).get("energy", {}) for r in runs]
     basis = power_basis(energy)
-    return [
-        ("adapter power (kW, max)", [f"{f['adapters_max_W'] / 1e3:.2f}" for f in figs],
-         "NICs and DPUs at their catalog maximum power (datasheet maxima)"),
-        ("adapter power (kW, typ)", ["-" if f["adapters_typical_W"] == f["adapters_max_W"]
-                                     and e.get("adapters_without_typical")
-                                     else f"{f['adapters_typical_W'] / 1e3:.2f}"
-                                     for f, e in zip(figs, energy)],
-         "NICs and DPUs at their datasheet typical power (the maximum where the catalog has no "
-         "typical figure; '-': no adapter of the run has one)"),
-        (cluster_power_label(energy), [f"{f['power_W'] / 1e3:.1f}" for f in figs],
-         "the cluster at training load, adapters counted at "
-         + ("typical power" if basis == "typ" else "their maxima") + ": the basis of the energy"),
-    ]
+    rows = [(ADAPTER_POWER_MAX, [f"{f['adapters_max_W'] / 1e3:.2f}" for f in figs],
+             "NICs and DPUs at their catalog maximum power (datasheet maxima)")]
+    if has_typical(runs):
+        rows.append((ADAPTER_POWER_TYPICAL, ["-" if f["adapters_typical_W"] == f["adapters_max_W"]
+                                             and e.get("adapters_without_typical")
+                                             else f"{f['adapters_typical_W'] / 1e3:.2f}"
+                                             for f, e in zip(figs, energy)],
+                     "NICs and DPUs at their datasheet typical power (the maximum where the catalog "
+                     "has no typical figure; '-': no adapter of the run has one)"))
+    rows.append((cluster_power_label(energy), [figure("kW", f["power_W"] / 1e3) for f in figs],
+                 "the cluster at training load, adapters counted at "
+                 + ("typical power" if basis == "typ" else "their maxima") + ": the basis of the energy"))
+    return rows
 
 
 def power_basis(energies: list[dict]) -> str:
@@ -142,8 +217,8 @@ def power_basis(energies: list[dict]) -> str:
 
 def cluster_power_label(energies: list[dict]) -> str:
     """The name of the cluster power at training load on its basis, as ``dpu-designer compare``
-    prints it ("cluster power (kW, max)"): the title page, the comparison and the power table."""
-    return f"cluster power (kW, {power_basis(energies)})"
+    prints it ("Cluster power (kW, max)"): the title page, the comparison and the power table."""
+    return f"Cluster power (kW, {'typical' if power_basis(energies) == 'typ' else 'max'})"
 
 
 def hidden_text(result: Any) -> str:

@@ -585,11 +585,10 @@ def costs(design: Any, catalog: Any, comparison: Any, **site_given: float | None
 
 # ------------------------------------------------------------------------------ shown everywhere
 def money(v: float | None) -> str:
-    """Dollars as every view prints them: $1.23M from a million, else whole dollars."""
+    """Dollars as every view prints them: whole dollars, thousands separated, whatever the size
+    (one format in a column: "$2,024,000" under "$253,000", not "$2.02M" beside it)."""
     if v is None or not math.isfinite(v):
         return "-"
-    if abs(v) >= 1e6:
-        return f"${v / 1e6:,.2f}M"
     return f"${v:,.0f}"
 
 
@@ -608,9 +607,9 @@ def figure_rows(c: Costs) -> list[tuple[str, list[str], str]]:
          f"CapEx + {c.site['lifetime_years'].value:g} years of energy, space and support"),
         ("TCO per hour", [f"${x.tco.per_hour_USD:,.2f}" for x in m], "the lifetime TCO over its hours"),
         (f"{unit}/s (steady state)", [f"{x.tokens_per_s:,.0f}" for x in m], "the engine's throughput"),
-        (f"{unit}/s per $M of TCO", [f"{x.per_MUSD_tco:,.1f}" for x in m], "steady-state throughput per $M"),
-        (f"{unit}/s per kW", [f"{x.per_kW:,.1f}" for x in m], "per kW of cluster power at training load"),
-        (f"{unit}/s per rack unit", [f"{x.tokens_per_s / per_u:,.1f}" if per_u else "-" for x in m],
+        (f"{unit}/s per $M of TCO", [f"{x.per_MUSD_tco:,.0f}" for x in m], "steady-state throughput per $M"),
+        (f"{unit}/s per kW", [f"{x.per_kW:,.0f}" for x in m], "per kW of cluster power at training load"),
+        (f"{unit}/s per rack unit", [f"{x.tokens_per_s / per_u:,.0f}" if per_u else "-" for x in m],
          "per rack unit the design fills"),
         (f"{unit} per $ of TCO", [f"{x.per_USD:,.0f}" for x in m], "what one dollar of TCO buys"),
         ("one training run (steady state)", [money(x.run_cost_USD) for x in m],
