@@ -285,6 +285,78 @@ def optimize_steps(target: Target, catalog: Any, *, workers: int | None = None, 
     yield ("result", Outcome(target, layouts, seen, feasible, front.rows, cancelled=seen < total))
 
 
+#: designs a chart of the search (the ``--report`` PDF, the app's Run -> Optimize plot) shows each;
+#: beyond that an even sample of between PLOTTED / 2 and PLOTTED more (:class:`Chart`)
+PLOTTED = 20_000
+
+
+class Chart:
+    """What a chart of a search keeps, in the CLI's ``--report`` and the app's plot alike: the
+    running Pareto front (:class:`Front`) and, of the designs run, every one numbered below
+    :data:`PLOTTED`, then an even sample (``designer.engine.sweep.EvenSample``: one in every k,
+    k doubling, at most PLOTTED more), each as ``(days, CapEx in M USD, meets the target)``.
+    So it holds at most 2 x PLOTTED points plus the front whatever the search's size (every row
+    goes to ``--out``, not to memory), and the sample depends on the point numbers alone, not on
+    the worker count. A design the engine refused (``error``) is not charted."""
+
+    def __init__(self, cap: int | None = None) -> None:
+        from designer.engine.sweep import EvenSample
+
+        cap = PLOTTED if cap is None else cap
+        self.front = Front()
+        self.count = 0  #: designs added (charted or not)
+        self._sample = EvenSample(cap, cap)
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.count += 1
+        self.front.add(row)
+        if not row.get("error"):
+            self._sample.add(int(row["index"]), (float(row["training_time_days"]), float(row["capex_USD"]) / 1e6,
+                                                 bool(row["feasible"])))
+
+    def points(self) -> list[tuple[float, float, bool]]:
+        """``(days, CapEx M USD, meets the target)`` of the designs kept, in point order."""
+        return [p for _, p in self._sample.items()]
+
+    @property
+    def sampled(self) -> bool:
+        """The chart shows a sample, not every design run."""
+        return self._sample.every > 1
+
+    def title(self) -> str:
+        """What the chart shows, as the report's chart and the app's plot title it."""
+        if not self.sampled:
+            return "Every design run: training time against CapEx"
+        return (f"An even sample of the designs run ({len(self.points()):,} of {self.count:,}: the first "
+                f"{self._sample.head:,}, then one in every {self._sample.every:,}) and the Pareto front: "
+                "training time against CapEx")
+
+
+def steps_to_file(target: Target, catalog: Any, path: str, *, workers: int | None = None,
+                  scheduler: Any = None, cancel: threading.Event | None = None,
+                  written: list[int] | None = None) -> Iterator[tuple]:
+    """:func:`optimize_steps`, each row also written to ``path`` (``.csv`` or ``.parquet``, in
+    search order, through ``designer.services.rowfile.row_file``: what ``optimize --out`` writes).
+    The file appears under its name when the search ends; closing the generator (the app's
+    Cancel) also keeps the rows written so far under that name, as Ctrl-C does in the CLI.
+    ``written[0]`` (a list the caller holds) counts the rows written as they are."""
+    from designer.services.rowfile import row_file
+
+    count = written if written is not None else [0]
+    steps = optimize_steps(target, catalog, workers=workers, scheduler=scheduler, cancel=cancel)
+    with row_file(path, columns(), what="file") as out:
+        try:
+            for item in steps:
+                if item[0] == "row":
+                    out.write(item[1])
+                    count[0] = out.count
+                yield item
+        except GeneratorExit:
+            # no more points handed out; the block then ends normally, so the rows are kept
+            steps.close()  # type: ignore[attr-defined]  # a generator
+            return
+
+
 def optimize(target: Target, catalog: Any, *, workers: int | None = None, scheduler: Any = None,
              on_row: Callable[[dict[str, Any]], None] | None = None,
              progress: Callable[[int, int], None] | None = None,
