@@ -490,6 +490,7 @@ def check_points(design: Design, grid: Grid, catalog: Any = None) -> None:
     varying = [j for j in range(len(params)) if j not in scenario]
     combos = math.prod(len(grid.values[j]) for j in varying)
     size = max(len(d.topology.components) for d in [design, *sizes.values()])
+    chosen: Iterator[tuple[float, ...]]
     if combos * size <= CHECK_WORK:
         chosen = itertools.product(*[grid.values[j] for j in varying])
     elif "servers" in params:
