@@ -531,6 +531,7 @@ def prepare(design: Design, grid: "Grid | str", values: Sequence[float] | None =
     seed = design_seed(design, seed)  # None: the design's scenario seed
     for param, vals in zip(grid.params, grid.values):
         check_values(design, param, vals)  # every value, before any point runs
+    check_points(design, grid)  # the combinations that can fail where another does not, named
     first = next(grid.points())
     apply_point(design, grid.params, first)
     for k, param in enumerate(grid.params):
@@ -544,7 +545,6 @@ def prepare(design: Design, grid: "Grid | str", values: Sequence[float] | None =
         for value in grid.values[k][1:]:  # the first was refitted above
             # the workload alone changes, so the design is neither copied nor recounted
             _refit({**base.workload, name: value}, base, param, value)
-    check_points(design, grid)
     return (to_dict(design), grid.params, seed, evaluate)
 
 
