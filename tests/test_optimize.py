@@ -178,3 +178,39 @@ def test_a_bad_out_extension_is_one_line(tmp_path, capsys):
     assert cli.main(SMALL_ARGS + ["--workers", "1", "--out", str(tmp_path / "p.xlsx")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "write a .csv or a .parquet file" in err[0]
+
+
+#: the acceptance target of issue #25 (the README's worked example), its search narrowed to the
+#: front's server and switch so that the test takes seconds: 1,024 GPUs of GPT-3 175B within 8 days
+ACCEPT = opt.Target("gpt3-175b", 1024, days=8.0, servers=("hgx-b200",), adapters=("nic", "dpu"),
+                    switches=("qm9700",), oversubscription=(1.0, 2.0))
+
+
+def test_a_1024_gpu_front_is_the_same_on_one_process_the_pool_and_dask(catalog):
+    import distributed
+
+    one = opt.optimize(ACCEPT, catalog, workers=1)
+    pool = opt.optimize(ACCEPT, catalog, workers=2)
+    with distributed.LocalCluster(n_workers=2, processes=False, threads_per_worker=1,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        dask = opt.optimize(ACCEPT, catalog, scheduler=client)
+    assert one.evaluated == 4 and one.front and one.to_json() == pool.to_json() == dask.to_json()
+
+
+def test_a_1024_gpu_front_is_reproduced_by_run_on_its_design_files(tmp_path, capsys):
+    front = tmp_path / "front"
+    front.mkdir()
+    assert cli.main(["optimize", "--workload", "gpt3-175b", "--gpus", "1024", "--days", "8", "--server-models",
+                     "hgx-b200", "--adapters", "nic,dpu", "--switches", "qm9700", "--workers", "1",
+                     "--write-front", str(front), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["front"] and all(r["training_time_days"] <= 8 for r in data["front"])
+    for row in data["front"]:
+        assert cli.main(["run", row["file"], "--json"]) == 0
+        run = json.loads(capsys.readouterr().out)
+        assert run["training_time_days"] == pytest.approx(row["training_time_days"], rel=1e-12)
+        assert run["energy_kwh"] / 1e3 == pytest.approx(row["energy_MWh"], rel=1e-12)
+        assert run["mfu"] == pytest.approx(row["mfu"], rel=1e-12)
+        assert cli.main(["cost", row["file"], "--json"]) == 0
+        bill = json.loads(capsys.readouterr().out)
+        assert bill["capex_USD"] == pytest.approx(row["capex_USD"], rel=1e-12)
