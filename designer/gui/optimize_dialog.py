@@ -37,6 +37,8 @@ COLUMNS = ("#", "Server", "Adapters", "Switch", "Oversub.", "CapEx (USD)", "TCO 
 
 from designer.services.optimize import ADAPTER_WORDS
 
+#: the row file's field as a message names it
+OUT_WHAT = "Write every design to"
 #: the plot is redrawn at most this often while a search runs (seconds; once more at its end)
 REDRAW_S = 0.25
 
@@ -124,7 +126,7 @@ class OptimizeDialog(SearchDialog, QDialog):
         orow = QHBoxLayout()
         orow.addWidget(self.out, 1)
         orow.addWidget(self.browse)
-        form.addRow("Write every design to", orow)
+        form.addRow(OUT_WHAT, orow)
         self.search_button = QPushButton("Search")
         self.search_button.setDefault(True)
         self.cancel_button = QPushButton("Cancel")
@@ -217,8 +219,8 @@ class OptimizeDialog(SearchDialog, QDialog):
             from designer.services.rowfile import out_format
 
             try:
-                out_format(path, "file")
-                check_output_path(path, what="file")
+                out_format(path, OUT_WHAT)
+                check_output_path(path, what=OUT_WHAT)
             except UsageError as exc:
                 from designer.gui.messages import gui_words
 
@@ -243,6 +245,7 @@ class OptimizeDialog(SearchDialog, QDialog):
         file = self._file = (path, [0], point_count(target))
         self.worker = self._retired.start(
             steps_to_file, target, self.window_.catalog, path, workers=self.workers.value(), written=file[1],
+            what=OUT_WHAT,
             on_item=self._on_item, on_finished=self._on_finished, on_aborted=lambda: self._kept(file),
             on_error=self._on_error)
 

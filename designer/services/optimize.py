@@ -334,17 +334,18 @@ class Chart:
 
 def steps_to_file(target: Target, catalog: Any, path: str, *, workers: int | None = None,
                   scheduler: Any = None, cancel: threading.Event | None = None,
-                  written: list[int] | None = None) -> Iterator[tuple]:
+                  written: list[int] | None = None, what: str = "--out") -> Iterator[tuple]:
     """:func:`optimize_steps`, each row also written to ``path`` (``.csv`` or ``.parquet``, in
     search order, through ``designer.services.rowfile.row_file``: what ``optimize --out`` writes).
     The file appears under its name when the search ends; closing the generator (the app's
     Cancel) also keeps the rows written so far under that name, as Ctrl-C does in the CLI.
-    ``written[0]`` (a list the caller holds) counts the rows written as they are."""
+    ``written[0]`` (a list the caller holds) counts the rows written as they are; ``what`` names
+    the file in a message (a full disk, a name that is not .csv or .parquet)."""
     from designer.services.rowfile import row_file
 
     count = written if written is not None else [0]
     steps = optimize_steps(target, catalog, workers=workers, scheduler=scheduler, cancel=cancel)
-    with row_file(path, columns(), what="file") as out:
+    with row_file(path, columns(), what=what) as out:
         try:
             for item in steps:
                 if item[0] == "row":
