@@ -415,7 +415,7 @@ def point(values: tuple[float, ...], shared: tuple) -> tuple[dict[str, dict[str,
 #: most component copies :func:`check_points` makes applying combinations one by one (each
 #: combination copies the design: measured here at 1.0 ms for the 97 components of the example
 #: design, 6 ms for 3,031, 94 ms for 24,950, i.e. 4-10 us a component; so about 2-5 s at most).
-#: A grid beyond it is checked at each distinct ``servers`` value only.
+#: Beyond it, each distinct ``servers`` value is checked with the other parameters at their first.
 CHECK_WORK = 500_000
 
 
@@ -444,15 +444,15 @@ def check_points(design: Design, grid: Grid, catalog: Any = None) -> None:
     find none), and a component parameter (``ID.FIELD``, ``KIND.FIELD``) must find its components
     in the design of every server count; a workload setting or a component's GPU count changes
     the layout the engine checks (global batch = dp x micro-batch x gradient accumulation on the
-    GPUs). So: every distinct ``servers`` value is regenerated here (once each), and every
-    component parameter looked up in each; then, when the combinations of the parameters that
-    change the design or its workload (``servers``, component fields, workload settings; the
-    scenario settings at their first values, as they change neither) times the design's
-    components is at most :data:`CHECK_WORK`, each is applied (:func:`apply_point`, with its refit) and its workload
-    checked on its GPUs as the engine checks it (``pipeline.resolve_workload``); a larger grid
-    is checked that way at every distinct ``servers`` value, the others at their first values.
-    Checked only when the design runs one job (``scenario.tenants`` 1 and not swept): tenants
-    split the GPUs, which the engine checks per job."""
+    GPUs). So every distinct ``servers`` value is regenerated here, one at a time (one design
+    held at once), and every component parameter looked up in it; then the combinations of the
+    other parameters that change the design or its workload (component fields, workload
+    settings; the scenario settings at their first values, as they change neither) are applied
+    to it (:func:`apply_point`, with its refit) and its workload checked on its GPUs as the
+    engine checks it (``pipeline.resolve_workload``): all of them while they cost at most
+    :data:`CHECK_WORK` component copies over the grid, else only the one with the others at
+    their first values. Checked only when the design runs one job (``scenario.tenants`` 1 and
+    not swept): tenants split the GPUs, which the engine checks per job."""
     from designer.engine import pipeline
     from designer.engine.fit import design_gpus
     from designer.topology.catalog import load_catalog
@@ -461,20 +461,26 @@ def check_points(design: Design, grid: Grid, catalog: Any = None) -> None:
     params = grid.params
     first = next(grid.points())
     components = [p for p in params if _section(p) == "component"]
-    sizes: dict[float, Design] = {}  # servers value -> the regenerated design
-    if "servers" in params:
-        k = params.index("servers")
-        for value in dict.fromkeys(grid.values[k]):
+    scenario = [j for j, p in enumerate(params) if _section(p) == "scenario"]
+    tenants = any(params[j].removeprefix("scenario.") == "tenants" for j in scenario)
+    one_job = not tenants and int(design.scenario.get("tenants", SCENARIO_DEFAULTS.get("tenants", 1)) or 1) == 1
+    k = params.index("servers") if "servers" in params else None
+    others = [j for j in range(len(params)) if j not in scenario and j != k]
+    sizes: list[float | None] = list(dict.fromkeys(grid.values[k])) if k is not None else [None]
+    combos = math.prod(len(grid.values[j]) for j in others)
+    for value in sizes:
+        base = design
+        if value is not None:
             try:
-                sizes[value] = _regenerate(design, value)
+                base = _regenerate(design, value)
             except UsageError as exc:
                 raise UsageError(f"sweep: the points with servers = {value:g} cannot run: {exc}") from None
             for param in components:
                 head = param.partition(".")[0]
-                if head in KINDS or head in sizes[value].topology.components:
-                    why = None
+                why = None
+                if head in KINDS or head in base.topology.components:
                     try:
-                        _target(sizes[value], param)
+                        _target(base, param)
                     except UsageError as exc:
                         why = str(exc).removeprefix(f"--param {param}: ")
                 else:
@@ -483,33 +489,25 @@ def check_points(design: Design, grid: Grid, catalog: Any = None) -> None:
                     raise UsageError(f"sweep: the points with servers = {value:g} cannot set {param}: at "
                                      f"{value:g} servers {why}; sweep a KIND.FIELD (every component of a "
                                      "kind) or leave that server count out")
-    scenario = [j for j, p in enumerate(params) if _section(p) == "scenario"]
-    tenants = any(params[j].removeprefix("scenario.") == "tenants" for j in scenario)
-    if tenants or int(design.scenario.get("tenants", SCENARIO_DEFAULTS.get("tenants", 1)) or 1) != 1:
-        return
-    varying = [j for j in range(len(params)) if j not in scenario]
-    combos = math.prod(len(grid.values[j]) for j in varying)
-    size = max(len(d.topology.components) for d in [design, *sizes.values()])
-    chosen: Iterator[tuple[float, ...]]
-    if combos * size <= CHECK_WORK:
-        chosen = itertools.product(*[grid.values[j] for j in varying])
-    elif "servers" in params:
-        k = params.index("servers")
-        chosen = (tuple(v if j == k else first[j] for j in varying) for v in sizes)
-    else:
-        return
-    names = [params[j] for j in varying]
-    for vals in chosen:
-        servers = dict(zip(names, vals)).get("servers")
-        base = sizes[servers] if servers is not None else design
-        rest = [(p, v) for p, v in zip(names, vals) if p != "servers"]
-        try:
-            d = apply_point(base, [p for p, _ in rest], [v for _, v in rest]) if rest else base
-            gpus, gpu = design_gpus(d, catalog)
-            if gpus and gpu is not None:
-                pipeline.resolve_workload(d, catalog, gpus, gpu, {})
-        except UsageError as exc:
-            raise UsageError(f"sweep: the point {_words(names, vals)} cannot run: {exc}") from None
+        if not one_job:
+            continue
+        chosen: Iterator[tuple[float, ...]]
+        if combos * len(base.topology.components) * len(sizes) <= CHECK_WORK:
+            chosen = itertools.product(*[grid.values[j] for j in others])
+        else:
+            chosen = iter([tuple(first[j] for j in others)])
+        names = [params[j] for j in others]
+        for vals in chosen:
+            try:
+                d = apply_point(base, names, vals) if names else base
+                gpus, gpu = design_gpus(d, catalog)
+                if gpus and gpu is not None:
+                    pipeline.resolve_workload(d, catalog, gpus, gpu, {})
+            except UsageError as exc:
+                point = dict(zip(names, vals), **({"servers": value} if value is not None else {}))
+                named = [p for p in params if p in point]
+                raise UsageError(f"sweep: the point {_words(named, [point[p] for p in named])} cannot run: "
+                                 f"{exc}") from None
 
 
 def prepare(design: Design, grid: "Grid | str", values: Sequence[float] | None = None, *,
