@@ -265,6 +265,10 @@ class LivePlots(QWidget):
 
 #: line style, symbol and symbol size per mode in the sweep plot: SmartNIC and DPU runs often give
 #: the same figure, and the later line would hide the earlier one
+#: a colour per value of a grid's second parameter (matplotlib's "tab10" order, told apart by
+#: most colour-blind readers in its first few)
+_GRID_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+                "#17becf", "#d62728")
 _SWEEP_STYLE = {"host": (Qt.PenStyle.SolidLine, "o", 7), "smartnic": (Qt.PenStyle.SolidLine, "s", 11),
                 "dpu": (Qt.PenStyle.DashLine, "t", 8)}
 
@@ -304,8 +308,7 @@ class SweepPlot(QWidget):
         curves: list[tuple[str, Any, list[int]]] = [("", None, list(range(len(result.values))))]
         if two:
             seconds = list(dict.fromkeys(v[1] for v in result.values))
-            curves = [(f", {result.params[1]} = {b:g}", pg.intColor(i, hues=max(len(seconds), 3), values=1,
-                                                                   maxValue=200),
+            curves = [(f", {result.params[1]} = {b:g}", _GRID_COLORS[i % len(_GRID_COLORS)],
                        [j for j, v in enumerate(result.values) if v[1] == b]) for i, b in enumerate(seconds)]
         x_all = np.asarray(result.axis(0), dtype=float)
         for plot, metric, scale in ((self.days, "training_time_days", 1), (self.mfu, "mfu", 100)):
