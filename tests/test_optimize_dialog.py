@@ -102,7 +102,9 @@ def test_the_plot_keeps_the_clis_bounded_chart_not_every_row(window, qtbot, monk
         shown |= set(zip(xs if xs is not None else [], ys if ys is not None else []))
     front = {(r["training_time_days"], r["capex_USD"] / 1e6) for r in dialog.outcome.front}
     assert shown | front == {(x, y) for x, y, _ in cli.points()} | front
-    assert dialog.plot.getPlotItem().titleLabel.text.startswith("An even sample of the designs run")
+    title = dialog.plot.getPlotItem().titleLabel.text
+    assert cli.shown(sep="<br>") in title and "4 of 6" in title
+    assert "An even sample of the designs run (" in cli.title() and cli.title().endswith("against CapEx")
 
 
 def test_every_design_goes_to_the_chosen_file_as_optimize_out_writes_it(window, qtbot, monkeypatch, tmp_path):

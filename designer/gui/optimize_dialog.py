@@ -320,7 +320,7 @@ class OptimizeDialog(SearchDialog, QDialog):
         groups["front"] = [(r["training_time_days"], r["capex_USD"] / 1e6) for r in front]
         for k, pts in groups.items():
             self.scatter[k].setData([p[0] for p in pts], [p[1] for p in pts])
-        self.plot.setTitle(self.chart.title() if self.chart.count else "", size="9pt")
+        self.plot.setTitle(self.chart.shown(sep="<br>") if self.chart.count else "", size="9pt")
 
     def _fill(self, rows: list[dict[str, Any]]) -> None:
         self._front = list(rows)

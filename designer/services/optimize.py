@@ -323,13 +323,17 @@ class Chart:
         """The chart shows a sample, not every design run."""
         return self._sample.every > 1
 
-    def title(self) -> str:
-        """What the chart shows, as the report's chart and the app's plot title it."""
+    def shown(self, sep: str = " ") -> str:
+        """What the chart shows, as the report's chart and the app's plot say it (``sep`` before
+        "and the Pareto front": the app breaks the line there)."""
         if not self.sampled:
-            return "Every design run: training time against CapEx"
+            return "Every design run"
         return (f"An even sample of the designs run ({len(self.points()):,} of {self.count:,}: the first "
-                f"{self._sample.head:,}, then one in every {self._sample.every:,}) and the Pareto front: "
-                "training time against CapEx")
+                f"{self._sample.head:,}, then one in every {self._sample.every:,}){sep}and the Pareto front")
+
+    def title(self) -> str:
+        """The report chart's title: :meth:`shown`, then the axes."""
+        return f"{self.shown()}: training time against CapEx"
 
 
 def steps_to_file(target: Target, catalog: Any, path: str, *, workers: int | None = None,
