@@ -214,3 +214,27 @@ def test_a_1024_gpu_front_is_reproduced_by_run_on_its_design_files(tmp_path, cap
         assert cli.main(["cost", row["file"], "--json"]) == 0
         bill = json.loads(capsys.readouterr().out)
         assert bill["capex_USD"] == pytest.approx(row["capex_USD"], rel=1e-12)
+
+
+def test_the_chart_holds_a_bounded_even_sample_and_the_front():
+    """services.optimize.Chart (the --report chart and the app's plot): 10,000 rows through a cap
+    of 100 keep the first 100 and between 50 and 100 more spread over the rest, whatever order
+    the front arrives in; errors are not charted, and the title says it is a sample."""
+    chart = opt.Chart(cap=100)
+    rows = [{"index": i, "feasible": i % 3 != 0, "error": "" if i % 97 else "refused",
+             "capex_USD": 1e6 * (1 + (i * 7919) % 1000), "training_time_days": 1 + (i * 104729) % 500,
+             "energy_MWh": 10.0} for i in range(10_000)]
+    for r in rows:
+        chart.add(r)
+    kept = chart.points()
+    assert chart.count == 10_000 and 150 <= len(kept) <= 200 and chart.sampled
+    assert kept[:3] == [(r["training_time_days"], r["capex_USD"] / 1e6, r["feasible"]) for r in rows[1:4]]
+    front = opt.Front()
+    for r in rows:
+        front.add(r)
+    assert chart.front.rows == front.rows and front.rows
+    assert chart.title().startswith(f"An even sample of the designs run ({len(kept)} of 10,000: the first 100")
+    small = opt.Chart(cap=100)
+    for r in rows[1:50]:
+        small.add(r)
+    assert not small.sampled and small.title() == "Every design run: training time against CapEx"
