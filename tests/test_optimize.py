@@ -190,7 +190,7 @@ def test_a_1024_gpu_front_is_the_same_on_one_process_the_pool_and_dask(catalog):
     import distributed
 
     one = opt.optimize(ACCEPT, catalog, workers=1)
-    pool = opt.optimize(ACCEPT, catalog, workers=2)
+    pool = opt.optimize(ACCEPT, catalog)  # the default: a pool of all cores
     with distributed.LocalCluster(n_workers=2, processes=False, threads_per_worker=1,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
         dask = opt.optimize(ACCEPT, catalog, scheduler=client)

@@ -23,8 +23,8 @@ is a few template options and a layout, not a design), this process (``workers=1
 cluster (``scheduler="tcp://..."``; the target is scattered to every worker once). The points are
 made one at a time and at most a few per worker are in flight; each finished point is handed to
 ``on_row`` in point order (the CLI streams them to CSV or Parquet,
-``designer.services.rowfile``), so a large search never holds every row; only the running front
-is kept. Points are numbered before they are sent, so the same target and seed give the same rows,
+``designer.services.rowfile``), so a large search never holds every row: only the running front
+is kept, and for a chart (``--report``, the app's plot) the bounded sample of :class:`Chart`. Points are numbered before they are sent, so the same target and seed give the same rows,
 in the same order, and the same front whatever the worker count.
 """
 
