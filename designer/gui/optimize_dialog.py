@@ -23,7 +23,7 @@ import os
 import time
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QDialog, QDoubleSpinBox,
                                QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QProgressBar,
                                QPushButton, QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout,
@@ -68,8 +68,8 @@ class OptimizeDialog(SearchDialog, QDialog):
 
         self.chart = Chart()  #: the front and the bounded sample of the designs run (module docstring)
         self._drawn = 0.0
-        #: the row file of the current search: (path, [rows written], total designs), else None
-        self._file: tuple[str, list[int], int] | None = None
+        #: the row file of the current search: (path, what is written, total designs), else None
+        self._file: tuple[str, Any, int] | None = None
         self.workload = QComboBox()
         for w in cat.workloads():
             if w.get("kind", "transformer") == "transformer" or w.get("global_batch"):
@@ -206,7 +206,7 @@ class OptimizeDialog(SearchDialog, QDialog):
 
     def start(self) -> None:
         from designer.errors import UsageError
-        from designer.services.optimize import Chart, optimize_steps, point_count, steps_to_file
+        from designer.services.optimize import Chart, Written, optimize_steps, point_count, steps_to_file
 
         self.cancel()
         target = self.target()
@@ -242,7 +242,7 @@ class OptimizeDialog(SearchDialog, QDialog):
                 on_item=self._on_item, on_finished=self._on_finished, on_aborted=self._on_aborted,
                 on_error=self._on_error)
             return
-        file = self._file = (path, [0], point_count(target))
+        file = self._file = (path, Written(), point_count(target))
         self.worker = self._retired.start(
             steps_to_file, target, self.window_.catalog, path, workers=self.workers.value(), written=file[1],
             what=OUT_WHAT,
@@ -258,13 +258,18 @@ class OptimizeDialog(SearchDialog, QDialog):
             if wait:
                 self._kept(self._file)
 
-    def _kept(self, file: tuple[str, list[int], int]) -> None:
-        """A cancelled search that wrote a row file has ended: say what the file keeps (unless
-        another search has started since)."""
-        if self._file is file and self.worker is None:
-            path, written, total = file
-            self.status.setText(f"Cancelled: {path} keeps the first {written[0]:,} of the {total:,} designs "
-                                "(in search order)")
+    def _kept(self, file: tuple[str, Any, int]) -> None:
+        """A cancelled search that wrote a row file has ended: once the file is closed (its
+        generator is closed in the worker thread just after the aborted signal), say what it
+        keeps, unless another search has started since."""
+        if self._file is not file or self.worker is not None:
+            return
+        path, written, total = file
+        if not written.closed:
+            QTimer.singleShot(20, self, lambda: self._kept(file))  # gone with the dialog
+            return
+        self.status.setText(f"Cancelled: {path} keeps the first {written.rows:,} of the {total:,} designs "
+                            "(in search order)")
 
     # --- worker items (GUI thread)
     def _on_item(self, item: tuple) -> None:

@@ -336,30 +336,43 @@ class Chart:
         return f"{self.shown()}: training time against CapEx"
 
 
+@dataclass
+class Written:
+    """What :func:`steps_to_file` has written, read by the caller from another thread: the rows
+    so far, and ``closed`` once the file is in place (or removed, after an error) and no more
+    rows come."""
+
+    rows: int = 0
+    closed: bool = False
+
+
 def steps_to_file(target: Target, catalog: Any, path: str, *, workers: int | None = None,
                   scheduler: Any = None, cancel: threading.Event | None = None,
-                  written: list[int] | None = None, what: str = "--out") -> Iterator[tuple]:
+                  written: Written | None = None, what: str = "--out") -> Iterator[tuple]:
     """:func:`optimize_steps`, each row also written to ``path`` (``.csv`` or ``.parquet``, in
     search order, through ``designer.services.rowfile.row_file``: what ``optimize --out`` writes).
     The file appears under its name when the search ends; closing the generator (the app's
     Cancel) also keeps the rows written so far under that name, as Ctrl-C does in the CLI.
-    ``written[0]`` (a list the caller holds) counts the rows written as they are; ``what`` names
-    the file in a message (a full disk, a name that is not .csv or .parquet)."""
+    ``written`` (a :class:`Written` the caller holds) follows the rows as they are written;
+    ``what`` names the file in a message (a full disk, a name that is not .csv or .parquet)."""
     from designer.services.rowfile import row_file
 
-    count = written if written is not None else [0]
+    state = written if written is not None else Written()
     steps = optimize_steps(target, catalog, workers=workers, scheduler=scheduler, cancel=cancel)
-    with row_file(path, columns(), what=what) as out:
-        try:
-            for item in steps:
-                if item[0] == "row":
-                    out.write(item[1])
-                    count[0] = out.count
-                yield item
-        except GeneratorExit:
-            # no more points handed out; the block then ends normally, so the rows are kept
-            steps.close()  # type: ignore[attr-defined]  # a generator
-            return
+    try:
+        with row_file(path, columns(), what=what) as out:
+            try:
+                for item in steps:
+                    if item[0] == "row":
+                        out.write(item[1])
+                        state.rows = out.count
+                    yield item
+            except GeneratorExit:
+                # no more points handed out; the block then ends normally, so the rows are kept
+                steps.close()  # type: ignore[attr-defined]  # a generator
+                return
+    finally:
+        state.closed = True
 
 
 def optimize(target: Target, catalog: Any, *, workers: int | None = None, scheduler: Any = None,
