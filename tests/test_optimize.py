@@ -178,3 +178,63 @@ def test_a_bad_out_extension_is_one_line(tmp_path, capsys):
     assert cli.main(SMALL_ARGS + ["--workers", "1", "--out", str(tmp_path / "p.xlsx")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "write a .csv or a .parquet file" in err[0]
+
+
+#: the acceptance target of issue #25 (the README's worked example), its search narrowed to the
+#: front's server and switch so that the test takes seconds: 1,024 GPUs of GPT-3 175B within 8 days
+ACCEPT = opt.Target("gpt3-175b", 1024, days=8.0, servers=("hgx-b200",), adapters=("nic", "dpu"),
+                    switches=("qm9700",), oversubscription=(1.0, 2.0))
+
+
+def test_a_1024_gpu_front_is_the_same_on_one_process_the_pool_and_dask(catalog):
+    import distributed
+
+    one = opt.optimize(ACCEPT, catalog, workers=1)
+    pool = opt.optimize(ACCEPT, catalog)  # the default: a pool of all cores
+    with distributed.LocalCluster(n_workers=2, processes=False, threads_per_worker=1,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        dask = opt.optimize(ACCEPT, catalog, scheduler=client)
+    assert one.evaluated == 4 and one.front and one.to_json() == pool.to_json() == dask.to_json()
+
+
+def test_a_1024_gpu_front_is_reproduced_by_run_on_its_design_files(tmp_path, capsys):
+    front = tmp_path / "front"
+    front.mkdir()
+    assert cli.main(["optimize", "--workload", "gpt3-175b", "--gpus", "1024", "--days", "8", "--server-models",
+                     "hgx-b200", "--adapters", "nic,dpu", "--switches", "qm9700", "--workers", "1",
+                     "--write-front", str(front), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["front"] and all(r["training_time_days"] <= 8 for r in data["front"])
+    for row in data["front"]:
+        assert cli.main(["run", row["file"], "--json"]) == 0
+        run = json.loads(capsys.readouterr().out)
+        assert run["training_time_days"] == pytest.approx(row["training_time_days"], rel=1e-12)
+        assert run["energy_kwh"] / 1e3 == pytest.approx(row["energy_MWh"], rel=1e-12)
+        assert run["mfu"] == pytest.approx(row["mfu"], rel=1e-12)
+        assert cli.main(["cost", row["file"], "--json"]) == 0
+        bill = json.loads(capsys.readouterr().out)
+        assert bill["capex_USD"] == pytest.approx(row["capex_USD"], rel=1e-12)
+
+
+def test_the_chart_holds_a_bounded_even_sample_and_the_front():
+    """services.optimize.Chart (the --report chart and the app's plot): 10,000 rows through a cap
+    of 100 keep the first 100 and between 50 and 100 more spread over the rest, whatever order
+    the front arrives in; errors are not charted, and the title says it is a sample."""
+    chart = opt.Chart(cap=100)
+    rows = [{"index": i, "feasible": i % 3 != 0, "error": "" if i % 97 else "refused",
+             "capex_USD": 1e6 * (1 + (i * 7919) % 1000), "training_time_days": 1 + (i * 104729) % 500,
+             "energy_MWh": 10.0} for i in range(10_000)]
+    for r in rows:
+        chart.add(r)
+    kept = chart.points()
+    assert chart.count == 10_000 and 150 <= len(kept) <= 200 and chart.sampled
+    assert kept[:3] == [(r["training_time_days"], r["capex_USD"] / 1e6, r["feasible"]) for r in rows[1:4]]
+    front = opt.Front()
+    for r in rows:
+        front.add(r)
+    assert chart.front.rows == front.rows and front.rows
+    assert chart.title().startswith(f"An even sample of the designs run ({len(kept)} of 10,000: the first 100")
+    small = opt.Chart(cap=100)
+    for r in rows[1:50]:
+        small.add(r)
+    assert not small.sampled and small.title() == "Every design run: training time against CapEx"

@@ -466,3 +466,42 @@ def test_ctrl_c_keeps_the_parquet_rows_finished(tmp_path, monkeypatch, capsys):
     table = pq.read_table(out)
     assert table.column("servers").to_pylist() == [4.0, 8.0] and table.num_rows == 2
     assert "keeps the first 2 of the 3 points" in capsys.readouterr().err
+
+
+def test_a_component_missing_at_one_server_count_is_refused_before_any_point(design, capsys):
+    """servers x ID.FIELD: srv-8 exists at 8 servers (the first combination) but not at 4; the grid
+    is refused up front, naming the server count, not after the points of 8 servers ran."""
+    from designer.cli import main
+    from designer.engine.sweep import make_grid, prepare
+
+    grid = make_grid(["servers", "srv-8.gpu_count"], [[8, 4], [8]])
+    with pytest.raises(UsageError, match=r"servers = 4 cannot set srv-8\.gpu_count: at 4 servers the design "
+                                         r"has no component 'srv-8'"):
+        prepare(design, grid)
+    assert main(["sweep", str(EXAMPLE), "--param", "servers", "--values", "8,4", "--param", "srv-8.gpu_count",
+                 "--values", "8", "--workers", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "leave that server count out" in err[0]
+    prepare(design, make_grid(["servers", "srv-8.gpu_count"], [[8, 16], [8]]))  # srv-8 at both: fine
+
+
+def test_a_combination_whose_layout_cannot_run_is_named_before_any_point(design, monkeypatch):
+    """servers 16 with srv-8.gpu_count 4 is 124 GPUs, which dp x micro-batch of the 512 batch does
+    not fill (dp 62): the combination is named up front (not the engine's error after the other
+    points); beyond CHECK_WORK every server count is still checked (the other
+    parameters at their first values)."""
+    from designer.engine import sweep as sw
+    from designer.services.sweeping import stream
+
+    calls = []
+    monkeypatch.setattr(sw, "engine_point", lambda *a: calls.append(a) or {})
+    grid = sw.make_grid(["servers", "srv-8.gpu_count"], [[16, 8], [8, 4]])
+    with pytest.raises(UsageError, match=r"the point servers = 16, srv-8\.gpu_count = 4 cannot run: workload: "
+                                         r"global batch 512 is not a multiple of dp x micro-batch = 62 x 1"):
+        stream(design, grid, workers=1)
+    assert calls == []
+    monkeypatch.setattr(sw, "CHECK_WORK", 1)
+    sw.check_points(design, grid)  # per servers value, srv-8.gpu_count at its first (8): both run
+    # dp 64 x tp 2 fills 16 servers of 8 GPUs and needs twice the GPUs of 8 servers
+    with pytest.raises(UsageError, match=r"the point servers = 8, workload\.dp = 64 cannot run"):
+        sw.check_points(design, sw.make_grid(["servers", "workload.dp"], [[16, 8], [64]]))

@@ -1,7 +1,8 @@
 """``dpu-designer optimize``: search server models, adapters (NIC / SmartNIC / DPU), switch models and
 oversubscription (with the planner's layout) for a workload on N GPUs; print the Pareto front of
-CapEx, training time and energy, stream every point to CSV or Parquet (``--out``, only the front is
-kept in memory), write the front's designs.
+CapEx, training time and energy, stream every point to CSV or Parquet (``--out``), write the front's
+designs. In memory: the front, and for ``--report``'s chart the bounded sample of
+:class:`designer.services.optimize.Chart` (the app's plot keeps the same).
 
 The search is :func:`designer.services.optimize.optimize`: a local process pool by default, a
 Dask cluster with ``--scheduler tcp://HOST:PORT``.
@@ -40,7 +41,8 @@ def register(subparsers) -> None:
     p.add_argument("--out", metavar="OUT.csv", help="write every design's row, in search order, to this .csv or "
                                                     ".parquet file as the designs finish")
     p.add_argument("--write-front", metavar="DIR", help="write each design on the front as DIR/front-N.json")
-    p.add_argument("--report", metavar="OUT.pdf", help="also write a PDF: the target, the front and a chart of every design")
+    p.add_argument("--report", metavar="OUT.pdf", help="also write a PDF: the target, the front and a chart of the designs "
+                                                      "(every one up to 20,000, an even sample beyond)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
@@ -104,15 +106,15 @@ def run(args) -> int:
             bar = "#" * (30 * n // total)
             print(f"\r[{bar:<30}] {n}/{total} designs", end="" if n < total else "\n", file=sys.stderr)
 
-    from designer.engine.sweep import EvenSample
+    from designer.services.optimize import Chart
 
-    #: (days, CapEx M USD, meets the target) of the designs --report charts: every one up to
-    #: PLOTTED, an even sample beyond (the rows themselves go to --out, not to memory)
-    plotted = EvenSample(PLOTTED, PLOTTED)
+    #: what --report charts: the front and an even sample of the designs (services.optimize.Chart,
+    #: as the app's plot); the rows themselves go to --out, not to memory
+    chart = Chart()
 
     def keep(row) -> None:
-        if args.report and not row.get("error"):
-            plotted.add(int(row["index"]), (row["training_time_days"], row["capex_USD"] / 1e6, bool(row["feasible"])))
+        if args.report:
+            chart.add(row)
 
     def search(on_row):
         return optimize(target, catalog, workers=args.workers, scheduler=args.scheduler, on_row=on_row,
@@ -160,16 +162,12 @@ def run(args) -> int:
         qt_application()  # the drawing needs one
         from designer.report import front
 
-        front.build(outcome, [p for _, p in plotted.items()], args.report, sampled=plotted.every > 1)
+        front.build(outcome, chart, args.report)
     if args.json:
         print(json.dumps(outcome.to_json(), indent=1))
     else:
         print(format_front(outcome))
     return 0
-
-
-#: designs the --report chart shows each (beyond: an even sample of about as many)
-PLOTTED = 20_000
 
 
 def format_front(o) -> str:
