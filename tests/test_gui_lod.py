@@ -106,15 +106,11 @@ def test_tiles_hold_the_pixels_of_a_direct_drawing(qapp):
         for aa in (False, True):
             layer = _layer(lines, util)
             direct = _paint(layer, transform, aa, None)
-            frames = [_paint(layer, transform, aa, screen)]  # a first look: a picture of all stands in
-            while layer.refining:  # for the tiles, drawn a few a frame
-                frames.append(_paint(layer, transform, aa, screen))
-                assert len(frames) < 20
+            tiled = _paint(layer, transform, aa, screen)
             assert layer.tiles_rendered > 1
             inked = (direct[..., 3] > 0).sum()
-            for tiled in frames:
-                off = (np.abs(direct - tiled).max(axis=2) > 64).sum()
-                assert inked > 1000 and off <= share * inked, (aa, transform, off, inked)
+            off = (np.abs(direct - tiled).max(axis=2) > 64).sum()
+            assert inked > 1000 and off <= share * inked, (aa, transform, off, inked)
 
 
 def _ink(image: np.ndarray) -> np.ndarray:
@@ -140,19 +136,8 @@ def test_a_new_zoom_is_drawn_a_tile_a_frame_without_gaps_and_ends_as_a_direct_dr
     lines = {f"l{n}": QLineF(*(rng.uniform(-100, 700) for _ in range(4))) for n in range(150)}
     layer = _layer(lines, {lid: rng.random() for lid in lines})  # pens 1 to 4 px
     screen = QWidget()
-    # the zoom left, first seen: nothing to stand in, so one picture of all its tiles does
-    # (issue #24: 16 tiles one by one took a 50 % jump on the 2,048-server design to 135 ms), a
-    # tile a frame replaces it; every frame holds the pixels of a direct drawing
-    plain = _paint(layer, QTransform(), True, None)
-    start = [_paint(layer, QTransform(), True, screen)]
-    assert layer.tiles_rendered == 1 and layer.refining
-    while layer.refining:
-        start.append(_paint(layer, QTransform(), True, screen))
-        assert len(start) < 40
-    assert layer.tiles_rendered == len(start) > 4  # 6 tiles of 256 px, a few empty (None)
-    for frame in start:
-        off = (np.abs(plain - frame).max(axis=2) > 64).sum()
-        assert off <= 0.03 * _ink(plain).sum()
+    _paint(layer, QTransform(), True, screen)  # the zoom left: every tile at once (none to stand in)
+    assert not layer.refining
     # one step about the image's centre (300, 200); out, the old tiles leave strips along the
     # edges uncovered: on the left and top whole new tiles (drawn at once), on the right and
     # bottom 19 and 13 px of tiles the old ones cover otherwise (drawn directly till their turn)
@@ -188,7 +173,7 @@ def test_a_new_zoom_is_drawn_a_tile_a_frame_without_gaps_and_ends_as_a_direct_dr
     # antialiased lines that Qt clips at a tile's edge in fixed point and so shifts by a fraction
     # of a pixel: 1 to 2 % of the inked pixels of these 150 crossing lines, as before progress)
     fresh = _layer(lines, {lid: c.util for lid, c in layer.cables.items()})
-    at_once = _until_done(fresh, zoom, screen)[0][-1]  # a first look: a tile a frame (above)
+    at_once = _paint(fresh, zoom, True, screen)
     assert np.array_equal(frames[-1], at_once)
     off = (np.abs(direct - frames[-1]).max(axis=2) > 64).sum()
     assert off <= 0.03 * inked.sum()
@@ -410,7 +395,8 @@ def test_an_edit_redraws_only_the_tiles_its_cables_meet_and_ends_as_drawn_at_onc
     util = {lid: n % 9 / 8 for n, lid in enumerate(lines)}  # pens 1 to 4 px
     layer = _layer(lines, util)
     screen = QWidget()
-    _until_done(layer, QTransform(), screen)  # a first look: its tiles a few a frame
+    _paint(layer, QTransform(), True, screen)
+    assert not layer.refining
     size = CableLayer.TILE_PX
     in_view = [(i, j) for i in range(3) for j in range(2)]  # 600 x 400 at 1:1
     old = QLineF(layer.cables["moved"].line)
@@ -425,7 +411,7 @@ def test_an_edit_redraws_only_the_tiles_its_cables_meet_and_ends_as_drawn_at_onc
     assert layer.tiles_rendered - before == len(meets)
     assert not layer.refining  # an edit is right in the frame that follows it
     fresh = _layer({lid: c.line for lid, c in layer.cables.items()}, util)
-    assert np.array_equal(edited, _until_done(fresh, QTransform(), screen)[0][-1])
+    assert np.array_equal(edited, _paint(fresh, QTransform(), True, screen))
     # a restyle of most cables (the overlay): drawn anew (the old tiles stand in meanwhile)
     for n, cable in enumerate(layer.cables.values()):
         cable.util = (n + 4) % 9 / 8
@@ -436,7 +422,7 @@ def test_an_edit_redraws_only_the_tiles_its_cables_meet_and_ends_as_drawn_at_onc
         assert len(frames) < 20
     fresh = _layer({lid: c.line for lid, c in layer.cables.items()},
                    {lid: c.util for lid, c in layer.cables.items()})
-    assert np.array_equal(frames[-1], _until_done(fresh, QTransform(), screen)[0][-1])
+    assert np.array_equal(frames[-1], _paint(fresh, QTransform(), True, screen))
 
 
 def _until_done(layer: CableLayer, transform: QTransform, screen) -> tuple[list, list]:
@@ -470,7 +456,7 @@ def test_a_jump_in_zoom_is_drawn_a_tile_a_frame_and_ends_as_drawn_at_once(qapp, 
                     if direct[y:y + 40, x:x + 40, 3].sum() > 40 * 255:
                         assert frame[max(0, y - 4):y + 44, max(0, x - 4):x + 44, 3].sum() > 0, (n, x, y)
         fresh = _layer(lines, util)
-        assert np.array_equal(frames[-1], _until_done(fresh, transform, screen)[0][-1])
+        assert np.array_equal(frames[-1], _paint(fresh, transform, True, screen))
 
 
 def test_the_picture_far_out_is_drawn_in_batches_and_ends_as_drawn_at_once(qapp, monkeypatch):

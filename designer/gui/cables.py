@@ -794,14 +794,10 @@ class CableLayer(QGraphicsItem):
                 far: tuple | None, center: QPointF, start: float) -> None:
         """Draw tiles of ``missing`` (of ``grid``; ``shown``: the device area painted).
 
-        The tiles that older ones (``stand_ins``) leave mostly uncovered come first: drawing
-        their uncovered part directly frame after frame would cost more (a jump in zoom, or
-        nothing to stand in; ``far``: (picture, device rect) of all cables far out, if any,
-        covers what it spans). When more of them are missing than the frame affords (a jump to a
-        zoom not seen before: the 16 tiles of the 50 % view of the 2,048-server design, 50-135 ms
-        one by one), one picture of them all (:meth:`_block`) stands in for them, kept with the
-        older tiles, so that they too are drawn a few a frame; else they are drawn at once. Then
-        the others, those with a part no older tile covers first (drawn directly
+        The tiles that older ones (``stand_ins``) leave mostly uncovered at once: drawing their
+        uncovered part directly frame after frame would cost more (a jump in zoom, or nothing to
+        stand in; ``far``: (picture, device rect) of all cables far out, if any, covers what it
+        spans). Then the others, those with a part no older tile covers first (drawn directly
         till then, see :meth:`_stand_in`), each nearest the ``center`` first, until the frame
         has spent ``BUDGET_MS`` since ``start``, counting the estimates of the next tile and of
         the uncovered parts; at least one a frame.
@@ -823,21 +819,11 @@ class CableLayer(QGraphicsItem):
             mostly_covered = 2 * _area(gaps[k]) <= _area(visible[k])
             return mostly_covered, gaps[k].isEmpty(), abs(c.x() - mid_x) + abs(c.y() - mid_y)
 
+        gap_px = sum(_area(g) for g in gaps.values())
         area = QRectF()
         for k in missing:
             area = area.united(self._tile_area(k, grid))
         among = None
-        bare = [k for k in missing if not order(k)[0]]
-        if len(bare) > 1 and (time.perf_counter() - start) * 1000 + len(bare) * self._tile_ms > self.BUDGET_MS:
-            # more tiles with nothing to stand in than the frame affords: one drawing of them
-            # all stands in (each cable once, not once a tile it crosses), cut to the tiles
-            among = self.crossing_rows(area)
-            self._stand_ins.insert(0, (grid, self._block(bare, grid, among)))
-            del self._stand_ins[self.MAX_STAND_INS + 1:]
-            stand_ins.insert(0, (self._stand_ins[0][1], lay))
-            for k in bare:
-                gaps[k] = QRegion()
-        gap_px = sum(_area(g) for g in gaps.values())
         for n, k in enumerate(sorted(missing, key=order)):
             spent = (time.perf_counter() - start) * 1000
             if (n and order(k)[0]
@@ -851,30 +837,6 @@ class CableLayer(QGraphicsItem):
             if image is not None:  # a running estimate of a tile's cost
                 self._tile_ms = (self._tile_ms + (time.perf_counter() - t) * 1000) / 2
             gap_px -= _area(gaps[k])
-
-    def _block(self, keys: list, grid: tuple, among: np.ndarray) -> dict[tuple[int, int], QImage]:
-        """Stand-ins for the tiles ``keys`` of ``grid``: one picture of the cables ``among`` over
-        the rectangle of tiles that holds them, drawn as the tiles are (same zoom, sub-pixel
-        offset and antialiasing) and cut into tiles. It costs about one tile's worth of drawing
-        per cable shown instead of one per tile a cable crosses, but it is not the tiles: Qt
-        rounds a line clipped at a tile's edge a little differently (``test_gui_lod``), so the
-        tiles are still drawn, a few a frame, and replace these (:meth:`_render`)."""
-        size = self.TILE_PX
-        scale, ox, oy, aa = grid
-        i0, j0 = min(k[0] for k in keys), min(k[1] for k in keys)
-        cols, rows = max(k[0] for k in keys) - i0 + 1, max(k[1] for k in keys) - j0 + 1
-        area = QRectF()
-        for k in keys:
-            area = area.united(self._tile_area(k, grid))
-        image = QImage(cols * size, rows * size, QImage.Format_ARGB32_Premultiplied)
-        image.fill(Qt.transparent)
-        p = self._image_painter(image)
-        p.setRenderHint(QPainter.Antialiasing, aa)
-        p.translate(ox - i0 * size, oy - j0 * size)
-        p.scale(scale, scale)
-        self._draw(p, self.crossing_rows(area, among))
-        p.end()
-        return {k: image.copy((k[0] - i0) * size, (k[1] - j0) * size, size, size) for k in keys}
 
     def _stand_in(self, painter: QPainter, pending: list, lay: tuple, shown: QRectF,
                   stand_ins: list, far: tuple | None) -> None:
