@@ -126,3 +126,43 @@ def test_several_jobs_show_shared_and_alone(shared_pages):
     assert rates and number(rates.group(1)) < number(rates.group(2))
     # the bottleneck that says where the jobs meet is in the report too
     assert "jobs meet on" in page_starting(shared_pages, "Bottlenecks")
+
+
+def test_memory_per_gpu_reads_as_run_prints_it(encrypted_pages, encrypted):
+    """The Results section shows memory per GPU, its parts, the GPU's memory and whether it fits
+    with the names and values ``dpu-designer run`` prints (issue 22: one number per fact)."""
+    from designer.commands.run import memory_lines
+
+    r = compare(encrypted, CAT).runs["host"]
+    assert r.memory_per_gpu_GB is not None and r.gpu_memory_GB  # premise: the example has parameters
+    lines = memory_lines(r)
+    section = section_text(encrypted_pages, "Results")
+    total = figure("GB", r.memory_per_gpu_GB)
+    assert f"Memory per GPU (GB) {total} {total} {total}" in section  # the same in every mode
+    assert f"memory per GPU" in lines[0] and f" {total} GB" in lines[0]
+    for key, value in r.memory_parts_GB.items():
+        if round(value, 1) > 0:
+            name = key.replace("_", " ")
+            v = figure("GB", value)
+            assert f"{name} {v} {v} {v}" in section and f"{name} {v}" in lines[0]
+    cap = figure("GB", r.gpu_memory_GB)
+    assert f"GPU memory (GB) {cap} {cap} {cap}" in section and f" {cap} GB" in lines[-1]
+    fits = "yes" if r.memory_per_gpu_GB <= r.gpu_memory_GB else "no"
+    assert re.search(rf"Fits in GPU memory {fits}\S* ", section)
+    assert _words(f"micro-batches in flight, recompute {r.memory_activations['recompute']}") in section
+
+
+def test_fits_text_says_by_how_much_a_layout_is_over():
+    """``names.fits_text``: the difference of the two figures as shown, "–" without a capacity."""
+    from designer.report.names import fits_text, memory_rows
+
+    assert fits_text({"memory_per_gpu_GB": 90.04, "gpu_memory_GB": 85.89934592}) == "no: 4.1 GB over"
+    assert fits_text({"memory_per_gpu_GB": 85.9, "gpu_memory_GB": 85.89934592}) == "yes"
+    assert fits_text({"memory_per_gpu_GB": 40.0, "gpu_memory_GB": None}) == "–"
+    assert memory_rows({"memory_per_gpu_GB": None}) == []
+    rows = memory_rows({"memory_per_gpu_GB": 3.0, "memory_parts_GB": {"weights": 2.0, "output_layer": 1.0,
+                                                                      "buffers": 0.0},
+                        "gpu_memory_GB": 85.9})
+    assert [(n, v) for n, v, _t, _i in rows] == [("memory per GPU (GB)", "3.0"), ("weights", "2.0"),
+                                                ("output layer", "1.0"), ("GPU memory (GB)", "85.9"),
+                                                ("fits in GPU memory", "yes")]

@@ -634,6 +634,7 @@ def _result(setup: _Setup, shared: _Outcome, solo: _Outcome | None) -> Result:
         memory_parts_GB={} if parts is None else parts.to_dict(),
         memory_activations={} if parts is None or w.kind != "transformer" else {
             "recompute": parts.recompute, "in_flight": parts.in_flight, "kept_layers": parts.kept_layers},
+        gpu_memory_GB=cap_GB if cap_GB > 0 else None,
         training_time_days=rate["train_s"] / 86400.0, gpus=w.gpus, parameters=rate["params"],
         workload=w.to_dict(), placement=setup.pl.only(shared.job).summary(), collectives=shared.colls,
         links=_link_results(r.fab, topo, shared.phases), bottlenecks=[], storage=shared.storage,

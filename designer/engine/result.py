@@ -248,6 +248,10 @@ class Result:
     #: words), in_flight (micro-batches the busiest stage holds), kept_layers (its layers kept on the
     #: GPU, the rest offloaded); empty when the estimate is None
     memory_activations: dict[str, Any] = field(default_factory=dict)
+    #: the GPU's memory against which ``memory_per_gpu_GB`` is checked (``workload.gpu_memory_GB``:
+    #: the catalog's ``memory_GB``, GiB as vendors quote it, in GB of 10^9 bytes); None when the
+    #: catalog gives none
+    gpu_memory_GB: float | None = None
     #: training jobs sharing the fabric (``scenario.tenants``; with several, every other figure is
     #: the slowest job's, see ``pipeline.run``): jobs, placement (packed/scattered),
     #: servers_per_job, idle_servers, slowest_job; the slowest job's worst data-parallel group rate

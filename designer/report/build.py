@@ -526,6 +526,7 @@ def _results(data: ReportData, chart: tuple[float, float]) -> str:
     out = [heading("Results"),
            table(["", *[LABEL[s] for s in MODES]], rows, [31, 23, 23, 23], "lrrr"),
            *_jobs(data),
+           *_memory(data),
            "<h2>Iteration breakdown (s)</h2>",
            table(["Part", *[SHORT[s] for s in MODES], *[f"share, {SHORT[s]}" for s in MODES]], brk,
                  [28, 12, 12, 12, 12, 12, 12], "lrrrrrr", small=True),
@@ -542,6 +543,27 @@ def _results(data: ReportData, chart: tuple[float, float]) -> str:
                         c["calls_per_iteration"], c["time_s"], c["busbw_GBps"]) for c in colls],
                       [22, 20, 16, 10, 16, 16], "llrrrr", small=True)]
     return "".join(out)
+
+
+def _memory(data: ReportData) -> list[str]:
+    """Memory per GPU, its parts, the GPU's memory and whether it fits, per mode, with the names
+    and values of ``dpu-designer run`` (``names.memory_rows``), and how the activations are
+    counted; nothing when the estimate is not known."""
+    from designer.report.names import MEMORY_PER_GPU, activations_text, memory_rows
+
+    per_mode = {s: {n: (v, i) for n, v, _tip, i in memory_rows(data.results[s])} for s in MODES}
+    names = list(dict.fromkeys(n for s in MODES for n in per_mode[s]))
+    if not names:
+        return []
+    indent = {n: i for s in MODES for n, (_v, i) in per_mode[s].items()}
+    rows = [(Markup("&nbsp;" * 4 + _esc(n)) if indent[n] else n[:1].upper() + n[1:],
+             *[per_mode[s].get(n, ("0.0" if indent[n] else "–",))[0] for s in MODES]) for n in names]
+    acts = activations_text(data.results["host"])
+    return [f"<h2>{_esc(MEMORY_PER_GPU[:1].upper() + MEMORY_PER_GPU[1:])}</h2>",
+            table(["", *[LABEL[s] for s in MODES]], rows, [31, 23, 23, 23], "lrrr", small=True),
+            para("The estimate of the busiest GPU by its parts (GB of 10^9 bytes), against the GPU's "
+                 "memory as vendors quote it (GiB) in the same unit"
+                 + (f"; {acts}" if acts else "") + ".", small=True)]
 
 
 #: breakdown parts that exist only with a parallel dimension above 1 (as ``dpu-designer run``)
