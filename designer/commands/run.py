@@ -12,6 +12,7 @@ from designer.commands import COMMANDS
 from designer.console import shown
 from designer.errors import ResultError, UsageError
 from designer.engine.resources import INFRA_TASKS
+from designer.engine.result import SWITCH_PARTS
 from designer.topology.design import SCENARIO_SPEC, Setting
 
 
@@ -364,6 +365,8 @@ def format_table(r, design=None) -> str:
     for k, v in r.breakdown_s.items():
         if v == 0 and k in _LAYOUT_PARTS and int(w.get(_LAYOUT_PARTS[k], 1) or 1) <= 1:
             continue  # e.g. cp_comm of a layout without context parallelism (the JSON keeps it)
+        if v == 0 and k in SWITCH_PARTS and not w.get(SWITCH_PARTS[k]):
+            continue  # activation or optimizer offload not asked for (the JSON keeps the zero)
         share = 100 * v / r.iteration_time_s if r.iteration_time_s else 0.0
         lines.append(f"  {part_label(k):<24} {v:10.3f} s  {share:5.1f}%")
     hidden = [f"{d} {v:.3f} s" for d, v in (r.hidden_s or {}).items() if v > 0]

@@ -36,7 +36,7 @@ from designer.engine.cache import EngineCache
 from designer.engine.placement import (Placement, attached_all, components_by_kind, ep_block, ep_within_domain,
                                       job_servers, parse_order, place, place_jobs, servers_of, usable_gpus,
                                       workload_order)
-from designer.engine.result import CollectiveResult, LinkResults, Result
+from designer.engine.result import BREAKDOWN_KEYS, CollectiveResult, LinkResults, Result
 from designer.engine.workload import (DEFAULT_DATASET_SAMPLES, Workload, bubble_s, compute, from_dict,
                                       GPU_MEMORY_GB_BYTES, gpu_memory_GB, memory_parts, model_flops_per_iteration, model_state_GB, parameters, short,
                                       shrunk_ep_warning,
@@ -529,7 +529,8 @@ def _setup(design, catalog, scen: dict[str, Any], seed: int, fab: net.Fabric,
         warnings.insert(0, note)
     if ep_note:
         warnings.append(ep_note)
-    ct = compute(w, servers[0].gpu)
+    ct = compute(w, servers[0].gpu, host_memory_per_gpu_GBps(design, catalog, servers[0].id)
+                 if w.optimizer_cpu_offload else None)
     _check_finite("the compute stage's micro-batch time", ct.micro_batch_s)
     vol = tr.volumes(w)
     # storage reads: the global batch's bytes every iteration. The storage flows of the network
@@ -546,6 +547,20 @@ def _setup(design, catalog, scen: dict[str, Any], seed: int, fab: net.Fabric,
              cap=usable_capacity_GBps(fab, topo, scen), w=w, ct=ct, vol=vol, stor=stor, read_GB=read_GB,
              servers=servers, no_sharp=sharp_transport_problem(design, catalog, scen, used), kinds=kinds)
     return _Setup(run=r, pl=pl, jobs=jobs, how=how, split=split, gpu=servers[0].gpu, warnings=warnings)
+
+
+def host_memory_per_gpu_GBps(design, catalog, server_id: str) -> float:
+    """Host memory bandwidth per GPU of a GPU server: its catalog CPU's peak
+    (``hostcpu.memory_GBps``: sockets × channels × MT/s × 8 bytes, each figure with its source in
+    models/hardware/cpu.toml) over the server's GPUs, which all step their CPU optimizers at once
+    (``workload.optimizer_offload_times``); 0 when the CPU has no memory figures."""
+    from designer.engine import hostcpu
+
+    f = catalog.resolve(design.topology.components[server_id])
+    cpu = catalog.get("cpu", f["cpu_model"])
+    peak = hostcpu.memory_GBps(int(f.get("cpu_sockets", 1)), int(cpu.get("memory_channels", 0) or 0),
+                               float(cpu.get("memory_MTps", 0) or 0))
+    return peak / max(1, int(f.get("gpu_count", 1) or 1))
 
 
 def _job_workload(design, catalog, servers: list, split: list[np.ndarray], overrides: dict[str, Any],
@@ -767,6 +782,7 @@ def _evaluate(r: _Run, pl: Placement, phases: dict[str, _Phase], job: int | None
     rep = _resources(r, pl.only(k), pl.jobs, iteration, colls, alone, converged, overlap,
                      others=job is None, write=write)
     breakdown.update(_resource_terms(rep))
+    breakdown = {k: breakdown[k] for k in BREAKDOWN_KEYS if k in breakdown}  # the result's order
     storage.update(read_demand_GBps=rep.storage.read_demand_GBps,
                    read_achieved_GBps=rep.storage.read_achieved_GBps,
                    checkpoint_GB=rep.storage.checkpoint_GB,

@@ -15,7 +15,11 @@ import numpy as np
 
 #: keys of ``Result.breakdown_s``; they add up to ``iteration_time_s``
 BREAKDOWN_KEYS = ("compute", "tp_comm", "pp_comm", "cp_comm", "ep_comm", "dp_exposed", "bubble", "host_cpu_slowdown",
-                  "dpu_slowdown", "data_stall", "straggler", "checkpoint")
+                  "dpu_slowdown", "data_stall", "straggler", "checkpoint", "activation_offload",
+                  "optimizer_offload")
+#: breakdown parts that exist only with a workload switch on (``offload_layers``,
+#: ``optimizer_cpu_offload``): the JSON keeps their zero, the tables leave a zero row out
+SWITCH_PARTS = {"activation_offload": "offload_layers", "optimizer_offload": "optimizer_cpu_offload"}
 #: what each breakdown part is called in tables, plots and reports
 BREAKDOWN_LABEL = {
     "compute": "Compute",
@@ -30,6 +34,8 @@ BREAKDOWN_LABEL = {
     "data_stall": "Data stall (storage reads, host data loading)",
     "straggler": "Stragglers (slowest worker)",
     "checkpoint": "Checkpoints (amortized)",
+    "activation_offload": "Activation offload (host-link copies beyond compute)",
+    "optimizer_offload": "CPU optimizer step (offloaded: copies and host Adam)",
 }
 
 

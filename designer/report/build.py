@@ -573,7 +573,13 @@ _LAYOUT_PARTS = {"cp_comm": "cp", "ep_comm": "ep"}
 def _meaningful_part(key: str, results: dict[str, dict]) -> bool:
     """False for a part that is zero in every mode and belongs to a parallel dimension the layout
     does not use (cp_comm without context parallelism, ep_comm without expert parallelism)."""
-    if key not in _LAYOUT_PARTS or any(results[s]["breakdown_s"].get(key) for s in MODES):
+    from designer.engine.result import SWITCH_PARTS
+
+    if any(results[s]["breakdown_s"].get(key) for s in MODES):
+        return True
+    if key in SWITCH_PARTS:  # offload not asked for
+        return bool(results["host"]["workload"].get(SWITCH_PARTS[key]))
+    if key not in _LAYOUT_PARTS:
         return True
     return int(results["host"]["workload"].get(_LAYOUT_PARTS[key], 1) or 1) > 1
 

@@ -40,8 +40,9 @@ def _breakdown_labels() -> dict[str, str]:
 
 
 _KEY = re.compile(r"\b(compute|tp_comm|pp_comm|cp_comm|ep_comm|dp_exposed|bubble|host_cpu_slowdown|"
-                  r"dpu_slowdown|data_stall|straggler|checkpoint)\b(?= [+−-]\d)|"
-                  r"\b(host_cpu_slowdown|dpu_slowdown|dp_exposed|tp_comm|pp_comm|cp_comm|ep_comm|data_stall)\b")
+                  r"dpu_slowdown|data_stall|straggler|checkpoint|activation_offload|optimizer_offload)\b(?= [+−-]\d)|"
+                  r"\b(host_cpu_slowdown|dpu_slowdown|dp_exposed|tp_comm|pp_comm|cp_comm|ep_comm|data_stall|"
+                  r"activation_offload|optimizer_offload)\b")
 _GROUP = re.compile(r"\bserver group (\d+)\b")
 _ENGINE = re.compile(r"\b(arm|dram|line)((?:/(?:arm|dram|line|crypto))*) engine( load)?\b")
 #: an engine key inside a sentence ("DPU arm engine" -> "DPU Arm-core engine")
