@@ -131,3 +131,17 @@ def test_run_prints_the_offload_parts_only_when_asked(tmp_path):
     (line,) = [l for l in format_table(on).splitlines() if "CPU optimizer step" in l]
     assert f"{on.breakdown_s['optimizer_offload']:.3f} s" in line
     assert json.loads(json.dumps(off.to_json()))["breakdown_s"]["optimizer_offload"] == 0.0
+
+
+def test_grace_steps_at_its_measured_stream_bandwidth():
+    """GB200 NVL72: 36 Grace CPUs at NVIDIA's measured STREAM TRIAD (410 GB/s each, the minimum of
+    its Grace CPU Superchip reference) for 72 GPUs; x86 hosts without a measurement at their peak."""
+    from designer.topology.templates import nvl72
+
+    grace = CAT.get("cpu", "grace")
+    assert grace["memory_stream_GBps"] == 410
+    assert CAT.source_of("cpu", "grace", "memory_stream_GBps").startswith("measured:")
+    assert grace["memory_stream_GBps"] < 512  # below the peak the channels give
+    d = nvl72(servers=1, storage="none", catalog=CAT)
+    sid = next(c.id for c in d.topology.components.values() if c.kind == "gpu_server")
+    assert host_memory_per_gpu_GBps(d, CAT, sid) == pytest.approx(36 * 410 / 72)

@@ -550,17 +550,21 @@ def _setup(design, catalog, scen: dict[str, Any], seed: int, fab: net.Fabric,
 
 
 def host_memory_per_gpu_GBps(design, catalog, server_id: str) -> float:
-    """Host memory bandwidth per GPU of a GPU server: its catalog CPU's peak
-    (``hostcpu.memory_GBps``: sockets × channels × MT/s × 8 bytes, each figure with its source in
-    models/hardware/cpu.toml) over the server's GPUs, which all step their CPU optimizers at once
-    (``workload.optimizer_offload_times``); 0 when the CPU has no memory figures."""
+    """Host memory bandwidth per GPU of a GPU server: its catalog CPU's sustained STREAM TRIAD
+    bandwidth × sockets where the catalog has a measurement (``memory_stream_GBps``), else its peak
+    (``hostcpu.memory_GBps``: sockets × channels × MT/s × 8 bytes; an upper bound, so the step a
+    lower bound), each figure with its source in models/hardware/cpu.toml, over the server's GPUs,
+    which all step their CPU optimizers at once (``workload.optimizer_offload_times``); 0 when the
+    CPU has no memory figures."""
     from designer.engine import hostcpu
 
     f = catalog.resolve(design.topology.components[server_id])
     cpu = catalog.get("cpu", f["cpu_model"])
-    peak = hostcpu.memory_GBps(int(f.get("cpu_sockets", 1)), int(cpu.get("memory_channels", 0) or 0),
-                               float(cpu.get("memory_MTps", 0) or 0))
-    return peak / max(1, int(f.get("gpu_count", 1) or 1))
+    sockets = int(f.get("cpu_sockets", 1))
+    stream = float(cpu.get("memory_stream_GBps") or 0.0)
+    bw = sockets * stream if stream > 0 else hostcpu.memory_GBps(
+        sockets, int(cpu.get("memory_channels", 0) or 0), float(cpu.get("memory_MTps", 0) or 0))
+    return bw / max(1, int(f.get("gpu_count", 1) or 1))
 
 
 def _job_workload(design, catalog, servers: list, split: list[np.ndarray], overrides: dict[str, Any],
