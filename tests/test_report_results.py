@@ -166,3 +166,20 @@ def test_fits_text_says_by_how_much_a_layout_is_over():
     assert [(n, v) for n, v, _t, _i in rows] == [("memory per GPU (GB)", "3.0"), ("weights", "2.0"),
                                                 ("output layer", "1.0"), ("GPU memory (GB)", "85.9"),
                                                 ("fits in GPU memory", "yes")]
+
+
+def test_offload_parts_show_in_the_breakdown_only_when_asked():
+    """The report's breakdown leaves out the zero offload parts of a workload that asks for none
+    (as ``dpu-designer run`` does) and keeps them, zero or not, when it asks."""
+    from designer.report.build import _meaningful_part
+
+    def results(**workload):
+        r = {"breakdown_s": {"activation_offload": 0.0, "optimizer_offload": 0.0, "bubble": 0.0},
+             "workload": {"cp": 1, "ep": 1, **workload}}
+        return {s: r for s in ("host", "smartnic", "dpu")}
+
+    off = results()
+    assert not _meaningful_part("activation_offload", off) and not _meaningful_part("optimizer_offload", off)
+    assert _meaningful_part("bubble", off)  # other zero parts still show
+    on = results(offload_layers=4, optimizer_cpu_offload=True)
+    assert _meaningful_part("activation_offload", on) and _meaningful_part("optimizer_offload", on)

@@ -34,8 +34,8 @@ BREAKDOWN_LABEL = {
     "data_stall": "Data stall (storage reads, host data loading)",
     "straggler": "Stragglers (slowest worker)",
     "checkpoint": "Checkpoints (amortized)",
-    "activation_offload": "Activation offload (host-link copies beyond compute)",
-    "optimizer_offload": "CPU optimizer step (offloaded: copies and host Adam)",
+    "activation_offload": "Activation offload (host link)",
+    "optimizer_offload": "CPU optimizer step (offload)",
 }
 
 
