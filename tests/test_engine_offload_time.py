@@ -145,3 +145,19 @@ def test_grace_steps_at_its_measured_stream_bandwidth():
     d = nvl72(servers=1, storage="none", catalog=CAT)
     sid = next(c.id for c in d.topology.components.values() if c.kind == "gpu_server")
     assert host_memory_per_gpu_GBps(d, CAT, sid) == pytest.approx(36 * 410 / 72)
+
+
+def test_the_step_is_explained_by_its_printed_parts():
+    """``Result.optimizer_offload`` holds the parts the breakdown's CPU optimizer step is made of,
+    and ``run`` prints them under its row; nothing without offload."""
+    from designer.commands.run import format_table
+
+    assert run(_design(), CAT).optimizer_offload == {}
+    r = run(_design(optimizer_cpu_offload=True), CAT)
+    o = r.optimizer_offload
+    assert o["overlapped"] is False and o["host_link_GBps"] == pytest.approx(50.4)
+    assert o["d2h_s"] + o["cpu_step_s"] + o["h2d_s"] == pytest.approx(r.breakdown_s["optimizer_offload"], rel=1e-12)
+    table = format_table(r).splitlines()
+    (i,) = [k for k, l in enumerate(table) if "CPU optimizer step" in l]
+    assert f"Adam on the host {o['cpu_step_s']:.3f} s" in table[i + 1] and "one after the other" in table[i + 1]
+    assert json.loads(json.dumps(r.to_json()))["optimizer_offload"]["params"] == pytest.approx(o["params"])

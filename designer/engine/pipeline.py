@@ -38,6 +38,7 @@ from designer.engine.placement import (Placement, attached_all, components_by_ki
                                       workload_order)
 from designer.engine.result import BREAKDOWN_KEYS, CollectiveResult, LinkResults, Result
 from designer.engine.workload import (DEFAULT_DATASET_SAMPLES, Workload, bubble_s, compute, from_dict,
+                                      host_link_GBps, optimizer_offload_times,
                                       GPU_MEMORY_GB_BYTES, gpu_memory_GB, memory_parts, model_flops_per_iteration, model_state_GB, parameters, short,
                                       shrunk_ep_warning,
                                       training_time_s)
@@ -654,6 +655,7 @@ def _result(setup: _Setup, shared: _Outcome, solo: _Outcome | None) -> Result:
         memory_activations={} if parts is None or w.kind != "transformer" else {
             "recompute": parts.recompute, "in_flight": parts.in_flight, "kept_layers": parts.kept_layers},
         gpu_memory_GB=cap_GB if cap_GB > 0 else None,
+        optimizer_offload=_optimizer_offload(setup),
         training_time_days=rate["train_s"] / 86400.0, gpus=w.gpus, parameters=rate["params"],
         workload=w.to_dict(), placement=setup.pl.only(shared.job).summary(), collectives=shared.colls,
         links=_link_results(r.fab, topo, shared.phases), bottlenecks=[], storage=shared.storage,
@@ -665,6 +667,19 @@ def _result(setup: _Setup, shared: _Outcome, solo: _Outcome | None) -> Result:
     result.bottlenecks = explain(result, w, r.fab, topo, shared.phases, shared.shapes, shared.infos, rep,
                                  alone_infos=solo.infos if solo else None, catalog=r.catalog)
     return result
+
+
+def _optimizer_offload(setup: _Setup) -> dict[str, Any]:
+    """``Result.optimizer_offload``: the CPU optimizer step by its parts, as the compute stage
+    charged it ({} without ``optimizer_cpu_offload``)."""
+    r = setup.run
+    if not r.w.optimizer_cpu_offload:
+        return {}
+    host = host_memory_per_gpu_GBps(r.design, r.catalog, r.servers[0].id)
+    t = optimizer_offload_times(r.w, setup.gpu, host)
+    return {"params": t.params, "d2h_s": t.d2h_s, "cpu_step_s": t.cpu_step_s, "h2d_s": t.h2d_s,
+            "overlapped": r.w.overlap_cpu_optimizer_d2h_h2d, "host_link_GBps": host_link_GBps(setup.gpu),
+            "host_memory_GBps": host}
 
 
 def _throughput(w: Workload, ct: Any, iteration: float, warnings: list[str]) -> dict[str, float]:

@@ -258,6 +258,12 @@ class Result:
     #: the catalog's ``memory_GB``, GiB as vendors quote it, in GB of 10^9 bytes); None when the
     #: catalog gives none
     gpu_memory_GB: float | None = None
+    #: the CPU optimizer step of ``workload.optimizer_cpu_offload`` by its parts
+    #: (``workload.optimizer_offload_times``): params (whose optimizer runs on the host), d2h_s,
+    #: cpu_step_s, h2d_s, overlapped (``overlap_cpu_optimizer_d2h_h2d``), host_link_GBps and
+    #: host_memory_GBps (per GPU) it used; ``breakdown_s["optimizer_offload"]`` is what the
+    #: iteration waits for. Empty without offload
+    optimizer_offload: dict[str, Any] = field(default_factory=dict)
     #: training jobs sharing the fabric (``scenario.tenants``; with several, every other figure is
     #: the slowest job's, see ``pipeline.run``): jobs, placement (packed/scattered),
     #: servers_per_job, idle_servers, slowest_job; the slowest job's worst data-parallel group rate
