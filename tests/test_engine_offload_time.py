@@ -161,3 +161,12 @@ def test_the_step_is_explained_by_its_printed_parts():
     (i,) = [k for k, l in enumerate(table) if "CPU optimizer step" in l]
     assert f"Adam on the host {o['cpu_step_s']:.3f} s" in table[i + 1] and "one after the other" in table[i + 1]
     assert json.loads(json.dumps(r.to_json()))["optimizer_offload"]["params"] == pytest.approx(o["params"])
+
+
+def test_the_memory_warning_names_the_cpu_optimizer_until_it_is_used():
+    from designer.engine.pipeline import memory_warning
+
+    hard = memory_warning(W.Workload(tp=8, pp=16, dp=128), need_GB=300.0, state_GB=241.0, have_GB=80.0)
+    assert "--set workload.optimizer_cpu_offload=true" in hard
+    used = W.Workload(tp=8, pp=16, dp=128, optimizer_cpu_offload=True)
+    assert "optimizer_cpu_offload" not in memory_warning(used, need_GB=300.0, state_GB=241.0, have_GB=80.0)

@@ -901,6 +901,8 @@ def memory_warning(w: Workload, need_GB: float, state_GB: float, have_GB: float)
         fixes.append("activation recomputation (--set workload.recompute=true)")
     if not w.offload_layers and w.kind == "transformer" and state_GB <= have_GB:
         fixes.append("activation offload to the host (--set workload.offload_layers=N, charged in time)")
+    if not w.optimizer_cpu_offload:
+        fixes.append("the optimizer on the host CPU (--set workload.optimizer_cpu_offload=true, charged in time)")
     if state_GB > have_GB:
         return (f"each GPU needs about {state_GB:.0f} GB for weights, gradients and Adam state "
                 f"(18 bytes per parameter of the busiest shard, as Megatron counts) but has {have_GB:.1f} GB ({have_GB * 1e9 / GPU_MEMORY_GB_BYTES:.0f} GiB): the job does not "
