@@ -172,3 +172,18 @@ def test_a_layout_over_the_gpus_memory_says_by_how_much(view, qtbot):
     over = number(cells(view, "Memory per GPU (GB)")[h]) - number(cells(view, "GPU memory (GB)")[h])
     assert fits.startswith("no: ") and fits.endswith(" GB over")
     assert number(fits.split()[1]) == pytest.approx(over, abs=1e-6)
+
+
+def test_the_cpu_optimizer_step_row_explains_its_parts(view, qtbot):
+    """With the optimizer on the host CPU the breakdown has its row, named as run names it, with
+    the value run prints and its parts in the tip (issue 22)."""
+    from designer.report.names import optimizer_offload_text
+
+    design = shared_fabric(tenants=1)
+    design.workload.update(optimizer_cpu_offload=True)
+    host, _ = run_engine(view, qtbot, design)
+    h = column_of(view, "host-managed")
+    value = cells(view, "CPU optimizer step")[h]
+    assert number(value) == pytest.approx(host.breakdown_s["optimizer_offload"], abs=5e-4) and number(value) > 0
+    row = view.engine.rows[view.engine.row_of("CPU optimizer step")]
+    assert optimizer_offload_text(host.optimizer_offload) in row.tip

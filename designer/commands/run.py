@@ -370,6 +370,8 @@ def format_table(r, design=None) -> str:
         share = 100 * v / r.iteration_time_s if r.iteration_time_s else 0.0
         lines.append(f"  {part_label(k):<24} {v:10.3f} s  {share:5.1f}%")
         if k == "optimizer_offload" and getattr(r, "optimizer_offload", None):
+            from designer.report.names import optimizer_offload_text
+
             lines.append("    " + optimizer_offload_text(r.optimizer_offload))
     hidden = [f"{d} {v:.3f} s" for d, v in (r.hidden_s or {}).items() if v > 0]
     if hidden:
@@ -402,15 +404,6 @@ def format_table(r, design=None) -> str:
     for warn in r.warnings:
         lines.append(f"warning: {planner_words(warn)}")
     return "\n".join(map(shown, lines))  # one printable line each, whatever the design's names hold
-
-
-def optimizer_offload_text(o: dict) -> str:
-    """``Result.optimizer_offload`` in words, under the CPU optimizer step's row: its three parts
-    and whether they run one after the other or pipelined."""
-    how = "pipelined" if o["overlapped"] else "one after the other"
-    return (f"gradients to host {o['d2h_s']:.3f} s, Adam on the host {o['cpu_step_s']:.3f} s, weights back "
-            f"{o['h2d_s']:.3f} s ({how}; {o['params'] / 1e6:,.0f}M parameters, host link "
-            f"{o['host_link_GBps']:.3g} GB/s, host memory {o['host_memory_GBps']:.3g} GB/s per GPU)")
 
 
 def memory_lines(r) -> list[str]:

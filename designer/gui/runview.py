@@ -38,7 +38,8 @@ from designer.engine.timeline import TimelineInputs, TimelineRun, TimelineSummar
 from designer.gui.messages import gui_words
 from designer.report.names import (HIDDEN_BY_OVERLAP, MEMORY_PER_GPU, STEADY_DAYS, TIMELINE_DAYS,
                                    TIMELINE_ITERATION, activations_text, assumed_share_line, engine_label,
-                                   fits_text, memory_rows, planner_words, power_rows, tco_part_rows)
+                                   fits_text, memory_rows, optimizer_offload_text, planner_words, power_rows,
+                                   tco_part_rows)
 from designer.gui.plots import SCENARIO_COLOR, SCENARIO_LABEL, LivePlots
 from designer.gui.worker import GeneratorWorker, RetiredWorkers, WorkerOwner
 from designer.services.style import PART_LABEL, delta, figure
@@ -217,8 +218,10 @@ def engine_rows(cmp: Comparison, costs: Any = None) -> list[EngineRow]:
         "one training step; the parts below add up to it")
     for key, d in D["breakdown_s"].items():
         if any(r.breakdown_s.get(key, 0.0) for r in runs):
+            parts = next((r.optimizer_offload for r in runs if key == "optimizer_offload" and r.optimizer_offload), None)
             add(SHORT_PART.get(key, key), *_fact_cells(cmp, "seconds", lambda r: r.breakdown_s.get(key, 0.0)),
-                f"{BREAKDOWN_LABEL.get(key, key)} (s per iteration)",
+                f"{BREAKDOWN_LABEL.get(key, key)} (s per iteration)"
+                + (f": {optimizer_offload_text(parts)}" if parts else ""),
                 indent=True)
     dims = [d for d in ("tp", "cp", "ep", "pp", "dp") if any(r.hidden_s.get(d, 0.0) > 0 for r in runs)]
     for d in dims:

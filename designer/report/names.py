@@ -245,3 +245,13 @@ def memory_rows(result: Any) -> list[tuple[str, str, str, bool]]:
                  "counted in GB of 10^9 bytes like the estimate", False))
     rows.append((FITS, fits_text(result), "the estimate against the GPU's memory", False))
     return rows
+
+
+def optimizer_offload_text(o: dict) -> str:
+    """``Result.optimizer_offload`` in words, under the CPU optimizer step's row (``run``; the
+    app's tip of that row): its three parts and whether they run one after the other or
+    pipelined."""
+    how = "pipelined" if o["overlapped"] else "one after the other"
+    return (f"gradients to host {o['d2h_s']:.3f} s, Adam on the host {o['cpu_step_s']:.3f} s, weights back "
+            f"{o['h2d_s']:.3f} s ({how}; {o['params'] / 1e6:,.0f}M parameters, host link "
+            f"{o['host_link_GBps']:.3g} GB/s, host memory {o['host_memory_GBps']:.3g} GB/s per GPU)")
