@@ -183,3 +183,17 @@ def test_offload_parts_show_in_the_breakdown_only_when_asked():
     assert _meaningful_part("bubble", off)  # other zero parts still show
     on = results(offload_layers=4, optimizer_cpu_offload=True)
     assert _meaningful_part("activation_offload", on) and _meaningful_part("optimizer_offload", on)
+
+
+def test_the_cpu_optimizer_step_is_explained_under_the_breakdown():
+    from designer.report.build import ReportData, _optimizer_offload
+    from designer.report.names import optimizer_offload_text
+
+    o = {"params": 117e6, "d2h_s": 0.009, "cpu_step_s": 0.055, "h2d_s": 0.009, "overlapped": True,
+         "host_link_GBps": 50.4, "host_memory_GBps": 76.8}
+    data = ReportData.__new__(ReportData)
+    data.results = {"host": {"optimizer_offload": o}}
+    (p,) = _optimizer_offload(data)
+    assert "CPU optimizer step: " in p and _words(optimizer_offload_text(o)) in _words(p)
+    data.results = {"host": {"optimizer_offload": {}}}
+    assert _optimizer_offload(data) == []

@@ -533,6 +533,7 @@ def _results(data: ReportData, chart: tuple[float, float]) -> str:
            *([para(f"'{HIDDEN_BY_OVERLAP}': communication per iteration that overlaps compute "
                    "(Result.hidden_s); it is not part of the iteration time, the exposed parts "
                    "above are.", small=True)] if hidden else []),
+           *_optimizer_offload(data),
            image("breakdown", *chart, DPI)]
     colls = h.get("collectives") or []
     if colls:
@@ -543,6 +544,19 @@ def _results(data: ReportData, chart: tuple[float, float]) -> str:
                         c["calls_per_iteration"], c["time_s"], c["busbw_GBps"]) for c in colls],
                       [22, 20, 16, 10, 16, 16], "llrrrr", small=True)]
     return "".join(out)
+
+
+def _optimizer_offload(data: ReportData) -> list[str]:
+    """The CPU optimizer step by its parts, in the words ``dpu-designer run`` prints under its row
+    (``names.optimizer_offload_text`` of the host-managed run; the step is the same in every mode)."""
+    from designer.report.names import optimizer_offload_text
+
+    o = data.results["host"].get("optimizer_offload") or {}
+    if not o:
+        return []
+    from designer.services.style import part_label
+
+    return [para(f"{part_label('optimizer_offload')}: {optimizer_offload_text(o)}.", small=True)]
 
 
 def _memory(data: ReportData) -> list[str]:
