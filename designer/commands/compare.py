@@ -63,7 +63,7 @@ def format_table(cmp) -> str:
     text (component and workload names), and one of them with a line break in it would forge a
     line of its own; the table's own text has no character that ``shown`` changes."""
     from designer.engine.compare import LABEL, loading
-    from designer.report.names import engine_label, engine_load_notes, planner_words  # the app's words
+    from designer.report.names import engine_label, engine_load_notes, memory_rows, planner_words  # the app's and the report's words
     from designer.services.style import delta, figure, part_label
 
     names = list(cmp.runs)
@@ -105,6 +105,10 @@ def format_table(cmp) -> str:
         fact_row("training time (s)", "seconds", [r.training_time_days for r in runs], 86400)
     unit = 1e3 if max(r.energy_kwh for r in runs) >= 1e3 else 1.0  # MWh, or kWh for short runs
     fact_row(f"energy ({'MWh' if unit > 1 else 'kWh'})", "MWh", [r.energy_kwh for r in runs], 1 / unit)
+    memory = [{n: (v, i) for n, v, _tip, i in memory_rows(r)} for r in runs]  # as run prints them
+    for name in dict.fromkeys(n for m in memory for n in m):
+        indent = any(m.get(name, ("", False))[1] for m in memory)
+        row(("  " if indent else "") + name, [m.get(name, ("–",))[0] for m in memory])
     fact_row("host infra share", "percent", [r.host_cpu["infra_fraction"] for r in runs], 100, " pts", "%")
     for t in INFRA_TASKS:
         if any(r.host_cpu["by_task"].get(t, 0.0) for r in runs):
