@@ -805,6 +805,13 @@ def _next_hops(fab: Fabric, node: np.ndarray, col: np.ndarray, col_dist: "_Colum
     return out_start, count, arcs
 
 
+#: utilizations closer than this (relative) are one figure wherever a result picks the higher of
+#: two (a link's busiest phase, the uplinks at most half as busy as the bottleneck): two arcs
+#: that both fill read 1 give or take rounding (1e-14 at 131k GPUs), and rounding must not pick;
+#: well below anything printed (0.1 %) and near :func:`max_min`'s saturation tolerance (1e-9)
+UTIL_TIE = 1e-9
+
+
 @dataclass
 class Solution:
     """Max-min fair rates of one phase."""
