@@ -11,6 +11,10 @@ Model
 - Rates: max-min fair (progressive filling, Bertsekas & Gallager, *Data Networks* §6.5.2): all
   unfrozen flows grow together until a link saturates or a flow meets its demand; flows crossing a
   saturated link freeze; repeat. With a split flow the link carries its fraction of the rate.
+  Each round takes at once every event that provably comes next on its own arcs (an arc whose
+  flows are all held by it, a demand below every level of its flow's arcs), not one common
+  step: the same rates, in as many rounds as the longest chain of events that wait on each
+  other (see :func:`max_min`).
 
 Speed: everything is numpy on compressed-sparse-row arrays (``indptr``/``indices``), without
 scipy (whose import alone cost 0.15–0.45 s of every run): the switch graph's connected parts come
