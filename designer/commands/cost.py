@@ -142,6 +142,8 @@ def format_costs(c, bill: bool = True) -> str:
         lines.append("  " + basis_share_text(c.bill))
     if c.bill.missing:
         lines.append("  not priced (left out): " + ", ".join(c.bill.missing))
+    if c.management is not None and c.management.switches:
+        lines.append(c.management.text())
     lines += ["", "site (TCO)"]
     for k, f in c.site.items():
         lines.append(f"  {k:<28}{f.value:>10g}  {f.source if f.source.startswith(f.basis) else f.basis + ': ' + f.source}")

@@ -674,6 +674,10 @@ def _costs(data: ReportData) -> str:
                         "assumed prices, the less the totals below are worth."))
     if bill.missing:
         out.append(para("Not priced (left out of the CapEx): " + ", ".join(bill.missing) + "."))
+    if c.management is not None and c.management.switches:
+        out.append(para(c.management.text()[0].upper() + c.management.text()[1:] + ": its switches, "
+                        "cables and transceivers are the bill's Management lines; it carries no "
+                        "training traffic."))
     out += ["<h2>Site figures of the TCO</h2>",
             table(["Figure", "Value", "Basis, source"], site, [30, 12, 58], "lrl", small=True),
             "<h2>Cost per mode</h2>",
