@@ -697,3 +697,83 @@ def payback_lines(c: Costs, label: dict[str, str]) -> list[str]:
             text += f" (longer than the {c.site['lifetime_years'].value:g}-year lifetime)"
         out.append(text)
     return out
+
+
+# ------------------------------------------------------------------ the design's own cost figures
+#: the keys ``meta.costs`` may hold
+META_COSTS_KEYS = ("prices", "site")
+#: the keys of one price entry in ``meta.costs.prices``
+PRICE_ENTRY_KEYS = ("USD", "date", "source")
+
+
+def meta_costs_problems(meta: dict[str, Any] | None, catalog: Any) -> list[tuple[str, str, str, str]]:
+    """What is wrong with a design's own cost figures (``meta.costs``: the price and site
+    overrides ``dpu-designer cost --save`` and the inspector write), as (severity, path, what,
+    how to fix) with the key named in the path: an unknown key of ``meta.costs`` or of a price
+    entry, a price key that is not ``KIND:MODEL`` of a priced kind, a price or site figure that is
+    not a finite number, negative, or out of its range (:data:`SITE_LIMITS`) is an error (``cost``
+    refuses it); a price of a model the catalog does not have is a warning (it is never used)."""
+    out: list[tuple[str, str, str, str]] = []
+    costs_ = (meta or {}).get("costs")
+    if costs_ is None:
+        return out
+    fix = "correct it or remove it from the design file"
+    if not isinstance(costs_, dict):
+        return [("error", "meta.costs", f"must be an object of {' and '.join(META_COSTS_KEYS)}, not "
+                 f"{type(costs_).__name__}", fix)]
+    for key in costs_:
+        if key not in META_COSTS_KEYS:
+            out.append(("error", f"meta.costs.{key}", f"unknown key (known: {', '.join(META_COSTS_KEYS)})",
+                        "remove it, or move its figures under meta.costs.prices or meta.costs.site"))
+    prices = costs_.get("prices")
+    if prices is not None and not isinstance(prices, dict):
+        out.append(("error", "meta.costs.prices", "must be an object of KIND:MODEL keys", fix))
+        prices = None
+    cable_types = ("RJ45", "DAC", "AOC", "SR", "DR", "FR")
+    for key, value in (prices or {}).items():
+        path = f"meta.costs.prices.{key}"
+        kind, _, model = str(key).partition(":")
+        if kind not in (*PART_KINDS, "cable", "transceiver") or not model:
+            out.append(("error", path, f"unknown price key (write KIND:MODEL with KIND one of "
+                        f"{', '.join((*PART_KINDS, 'cable', 'transceiver'))})",
+                        "rename it, e.g. nic:connectx-7, or remove it"))
+            continue
+        entry = value if isinstance(value, dict) else {"USD": value}
+        for extra in entry:
+            if extra not in PRICE_ENTRY_KEYS:
+                out.append(("error", f"{path}.{extra}", f"unknown key (known: {', '.join(PRICE_ENTRY_KEYS)})",
+                            "remove it"))
+        usd = entry.get("USD")
+        if isinstance(usd, bool) or not isinstance(usd, (int, float)) or not math.isfinite(usd) or usd < 0:
+            out.append(("error", f"{path}.USD" if isinstance(value, dict) else path,
+                        f"{usd!r} is not a price (a finite number of 0 or more USD)",
+                        f"set it with dpu-designer cost FILE --price {key}=USD --save"))
+            continue
+        known = True
+        if kind in PART_KINDS:
+            try:
+                catalog.get(CATALOG_KIND.get(kind, kind), model)
+            except KeyError:
+                known = False
+        elif kind == "cable":
+            known = model in cable_types
+        else:
+            known = model.split(":")[0] in ("SR", "DR", "FR")
+        if not known:
+            out.append(("warning", path, f"no {kind} '{model}' in the catalog: the price is never used",
+                        "check the model id (dpu-designer catalog) or remove the price"))
+    site = costs_.get("site")
+    if site is not None and not isinstance(site, dict):
+        out.append(("error", "meta.costs.site", "must be an object of site figures", fix))
+        site = None
+    for key, value in (site or {}).items():
+        if key not in SITE_LIMITS:
+            out.append(("error", f"meta.costs.site.{key}", f"unknown key (known: {', '.join(SITE_LIMITS)})",
+                        "remove it"))
+            continue
+        problem = site_problem(str(key), value)
+        if problem:
+            out.append(("error", f"meta.costs.site.{key}", f"{value!r}: {problem}",
+                        "set it in the app's inspector (nothing selected: Site figures) or with "
+                        "dpu-designer cost FILE --save and its option, or remove it"))
+    return out
