@@ -422,7 +422,8 @@ class _Builder:
             rack, next_u, count, used_W = self.add("rack", self.rack_model), 1, 0, 0.0
         self.comps[cid] = replace_item(self.comps[cid], parent=rack, slot=next_u)
         self._fill[row] = (rack, next_u + units, count + 1, used_W + power)
-        self._rack_state[rack] = (next_u + units, used_W + power)
+        if rack is not None:
+            self._rack_state[rack] = (next_u + units, used_W + power)
 
     def rack_into(self, cid: str, rack: str) -> bool:
         """Put a component in ``rack`` (one filled by :meth:`rack`) above what it holds, when the
