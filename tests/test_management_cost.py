@@ -90,3 +90,14 @@ def test_the_report_prints_the_same_management_network_line(qapp, tmp_path):
         p.extract_text() for p in PdfReader(str(info.pdf)).pages)))
     line = cost.management_network(d, CAT, cost.bill(d, CAT)).text()
     assert "M" + line[1:] in text
+
+
+def test_the_planners_bill_lists_management_switches_and_rj45_cables(design):
+    from designer.services.bom import planner_rows
+
+    rows = planner_rows(design, CAT, bill_of_materials(design, CAT), summary_of(design, CAT))
+    mgmt = {r["model"]: r["count"] for r in rows if r["category"] == "Management switches"}
+    assert mgmt == {"sn2201": 4, "sn2700": 1}
+    rj45 = [r for r in rows if r["category"] == "Cables" and r["model"] == "RJ45"]
+    assert sum(r["count"] for r in rj45) == 48 and {r["speed_Gbps"] for r in rj45} == {"1"}
+    assert all("1GbE management" in r["name"] for r in rj45)
