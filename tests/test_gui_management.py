@@ -77,3 +77,46 @@ def test_unticking_a_switchs_management_flag_draws_its_cables_in_the_fabrics_col
     topo.update_component(sw, props=props)
     assert not any(w.scene.link_items[l].mgmt for l in links)
     assert all(w.scene.link_items[l].mgmt for l in ups)
+
+
+def _access_and_server(design):
+    topo = design.topology
+    ids = management_ids(topo)
+    sw = next(i for i in sorted(ids) if topo.components[i].model == "sn2201")
+    srv = next(l.a for l in topo.links.values() if l.b == sw and topo.components[l.a].kind == "gpu_server")
+    return topo, ids, sw, srv
+
+
+def test_connect_mode_cables_a_bmc_or_oob_port_to_a_management_switch(qapp):
+    from designer.gui.editor import Editor, RefusedEdit
+
+    design = leaf_spine(servers=4, management="oob")
+    editor = Editor(design, load_catalog())
+    topo, ids, sw, srv = _access_and_server(design)
+    dpus = [c.id for c in topo.attached(srv) if c.kind == "dpu"]
+    for link in [l for l in topo.links.values() if l.b == sw and l.a in [srv, *dpus]]:
+        topo.remove_link(link.id)
+    # the server's BMC port first, then its DPUs' OOB ports (whose network ports are all in use)
+    options = editor.link_options(srv, sw)
+    assert [o.a for o in options] == [srv, *dpus]
+    assert {o.speed_Gbps for o in options} == {1.0} and {o.medium for o in options} == {"ethernet"}
+    editor.connect(srv, sw)
+    assert [o.a for o in editor.link_options(srv, sw)] == dpus  # the BMC port is taken now
+    for _ in dpus:
+        editor.connect(srv, sw, editor.link_options(srv, sw)[0])
+    with pytest.raises(RefusedEdit, match="no free OOB management port"):
+        editor.link_options(dpus[0], sw)
+    from designer.topology.validation import validate
+    assert validate(design) == []
+
+
+def test_an_uplink_between_management_switches_runs_at_the_uplink_speed(qapp):
+    from designer.gui.editor import Editor
+
+    design = leaf_spine(servers=4, management="oob")
+    editor = Editor(design, load_catalog())
+    topo, ids, sw, _ = _access_and_server(design)
+    agg = next(i for i in ids if topo.components[i].model == "sn2700")
+    for link in [l for l in topo.links.values() if {l.a, l.b} == {sw, agg}]:
+        topo.remove_link(link.id)
+    assert editor.link_options(sw, agg)[0].speed_Gbps == 100.0
