@@ -33,7 +33,7 @@ def main() -> None:
     t0 = time.perf_counter()
     layouts = opt.plan_layouts(target, catalog)
     print(f"planner layouts: {time.perf_counter() - t0:.2f} s")
-    todo = opt.points(target, layouts, catalog)
+    todo = list(opt.points(target, layouts, catalog))
     fronts = {}
     for name in ("1 worker (in process)", "pool, 2 workers", "dask, 2 workers"):
         t = time.perf_counter()

@@ -31,6 +31,19 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
 
+    def _get_value(self, action, arg_string):  # type: ignore[no-untyped-def]
+        """A value through its option's type; a type's own UsageError ("expected a whole number,
+        got 'abc'") is named after the option it came from, as argparse names its own ("argument
+        --support-pct: ..."), unless the message names the option already ("--seed x: ...")."""
+        try:
+            return super()._get_value(action, arg_string)
+        except UsageError as exc:
+            message = str(exc)
+            flags = action.option_strings
+            if flags and not message.startswith(tuple(flags)):
+                self.error(f"argument {'/'.join(flags)}: {message}")
+            raise
+
 
 def _available_commands() -> dict[str, object]:
     """Every sub-command module that exists, imported (a slot in COMMANDS without its module is

@@ -64,29 +64,61 @@ def test_an_adapter_without_a_typical_figure_keeps_the_maxima_under_auto():
     assert _energy("typical", 900.0, ("connectx-7",)).power_W["adapters"] == 3 * 900.0
 
 
-def test_packaged_adapters_have_no_typical_figure_each_saying_so():
+def test_packaged_adapters_carry_a_sourced_typical_figure_or_say_where_none_was_found():
+    # a typical figure is a vendor "typical power" row or a measurement, never above the maximum;
+    # 0 says "not found" and names where it was searched
     for kind in ("nic", "dpu"):
         for e in CAT.entries(kind):
-            assert e["typical_power_W"] == 0, e["id"]
             src = CAT.source_of(kind, e["id"], "typical_power_W")
-            assert figure_kind(src) == "not found" and "searched sources" in src, (e["id"], src)
+            if e["typical_power_W"]:
+                assert figure_kind(src) in ("datasheet", "measured"), (e["id"], src)
+                assert 0 < e["typical_power_W"] <= e["power_W"], e["id"]
+            else:
+                assert figure_kind(src) == "not found" and "searched" in src, (e["id"], src)
+    # ConnectX-7 MCX75310AAS-NEAT: the user manual's "Typical power with passive cables in PCIe
+    # Gen 5.0 x16" row (issue 21); no BlueField part has one
+    cx7 = CAT.get("nic", "connectx-7")
+    assert cx7["typical_power_W"] == 24.9 and "MCX75310AAS-NEAT" in cx7["name"]
+    assert "Typical power with passive cables" in CAT.source_of("nic", "connectx-7", "typical_power_W")
+    assert all(e["typical_power_W"] == 0 for e in CAT.entries("dpu"))
 
 
-def test_a_design_of_packaged_parts_counts_maxima_as_before():
+def test_a_design_of_packaged_parts_counts_maxima_while_a_mode_lacks_a_typical_figure():
     d = rail_optimized(servers=2, dpu="bluefield-3")
     c = compare(d, CAT, **KW)
+    cx7 = CAT.get("nic", "connectx-7")
     for r in c.runs.values():
         e = r.resources["energy"]
-        assert e["adapter_power"] == "max"
-        assert r.power_W["adapters"] == e["adapters_max_W"] == e["adapters_typical_W"]
-    # 20 BlueField-3 at their 150 W maximum; the host run prices them as ConnectX-7 at 25 W
+        assert e["adapter_power"] == "max"  # the BlueField-3 has no typical figure
+        assert r.power_W["adapters"] == e["adapters_max_W"]
+    # 20 BlueField-3 at their 150 W maximum; the host run prices them as ConnectX-7 at 25 W,
+    # whose 24.9 W typical figure is shown beside it, not counted
     assert c.modes["dpu"]["adapters_W"] == 20 * 150.0 and c.modes["host"]["adapters_W"] == 20 * 25.0
-    # the note names each adapter without a typical figure, with its maximum and the kinds
-    assert any("adapter maxima" in n and "bluefield-3 (maximum 150 W, assumed; typical not found), "
-               "connectx-7 (maximum 25 W, assumed; typical not found)" in n for n in c.notes)
+    assert c.modes["host"]["adapters_typical_W"] == pytest.approx(20 * cx7["typical_power_W"])
+    assert c.modes["dpu"]["adapters_typical_W"] == c.modes["dpu"]["adapters_max_W"]
+    # the note names the adapter without a typical figure, with its maximum and the kinds
+    assert any("adapter maxima" in n and "bluefield-3 (maximum 150 W, assumed; typical not found)" in n
+               and "connectx-7 (" not in n for n in c.notes)
     table = format_table(c)
-    assert re.search(r"adapter power \(kW, typ\)\s+-\s+-\s+-", table)
+    assert re.search(r"adapter power \(kW, typical\)\s+0\.50\s+0\.50\s+-", table), table
     assert "cluster power (kW, max)" in table
+
+
+def test_a_run_of_connectx_7_adapters_alone_counts_their_typical_power():
+    # the plain run of a SmartNIC design: every adapter is a ConnectX-7 with a typical figure, so
+    # auto counts 24.9 W each instead of the 25 W maximum
+    d = rail_optimized(servers=2)
+    r = compare(d, CAT, **KW).runs["host"]
+    e = r.resources["energy"]
+    n = round(e["adapters_max_W"] / 25.0)
+    assert n > 0 and e["adapters_max_W"] == pytest.approx(n * 25.0)
+    assert e["adapter_power"] == "max"  # compare: the DPU mode has none, so every mode counts maxima
+    from designer.engine import pipeline
+    run = pipeline.run(d, CAT, **KW)
+    en = run.resources["energy"]
+    assert en["adapter_power"] == "typical" and not en["adapters_without_typical"]
+    assert run.power_W["adapters"] == pytest.approx(n * 24.9) == en["adapters_typical_W"]
+    assert en["adapters_max_W"] == pytest.approx(n * 25.0)
 
 
 def _typical_catalog(tmp_path: Path, watts: dict[str, float]):
@@ -98,9 +130,10 @@ def _typical_catalog(tmp_path: Path, watts: dict[str, float]):
         for i, part in enumerate(parts):
             m = re.search(r'(?m)^id = "([^"]+)"', part)
             if m and m.group(1) in watts:
-                part = re.sub(r"(?m)^typical_power_W = 0$", f"typical_power_W = {watts[m.group(1)]}", part)
-                parts[i] = re.sub(r'(?m)^typical_power_W = ".*"$',
-                                  'typical_power_W = "measured: test figure"', part)
+                part = re.sub(r"(?m)^typical_power_W = [0-9.]+$", f"typical_power_W = {watts[m.group(1)]}",
+                              part)
+                src = "measured: test figure" if watts[m.group(1)] else "not found: searched nowhere, test"
+                parts[i] = re.sub(r'(?m)^typical_power_W = ".*"$', f'typical_power_W = "{src}"', part)
         (tmp_path / f"{kind}.toml").write_text(f'kind = "{kind}"\n' + "".join(parts))
     return load_catalog([tmp_path])
 
@@ -119,13 +152,13 @@ def test_typical_power_where_every_adapter_of_every_mode_has_one(tmp_path):
     assert mx.runs["dpu"].energy_kwh - c.runs["dpu"].energy_kwh == pytest.approx(saved, rel=1e-9)
     assert any("typical adapter power" in n for n in c.notes)
     table = format_table(c)
-    assert "cluster power (kW, typ)" in table
-    assert re.search(r"adapter power \(kW, typ\)\s+0\.30\s+0\.30\s+1\.20", table)
+    assert "cluster power (kW, typical)" in table
+    assert re.search(r"adapter power \(kW, typical\)\s+0\.30\s+0\.30\s+1\.20", table)
 
 
 def test_auto_falls_back_to_maxima_in_every_mode_when_one_mode_lacks_a_figure(tmp_path):
     # only the DPU has a typical figure: its run alone would count 60 W beside ConnectX-7 maxima
-    cat = _typical_catalog(tmp_path, {"bluefield-3": 60.0})
+    cat = _typical_catalog(tmp_path, {"bluefield-3": 60.0, "connectx-7": 0})
     d = rail_optimized(servers=2, dpu="bluefield-3")
     c = compare(d, cat, **KW)
     assert {r.resources["energy"]["adapter_power"] for r in c.runs.values()} == {"max"}

@@ -21,17 +21,23 @@ def _design(net: dict):
                    servers_per_leaf=20, spines=20)
 
 
-GAP_530B = ("-14%: compute is 82% of the iteration at the A100 rate that reproduces Table 1's own 530B "
-            "row within 8%; the rest is the interleaved schedule's pipeline sends (4-5%, charged without "
-            "overlap), TP all-reduces (5-6%) and the 2,240-GPU straggler share (4%), which the 2022 runs "
-            "evidently hid better. The speed-up of selective over full recomputation is reproduced "
-            "(test_selective_recompute_gains_what_the_paper_reports)")
+GAP_530B = ("-14%, two parts: (1) the engine's own -7% on SC'21 Table 1's 530B row (151 vs 163 TFLOP/s, "
+            "same model, TP 8 x PP 35, interleave 3, same Selene cluster; test_530b_hardware_rate_is_table_1s); "
+            "(2) the 2022 run's full-recomputation MFU of 42.1% is, by the engine's own FLOP count, 175 "
+            "hardware TFLOP/s, 7% above Table 1's 163 for the same model and cluster a year earlier, a "
+            "software gain no part of the engine tells apart (same shapes, layout, fabric): 0.93/1.07 = "
+            "0.86. The parts of the prediction: compute 82%, TP all-reduces 5-6%, pipeline sends 4-5% "
+            "(charged without overlap), stragglers 4%. The speed-up of selective over full recomputation "
+            "is reproduced (test_selective_recompute_gains_what_the_paper_reports)")
 
 
-GAP_BLOOM = ("-11%: compute 83% of the iteration at the Table 1 A100 rate, bubble 7.5% (pp 12 over 128 "
-             "micro-batches), stragglers 4%, TP 3%, DP 2%; its Omni-Path fabric (4 x 100 Gb/s per node) is "
-             "drawn as eight 50 Gb/s InfiniBand rails and Megatron-DeepSpeed's own kernels are not "
-             "Megatron-LM's; no part is fitted to this run")
+#: BLOOM is inside the band since its pipeline split is expressed (embedding_in_pipeline_split):
+#: it was -11% with the last stage charged 6 layers and the output layer, where the run's
+#: --pp-partition-method 'type:transformer|embedding' gives it 5 and the output layer
+BLOOM_PARTS = ("+2%: compute 82% of the iteration at the Table 1 A100 rate (the last stage 5 layers and "
+               "the 250k-vocabulary output layer, as its partition method splits 70 layers + 2 embeddings "
+               "into 12 x 6), bubble 7.5% (pp 12 over 128 micro-batches), stragglers 4%, TP 3%, DP 2%; its "
+               "Omni-Path fabric (4 x 100 Gb/s per node) is drawn as eight 50 Gb/s InfiniBand rails")
 
 
 def bloom():
@@ -58,11 +64,47 @@ def _parts(r) -> dict:
     return {k: round(v / r.iteration_time_s, 3) for k, v in r.breakdown_s.items() if v}
 
 
-@pytest.mark.xfail(strict=False, reason=GAP_BLOOM)
 def test_bloom_176b_tflops():
     got, ref, r = bloom()
     assert r.gpus == 384
-    assert abs(got / ref - 1) <= BAND, f"{got:.1f} vs {ref} TFLOP/s ({_parts(r)})"
+    assert abs(got / ref - 1) <= BAND, f"{got:.1f} vs {ref} TFLOP/s ({_parts(r)}; {BLOOM_PARTS})"
+
+
+def test_bloom_error_is_the_one_explained():
+    """The case sits where BLOOM_PARTS says (±3 points): a change that moves it must say why."""
+    got, ref, _ = bloom()
+    want = float(BLOOM_PARTS.split("%")[0]) / 100
+    assert got / ref - 1 == pytest.approx(want, abs=0.03)
+
+
+def test_blooms_partition_gives_the_output_layer_a_layer_slot():
+    """The part that was wrong: BLOOM's run (bigscience tr11-176B-ml.slurm, --pp-partition-method
+    'type:transformer|embedding') counts the embedding and the tied output layer as layers of the
+    first and last stage, 72 over 12 stages: the last GPU runs 5 layers and the output layer. Its
+    output layer (3 units of 2·tokens·V·h/tp, never recomputed) weighs about one recomputed layer
+    here, so the busiest GPU's micro-batch is 5 layers + the output layer, one layer less than
+    the engine's default (6 + the output layer): each per-layer part x 5/6, the output layer kept."""
+    from dataclasses import replace
+
+    from designer.engine import workload as W
+
+    w = W.Workload(**REF["bloom_176b"]["workload"])
+    assert w.embedding_in_pipeline_split and w.stage_layers == 6
+    a100 = CAT.get("gpu", CAT.get("server", "dgx-a100")["gpu_model"])
+    split, plain = W.compute(w, a100), W.compute(replace(w, embedding_in_pipeline_split=False), a100)
+    layer = (plain.gemm_s - plain.logit_s + plain.memory_s) / 6
+    assert W.output_layer_slot(w, layer, plain.logit_s) == "layer"
+    assert split.logit_s == plain.logit_s
+    assert split.linear_s == pytest.approx(plain.linear_s * 5 / 6)
+    assert split.micro_batch_s == pytest.approx(plain.micro_batch_s - layer)
+    assert split.backward_s == pytest.approx(plain.backward_s - (plain.backward_s - plain.logit_s * 2 / 3) / 6)
+    # without a pipeline, or off, nothing changes
+    one = replace(w, pp=1, dp=96)
+    assert W.compute(one, a100).micro_batch_s == W.compute(replace(one, embedding_in_pipeline_split=False), a100).micro_batch_s
+    # a light output layer: a middle GPU's 6 layers are the busiest, the output layer is off the path
+    small = replace(w, vocab=32000)
+    s, p = W.compute(small, a100), W.compute(replace(small, embedding_in_pipeline_split=False), a100)
+    assert s.logit_s == 0 and s.micro_batch_s == pytest.approx(p.micro_batch_s - p.logit_s)
 
 
 @pytest.mark.xfail(strict=False, reason=GAP_530B)
@@ -85,3 +127,23 @@ def test_selective_recompute_gains_what_the_paper_reports():
     sel, _, _ = korthikanti("selective")
     full, _, _ = korthikanti("full")
     assert 1.15 < sel / full < 1.40
+
+
+def test_530b_hardware_rate_is_table_1s():
+    """GAP_530B's decomposition, from the engine's own figures: with full recomputation its 530B
+    runs at the hardware rate it predicts for SC'21 Table 1's 530B row (same shape and layout,
+    2,520 GPUs there) within 2%; the published 42.1% MFU is, by the engine's ratio of hardware to
+    model FLOPs, about 175 TFLOP/s, 7% above Table 1's 163."""
+    table1 = json.loads((Path(__file__).parent / "data" / "megatron_table1.json").read_text())
+    row = dict(zip(table1["columns"], next(v for v in table1["rows"] if v[0] == "megatron-gpt-529.6b")))
+    d = cluster(row["gpus"] // 8, server_model="dgx-a100", nic_Gbps=200, switch_model="qm8700",
+                servers_per_leaf=20, spines=20)
+    t1 = run(d, CAT, workload=row["catalog_id"], micro_batch=row["micro_batch"], interleave=row["interleave"],
+             scenario={"routing": "adaptive", "checkpoint_interval_s": 0})
+    mfu, published, full = korthikanti("full")
+    assert full.tflops_per_gpu == pytest.approx(t1.tflops_per_gpu, rel=0.02)
+    assert t1.tflops_per_gpu / row["tflops_per_gpu"] - 1 == pytest.approx(-0.07, abs=0.02)
+    published_hw = published / mfu * full.tflops_per_gpu
+    assert published_hw / row["tflops_per_gpu"] - 1 == pytest.approx(0.074, abs=0.02)
+    assert (t1.tflops_per_gpu / row["tflops_per_gpu"]) / (published_hw / row["tflops_per_gpu"]) == pytest.approx(
+        mfu / published, rel=0.02)

@@ -33,7 +33,8 @@ def spec(row: dict) -> dict:
             "dp": row["gpus"] // (tp * pp * cp), "global_batch": row["global_batch"],
             "micro_batch": row["micro_batch"], "sequence_parallel": tp > 1,
             "tp_comm_overlap": tp > 1, "pp_overlap": vp > 1,
-            "recompute": selective, "recompute_granularity": "selective" if selective else "full"}
+            "recompute": selective, "recompute_granularity": "selective" if selective else "full",
+            "grad_reduce_in_fp32": row["model"] not in REF["settings"].get("grads_16bit", [])}
 
 
 def _placement_has_cp() -> bool:

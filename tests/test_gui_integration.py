@@ -231,7 +231,7 @@ def test_sweep_dialog_runs_servers_and_shows_plot_and_table(window, qtbot):
     qtbot.waitUntil(lambda: dialog.status.text().startswith("Done"), timeout=60_000)
     assert not dialog.busy()
     result = dialog.result
-    assert result.param == "servers" and result.values == (4, 8)
+    assert result.param == "servers" and result.values == ((4,), (8,))
     days = result.series("host", "training_time_days")
     assert days[0] > 1.5 * days[1]  # half the GPUs: about twice the time
     table = dialog.plot.table
@@ -310,8 +310,8 @@ def test_engine_results_show_host_smartnic_and_dpu_with_their_power(window, qtbo
     heads = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
     assert {"host-managed", "SmartNIC-offloaded", "DPU-offloaded"} <= set(heads)
     labels = [table.item(r, 0).text().strip() for r in range(table.rowCount()) if table.item(r, 0)]
-    assert "adapter power (kW, max)" in labels and "Power" in labels
-    row = labels.index("adapter power (kW, max)")
+    assert "Adapter power (kW, max)" in labels and "Power" in labels
+    row = labels.index("Adapter power (kW, max)")
     cols = [heads.index(h) for h in ("host-managed", "DPU-offloaded")]
     host_kw, dpu_kw = (float(table.item(row, c).text()) for c in cols)
     assert dpu_kw > host_kw > 0  # a BlueField draws more than the ConnectX a host run buys

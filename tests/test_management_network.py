@@ -166,3 +166,36 @@ def test_management_cables_take_oob_and_bmc_ports_and_too_many_are_an_error():
     problems = [p for p in validate(d) if p.code == "ports-exceeded"]
     assert [p.component for p in problems] == [dpu.id]
     assert "2 management cables on a DPU with 1 OOB management port (oob_ports)" in problems[0].message
+
+
+def test_a_management_network_beyond_three_switch_tiers_grows_a_deeper_tree():
+    """2,048 racks of management switches (8,192 servers, 4 a rack) are more pods (of a 32-port
+    SN2700's 16 leaves) than a core of 32 ports takes: the management tree grows tiers (each
+    aggregation switch 15 lower switches x 2 links, 2 up) instead of refusing the design, which the
+    training fabric itself builds; every management switch reaches the one top switch."""
+    import collections
+
+    d = rail_optimized(servers=8192, management="oob")
+    topo = d.topology
+    ids = set(management_ids(topo))
+    mlinks = [l for l in topo.links.values() if l.a in ids and l.b in ids]
+    ports = int(CAT.get("switch", "sn2700")["ports"])
+    used = collections.Counter()
+    for l in mlinks:
+        used[l.a] += l.lanes
+        used[l.b] += l.lanes
+    aggs = [i for i in ids if topo.components[i].model == "sn2700"]
+    assert len(aggs) > 1 and all(used[a] <= ports for a in aggs)  # no switch over its ports
+    # one connected tree: from any management switch, the switch-to-switch links reach all of them
+    adj = collections.defaultdict(set)
+    for l in mlinks:
+        adj[l.a].add(l.b)
+        adj[l.b].add(l.a)
+    seen, todo = set(), [aggs[0]]
+    while todo:
+        n = todo.pop()
+        if n not in seen:
+            seen.add(n)
+            todo += adj[n] - seen
+    assert seen == ids
+    assert validate(d) == []

@@ -100,5 +100,5 @@ def test_an_impossible_workload_shows_the_reason(window, qtbot):
     dialog.search_button.click()
     qtbot.waitUntil(lambda: dialog.search_button.isEnabled(), timeout=60_000)
     assert dialog.status.text().startswith("Error:")
-    assert "fits in 80 GB per GPU" in dialog.status.text()
+    assert "fits in 85.9 GB per GPU" in dialog.status.text()
     assert dialog.table.rowCount() == 0 and dialog.search_button.isEnabled()

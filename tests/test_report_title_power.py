@@ -46,8 +46,8 @@ def test_the_comparison_names_the_cluster_power_as_compare_does(typical):
         _typical(design)
     data = gather(design, catalog)
     rows = {label: values for label, values, _ in comparison_rows(data)}
-    basis = "typ" if typical else "max"
-    label = f"cluster power (kW, {basis})"
+    basis = "typical" if typical else "max"
+    label = f"Cluster power (kW, {basis})"
     assert label in rows and not any(k.startswith("Power at training load") for k in rows)
     cmp = compare(design, catalog)
     for mode, value in rows[label].items():
@@ -69,6 +69,6 @@ def test_report_with_a_long_name_and_typical_power(qapp, tmp_path):
     for n, text in enumerate(pages, 1):
         assert re.search(rf"Example cluster for the 2027 .*….* — design report Page {n} of {len(pages)}", text), text[-300:]
     # the title page and the comparison table name the cluster power alike, on the typical basis
-    assert "cluster power (kW, typ)" in first
+    assert "Cluster power (kW, typical)" in first
     comparison = next(p for p in pages if p.lstrip().startswith("Host vs SmartNIC vs DPU"))
-    assert "cluster power (kW, typ)" in comparison and "Power at training load (kW)" not in comparison
+    assert "Cluster power (kW, typical)" in comparison and "Power at training load (kW)" not in comparison

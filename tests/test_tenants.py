@@ -158,7 +158,7 @@ def test_run_prints_a_jobs_section_and_json_carries_the_block(tmp_path, capsys):
     args = ["run", str(path), "--tp", "8", "--seq", "1024", "--global-batch", "12"]
     assert main(args + ["--set", "scenario.tenants=2", "--set", "scenario.tenant_placement=scattered"]) == 0
     out = capsys.readouterr().out
-    assert "jobs                         2 x 6 servers, scattered" in out
+    assert "jobs                                2 x 6 servers, scattered" in out
     assert "shared" in out and "alone" in out
     assert main(args[:-1] + ["24"]) == 0
     assert "\njobs " not in capsys.readouterr().out

@@ -67,6 +67,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+#: the kind column fits the longest kind a source can give ("datasheet, tuning limit")
+KIND_WIDTH = max(len(k) for k in cat.FIGURE_KINDS) + len(", tuning limit")
+
+
 def _limits(kind: str, entries: list[dict]) -> str:
     """Each limit of each entry on its own line: figure, kind (measured / datasheet / derived /
     assumed, and whether a tuning limit) and the whole source."""
@@ -78,7 +82,7 @@ def _limits(kind: str, entries: list[dict]) -> str:
             if f not in e:
                 continue
             src = _limit_source(e, f)
-            lines.append(f"    {f:<{width}}  {_fmt(e[f]):>7}  {cat.figure_kind(src):<22}  {src}")
+            lines.append(f"    {f:<{width}}  {_fmt(e[f]):>7}  {cat.figure_kind(src):<{KIND_WIDTH}}  {src}")
     return "\n".join(lines)
 
 
@@ -108,7 +112,7 @@ def _run_costs(catalog, as_json: bool) -> int:
         lines.append(f"  {name}")
         width = max((len(k) for k in table), default=0)
         for k, f in table.items():
-            lines.append(f"    {k:<{width}}  {_fmt(f['value']):>9}  {f['kind']:<22}  {f['source']}")
+            lines.append(f"    {k:<{width}}  {_fmt(f['value']):>9}  {f['kind']:<{KIND_WIDTH}}  {f['source']}")
     print("\n".join(lines))
     return 0
 

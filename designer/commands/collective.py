@@ -48,6 +48,14 @@ def op_name(text: str) -> str:
     return op
 
 
+def _size(flag: str, text: str) -> int:
+    """:func:`parse_size` of an option's value, its error naming the option."""
+    try:
+        return parse_size(text)
+    except UsageError as exc:
+        raise UsageError(f"{flag} {text}: {exc}") from None
+
+
 def parse_size(text: str) -> int:
     t = text.strip().upper()
     num = t.rstrip("KMGB")
@@ -106,7 +114,7 @@ def run(args) -> int:
     from designer.engine.pipeline import group_shape_for
     from designer.topology.catalog import load_catalog, report_problems
 
-    lo, hi = parse_size(args.min), parse_size(args.max)
+    lo, hi = _size("--min", args.min), _size("--max", args.max)
     if lo > hi:
         raise UsageError(f"--min {args.min} is larger than --max {args.max}")
     if args.algorithm and args.algorithm not in coll.ALGORITHMS:

@@ -63,43 +63,53 @@ def format_table(cmp) -> str:
     text (component and workload names), and one of them with a line break in it would forge a
     line of its own; the table's own text has no character that ``shown`` changes."""
     from designer.engine.compare import LABEL, loading
-    from designer.report.names import planner_words  # the words the app and the report use
+    from designer.report.names import engine_label, engine_load_notes, memory_rows, planner_words  # the app's and the report's words
+    from designer.services.style import delta, figure, part_label
 
     names = list(cmp.runs)
     runs = [cmp.runs[n] for n in names]
     W = 20  # column width: "SmartNIC-offloaded" fits
-    head = f"{'':<24}" + "".join(f"{LABEL[n]:>{W}}" for n in names) + f"{'DPU − host':>14}{'':>9}"
+    L = 44  # label width: "DPU memory bandwidth (Arm data paths) load" fits
+    head = f"{'':<{L}}" + "".join(f"{LABEL[n]:>{W}}" for n in names) + f"{'DPU − host':>14}{'':>9}"
     lines = [head]
 
     def row(label: str, values: list[str], delta: dict | None = None, fmt: str = "{:+.3g}") -> None:
         ok = delta is not None and math.isfinite(delta["delta"])
         d = (fmt.format(delta["delta"]) if delta is not None and ok else "").rjust(14)
-        lines.append(f"{label:<24}" + "".join(v.rjust(W) for v in values) + d
+        lines.append(f"{label:<{L}}" + "".join(v.rjust(W) for v in values) + d
                      + (_pct(delta["percent"]).rjust(9) if delta is not None and ok else ""))
 
+    def fact_row(label: str, fact: str, values: list[float], scale: float = 1.0, unit: str = "",
+                 suffix: str = "", relative: bool = True) -> None:
+        """A figure of each run at the fact's one precision (``services.style.figure``), and DPU −
+        host as the difference of the two shown figures ("equal" when they read the same)."""
+        cells = [figure(fact, scale * v) + suffix for v in values]
+        host, dpu = values[names.index("host")], values[names.index("dpu")]
+        d = delta(fact, scale * host, scale * dpu, unit) if "host" in names and "dpu" in names else ""
+        rel = _pct(100 * (dpu - host) / host) if relative and d not in ("", "equal") and host else ""
+        lines.append(f"{label:<{L}}" + "".join(v.rjust(W) for v in cells) + d.rjust(14) + rel.rjust(9))
+
     D = cmp.deltas
-    row("iteration time (s)", [f"{r.iteration_time_s:.4g}" for r in runs], D["iteration_time_s"])
-    for k, d in D["breakdown_s"].items():
+    fact_row("iteration time (s)", "seconds", [r.iteration_time_s for r in runs])
+    for k in D["breakdown_s"]:
         if any(r.breakdown_s.get(k, 0.0) for r in runs):
-            row(f"  {k}", [f"{r.breakdown_s.get(k, 0.0):.4g}" for r in runs], d)
+            fact_row(f"  {part_label(k)}", "seconds", [r.breakdown_s.get(k, 0.0) for r in runs])
     if any(r.tflops_per_gpu > 0 for r in runs):  # a vision workload without FLOPs has neither
-        row("TFLOP/s per GPU", [f"{r.tflops_per_gpu:.1f}" for r in runs], D["tflops_per_gpu"], "{:+.1f}")
-        row("MFU", [f"{100 * r.mfu:.1f}%" for r in runs], {**D["mfu"], "delta": 100 * D["mfu"]["delta"]},
-            "{:+.1f} pts")
+        fact_row("TFLOP/s per GPU", "tflops", [r.tflops_per_gpu for r in runs])
+        fact_row("MFU", "percent", [r.mfu for r in runs], 100, " pts", "%")
     else:
         row("samples/s", [f"{r.samples_per_s:.4g}" for r in runs])
     if min(r.training_time_days for r in runs) >= 1:
-        row("training time (days)", [f"{r.training_time_days:.2f}" for r in runs],
-            D["training_time_days"], "{:+.2f}")
+        fact_row("training time (days)", "days", [r.training_time_days for r in runs])
     else:  # a short run (e.g. an MLPerf Storage emulation) in seconds
-        row("training time (s)", [f"{86400 * r.training_time_days:.4g}" for r in runs],
-            {**D["training_time_days"], "delta": 86400 * D["training_time_days"]["delta"]}, "{:+.4g}")
+        fact_row("training time (s)", "seconds", [r.training_time_days for r in runs], 86400)
     unit = 1e3 if max(r.energy_kwh for r in runs) >= 1e3 else 1.0  # MWh, or kWh for short runs
-    row(f"energy ({'MWh' if unit > 1 else 'kWh'})",
-        ["-" if not math.isfinite(r.energy_kwh) else f"{r.energy_kwh / unit:.4g}" for r in runs],
-        {**D["energy_kwh"], "delta": D["energy_kwh"]["delta"] / unit}, "{:+.4g}")
-    row("host infra share", [f"{100 * r.host_cpu['infra_fraction']:.1f}%" for r in runs],
-        {**D["infra_fraction"], "delta": 100 * D["infra_fraction"]["delta"]}, "{:+.1f} pts")
+    fact_row(f"energy ({'MWh' if unit > 1 else 'kWh'})", "MWh", [r.energy_kwh for r in runs], 1 / unit)
+    memory = [{n: (v, i) for n, v, _tip, i in memory_rows(r)} for r in runs]  # as run prints them
+    for name in dict.fromkeys(n for m in memory for n in m):
+        indent = any(m.get(name, ("", False))[1] for m in memory)
+        row(("  " if indent else "") + name, [m.get(name, ("–",))[0] for m in memory])
+    fact_row("host infra share", "percent", [r.host_cpu["infra_fraction"] for r in runs], 100, " pts", "%")
     for t in INFRA_TASKS:
         if any(r.host_cpu["by_task"].get(t, 0.0) for r in runs):
             row(f"  {t}", [f"{100 * r.host_cpu['by_task'].get(t, 0.0):.1f}%" for r in runs])
@@ -120,25 +130,18 @@ def format_table(cmp) -> str:
     for e in engines:
         # the SmartNIC column holds the ConnectX engines, the DPU column the DPUs' (and, where the
         # design keeps ConnectX on its rails, their line and crypto engines)
-        row(f"adapter {e} engine load", [f"{100 * r.dpu[e]:.0f}%" if e in r.dpu else "-" for r in runs])
+        row(f"{engine_label(e)} load", [f"{100 * r.dpu[e]:.0f}%" if e in r.dpu else "-" for r in runs])
+    lines += [f"  note: {n}" for n in engine_load_notes(cmp.runs, LABEL)]  # what a load above 100% means
     if any(r.storage.get("read_demand_GBps") for r in runs):
         row("storage read (GB/s)", [f"{r.storage['read_achieved_GBps']:.3g}/{r.storage['read_demand_GBps']:.3g}"
                                     for r in runs])
     row("checkpoint write (s)", [_num(r.storage.get("checkpoint_write_s")) for r in runs])
     from designer.engine.compare import mode_figures
+    from designer.report.names import power_rows
+
     figs = [mode_figures(r) for r in runs]
-    # "typ" where the energy counts typical power and some adapter has a typical figure (else the
-    # typical basis holds only maxima)
-    basis = "typical" if all(r.resources and r.resources["energy"].get("adapter_power") == "typical"
-                             for r in runs) and any(f["adapters_typical_W"] != f["adapters_max_W"]
-                                                    for f in figs) else "max"
-    row("adapter power (kW, max)", [f"{f['adapters_max_W'] / 1e3:.2f}" for f in figs])
-    # "-": no adapter of the run has a typical figure (the note says which)
-    row("adapter power (kW, typ)", ["-" if f["adapters_typical_W"] == f["adapters_max_W"] and
-                                    r.resources and r.resources["energy"].get("adapters_without_typical")
-                                    else f"{f['adapters_typical_W'] / 1e3:.2f}" for f, r in zip(figs, runs)])
-    row(f"cluster power (kW, {'typ' if basis == 'typical' else 'max'})",
-        [f"{f['power_W'] / 1e3:.1f}" for f in figs])
+    for label, values, _ in power_rows(runs):  # the app's and the report's rows and names
+        row(label[:1].lower() + label[1:], values)
     if all(math.isfinite(f["energy_cost"]) for f in figs):
         row("energy cost (USD)", [f"{f['energy_cost']:,.0f}" if f["energy_cost"] >= 100 else
                                   f"{f['energy_cost']:.3g}" for f in figs])
@@ -156,4 +159,4 @@ def format_table(cmp) -> str:
             lines += ["", f"bottlenecks, {LABEL[n]}"] + [f"  {i + 1}. {planner_words(b)}"
                                                          for i, b in enumerate(r.bottlenecks[:6])]
         lines += [f"warning ({LABEL[n]}): {planner_words(w)}" for w in r.warnings]
-    return "\n".join(map(shown, lines))
+    return "\n".join(shown(line).rstrip() for line in lines)

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 
 from designer.commands.run import add_engine_options, prepare
 from designer.commands import COMMANDS
 from designer.errors import UsageError
+from designer.safeio import console_target
 
 
 def register(subparsers) -> None:
@@ -45,7 +47,7 @@ def _non_negative(text: str) -> float:
     except ValueError:
         value = math.nan
     if not (math.isfinite(value) and value >= 0):
-        raise UsageError(f"{text!r}: must be a number of 0 or more")
+        raise UsageError(f"must be a number of 0 or more, got {text!r}")
     return value
 
 
@@ -59,7 +61,11 @@ def parse_prices(items: list[str]) -> dict[str, dict]:
         kind, colon, _model = key.partition(":")
         if not eq or not colon or not kind.strip() or not _model.strip():
             raise UsageError(f"--price {item}: write KIND:MODEL=USD, e.g. --price nic:connectx-7=1650")
-        usd = _non_negative(text)
+        try:
+            usd = _non_negative(text)
+        except UsageError:
+            raise UsageError(f"--price {item}: the price must be a number of 0 or more (USD), "
+                             "e.g. --price nic:connectx-7=1650") from None
         out[key.strip()] = {"USD": usd, "date": datetime.date.today().isoformat(),
                             "source": "set with dpu-designer cost --price"}
     return out
@@ -92,6 +98,10 @@ def run(args) -> int:
         _write_csv(args.csv, result, args.file)
     if args.json:
         print(json.dumps(result.to_json(), indent=1))
+    elif args.csv and console_target(args.csv) == 1:
+        # the bill is on standard output as CSV: the rest of the table goes to standard error,
+        # without the bill a second time in other number formats
+        print(format_costs(result, bill=False, site=True), file=sys.stderr)
     else:
         print(format_costs(result))
     return 0
@@ -125,14 +135,17 @@ def _write_csv(path: str, result, source: str) -> None:
     atomic_write_text(path, buf.getvalue())
 
 
-def format_costs(c, bill: bool = True) -> str:
+def format_costs(c, bill: bool = True, site: bool | None = None) -> str:
     """The cost table: with ``bill``, the priced bill and the site figures first (``cost``); without,
-    the modes' figures and paybacks only (``compare`` prints them under its own table)."""
+    the modes' figures and paybacks only (``compare`` prints them under its own table); ``site``
+    (default: with the bill) the site figures of the TCO."""
     from designer.engine.compare import LABEL
     from designer.services.cost import basis_share_text, figure_rows, money, payback_lines
 
+    site = bill if site is None else site
     if not bill:
-        return "\n".join(_mode_lines(c, LABEL, figure_rows, money, payback_lines, []))
+        head = _site_lines(c) + [""] if site else []
+        return "\n".join(_mode_lines(c, LABEL, figure_rows, money, payback_lines, head))
     lines = [f"{'bill of materials (as drawn)':<44}{'count':>8}{'unit':>12}{'total':>14}  basis"]
     for line in c.bill.lines:
         lines.append(f"{(line.category + ' ' + line.model)[:43]:<44}{line.count:>8,}"
@@ -144,10 +157,15 @@ def format_costs(c, bill: bool = True) -> str:
         lines.append("  not priced (left out): " + ", ".join(c.bill.missing))
     if c.management is not None and c.management.switches:
         lines.append(c.management.text())
-    lines += ["", "site (TCO)"]
+    lines += [""] + (_site_lines(c) if site else [])
+    return "\n".join(_mode_lines(c, LABEL, figure_rows, money, payback_lines, lines + [""]))
+
+
+def _site_lines(c) -> list[str]:
+    lines = ["site (TCO)"]
     for k, f in c.site.items():
         lines.append(f"  {k:<28}{f.value:>10g}  {f.source if f.source.startswith(f.basis) else f.basis + ': ' + f.source}")
-    return "\n".join(_mode_lines(c, LABEL, figure_rows, money, payback_lines, lines + [""]))
+    return lines
 
 
 def _mode_lines(c, LABEL, figure_rows, money, payback_lines, lines: list[str]) -> list[str]:
@@ -159,13 +177,13 @@ def _mode_lines(c, LABEL, figure_rows, money, payback_lines, lines: list[str]) -
     def row(label: str, values: list[str]) -> None:
         lines.append(f"{label:<34}" + "".join(v.rjust(W) for v in values))
 
+    from designer.report.names import tco_part_rows  # the TCO's parts as the app and the report name them
+
     rows = figure_rows(c)
     for label, values, _ in rows[:2]:
         row(label, values)
-    row("  amortised CapEx / year", [money(x.tco.amortised_USD_per_year) for x in m])
-    row("  energy / year (load x PUE)", [money(x.tco.energy_USD_per_year) for x in m])
-    row("  space / year", [money(x.tco.space_USD_per_year) for x in m])
-    row("  support / year", [money(x.tco.support_USD_per_year) for x in m])
+    for label, values, _ in tco_part_rows(c):
+        row(f"  {label}", values)
     for label, values, _ in rows[2:]:
         row(label, values)
     for x in m:

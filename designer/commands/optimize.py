@@ -1,6 +1,8 @@
 """``dpu-designer optimize``: search server models, adapters (NIC / SmartNIC / DPU), switch models and
 oversubscription (with the planner's layout) for a workload on N GPUs; print the Pareto front of
-CapEx, training time and energy, stream every point to CSV, write the front's designs.
+CapEx, training time and energy, stream every point to CSV or Parquet (``--out``), write the front's
+designs. In memory: the front, and for ``--report``'s chart the bounded sample of
+:class:`designer.services.optimize.Chart` (the app's plot keeps the same).
 
 The search is :func:`designer.services.optimize.optimize`: a local process pool by default, a
 Dask cluster with ``--scheduler tcp://HOST:PORT``.
@@ -8,7 +10,6 @@ Dask cluster with ``--scheduler tcp://HOST:PORT``.
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import sys
@@ -37,9 +38,11 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=int, default=0, help="engine seed (default 0)")
     p.add_argument("--workers", type=int, help="local worker processes (default: all cores; 1 = in this process)")
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run the points on this Dask cluster")
-    p.add_argument("--out", metavar="OUT.csv", help="stream every point to this CSV as it finishes")
+    p.add_argument("--out", metavar="OUT.csv", help="write every design's row, in search order, to this .csv or "
+                                                    ".parquet file as the designs finish")
     p.add_argument("--write-front", metavar="DIR", help="write each design on the front as DIR/front-N.json")
-    p.add_argument("--report", metavar="OUT.pdf", help="also write a PDF: the target, the front and a chart of every design")
+    p.add_argument("--report", metavar="OUT.pdf", help="also write a PDF: the target, the front and a chart of the designs "
+                                                      "(every one up to 20,000, an even sample beyond)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
@@ -72,10 +75,9 @@ def target_of(args):
 
 
 def run(args) -> int:
-    from designer.services.optimize import COLUMNS, design_of, optimize, point_of
+    from designer.services.optimize import columns, design_of, optimize, point_count, point_of
     from designer.topology import fileformat
     from designer.topology.catalog import load_catalog
-    from designer.safeio import atomic_output, check_output_path
 
     target = target_of(args)
     catalog = load_catalog()
@@ -83,46 +85,67 @@ def run(args) -> int:
         catalog.workload(args.workload)
     except KeyError:
         raise UsageError(f"--workload {args.workload}: not a catalog workload (see 'dpu-designer catalog workloads')")
-    cancel = threading.Event()
-    tty = sys.stderr.isatty()
+    if args.out:
+        from designer.safeio import check_output_path
+        from designer.services.rowfile import out_format
 
-    def progress(done: int, total: int) -> None:
-        if tty:
-            bar = "#" * (30 * done // total)
-            print(f"\r[{bar:<30}] {done}/{total} designs", end="" if done < total else "\n", file=sys.stderr)
-
-    def search(on_row):
-        try:
-            return optimize(target, catalog, workers=args.workers, scheduler=args.scheduler, on_row=on_row,
-                            progress=progress, cancel=cancel)
-        except KeyboardInterrupt:
-            cancel.set()
-            raise UsageError("optimize: cancelled (Ctrl-C); the CSV keeps the points finished so far") from None
-
-    plotted: list[tuple[float, float, bool]] = []  # (days, CapEx M USD, meets the target) for --report
-
-    def keep(row) -> None:
-        if args.report and not row.get("error"):
-            plotted.append((row["training_time_days"], row["capex_USD"] / 1e6, bool(row["feasible"])))
-
+        out_format(args.out)
+        check_output_path(args.out, what="--out")
     if args.report:
         from designer.report.pdf import check_target
 
         check_target(args.report)
-    if args.out:
-        check_output_path(args.out, what="--out")
-        with atomic_output(args.out, what="--out") as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
-            writer = csv.DictWriter(fh, fieldnames=COLUMNS, extrasaction="ignore")
-            writer.writeheader()
+    cancel = threading.Event()
+    tty = sys.stderr.isatty()
+    done = 0
 
+    def progress(n: int, total: int) -> None:
+        nonlocal done
+        done = n
+        if tty:
+            bar = "#" * (30 * n // total)
+            print(f"\r[{bar:<30}] {n}/{total} designs", end="" if n < total else "\n", file=sys.stderr)
+
+    from designer.services.optimize import Chart
+
+    #: what --report charts: the front and an even sample of the designs (services.optimize.Chart,
+    #: as the app's plot); the rows themselves go to --out, not to memory
+    chart = Chart()
+
+    def keep(row) -> None:
+        if args.report:
+            chart.add(row)
+
+    def search(on_row):
+        return optimize(target, catalog, workers=args.workers, scheduler=args.scheduler, on_row=on_row,
+                        progress=progress, cancel=cancel)
+
+    total = point_count(target)
+    if args.out:
+        from designer.services.rowfile import row_file
+
+        interrupted = False
+        with row_file(args.out, columns()) as out:
             def on_row(row):
-                writer.writerow(row)
-                fh.flush()
+                out.write(row)
                 keep(row)
 
-            outcome = search(on_row)
+            try:
+                outcome = search(on_row)
+            except KeyboardInterrupt:
+                interrupted = True
+        if interrupted:
+            print(f"optimize: cancelled (Ctrl-C); {args.out} keeps the first {out.count:,} of the {total:,} "
+                  "designs (in search order); no front was printed and no design or report written",
+                  file=sys.stderr)
+            raise KeyboardInterrupt
     else:
-        outcome = search(keep)
+        try:
+            outcome = search(keep)
+        except KeyboardInterrupt:
+            print(f"optimize: cancelled (Ctrl-C) after {done:,} of {total:,} designs; nothing was kept "
+                  "(--out FILE.csv keeps every design as it finishes)", file=sys.stderr)
+            raise
     if args.write_front:
         from pathlib import Path
 
@@ -139,7 +162,7 @@ def run(args) -> int:
         qt_application()  # the drawing needs one
         from designer.report import front
 
-        front.build(outcome, plotted, args.report)
+        front.build(outcome, chart, args.report)
     if args.json:
         print(json.dumps(outcome.to_json(), indent=1))
     else:
@@ -148,6 +171,7 @@ def run(args) -> int:
 
 
 def format_front(o) -> str:
+    from designer.services.style import figure  # one precision per fact (days as run and compare)
     from designer.services.optimize import ADAPTER_WORDS, layout_words, target_words
 
     lines = [f"target: {target_words(o.target)}; {o.evaluated} designs run, {o.feasible} meet it, "
@@ -161,7 +185,7 @@ def format_front(o) -> str:
                   f"{'TCO':>10}{'days':>8}{'MWh':>8}{'tokens/$':>11}{'MFU':>7}  file"]
     for i, r in enumerate(o.front):
         lines.append(f"{i + 1:>3} {r['server']:<12}{ADAPTER_WORDS.get(r['adapters'], r['adapters']):<10}{r['switch']:<9}{r['oversubscription']:>4g}:1"
-                     f"{r['capex_USD'] / 1e6:>9.2f}M{r['tco_USD'] / 1e6:>9.2f}M{r['training_time_days']:>8.2f}"
+                     f"{r['capex_USD'] / 1e6:>9.2f}M{r['tco_USD'] / 1e6:>9.2f}M{figure('days', r['training_time_days']):>8}"
                      f"{r['energy_MWh']:>8.1f}{r['tokens_per_USD']:>11,.0f}{100 * r['mfu']:>6.1f}%  {r.get('file', '')}")
     lines.append("(costs: models/costs/prices.toml, each price with its basis; `dpu-designer cost FILE` "
                  "shows a design's bill; training time is steady state, without failures)")

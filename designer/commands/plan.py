@@ -18,7 +18,8 @@ def register(subparsers) -> None:
         "plan", help=COMMANDS["plan"],
         description="Search every legal parallel layout of the design's workload on its GPUs "
                     "(tensor, pipeline, data, context and expert parallelism, micro-batch, "
-                    "interleaved stages, activation recomputation), drop those that do not fit in "
+                    "interleaved stages, each also with its pipeline sends/receives overlapped, "
+                    "activation recomputation), drop those that do not fit in "
                     "GPU memory, estimate the rest with the engine's compute and timing stages and "
                     "run the best estimates through the full engine on the drawn fabric.",
         epilog="The global batch, sequence length and precision stay as the workload has them "
@@ -148,24 +149,35 @@ def check_finite(result) -> None:
 
 
 def table(result) -> str:
-    """The plan as text: header, the ranked layouts, what was left out and why. Design text (the
-    workload's name, a dropped layout's engine message) goes through :func:`shown`: one line each."""
+    """The plan as text: header, the ranked layouts (one row per distinct outcome,
+    ``PlanResult.groups``: the layouts the engine gives the same figures are named below the
+    table), what was left out and why. Design text (the workload's name, a dropped layout's
+    engine message) goes through :func:`shown`: one line each."""
+    from designer.services.style import figure  # one precision per fact, as run and compare
+
     lines = [f"plan      {shown(result.workload)} on {result.gpus} GPUs"
              + (f" of {result.design_gpus}" if result.gpus < result.design_gpus else "")
-             + f", {result.memory_cap_GB:g} GB per GPU",
+             + f", {result.memory_cap_GB:.1f} GB per GPU",
              f"searched  {result.searched} layouts: {result.fit} fit in memory, {len(result.ranked)} "
              f"run through the engine ({result.seconds:.1f} s)", ""]
     head = ["#", "layout", "GPUs", "iteration s", "MFU", "GB/GPU", "tokens/s"]
     rows = [head]
+    alike = []
     for c in result.shown:
-        rank = str(result.ranked.index(c) + 1)
-        rows.append([rank, c.label + ("  (design)" if c.current else ""), str(c.gpus),
-                     f"{c.iteration_time_s:.3f}",
-                     f"{100 * c.mfu:.1f}%", f"{c.memory_GB:.1f}" if c.memory_GB is not None else "-",
-                     f"{c.tokens_per_s:.4g}"])
+        rank = str(result.rank(c))
+        twins = result.alike(c)
+        mine = c.current or any(t.current for t in twins)
+        rows.append([rank, c.label + ("  (design)" if mine else "") + (f"  (+{len(twins)} alike)" if twins else ""),
+                     str(c.gpus), figure("seconds", c.iteration_time_s),
+                     f"{figure('percent', 100 * c.mfu)}%", f"{c.memory_GB:.1f}" if c.memory_GB is not None else "-",
+                     figure("tokens_per_s", c.tokens_per_s)])
+        if twins:
+            alike.append(f"  {rank}: the engine gives {', '.join(t.label for t in twins)} the same figures")
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     for r in rows:
         lines.append("  ".join(c.ljust(w) if i == 1 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+    if alike:
+        lines += ["alike", *alike]
     best, mine = result.best, result.current
     lines.append("")
     if best is not None and mine is not None and mine is not best and mine.iteration_time_s:

@@ -64,7 +64,10 @@ def run(args: argparse.Namespace) -> int:
     from designer.report.build import build_report
     from designer.report.export import parse_size
 
-    size = parse_size(args.png_size)
+    try:
+        size = parse_size(args.png_size)
+    except UsageError as exc:  # the one line names the option it came from
+        raise UsageError(f"--png-size {shown(args.png_size)}: {exc}") from None
     catalog = load_catalog()
     report_problems(catalog)
     from designer.gui.scene import DesignScene  # the canvas draws the report's topology

@@ -12,6 +12,7 @@ from designer.commands import COMMANDS
 from designer.console import shown
 from designer.errors import ResultError, UsageError
 from designer.engine.resources import INFRA_TASKS
+from designer.engine.result import SWITCH_PARTS
 from designer.topology.design import SCENARIO_SPEC, Setting
 
 
@@ -135,7 +136,7 @@ def nonfinite_figures(data, where: str = "") -> list[str]:
 #: links are arrays checked at once, the optional ones may be None)
 _RESULT_FIGURES = ("iteration_time_s", "breakdown_s", "tflops_per_gpu", "mfu", "percent_of_peak",
                    "tokens_per_s", "training_time_days", "parameters", "collectives", "storage",
-                   "host_cpu", "dpu", "power_W", "samples_per_s", "memory_per_gpu_GB", "tenants",
+                   "host_cpu", "dpu", "power_W", "samples_per_s", "memory_per_gpu_GB", "memory_parts_GB", "gpu_memory_GB", "tenants",
                    "hidden_s")
 
 
@@ -350,29 +351,38 @@ _LAYOUT_PARTS = {"cp_comm": "cp", "ep_comm": "ep"}
 
 
 def format_table(r, design=None) -> str:
-    """The readable result; with the design, links are shown with their two ends."""
+    """The readable result; with the design, links are shown with their two ends. The iteration's
+    parts are named as the app names them (``services.style.PART_LABEL``)."""
+    from designer.services.style import figure, part_label
+
     w = r.workload
     extra = "".join(f" {d}={w[d]}" for d in ("cp", "ep") if int(w.get(d, 1) or 1) > 1)
     lines = [f"workload   {w['name']}  (tp={w['tp']} pp={w['pp']} dp={w['dp']}{extra}, {r.gpus} GPUs, "
              f"{r.parameters / 1e9:.1f}B parameters)",
              f"placement  {r.placement['order']}, {r.placement['servers_used']} servers",
              "",
-             f"iteration time      {r.iteration_time_s:10.3f} s"]
+             f"iteration time             {r.iteration_time_s:10.3f} s"]
     for k, v in r.breakdown_s.items():
         if v == 0 and k in _LAYOUT_PARTS and int(w.get(_LAYOUT_PARTS[k], 1) or 1) <= 1:
             continue  # e.g. cp_comm of a layout without context parallelism (the JSON keeps it)
+        if v == 0 and k in SWITCH_PARTS and not w.get(SWITCH_PARTS[k]):
+            continue  # activation or optimizer offload not asked for (the JSON keeps the zero)
         share = 100 * v / r.iteration_time_s if r.iteration_time_s else 0.0
-        lines.append(f"  {k:<17} {v:10.3f} s  {share:5.1f}%")
+        lines.append(f"  {part_label(k):<24} {v:10.3f} s  {share:5.1f}%")
+        if k == "optimizer_offload" and getattr(r, "optimizer_offload", None):
+            from designer.report.names import optimizer_offload_text
+
+            lines.append("    " + optimizer_offload_text(r.optimizer_offload))
     hidden = [f"{d} {v:.3f} s" for d, v in (r.hidden_s or {}).items() if v > 0]
     if hidden:
         lines.append("  hidden by overlap: " + ", ".join(hidden))
-    lines += [f"TFLOP/s per GPU     {r.tflops_per_gpu:10.1f}   ({r.percent_of_peak:.0f}% of peak, "
-              f"MFU {100 * r.mfu:.0f}%)",
-              (f"tokens/s            {r.tokens_per_s:10.4g}" if w.get("kind") != "vision"
-               else f"samples/s           {r.samples_per_s:10.4g}"),
-              f"training time       {_days(r.training_time_days)}  ({_budget(w)})",
-              f"energy              {_kwh(r.energy_kwh):>10}  ({r.power_W.get('total', 0) / 1e3:.0f} kW)",
-              "", *resource_lines(r), *job_lines(r)]
+    lines += [f"TFLOP/s per GPU            {figure('tflops', r.tflops_per_gpu):>10}   "
+              f"({figure('percent', r.percent_of_peak)}% of peak, MFU {figure('percent', 100 * r.mfu)}%)",
+              (f"tokens/s                   {figure('tokens_per_s', r.tokens_per_s):>10}" if w.get("kind") != "vision"
+               else f"samples/s                  {r.samples_per_s:10.4g}"),
+              f"training time              {_days(r.training_time_days)}  ({_budget(w)})",
+              f"energy                     {_kwh(r.energy_kwh):>10}  ({figure('kW', r.power_W.get('total', 0) / 1e3)} kW)",
+              *memory_lines(r), "", *resource_lines(r), *job_lines(r)]
     lines += ["", f"{'collective':<18} {'algorithm':<13} {'bytes':>10} {'time':>10} {'algbw':>9} {'busbw':>9}"]
     for c in r.collectives:
         lines.append(f"{c.name:<18} {c.algorithm:<13} {_size(c.bytes):>10} {c.time_s * 1e3:8.3f}ms "
@@ -396,22 +406,44 @@ def format_table(r, design=None) -> str:
     return "\n".join(map(shown, lines))  # one printable line each, whatever the design's names hold
 
 
+def memory_lines(r) -> list[str]:
+    """The memory estimate per GPU (``Result.memory_per_gpu_GB``) and its parts
+    (``Result.memory_parts_GB``, the names of the JSON), how the activations are counted and the
+    GPU's memory with whether the estimate fits, when the parameters are known: the names and
+    values of ``report.names.memory_rows``, which the app and the report show."""
+    from designer.report.names import (GPU_MEMORY, MEMORY_PER_GPU, activations_text, fits_text,
+                                       memory_part_name, memory_parts_shown)
+    from designer.services.style import figure
+
+    if r.memory_per_gpu_GB is None:
+        return []
+    shown = ", ".join(f"{memory_part_name(k)} {figure('GB', v)}" for k, v in memory_parts_shown(r))
+    lines = [f"{MEMORY_PER_GPU:<26} {figure('GB', r.memory_per_gpu_GB):>10} GB" + (f"  ({shown})" if shown else "")]
+    acts = activations_text(r)
+    if acts:
+        lines.append(f"  {acts}")
+    cap = getattr(r, "gpu_memory_GB", None)
+    if cap:
+        lines.append(f"{GPU_MEMORY:<26} {figure('GB', cap):>10} GB  (fits: {fits_text(r)})")
+    return lines
+
+
 def resource_lines(r) -> list[str]:
     """Host CPU, adapter (SmartNIC/DPU) engine and storage lines of the readable table."""
     h = r.host_cpu
     by_task = h.get("by_task", {})
     tasks = ", ".join(f"{t} {100 * v:.1f}%" for t, v in by_task.items() if v > 0 and t in INFRA_TASKS)
     loading = by_task.get("data_loading", 0.0)
-    lines = [f"host CPU            {h.get('cores_total', 0):10d} cores, infrastructure "
+    lines = [f"host CPU                   {h.get('cores_total', 0):10d} cores, infrastructure "
              f"{100 * h.get('infra_fraction', 0.0):.1f}% of cycles" + (f" ({tasks})" if tasks else "")
              + (f"; data loading {100 * loading:.1f}%" if loading > 0 else "")]
     if r.dpu:
         over = any(v > 1 for v in r.dpu.values())
-        lines.append("adapter engine load " + ", ".join(f"{k} {100 * v:.0f}%" for k, v in r.dpu.items())
+        lines.append("adapter engine load        " + ", ".join(f"{k} {100 * v:.0f}%" for k, v in r.dpu.items())
                      + ("  (demand / capacity; above 100% = over-subscribed)" if over else ""))
     st = r.storage
     write = st.get("checkpoint_write_s")
-    lines.append(f"storage             read {_num(st.get('read_achieved_GBps'))} of "
+    lines.append(f"storage                    read {_num(st.get('read_achieved_GBps'))} of "
                  f"{_num(st.get('read_demand_GBps'))} GB/s needed; "
                  + (f"checkpoint write {write:.3g} s" if write is not None
                     else "no storage: checkpoints not written"))
@@ -425,12 +457,12 @@ def job_lines(r) -> list[str]:
     if t.get("jobs", 1) <= 1:
         return []
     idle = f", {t['idle_servers']} idle" if t.get("idle_servers") else ""
-    lines = ["", f"jobs                {t['jobs']:10d} x {t['servers_per_job']} servers, "
+    lines = ["", f"jobs                       {t['jobs']:10d} x {t['servers_per_job']} servers, "
                  f"{t['placement']}{idle}; figures above are the slowest job's (job {t['slowest_job']})"]
     shared, alone = t.get("dp_rate_shared_GBps"), t.get("dp_rate_alone_GBps")
     if shared is not None and alone is not None:
-        lines.append(f"  DP group rate     {shared:10.3g} GB/s shared, {alone:.3g} GB/s alone")
-    lines.append(f"  iteration         {t['iteration_shared_s']:10.3f} s shared, "
+        lines.append(f"  DP group rate            {shared:10.3g} GB/s shared, {alone:.3g} GB/s alone")
+    lines.append(f"  iteration                {t['iteration_shared_s']:10.3f} s shared, "
                  f"{t['iteration_alone_s']:.3f} s alone: {t['slowdown_pct']:+.1f}% from sharing")
     return lines
 
@@ -462,7 +494,9 @@ def _num(value) -> str:  # also used by compare
 def _kwh(v: float) -> str:
     if v is None or not math.isfinite(v):
         return "-"
-    return f"{v / 1e3:.4g} MWh" if v >= 1e4 else f"{v:.4g} kWh"
+    from designer.services.style import figure
+
+    return f"{figure('MWh', v / 1e3)} MWh" if v >= 1e4 else f"{v:.4g} kWh"
 
 
 def _size(n: float) -> str:

@@ -67,6 +67,22 @@ NVLS_NET_FACTOR = 5.0 / 6.0
 #: entry: its n/(n+1) model is within 2% of the measured 480 GB/s (tests/test_collectives_nccl.py),
 #: so Hopper results stay as they were.
 NVLS_BUSBW_CAP_GBPS = {5: 830.0}
+#: MoE dispatch/combine of a HybridEP dispatcher inside one NVLink 5 domain, MEASURED (GB/s of
+#: algorithm bandwidth by ranks in the domain: BF16 dispatch, combine). deepseek-ai/DeepEP branch
+#: hybrid-ep, docs/README_Hybrid-EP.md, "GB200 Platform", HybridEP, 32 SMs, "Torch API" columns:
+#: 4,096 tokens per rank, hidden 7,168, top 8, 8 local experts, random uniform routing;
+#: tests/test_hybrid_ep.py divides the bytes a rank receives (one copy per token and destination
+#: rank, its own included: ``dispatched_hidden.numel() * 2``) by the call's time (dispatch kernel,
+#: its device-to-device copy and "misc = device_sync, update_flag"). BF16 and 32 SMs because that is
+#: how Megatron-Core runs it: HybridEP "does not support fp8 dispatch now" (fused_a2a.py, PR #2176)
+#: and Megatron-Bridge v0.2.0 sets ``moe_hybridep_num_sms = 32`` (scripts/performance/utils/
+#: helpers.py). The rate falls with the rank count (8 → 36: 546 → 479 dispatch); between
+#: measured counts it is interpolated, beyond 36 (an NVL72 EP 64 group) held at the 36-rank figure,
+#: which makes it an upper bound there. 8 ranks on B200 measure the same (the README's "B200
+#: Platform" HybridEP 16-SM Torch API row: 536 / 531 vs GB200's 550 / 538). About half the link
+#: rate, where NCCL's all-reduce reaches 0.82 of it (``NVLINK_EFFICIENCY``): not derived, measured.
+HYBRIDEP_NVL5_GBPS = {8: (545.71, 568.94), 16: (523.48, 521.55), 24: (507.32, 483.76),
+                      32: (484.22, 464.54), 36: (479.02, 447.89)}
 #: highest per-GPU NVLink rate (GB/s per direction) before NVLink 5: 18 links x 25 GB/s (H100,
 #: NVLink 4); NVLink 5 doubles the link rate to 50 GB/s (18 x 50 = 900, B200/GB200 datasheets).
 #: Names the generation of a shape that does not carry one (``GroupShape.nvlink_gen`` = 0).
@@ -359,21 +375,48 @@ def _pairwise(op: str, nbytes: float, g: GroupShape, proto: str) -> tuple[float,
     return t, nbytes / t / 1e9
 
 
-def dispatch_s(nbytes: float, remote_bytes: float, g: GroupShape) -> float:
+def hybridep_GBps(g: GroupShape) -> float:
+    """Measured algorithm bandwidth of one HybridEP dispatch + combine pair among the group's
+    ranks in one NVLink domain (``per_node``), per direction of the pair: the harmonic mean of
+    the dispatch and combine rates of ``HYBRIDEP_NVL5_GBPS`` (the two move the same bytes, so
+    their mean time is the bytes over it), interpolated linearly in the rank count and held at
+    the ends; 0.0 where the generation has no measurement (NVLink 4 and before: the link model,
+    ``intra_GBps``, applies)."""
+    if g.generation != 5 or not g.nvswitch:
+        return 0.0
+    k = g.per_node if g.nodes > 1 else g.ranks
+    pts = sorted((n, 2.0 / (1.0 / d + 1.0 / c)) for n, (d, c) in HYBRIDEP_NVL5_GBPS.items())
+    if k <= pts[0][0]:
+        return pts[0][1]
+    for (n0, r0), (n1, r1) in zip(pts, pts[1:]):
+        if k <= n1:
+            return r0 + (r1 - r0) * (k - n0) / (n1 - n0)
+    return pts[-1][1]
+
+
+def dispatch_s(nbytes: float, remote_bytes: float, g: GroupShape, received_bytes: float | None = None) -> float:
     """One MoE dispatch (or combine) of a DeepEP/HybridEP-style dispatcher in which every rank
     holds ``nbytes`` of token copies for the group's experts and sends ``remote_bytes`` of them
     (one per token and other server) over its rail at ``net_GBps``, the server forwarding each
     copy to its expert's GPU over NVLink: every copy not for this rank crosses NVLink once,
     (n − 1)/n of ``nbytes`` at ``intra_GBps``, at the same time (derived, as :func:`_pairwise`).
     DeepEP's measured RDMA rate on CX7 400G is 43-51 GB/s of ~50 (DeepEP README, normal kernels,
-    EP 16-64 on H800), the rail rate NET_EFFICIENCY already gives (46.9 GB/s)."""
+    EP 16-64 on H800), the rail rate NET_EFFICIENCY already gives (46.9 GB/s).
+
+    On NVLink 5, where HybridEP's own rate is measured (:func:`hybridep_GBps`), the NVLink part
+    is ``received_bytes`` (what a rank receives, one copy per token and destination rank, its own
+    included: the measurement's byte count) at that rate instead of the link model."""
     n = max(g.ranks, 1)
     if n < 2:
         return 0.0
     if remote_bytes > 0 and g.net_GBps <= 0:  # as :func:`_pairwise`: no rail, no all-to-all
         raise UsageError(_no_path("alltoall", g))
     t_net = remote_bytes / (g.net_GBps * 1e9) if remote_bytes > 0 else 0.0
-    t_in = nbytes * (n - 1) / n / (g.intra_GBps * 1e9) if g.intra_GBps > 0 else 0.0
+    measured = hybridep_GBps(g) if received_bytes is not None else 0.0
+    if received_bytes is not None and measured > 0:
+        t_in = received_bytes / (measured * 1e9)
+    else:
+        t_in = nbytes * (n - 1) / n / (g.intra_GBps * 1e9) if g.intra_GBps > 0 else 0.0
     lat = (NET_LAT_US[("ring", "simple")] if g.nodes > 1 else g.intra_lat[("ring", "simple")]) * 1e-6
     return max(t_net, t_in) + lat
 

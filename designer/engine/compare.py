@@ -218,7 +218,9 @@ def _energy_reason(host: Result, dpu: Result) -> str | None:
         return None
     t = 100 * (dpu.training_time_days / host.training_time_days - 1) if host.training_time_days else 0.0
     p = 100 * (pb / pa - 1) if pa else 0.0
-    return (f"energy {100 * (dpu.energy_kwh / host.energy_kwh - 1):+.1f}%: training time {t:+.1f}%, "
+    # a change that rounds to 0.0% is said as none, not as "-0.0%" (one precision per figure)
+    time = "training time unchanged" if abs(t) < 0.05 else f"training time {t:+.1f}%"
+    return (f"energy {100 * (dpu.energy_kwh / host.energy_kwh - 1):+.1f}%: {time}, "
             f"cluster power {p:+.1f}% (adapters {host.power_W.get('adapters', 0) / 1e3:.1f} → "
             f"{dpu.power_W.get('adapters', 0) / 1e3:.1f} kW)")
 

@@ -4,7 +4,8 @@ Like Calculon (Isaev et al., "Calculon: a Methodology and Tool for High-Level Co
 and Large Language Models", SC'23), the search enumerates every legal layout of the job's GPUs:
 tensor (tp), pipeline (pp), data (dp) parallelism, context (cp) and expert (ep) parallelism where
 the workload model has them (ep only for a mixture-of-experts model), the micro-batch, the
-interleaved pipeline's virtual stages and activation recomputation (none, full, selective where
+interleaved pipeline's virtual stages (each also with its sends/receives overlapped, as the
+published Megatron/NeMo GPT-3 175B recipe runs it: :func:`_schedules`) and activation recomputation (none, full, selective where
 the model knows it), for the workload's fixed global batch on all of the job's GPUs
 (tp·cp·pp·dp = GPUs) and, when the design's own layout runs on fewer (a batch that no layout of
 all of them splits: 385 sequences on 8,192 GPUs), on as many as it uses too (:func:`pools`), so
@@ -17,7 +18,8 @@ that it is ranked with the others. It runs in three steps, cheapest first:
    an embedding-only and a loss-only chunk (``workload.MAX_LAYERLESS_CHUNKS``); whatever else
    ``workload.from_dict`` refuses.
 2. **Memory**: ``workload.model_state_GB`` and ``workload.memory_per_gpu_GB`` against the GPU's
-   ``memory_GB``; a layout over it is dropped before anything is timed.
+   memory (``workload.gpu_memory_GB``: the catalog's ``memory_GB`` in GiB, as vendors quote it);
+   a layout over it is dropped before anything is timed.
 3. **Time**: every layout that fits is estimated with the engine's own compute and timing stages
    (``workload.compute``, ``traffic.volumes``, ``timing.timing``) on communicator shapes taken
    from the real placement of its ranks on the design's servers, at each rail's line rate
@@ -46,12 +48,12 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Generator, Iterator
 
 from designer.engine import collectives as coll
 from designer.engine.cache import EngineCache
-from designer.engine.workload import (MAX_LAYERLESS_CHUNKS, Workload, compute, from_dict, memory_per_gpu_GB,
+from designer.engine.workload import (MAX_LAYERLESS_CHUNKS, Workload, compute, from_dict, gpu_memory_GB, memory_per_gpu_GB,
                                       model_state_GB)
 from designer.errors import UsageError
 
@@ -68,7 +70,7 @@ BOUND_RUNS = 2
 #: layouts estimated between two progress reports (a cancel takes effect at the next one)
 ESTIMATES_PER_STEP = 250
 #: workload fields a layout sets (the rest of the workload stays as the design has it)
-LAYOUT_FIELDS = ("tp", "cp", "pp", "dp", "ep", "micro_batch", "interleave", "recompute",
+LAYOUT_FIELDS = ("tp", "cp", "pp", "dp", "ep", "micro_batch", "interleave", "pp_overlap", "recompute",
                  "recompute_granularity")
 
 #: why a layout was left out, in the order the search applies the rules (keys of ``dropped``)
@@ -151,13 +153,43 @@ class PlanResult:
     def best(self) -> Candidate | None:
         return next((c for c in self.ranked if c.iteration_time_s is not None), None)
 
+    def groups(self) -> list[list[Candidate]]:
+        """The layouts run through the engine, fastest first, one group per distinct outcome: a
+        layout that is the same as an earlier one (the same :data:`LAYOUT_FIELDS`, cp/ep/interleave
+        1 when absent, no recompute granularity without recompute) or that the engine gives the
+        very same figures (iteration time and its breakdown, memory, throughput: e.g. cp2 dp32 mb1
+        and cp4 dp16 mb2, the same tokens per GPU and the same ranks per all-reduce) joins the
+        group of the first; its first layout stands for it. A list of five alike rows tells a
+        planner nothing the first does not."""
+        out: list[list[Candidate]] = []
+        for c in (c for c in self.ranked if c.iteration_time_s is not None):
+            group = next((g for g in out if _same_layout(g[0].layout, c.layout)
+                          or _same_figures(g[0], c)), None)
+            if group is None:
+                out.append([c])
+            else:
+                group.append(c)
+        return out
+
+    def alike(self, c: Candidate) -> list[Candidate]:
+        """The other layouts of ``c``'s group (:meth:`groups`) when ``c`` stands for it, else []."""
+        return next((g[1:] for g in self.groups() if g[0] is c), [])
+
+    def rank(self, c: Candidate) -> int:
+        """``c``'s place among the distinct outcomes (:meth:`groups`), 1 for the fastest."""
+        groups = self.groups()
+        return next((i for i, g in enumerate(groups, 1) if c in g), len(groups) + 1)
+
     @property
     def shown(self) -> list[Candidate]:
-        """The ``top`` fastest, plus the design's own layout when it ranks below them."""
-        ok = [c for c in self.ranked if c.iteration_time_s is not None]
-        out = ok[:self.top]
-        if self.current is not None and self.current not in out and self.current.iteration_time_s is not None:
-            out.append(self.current)
+        """The ``top`` fastest distinct outcomes (the first layout of each of :meth:`groups`),
+        plus the design's own layout when it ranks below them."""
+        groups = self.groups()
+        out = [g[0] for g in groups[:self.top]]
+        mine = self.current
+        if mine is not None and mine.iteration_time_s is not None and not any(
+                mine in g for g in groups[:self.top]):
+            out.append(mine)
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -166,7 +198,8 @@ class PlanResult:
                 "memory_per_gpu_GB_available": self.memory_cap_GB, "searched": self.searched,
                 "fit_in_memory": self.fit, "evaluated": len(self.ranked),
                 "best": dict(best.layout) if best else None,
-                "layouts": [{"rank": self.ranked.index(c) + 1, **c.to_json()} for c in self.shown],
+                "layouts": [{"rank": self.rank(c), **c.to_json(), "same_figures": [a.label for a in self.alike(c)]}
+                            for c in self.shown],
                 "current": self.current.to_json() if self.current else None,
                 "current_note": self.current_note,
                 "unsettled": self.unsettled,
@@ -183,7 +216,10 @@ def layout_label(layout: dict[str, Any]) -> str:
     parts += [f"pp{layout['pp']}", f"dp{layout['dp']}"]
     if layout.get("ep", 1) > 1:
         parts.append(f"ep{layout['ep']}")
-    parts += [f"mb{layout['micro_batch']}", f"v{layout['interleave']}", f"rc={recompute_label(layout)}"]
+    parts += [f"mb{layout['micro_batch']}", f"v{layout['interleave']}"]
+    if layout.get("pp_overlap"):
+        parts.append("p2p-overlap")
+    parts.append(f"rc={recompute_label(layout)}")
     return " ".join(parts)
 
 
@@ -246,10 +282,12 @@ def _layout_space(w0: Workload, pool: int, domain: int, names: set[str]) -> Iter
                 eps = [e for e in _divisors(dp * cp) if w0.experts % e == 0] if moe else [1]
                 for ep in eps:
                     for mb in MICRO_BATCHES:
-                        for v in (INTERLEAVES if pp > 1 else (1,)):
+                        for v, ov in _schedules(w0, pp, names):
                             for rc, gran in rcs:
                                 lay: dict[str, Any] = {"tp": tp, "pp": pp, "dp": dp, "micro_batch": mb,
                                                        "interleave": v, "recompute": rc}
+                                if ov is not None:
+                                    lay["pp_overlap"] = ov
                                 if "cp" in names:
                                     lay["cp"] = cp
                                 if "ep" in names:
@@ -257,6 +295,31 @@ def _layout_space(w0: Workload, pool: int, domain: int, names: set[str]) -> Iter
                                 if gran is not None:
                                     lay["recompute_granularity"] = gran
                                 yield lay
+
+
+def _schedules(w0: Workload, pp: int, names: set[str]) -> list[tuple[int, bool | None]]:
+    """The pipeline schedules tried for ``pp`` stages: (virtual stages v, ``pp_overlap``).
+
+    Interleaving (``INTERLEAVES``) when pp > 1. The overlap of the pipeline's send/receive with
+    the neighbouring micro-batches' compute (Megatron-Core ``overlap_p2p_comm``) belongs to the
+    interleaved schedule: NeMo's "Communication Overlap" guide (docs/source/features/
+    optimizations/communication_overlap.rst, "Pipeline-parallel Communication Overlap") supports
+    it only with virtual pipelining, where the p2p traffic grows with v and "cancels off the
+    reduced pipeline bubbles", and names its GPT-3 175B training recipe as the one that uses it
+    (NeMo-Framework-Launcher conf/training/gpt3/175b.yaml: tp4 pp8, virtual pipeline 12,
+    ``overlap_p2p_comm: True``, ``batch_p2p_comm: False``); Megatron-LM's training arguments
+    turn it on by default (``--no-overlap-p2p-communication`` turns it off) and off for the
+    non-interleaved schedule. So an interleaved layout is tried with the overlap on as well as
+    with the workload's own setting (a preset of a run without it, SC'21's, stays comparable);
+    a non-interleaved one keeps the workload's setting. ``pp_overlap`` is None for the
+    workload's own setting (the layout does not set it, so ``apply`` leaves the workload's as it
+    is) and True for the overlap the search adds. The pair with the overlap is never slower in
+    the engine (``timing.pp_dim``: exposed max(0, sends - one micro-batch's compute) <= sends)
+    and needs no more memory: it is ranked, not preferred, by the same estimate and engine runs."""
+    if pp <= 1:
+        return [(1, None)]
+    adds = "pp_overlap" in names and not w0.pp_overlap
+    return [(v, ov) for v in INTERLEAVES for ov in ((None, True) if adds and v > 1 else (None,))]
 
 
 def _rule(w0: Workload, lay: dict[str, Any], domain: int) -> str | None:
@@ -389,7 +452,7 @@ def search_steps(design, catalog, *, top: int = 5, evaluate: int | None = None,
     shared = Shared(to_dict(design), catalog, sp.base, seed)
 
     def run(cands: list[Candidate], k: int) -> Iterator[int]:
-        return _run_round(cands, replace(shared, round=k), runner or in_order, tally)
+        return _run_round(cands, shared, runner or in_order, tally)
 
     try:
         queue, mine, best = yield from _engine_runs(tally, top, evaluate, run)
@@ -424,12 +487,13 @@ def _space(design, catalog, cache: EngineCache) -> _Space:
     wanted = data.get("gpus")
     pool = int(wanted) if isinstance(wanted, (int, float)) and not isinstance(wanted, bool) \
         and 0 < wanted <= job_gpus else job_gpus
-    cap = float(gpu.get("memory_GB") or 0.0)
+    cap = gpu_memory_GB(gpu)  # GB of 10^9 bytes, the estimate's unit (the catalog's are GiB)
     if cap <= 0:
         raise UsageError(f"GPU model '{gpu.get('id', '?')}' has no memory_GB in the catalog; the "
                          f"search needs it to drop layouts that do not fit")
     names = {f.name for f in fields(Workload)}
-    current = {k: getattr(w0, k) for k in LAYOUT_FIELDS if k in names}
+    # the design's own pipeline schedule is the one a layout without "pp_overlap" keeps
+    current = {k: getattr(w0, k) for k in LAYOUT_FIELDS if k in names and k != "pp_overlap"}
     if not current.get("recompute"):
         current.pop("recompute_granularity", None)
     return _Space(servers=servers, used=used, job_gpus=job_gpus, gpu=gpu, domain=domain, data=data, w0=w0,
@@ -532,10 +596,10 @@ def _estimate_one(sp: _Space, tally: _Tally, lay: dict[str, Any]) -> None:
     if over:
         need = state if over == "model_state" else mem
         tally.dropped[over] += 1
-        tally.examples.setdefault(over, f"{layout_label(lay)}: {need:.0f} GB > {sp.cap:g} GB")
+        tally.examples.setdefault(over, f"{layout_label(lay)}: {need:.0f} GB > {sp.cap:.1f} GB")
         if is_current:
             tally.current_note = (f"the design's layout {layout_label(lay)} needs {need:.0f} GB per "
-                                  f"GPU, more than the {sp.cap:g} GB it has ({REASONS[over]})")
+                                  f"GPU, more than the {sp.cap:.1f} GB it has ({REASONS[over]})")
         return
     key = tuple(lay.get(k, 1) for k in ("tp", "cp", "pp", "dp", "ep"))
     if key not in tally.placements:
@@ -628,11 +692,6 @@ class Shared:
     catalog: Any
     base: dict[str, Any]
     seed: int | None
-    #: the engine round (1 or 2) these runs belong to, a field of its own so that the rounds'
-    #: copies scattered to a Dask cluster differ: ``run_tasks`` scatters with keys hashed from
-    #: the content, and the same content scattered again at once shares a key that the first
-    #: round's release can delete under the second ("lost dependencies", measured 1 in 20)
-    round: int = 0
 
 
 def engine_run(layout: dict[str, Any], shared: Shared) -> dict[str, Any]:
@@ -743,9 +802,16 @@ def _dp_size(w: Workload) -> int:
     return getattr(w, "dp_ranks", w.dp)
 
 
+def _same_figures(a: Candidate, b: Candidate) -> bool:
+    """Whether the engine gives two layouts the very same figures (exact equality: a layout that
+    differs in the last digit is a different outcome)."""
+    return (a.iteration_time_s, a.memory_GB, a.tokens_per_s, a.samples_per_s, a.mfu, a.breakdown_s) == \
+        (b.iteration_time_s, b.memory_GB, b.tokens_per_s, b.samples_per_s, b.mfu, b.breakdown_s)
+
+
 def _same_layout(a: dict[str, Any], b: dict[str, Any]) -> bool:
     keys = set(a) | set(b)
-    norm = {"cp": 1, "ep": 1, "interleave": 1}
+    norm = {"cp": 1, "ep": 1, "interleave": 1, "pp_overlap": False}
     return all(a.get(k, norm.get(k)) == b.get(k, norm.get(k)) for k in keys
                if not (k == "recompute_granularity" and not a.get("recompute")))
 
@@ -772,7 +838,7 @@ def _rail_line_GBps(topology, srv) -> float:
 def _nothing_fits(dropped: Counter, examples: dict[str, str], pool: int, cap: float) -> str:
     if dropped.get("model_state") or dropped.get("memory"):
         ex = examples.get("model_state") or examples.get("memory")
-        return (f"no layout of the workload on {pool} GPUs fits in {cap:g} GB per GPU (e.g. {ex}); "
+        return (f"no layout of the workload on {pool} GPUs fits in {cap:.1f} GB per GPU (e.g. {ex}); "
                 f"add GPU servers, use GPUs with more memory, or shard the optimizer "
                 f"(--set workload.optimizer_sharded=true)")
     common = dropped.most_common(1)[0][0] if dropped else "rules"

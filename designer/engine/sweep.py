@@ -7,20 +7,27 @@ A parameter is named as
   ``KIND.FIELD``            a numeric field of every component of a kind (``gpu_server.gpu_count``)
   ``ID.FIELD``              a numeric field of one component (``srv1.gpu_count``)
 
-Every value is one point: the design with the value applied, run in the three offload modes of
+Several parameters make a grid (:class:`Grid`): every combination of their values, made lazily
+(``itertools.product``, the last parameter varying fastest), at most :data:`MAX_POINTS` points.
+Every combination is one point: the design with the values applied (``servers`` first, since it
+regenerates the design; then the others in the order given), run in the three offload modes of
 ``compare`` (host-managed, SmartNIC-offloaded, DPU-offloaded). This module holds the pure parts:
 :func:`prepare` checks every value and makes the shared object (the design as a plain dict, the
-parameter, the seed), :func:`point` runs one value against it. Spreading points over processes or a
-Dask cluster is :mod:`designer.services.sweeping`'s (the engine imports no services). Each point gets
-the same design dict and the same seed, so a point's result does not depend on which worker ran it
-or in what order: results are identical for any worker count or executor.
+parameters, the seed), :func:`point` runs one combination against it, :class:`Summary` keeps a
+bounded sample of the points for a table or a plot (a sweep of a million points writes every row
+to a file and holds a few hundred). Spreading points over processes or a Dask cluster is
+:mod:`designer.services.sweeping`'s (the engine imports no services). Each point gets the same
+design dict and the same seed, so a point's result does not depend on which worker ran it or in
+what order: results are identical for any worker count or executor.
 """
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 from dataclasses import dataclass, fields
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from designer.engine.compare import MODES, SCENARIO_SETTINGS
 from designer.engine.workload import Workload, whole_batch
@@ -40,25 +47,50 @@ WORKLOAD_NUMBERS = tuple(f.name for f in fields(Workload) if f.type in _NUMERIC)
 
 @dataclass(frozen=True)
 class SweepResult:
-    param: str
-    values: tuple[float, ...]
+    """The points of a sweep a table or a plot shows: all of them up to :data:`Summary.HEAD`,
+    else the sample :class:`Summary` kept (``thinned`` says how it was chosen)."""
+
+    params: tuple[str, ...]
+    #: ``values[i][k]`` is parameter ``params[k]`` of kept point ``i``
+    values: tuple[tuple[float, ...], ...]
     #: ``rows[i][scenario][metric]`` for ``values[i]``
     rows: tuple[dict[str, dict[str, float]], ...]
     #: what was changed beyond the parameter (a layout refitted to a changed global batch)
     notes: tuple[str, ...] = ()
+    #: points run (every one written to ``--out``); None: those kept
+    total: int | None = None
+    #: how the kept points were chosen when not all are kept, else ""
+    thinned: str = ""
+
+    @property
+    def param(self) -> str:
+        """The parameters' names as a label: ``servers``, ``servers x global_batch``."""
+        return " x ".join(self.params)
+
+    def axis(self, k: int = 0) -> list[float]:
+        """Parameter ``params[k]``'s value of every kept point."""
+        return [v[k] for v in self.values]
 
     def to_json(self) -> dict:
-        return {"param": self.param, "scenarios": list(SCENARIOS), "metrics": list(METRICS),
-                "points": [{"value": v, **row} for v, row in zip(self.values, self.rows)],
-                "notes": list(self.notes)}
+        one = len(self.params) == 1
+        head = {"param": self.params[0]} if one else {"params": list(self.params)}
+        points = [{"value": v[0]} if one else {"values": list(v)} for v in self.values]
+        out = {**head, "scenarios": list(SCENARIOS), "metrics": list(METRICS),
+               "points": [{**p, **row} for p, row in zip(points, self.rows)],
+               "notes": list(self.notes),
+               "total": len(self.rows) if self.total is None else self.total}
+        if self.thinned:
+            out["thinned"] = self.thinned
+        return out
 
     def series(self, scenario: str, metric: str) -> list[float]:
         return [row[scenario][metric] for row in self.rows]
 
 
-#: most values one sweep takes (derived: each value is three engine runs, a few seconds each on a
-#: large design; 256 points already resolve any curve a plot of the sweep can show)
-MAX_VALUES = 256
+#: most points one sweep runs (a bound on a mistyped grid, not on what the code can hold: the rows
+#: stream to a file and :class:`Summary` keeps a few hundred; at the ~3 points/s the bench measures
+#: on a 2-core machine for the small example design, a million points take about four days)
+MAX_POINTS = 1_000_000
 
 
 def parse_values(text: str) -> list[float]:
@@ -75,10 +107,61 @@ def parse_values(text: str) -> list[float]:
         out.append(int(value) if value.is_integer() and abs(value) < 2 ** 53 else value)
     if not out:
         raise UsageError("--values: give at least one value")
-    if len(out) > MAX_VALUES:
-        raise UsageError(f"--values: {len(out):,} values given; at most {MAX_VALUES} (each is three "
-                         "engine runs); sweep a coarser grid")
+    if len(out) > MAX_POINTS:
+        raise UsageError(f"--values: {len(out):,} values given; a sweep runs at most {MAX_POINTS:,} "
+                         "points (each is three engine runs); sweep a coarser grid")
     return out
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Every combination of the values of ``params`` (``values[k]`` for ``params[k]``), in
+    ``itertools.product`` order: the last parameter varies fastest."""
+
+    params: tuple[str, ...]
+    values: tuple[tuple[float, ...], ...]
+
+    @property
+    def size(self) -> int:
+        return math.prod(len(v) for v in self.values)
+
+    def points(self) -> Iterator[tuple[float, ...]]:
+        """The combinations, made one at a time (a grid is never a list)."""
+        return itertools.product(*self.values)
+
+    def words(self) -> str:
+        """``servers (4 values) x global_batch (3 values)``."""
+        return " x ".join(f"{p} ({len(v)} value{'s' if len(v) != 1 else ''})"
+                          for p, v in zip(self.params, self.values))
+
+
+def make_grid(params: Sequence[str], values: Sequence[Sequence[float]]) -> Grid:
+    """The grid of ``--param A --values ... --param B --values ...`` (paired in order); refused in
+    one line: a --param without its --values, a parameter given twice, more than
+    :data:`MAX_POINTS` points."""
+    params, values = list(params or ()), list(values or ())
+    if not params or len(params) != len(values):
+        raise UsageError(f"sweep: each --param needs its --values (got {len(params)} --param and "
+                         f"{len(values)} --values); e.g. --param servers --values 16,64")
+    seen = set()
+    for p in params:
+        if p in seen:
+            raise UsageError(f"--param {p}: given twice; give each parameter once with all its values")
+        seen.add(p)
+    grid = Grid(tuple(params), tuple(tuple(v) for v in values))
+    if not all(grid.values):
+        raise UsageError("--values: give at least one value")
+    if grid.size > MAX_POINTS:
+        raise UsageError(f"sweep: the grid {grid.words()} has {grid.size:,} points; at most "
+                         f"{MAX_POINTS:,}: give fewer values")
+    return grid
+
+
+def as_grid(param: "str | Grid", values: Sequence[float] | None = None) -> Grid:
+    """``param`` as a grid: a :class:`Grid` as it is, one parameter with ``values`` otherwise."""
+    if isinstance(param, Grid):
+        return param
+    return make_grid([param], [list(values or ())])
 
 
 def _field_spec(kind: str, name: str, where: str):
@@ -142,14 +225,13 @@ def _regenerate(design: Design, servers: float) -> Design:
 REFIT_ON = ("global_batch", "micro_batch")
 
 
-def _refit(workload: dict, design: Design, param: str, value: float,
-           gpus: int | None = None) -> str | None:
+def _refit(workload: dict, design: Design, param: str, value: float) -> str | None:
     """:func:`designer.engine.fit.refit_for_batch` on ``workload`` (in place), its line prefixed
     with the swept value."""
     from designer.engine.fit import refit_for_batch
     from designer.topology.catalog import load_catalog
 
-    note = refit_for_batch(workload, design, load_catalog(), gpus)
+    note = refit_for_batch(workload, design, load_catalog())
     return f"{param} = {value:g}: {note}" if note else None
 
 
@@ -206,6 +288,52 @@ def _target(design: Design, param: str) -> tuple[str, str, list, Callable[[Any],
     return section, name, targets, field.check
 
 
+def sweepable(design: Design, catalog: Any) -> list[tuple[str, list[tuple[str, float | None]]]]:
+    """The parameters a sweep of ``design`` takes, grouped: ``[(group, [(param, present value or
+    None)])]``. Groups: the server count (a design that records its template), the numeric
+    workload settings (:data:`WORKLOAD_NUMBERS`, present value from the design's workload over its
+    catalog preset), the numeric scenario settings, and per component kind in the design its
+    numeric fields (``KIND.FIELD``, every component of the kind; the value when they share one).
+    Every name listed is one :func:`apply_param` takes."""
+    groups: list[tuple[str, list[tuple[str, float | None]]]] = []
+    meta = design.meta.get("template")
+    if meta:
+        groups.append(("design size (regenerated from its template)",
+                       [("servers", float(len(design.topology.servers())))]))
+    preset = design.workload.get("preset") or design.workload.get("id")
+    try:
+        entry = dict(catalog.workload(preset)) if preset else {}
+    except KeyError:
+        entry = {}
+    workload = {**entry, **design.workload}
+
+    def number(v: Any) -> float | None:
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+    groups.append(("workload (workload.NAME)", [(f"workload.{k}", number(workload.get(k)))
+                                                for k in WORKLOAD_NUMBERS]))
+    scenario = {**SCENARIO_DEFAULTS, **design.scenario}
+    groups.append(("scenario (scenario.NAME)", [(f"scenario.{k}", number(v)) for k, v in scenario.items()
+                                                if k in SCENARIO_DEFAULTS and number(SCENARIO_DEFAULTS[k]) is not None]))
+    for kind in KINDS:
+        comps = design.topology.of_kind(kind)
+        if not comps:
+            continue
+        rows = []
+        for spec in FIELDS[kind]:
+            if spec.type not in _NUMERIC:
+                continue
+            seen = set()
+            for comp in comps:
+                try:
+                    seen.add(catalog.resolve(comp).get(spec.name))
+                except KeyError:
+                    seen.add(None)
+            rows.append((f"{kind}.{spec.name}", number(seen.pop()) if len(seen) == 1 else None))
+        groups.append((f"every {kind} ({len(comps):,}; ID.FIELD for one of them)", rows))
+    return groups
+
+
 def check_values(design: Design, param: str, values: Sequence[float]) -> None:
     """Refuse, before anything runs, a value the design could not hold (a negative GPU count, a
     storage IO below its minimum, a seed beyond its range): the message names the parameter, the
@@ -242,6 +370,17 @@ def apply_param(design: Design, param: str, value: float, notes: list[str] | Non
     return new
 
 
+def apply_point(design: Design, params: Sequence[str], values: Sequence[float],
+                notes: list[str] | None = None) -> Design:
+    """A copy of ``design`` with every ``params[k]`` set to ``values[k]`` (:func:`apply_param`):
+    ``servers`` first (it regenerates the design from its template, which would drop a component
+    field set before it), then the others in the order given."""
+    order = sorted(range(len(params)), key=lambda k: params[k] != "servers")
+    for k in order:
+        design = apply_param(design, params[k], values[k], notes)
+    return design
+
+
 def engine_point(design: Design, scenario: str, seed: int) -> dict[str, float]:
     """The figures :data:`METRICS` of one engine run of ``design`` in offload mode ``scenario``
     (``designer.engine.compare.SCENARIO_SETTINGS``), the same run ``dpu-designer compare`` makes."""
@@ -256,47 +395,228 @@ def engine_point(design: Design, scenario: str, seed: int) -> dict[str, float]:
 _decoded: tuple[Any, Design] | None = None
 
 
-def point(value: float, shared: tuple) -> dict[str, dict[str, float]]:
-    """One point: ``evaluate(design with param = value, mode, seed)`` for every mode of
-    :data:`SCENARIOS`. ``shared`` is :func:`prepare`'s ``(design dict, param, seed, evaluate)``,
-    the same for every point (sent once per worker); this function is pure, so a point's result
-    is the same wherever and in whatever order it runs."""
+def point(values: tuple[float, ...], shared: tuple) -> tuple[dict[str, dict[str, float]], tuple[str, ...]]:
+    """One point: ``(row, notes)``, ``row`` being ``evaluate(design with the values applied, mode,
+    seed)`` for every mode of :data:`SCENARIOS`, ``notes`` the lines saying what changed beyond the
+    parameters (:func:`apply_param`). ``shared`` is :func:`prepare`'s ``(design dict, params,
+    seed, evaluate)``, the same for every point (sent once per worker); this function is pure, so
+    a point's result is the same wherever and in whatever order it runs."""
     global _decoded
-    design_dict, param, seed, evaluate = shared
+    design_dict, params, seed, evaluate = shared
     if _decoded is None or _decoded[0] is not design_dict:
         from designer.topology.fileformat import from_dict
 
         _decoded = (design_dict, from_dict(design_dict, source="<sweep>"))
-    design = apply_param(_decoded[1], param, value)  # a copy: the decoded design is never changed
-    return {s: evaluate(design, s, seed) for s in SCENARIOS}
+    notes: list[str] = []
+    design = apply_point(_decoded[1], params, values, notes)  # a copy: the decoded design is never changed
+    return {s: evaluate(design, s, seed) for s in SCENARIOS}, tuple(notes)
 
 
-def prepare(design: Design, param: str, values: Sequence[float], *, seed: int | None = None,
-            evaluate: Callable[[Design, str, int], dict[str, float]] = engine_point,
-            ) -> tuple[tuple, tuple[str, ...]]:
-    """Check the parameter and every value, and return ``(shared, notes)``: ``shared`` is what
-    :func:`point` takes beside each value (``seed`` None: the design's scenario seed), ``notes``
-    the lines saying what changed beyond the parameter (a layout refitted to a changed batch).
-    ``evaluate`` must be a module-level function (it is sent to worker processes)."""
+#: most component copies :func:`check_points` makes applying combinations one by one (each
+#: combination copies the design: measured here at 1.0 ms for the 97 components of the example
+#: design, 6 ms for 3,031, 94 ms for 24,950, i.e. 4-10 us a component; so about 2-5 s at most).
+#: Beyond it, each distinct ``servers`` value is checked with the other parameters at their first.
+CHECK_WORK = 500_000
+
+
+def _section(param: str) -> str:
+    """``servers``, ``workload``, ``scenario`` or ``component``, as :func:`_target` reads ``param``
+    (without looking at a design)."""
+    if param == "servers":
+        return "servers"
+    head, _, tail = param.partition(".")
+    if tail and head in ("workload", "scenario"):
+        return head
+    if not tail:
+        return "scenario" if param in SCENARIO_DEFAULTS else "workload"
+    return "component"
+
+
+def _words(params: Sequence[str], values: Sequence[float]) -> str:
+    return ", ".join(f"{p} = {v:g}" for p, v in zip(params, values))
+
+
+def check_points(design: Design, grid: Grid, catalog: Any = None) -> None:
+    """Refuse, before any point runs, a combination of the grid that cannot run, naming it.
+
+    What can fail at one combination and not at the first is what depends on another parameter's
+    value: a ``servers`` value regenerates the design (its fitted layout fitted again, which may
+    find none), and a component parameter (``ID.FIELD``, ``KIND.FIELD``) must find its components
+    in the design of every server count; a workload setting or a component's GPU count changes
+    the layout the engine checks (global batch = dp x micro-batch x gradient accumulation on the
+    GPUs). So every distinct ``servers`` value is regenerated here, one at a time (one design
+    held at once), and every component parameter looked up in it; then the combinations of the
+    other parameters that change the design or its workload (component fields, workload
+    settings; the scenario settings at their first values, as they change neither) are applied
+    to it (:func:`apply_point`, with its refit) and its workload checked on its GPUs as the
+    engine checks it (``pipeline.resolve_workload``): all of them while they cost at most
+    :data:`CHECK_WORK` component copies over the grid, else only the one with the others at
+    their first values. Checked only when the design runs one job (``scenario.tenants`` 1 and
+    not swept): tenants split the GPUs, which the engine checks per job."""
+    from designer.engine import pipeline
+    from designer.engine.fit import design_gpus
+    from designer.topology.catalog import load_catalog
+
+    catalog = catalog or load_catalog()
+    params = grid.params
+    first = next(grid.points())
+    components = [p for p in params if _section(p) == "component"]
+    scenario = [j for j, p in enumerate(params) if _section(p) == "scenario"]
+    tenants = any(params[j].removeprefix("scenario.") == "tenants" for j in scenario)
+    one_job = not tenants and int(design.scenario.get("tenants", SCENARIO_DEFAULTS.get("tenants", 1)) or 1) == 1
+    k = params.index("servers") if "servers" in params else None
+    others = [j for j in range(len(params)) if j not in scenario and j != k]
+    sizes: list[float | None] = list(dict.fromkeys(grid.values[k])) if k is not None else [None]
+    combos = math.prod(len(grid.values[j]) for j in others)
+    for value in sizes:
+        base = design
+        if value is not None:
+            try:
+                base = _regenerate(design, value)
+            except UsageError as exc:
+                raise UsageError(f"sweep: the points with servers = {value:g} cannot run: {exc}") from None
+            for param in components:
+                head = param.partition(".")[0]
+                why = None
+                if head in KINDS or head in base.topology.components:
+                    try:
+                        _target(base, param)
+                    except UsageError as exc:
+                        why = str(exc).removeprefix(f"--param {param}: ")
+                else:
+                    why = f"the design has no component '{head}'"
+                if why:
+                    raise UsageError(f"sweep: the points with servers = {value:g} cannot set {param}: at "
+                                     f"{value:g} servers {why}; sweep a KIND.FIELD (every component of a "
+                                     "kind) or leave that server count out")
+        if not one_job:
+            continue
+        chosen: Iterator[tuple[float, ...]]
+        if combos * len(base.topology.components) * len(sizes) <= CHECK_WORK:
+            chosen = itertools.product(*[grid.values[j] for j in others])
+        else:
+            chosen = iter([tuple(first[j] for j in others)])
+        names = [params[j] for j in others]
+        for vals in chosen:
+            try:
+                d = apply_point(base, names, vals) if names else base
+                gpus, gpu = design_gpus(d, catalog)
+                if gpus and gpu is not None:
+                    pipeline.resolve_workload(d, catalog, gpus, gpu, {})
+            except UsageError as exc:
+                point = dict(zip(names, vals), **({"servers": value} if value is not None else {}))
+                named = [p for p in params if p in point]
+                raise UsageError(f"sweep: the point {_words(named, [point[p] for p in named])} cannot run: "
+                                 f"{exc}") from None
+
+
+def prepare(design: Design, grid: "Grid | str", values: Sequence[float] | None = None, *,
+            seed: int | None = None,
+            evaluate: Callable[[Design, str, int], dict[str, float]] = engine_point) -> tuple:
+    """Check every parameter and value of ``grid`` (a :class:`Grid`, or one parameter with its
+    ``values``), before any point runs, and return what :func:`point` takes beside each
+    combination (``seed`` None: the design's scenario seed). The first combination is applied
+    here, so a parameter the design cannot take fails before any process starts, and every value
+    of a global batch or micro-batch is refitted here against the design with the other
+    parameters' first values (:func:`_refit`), so a batch no layout can run fails here too; and
+    :func:`check_points` checks the combinations that could fail where the first does not (every
+    ``servers`` value, the component parameters in each, each combination's refitted workload
+    where cheap), naming the one that cannot run. ``evaluate`` must be a module-level function (it is sent to worker processes)."""
     from designer.engine.pipeline import design_seed
     from designer.topology.fileformat import to_dict
 
+    grid = as_grid(grid, values)
     seed = design_seed(design, seed)  # None: the design's scenario seed
-    if not values:
-        raise UsageError("sweep: give at least one value")
-    check_values(design, param, values)  # every value, before any point runs
-    notes: list[str] = []
-    apply_param(design, param, values[0], notes)  # bad parameter names fail here, before any process starts
-    name = param.partition(".")[2] or param
-    if name in REFIT_ON and param.partition(".")[0] in ("workload", name) and len(values) > 1:
-        # the refit lines of the other values, said here (each point refits the same way in its
-        # process); the workload alone changes, so the design is neither copied nor recounted
-        from designer.engine.fit import design_gpus
-        from designer.topology.catalog import load_catalog
+    for param, vals in zip(grid.params, grid.values):
+        check_values(design, param, vals)  # every value, before any point runs
+    check_points(design, grid)  # the combinations that can fail where another does not, named
+    first = next(grid.points())
+    apply_point(design, grid.params, first)
+    for k, param in enumerate(grid.params):
+        head, _, tail = param.partition(".")
+        name = tail if head == "workload" else param
+        if name not in REFIT_ON or len(grid.values[k]) < 2 or (tail and head != "workload"):
+            continue
+        others = [j for j in range(len(grid.params)) if j != k]
+        base = apply_point(design, [grid.params[j] for j in others], [first[j] for j in others]) \
+            if others else design
+        for value in grid.values[k][1:]:  # the first was refitted above
+            # the workload alone changes, so the design is neither copied nor recounted
+            _refit({**base.workload, name: value}, base, param, value)
+    return (to_dict(design), grid.params, seed, evaluate)
 
-        gpus, _ = design_gpus(design, load_catalog())
-        for value in values[1:]:
-            note = _refit({**design.workload, name: value}, design, param, value, gpus)
-            if note:
-                notes.append(note)
-    return (to_dict(design), param, seed, evaluate), tuple(notes)
+
+class EvenSample:
+    """A bounded, even sample of a numbered stream: the items numbered below ``head``, then those
+    whose number past ``head`` is a multiple of k, k doubling whenever more than ``cap`` of them
+    are kept (so they span the whole stream evenly, between ``cap / 2`` and ``cap``). It depends on
+    the numbers alone, so the same stream gives the same sample however it was computed."""
+
+    def __init__(self, head: int, cap: int) -> None:
+        self.head, self.cap, self.every = head, cap, 1
+        self._head: list[tuple[int, Any]] = []
+        self._rest: list[tuple[int, Any]] = []
+
+    def add(self, index: int, item: Any) -> None:
+        if index < self.head:
+            self._head.append((index, item))
+        elif (index - self.head) % self.every == 0:
+            self._rest.append((index, item))
+            if len(self._rest) > self.cap:
+                self.every *= 2
+                self._rest = [p for p in self._rest if (p[0] - self.head) % self.every == 0]
+
+    def items(self) -> list[tuple[int, Any]]:
+        """``(number, item)`` kept, in the order added."""
+        return self._head + self._rest
+
+
+class Summary:
+    """A bounded sample of a sweep's points, in point order, for the printed table and the app's
+    plot (every row goes to ``--out``): the first :data:`HEAD` points; after them an
+    :class:`EvenSample` of at most :data:`SAMPLE` (every k-th, spanning the whole sweep); and the :data:`BEST` points with the shortest training time in any offload mode.
+    At most HEAD + SAMPLE + BEST points and :data:`NOTES` notes are held, whatever the sweep's
+    size. Points must be added in point order (``run_tasks`` yields them so); the sample then
+    depends on the points alone, not on the worker count."""
+
+    HEAD = 512
+    SAMPLE = 512
+    BEST = 5
+    NOTES = 100
+
+    def __init__(self, grid: Grid) -> None:
+        self.grid = grid
+        self.count = 0
+        self._sample = EvenSample(self.HEAD, self.SAMPLE)
+        self._best: list[tuple[float, int, tuple, dict]] = []
+        self._notes: dict[str, None] = {}
+        self._more_notes = 0
+
+    def add(self, index: int, values: tuple, row: dict, notes: Sequence[str] = ()) -> None:
+        self.count += 1
+        for note in notes:
+            if note in self._notes:
+                continue
+            if len(self._notes) < self.NOTES:
+                self._notes[note] = None
+            else:
+                self._more_notes += 1
+        self._sample.add(index, (values, row))
+        score = min(row[s]["training_time_days"] for s in row)
+        if len(self._best) < self.BEST or (score, index) < self._best[-1][:2]:
+            bisect.insort(self._best, (score, index, values, row))
+            del self._best[self.BEST:]
+
+    def result(self) -> SweepResult:
+        kept = dict(self._sample.items())
+        kept.update({i: (v, r) for _, i, v, r in self._best})
+        order = sorted(kept)
+        notes = tuple(self._notes)
+        if self._more_notes:
+            notes += (f"... and {self._more_notes:,} more such lines",)
+        thinned = ""
+        if self.count > len(order):
+            thinned = (f"{len(order):,} of {self.count:,} points kept: the first {self.HEAD}, then one in "
+                       f"every {self._sample.every:,}, and the {self.BEST} with the shortest training time")
+        return SweepResult(self.grid.params, tuple(kept[i][0] for i in order),
+                           tuple(kept[i][1] for i in order), notes, self.count, thinned)

@@ -70,7 +70,9 @@ def volumes(w: Workload) -> Volumes:
         return Volumes(0.0, 0, 0.0, 0, parameters(w) * bpv, sharded)
     tokens = w.micro_batch * w.seq_len / w.cp
     act = tokens * w.hidden * bpv
-    per_layer = 6 if w.recompute and w.recompute_granularity == "full" else 4
+    # a re-run forward repeats its two collectives: full recomputation, and torchtitan's per-op
+    # policy, which keeps the reduce-scatters' outputs but not the all-gathers' (op_policy_matrices)
+    per_layer = 6 if w.recompute and w.recompute_granularity in ("full", "op") else 4
     tp_calls = per_layer * w.stage_layers if w.tp > 1 else 0
     P = parameters(w)
     expert_params = expert_parameters(w)
@@ -403,3 +405,13 @@ def remote_nodes_per_token(experts: int, top_k: int, nodes: int) -> float:
         missed *= max(0.0, experts - per - i) / (experts - i)
     return (nodes - 1) * (1.0 - missed)
 
+
+def ranks_per_token(experts: int, top_k: int, ranks: int) -> float:
+    """Expected number of the EP group's ``ranks`` (its own included) a token's top_k experts
+    fall on, each rank holding experts/ranks of them: ranks·(1 − C(E − E/n, k)/C(E, k)), as
+    :func:`remote_nodes_per_token` with ranks for servers (derived). A HybridEP dispatch sends
+    the token once to each (DeepEP hybrid-ep tests/test_hybrid_ep.py counts its received bytes so):
+    DeepSeek-V3 on EP 64, 4 experts per rank, top 8: 7.64 copies, not 8."""
+    if ranks <= 1:
+        return 1.0 if experts > 0 and top_k > 0 else 0.0
+    return remote_nodes_per_token(experts, top_k, ranks) * ranks / (ranks - 1)

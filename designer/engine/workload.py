@@ -107,7 +107,9 @@ class Workload(WorkloadSpec):
         """Bytes of an activation, gradient or weight value as stored and communicated. FP8
         training keeps 16-bit activations, weights and gradients and casts to FP8 only at the
         GEMM inputs (Micikevicius et al., "FP8 Formats for Deep Learning", arXiv 2209.05433, §4;
-        NVIDIA Transformer Engine: FP8 for the Linear GEMMs, higher precision elsewhere), so 2."""
+        NVIDIA Transformer Engine: FP8 for the Linear GEMMs, higher precision elsewhere), so 2;
+        the GEMM inputs kept for the backward are the exception, FP8 casts of one byte
+        (``FP8_SAVED_GEMM_INPUTS``, in :func:`activation_bytes_megatron`)."""
         return 2 if self.precision in FP8_FORMATS else PRECISION_BYTES[self.precision]
 
     @property
@@ -122,6 +124,8 @@ class Workload(WorkloadSpec):
             return False
         if self.recompute_granularity == "full":
             return True
+        if self.recompute_granularity == "op":
+            return False  # no whole module: every other matrix product (``op_policy_matrices``)
         listed = [m.strip() for m in self.recompute_modules.split(",") if m.strip()] or ["core_attn"]
         return module in listed
 
@@ -149,14 +153,16 @@ DEFAULT_DATASET_SAMPLES = 1_281_167
 #: stage has only output projection and loss calculation"), so p·v ≤ l + 2
 MAX_LAYERLESS_CHUNKS = 2
 
-_BOOL_FIELDS = ("recompute", "optimizer_sharded", "flash_attention", "sequence_parallel",
-                "tp_comm_overlap", "pp_overlap", "dp_overlap", "ep_overlap", "moe_host_sync", "cuda_graphs")
+_BOOL_FIELDS = ("recompute", "optimizer_sharded", "flash_attention", "sequence_parallel", "fused_cross_entropy",
+                "grad_reduce_in_fp32", "optimizer_cpu_offload", "overlap_cpu_optimizer_d2h_h2d",
+                "tp_comm_overlap", "pp_overlap", "dp_overlap", "ep_overlap", "moe_host_sync", "cuda_graphs",
+                "embedding_in_pipeline_split")
 _INT_FIELDS = {"layers", "hidden", "heads", "kv_heads", "head_dim", "offload_layers", "mtp_layers", "ffn_hidden", "vocab", "seq_len", "tp", "pp", "dp", "micro_batch",
                "global_batch", "interleave", "cp", "ep", "experts", "top_k", "moe_ffn_hidden",
                "shared_experts", "dense_layers", "q_lora_rank", "kv_lora_rank", "qk_head_dim",
                "rope_head_dim", "v_head_dim", "zero_stage"}
 #: string fields and their choices
-_CHOICE_FIELDS = {"mlp": ("", "gelu", "relu2", "swiglu"), "recompute_granularity": ("full", "selective"),
+_CHOICE_FIELDS = {"mlp": ("", "gelu", "relu2", "swiglu"), "recompute_granularity": ("full", "selective", "op"),
                   "moe_dispatcher": ("alltoall", "flex")}
 #: real-valued fields (and ``tokens_B``) and their lower bound (value, inclusive);
 #: ``tflops_per_gpu`` also stays at or below the GPU's dense peak (checked in :func:`from_dict`)
@@ -164,7 +170,7 @@ _FLOAT_FIELDS = {"tokens": (0.0, False), "tokens_B": (0.0, False), "tflops_per_g
                  "samples_per_s_per_gpu": (0.0, True), "bytes_per_sample": (0.0, True),
                  "params": (0.0, True), "flops_per_sample": (0.0, True),
                  "dataset_samples": (0.0, True), "epochs": (0.0, False),
-                 "preprocess_core_s_per_sample": (0.0, True)}
+                 "preprocess_core_s_per_sample": (0.0, True), "optimizer_offload_fraction": (0.0, True)}
 #: most host CPU time a sample's preprocessing may take: one core-minute, far beyond any published
 #: pipeline (an ImageNet JPEG decode plus augmentation takes milliseconds); a larger value is most
 #: likely milliseconds written as seconds
@@ -295,6 +301,13 @@ def _check_ranges(w: Workload, where: str) -> None:
             raise UsageError(f"{where}: '{key}' must be at least 1, got {getattr(w, key)}")
     if w.zero_stage > 3:
         raise UsageError(f"{where}: 'zero_stage' must be 0, 1, 2 or 3, got {w.zero_stage}")
+    if w.optimizer_offload_fraction > 1:
+        raise UsageError(f"{where}: 'optimizer_offload_fraction' is the share of the optimizer sent to "
+                         f"the host, 0 to 1; got {w.optimizer_offload_fraction:g}")
+    if w.recompute and w.recompute_granularity == "op" and (w.moe or w.kv_lora_rank):
+        raise UsageError(f"{where}: recompute_granularity 'op' (torchtitan's per-op policy) is modelled "
+                         f"for dense attention and MLP layers, not for mixture-of-experts or latent "
+                         f"attention; use 'selective' with recompute_modules, or 'full'")
     _check_moe(w, where)
 
 
@@ -543,6 +556,12 @@ def _passes(w: Workload, recompute: bool | None = None) -> tuple[float, float]:
     on = w.recompute if recompute is None else recompute
     if not on:
         return 3.0, 3.0
+    if w.recompute_granularity == "op":
+        # torchtitan's per-op policy: the re-run products (op_policy_recomputed_share), not the core
+        att_share, mlp_share = op_policy_recomputed_share(w)
+        att = sum(i * o for i, o in _attention_matrices(w))
+        mlp = _layer_matrix_params(w) - att
+        return 3.0 + (att_share * att + mlp_share * mlp) / _layer_matrix_params(w), 3.0
     if w.recompute_granularity == "selective":
         return 3.0, 4.0
     return 4.0, 4.0
@@ -605,6 +624,9 @@ class ComputeTimes:
     mtp_s: float = 0.0
     #: host-bound time of the MoE layers, GPU idle waiting for launches (:func:`moe_host_s`)
     host_s: float = 0.0
+    #: per iteration, not in ``micro_batch_s``: the CPU optimizer step the iteration waits for
+    #: (``optimizer_cpu_offload``; :func:`optimizer_offload_times`)
+    optimizer_offload_s: float = 0.0
 
     @property
     def micro_batch_s(self) -> float:
@@ -795,6 +817,10 @@ def _linear_parts(w: Workload, g: _Gemms) -> tuple[float, float, float]:
     up_t = _matrix_time(w, g.gpu, _mla_up_matrices(w), g.tokens, w.tp, g.fp8, g.rate, row_last=False)[0]
     att_units = full * att_t + (1.0 if w.recomputes("mla_up_proj") and full == 3.0 else 0.0) * up_t
     mlp_units = 4.0 if w.recomputes("mlp") else 3.0
+    if w.recompute and w.recompute_granularity == "op":
+        # torchtitan's per-op policy re-runs every second product (op_policy_recomputed_share)
+        att_share, mlp_share = op_policy_recomputed_share(w)
+        att_units, mlp_units = (3.0 + att_share) * att_t, 3.0 + mlp_share
     return (L * (att_units + dense_frac * mlp_units * mlp_t), L * (att_t + dense_frac * mlp_t),
             L * (att_cast + dense_frac * mlp_cast))
 
@@ -873,7 +899,7 @@ def _memory_parts(w: Workload, gpu: dict[str, Any], fp8: bool, cast: float, mp: 
     return memory_s + moe_mem, cast_s, moe_mem, moe_bwd / (moe_fwd + moe_bwd)
 
 
-def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
+def compute(w: Workload, gpu: dict[str, Any], host_memory_GBps: float | None = None) -> ComputeTimes:
     """Compute time of one micro-batch on the busiest GPU of a pipeline (all its layers).
 
     Tensor-core time (``gemm_s``), per part:
@@ -899,7 +925,9 @@ def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
     gradient (``FP8_CAST_BYTES`` per value). ``gemm_efficiency`` of the result is the effective
     one: counted model FLOPs of the busiest GPU / (gemm_s × peak). Also: multi-token-prediction
     modules beyond the last stage's empty slots (``mtp_s``, in ``gemm_s``) and host-bound MoE
-    launches (``host_s``, :func:`moe_host_s`, in ``micro_batch_s``).
+    launches (``host_s``, :func:`moe_host_s`, in ``micro_batch_s``). Per iteration, outside the
+    micro-batch: the CPU optimizer step of ``optimizer_cpu_offload`` (``optimizer_offload_s``,
+    :func:`optimizer_offload_times`, with ``host_memory_GBps`` the host memory bandwidth per GPU).
     """
     peak = gpu_peak_tflops(gpu, w.precision)
     eff = _gemm_efficiency(gpu)
@@ -907,7 +935,8 @@ def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
     m = w.micro_batches
     if w.kind == "vision":
         sample_s = w.global_batch / w.gpus / m / w.samples_per_s_per_gpu
-        return ComputeTimes(flops_gpu, sample_s, 0.0, peak, eff, w.recompute)
+        return ComputeTimes(flops_gpu, sample_s, 0.0, peak, eff, w.recompute,
+                            optimizer_offload_s=optimizer_offload_times(w, gpu, host_memory_GBps).exposed_s)
     # a 16-bit run's GEMMs run at its own peak (fp16 = bf16 peak; tf32/fp32 at theirs)
     fp8 = w.precision in FP8_FORMATS and float(gpu.get("fp8_dense_tflops") or 0) > 0
     bf16_peak = gpu_peak_tflops(gpu, "bf16") if fp8 else peak
@@ -930,7 +959,23 @@ def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
     # memory-bound passes 2 of MEMORY_PASSES (reading activations, writing their gradients)
     backward = 2.0 * (linear_unit + expert_unit) + attention_bwd + logit * 2.0 / 3.0 \
         + (memory_s - moe_mem) * 2.0 / MEMORY_PASSES[w.recompute] + moe_mem * moe_bwd_share
-    mtp = mtp_s(w, (gemm_s - logit + memory_s) / L, logit / logit_share(w), g)
+    head = logit / logit_share(w)
+    slot = output_layer_slot(w, (gemm_s - logit + memory_s) / L, logit)
+    if slot == "layer":
+        # the last GPU, one layer fewer beside the output layer, is the busiest: every per-layer
+        # part (each is L x one layer's) shrinks by (L - 1)/L, the output layer stays
+        f = (L - 1) / L
+        layers_bwd = backward - logit * 2.0 / 3.0
+        linear, expert, attention, cast_s, moe_mem = linear * f, expert * f, attention * f, cast_s * f, moe_mem * f
+        memory_s *= f
+        backward = layers_bwd * f + logit * 2.0 / 3.0
+        gemm_s = linear + expert + attention + logit
+    elif slot == "head":
+        # a middle GPU's full complement of layers, without the output layer, is the busiest
+        backward -= logit * 2.0 / 3.0
+        gemm_s -= logit
+        logit = 0.0
+    mtp = mtp_s(w, (gemm_s - logit + memory_s) / (L - (slot == "layer")), head, g)
     gemm_s += mtp
     backward += mtp * 2.0 / 3.0
     off_f, off_b = offload_s(w, gpu, gemm_s + memory_s - backward, backward)
@@ -938,7 +983,8 @@ def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
     return ComputeTimes(flops_gpu, gemm_s, memory_s + off_f + off_b, peak, effective, w.recompute,
                         linear, attention, logit, expert, cast_s, backward + off_b + host * 2.0 / 3.0,
                         moe_memory_s=moe_mem, sms=int(gpu.get("sms") or 0), offload_s=off_f + off_b,
-                        mtp_s=mtp, host_s=host)
+                        mtp_s=mtp, host_s=host,
+                        optimizer_offload_s=optimizer_offload_times(w, gpu, host_memory_GBps).exposed_s)
 
 
 #: Host-bound time of one MoE layer and micro-batch (forward and backward) that a device-host
@@ -974,6 +1020,23 @@ def moe_host_s(w: Workload) -> float:
         return 0.0
     per_layer = MOE_SYNC_HOST_S + (0.0 if w.cuda_graphs else MOE_GRAPHABLE_HOST_S)
     return min(w.stage_layers, w.moe_layers) * per_layer
+
+
+def output_layer_slot(w: Workload, layer_s: float, head_s: float) -> str:
+    """What ``embedding_in_pipeline_split`` takes off the busiest GPU's micro-batch: "layer" when
+    the last GPU, which then holds one layer fewer (its slot goes to the output layer and the
+    loss), stays the busiest (output layer ≥ one layer: its L − 1 layers + the output layer);
+    "head" when a middle GPU's L layers outweigh that, so the output layer is off the critical
+    path; "" when the switch is off or does not apply (no pipeline, or chunks to spare, where
+    :func:`logit_share` already balances the output layer). Derived from the partition: BLOOM's
+    Megatron-DeepSpeed run (``--pp-partition-method 'type:transformer|embedding'``, bigscience
+    train/tr11-176B-ml/tr11-176B-ml.slurm) splits 70 layers + 2 embeddings into 12 × 6: the
+    first stage the embedding and 5 layers, 10 stages 6 layers, the last 5 layers and the
+    (tied) output layer. ``stage_layers`` (and the TP calls and memory counted from it) stays
+    the middle GPUs' count."""
+    if not w.embedding_in_pipeline_split or w.pp <= 1 or logit_share(w) != 1.0 or w.stage_layers < 2:
+        return ""
+    return "layer" if head_s >= layer_s else "head"
 
 
 def spare_layers(w: Workload) -> int:
@@ -1059,6 +1122,17 @@ def training_time_s(tokens: float, params: float, gpus: int, tflops_per_gpu: flo
     return (8.0 if recompute else 6.0) * tokens * params / (gpus * tflops_per_gpu * 1e12)
 
 
+#: FP8 training keeps the inputs of its GEMMs for the backward's weight gradient as the FP8 casts
+#: it made for the forward, one byte a value: Transformer Engine's Linear / LayerNormLinear
+#: (transformer_engine/pytorch/module/linear.py: "Discard row-wise data since it is not needed in
+#: backward pass", ``inputmat.update_usage(rowwise_usage=False, columnwise_usage=True)``, the
+#: quantized input saved; TE's docs: "With FP8, TE saves quantized tensors — half the memory");
+#: DeepSeek-V3 report §3.3.3 ("we cache the activations in FP8 format for the backward pass of the
+#: Linear operator"). Of Korthikanti's per-layer terms these are the QKV, projection and fc1
+#: inputs (2·s·b·h each) and the fc2 input (2·s·b·F); the rest (norm inputs, attention Q/K/V and
+#: output for the fused kernel, the MLP activation's input) stay 16-bit
+FP8_SAVED_GEMM_INPUTS = ("qkv", "proj", "fc1", "fc2")
+
 #: bytes per parameter of mixed-precision Adam training as Megatron-LM holds them: 16-bit
 #: weights (2) and fp32 gradient buffers (4, the ``main_grad`` gradients accumulate and reduce
 #: in), plus fp32 master weights, momentum and variance (4 + 4 + 4 = 12, the optimizer state):
@@ -1074,6 +1148,31 @@ OPTIMIZER_BYTES_PER_PARAM = 12.0
 #: in megatron/training/theoretical_memory_usage.py: "buffer for optimizer and miscellaneous
 #: temporaries (5% overhead)"); applied, as there, only without sequence parallelism
 ACTIVATION_OVERHEAD = 1.05
+
+
+#: bytes in one "GB" of a GPU's memory as vendors quote it: a binary gigabyte (GiB, 2^30). The
+#: memory NVML reports (nvidia-smi, total) is within 1% of the datasheet figure read as GiB and 7%
+#: above it read as 10^9 bytes: A100 80GB 81,920 MiB (80.0 GiB), H100 80GB 81,559 MiB (79.65 GiB),
+#: H200 141 GB 143,771 MiB (140.4 GiB) (thundergolfer.com/blog/nvidia-gpu-memory-capacity, Modal's
+#: table "Why does an NVIDIA H100 80GB card offer 85.52 GB?"); B200 183,359 MiB (179.1 GiB of the
+#: catalog's 180) and GB200 189,471 MiB (185.0 GiB of 186) in published nvidia-smi output
+GPU_MEMORY_GB_BYTES = 2.0 ** 30
+
+
+def gpu_memory_GB(gpu: dict[str, Any]) -> float:
+    """The memory a GPU has, in GB of 10^9 bytes (the unit of :func:`memory_per_gpu_GB`): its
+    catalog ``memory_GB`` read as binary gigabytes (``GPU_MEMORY_GB_BYTES``), so an "80 GB" H100
+    holds 85.9 GB; 0 when the catalog gives none."""
+    return float(gpu.get("memory_GB") or 0.0) * GPU_MEMORY_GB_BYTES / 1e9
+
+
+#: fp32 copies of the logits PyTorch's (unfused) cross-entropy holds at the loss's peak, with
+#: ``fused_cross_entropy`` false: the logits the model returns cast to fp32 (torchtitan's
+#: ``self.output(h).float()``), and inside log-softmax the max-shifted logits and their exponential
+#: (torch/distributed/tensor/parallel/loss.py ``_log_softmax``: ``shifted = x - x_max``,
+#: ``torch.exp(shifted)`` summed; the same steps as aten's log_softmax); the logits of one micro-
+#: batch are 4·s·b·V/t bytes each. Megatron's fused loss works in place on one copy (4 bytes)
+UNFUSED_LOSS_FP32_COPIES = 3
 
 
 def params_on_busiest_gpu(w: Workload) -> float:
@@ -1097,20 +1196,16 @@ def params_on_busiest_gpu(w: Workload) -> float:
 def model_state_GB(w: Workload) -> float | None:
     """Weights, gradients and optimizer state one GPU holds (GB), or None without a parameter
     count: the busiest shard's parameters (:func:`params_on_busiest_gpu`) at 18 bytes (see the
-    constants above). ZeRO (``zero``): stage 1 (``optimizer_sharded``, Megatron's distributed
+    constants above; 16 with 16-bit gradients, ``grad_reduce_in_fp32`` false). ZeRO (``zero``): stage 1 (``optimizer_sharded``, Megatron's distributed
     optimizer) splits the 12 optimizer bytes over the cp·dp ranks ("6 + 12/d" in Megatron's
     estimator), stage 2 the 4 gradient bytes too, stage 3 (FSDP) the 2 weight bytes as well
     (Rajbhandari et al. 2020, §5). Routed experts' state is split over the expert-data-parallel
-    ranks cp·dp/ep. A job whose model state exceeds a GPU's memory cannot run."""
-    P = parameters(w)
-    if P <= 0:
-        return None
-    shard = params_on_busiest_gpu(w)
-    d = w.dp_ranks
-    per = WEIGHT_BYTES_PER_PARAM / (d if w.zero >= 3 else 1) \
-        + GRAD_BYTES_PER_PARAM / (d if w.zero >= 2 else 1) \
-        + OPTIMIZER_BYTES_PER_PARAM / (d if w.zero >= 1 else 1)
-    return shard * per / 1e9
+    ranks cp·dp/ep. ``optimizer_cpu_offload`` keeps ``optimizer_offload_fraction`` of the 12
+    optimizer bytes in host memory (Megatron-Core's HybridDeviceOptimizer holds the fp32 master
+    weights and moments of the offloaded parameters on the CPU). A job whose model state exceeds
+    a GPU's memory cannot run."""
+    state = _state_parts(w)
+    return None if state is None else sum(state)
 
 
 def activation_bytes_megatron(w: Workload) -> float:
@@ -1118,17 +1213,69 @@ def activation_bytes_megatron(w: Workload) -> float:
     form of Megatron's estimator: with sequence parallelism s·b·h·(18 + 4·F/h)/t (F the MLP
     width; 34/t for the GPT MLP of 4h), without it s·b·h·(10 + (8 + 4·F/h)/t) (10 + 24/t for
     GPT), both without the s×s scores (flash attention or selective recomputation); with the
-    scores stored add 5·a·s²·b/t. 16-bit values; s is a GPU's share s/cp."""
+    scores stored add 5·a·s²·b/t. 16-bit values; s is a GPU's share s/cp. In FP8 (``fp8``,
+    ``mxfp8``) the GEMM inputs among them are kept as FP8 casts (``FP8_SAVED_GEMM_INPUTS``):
+    s·b·h·(3 + F/h)/t bytes fewer with sequence parallelism, s·b·h·(2 + (1 + F/h)/t) without."""
     s, b, h, t = w.seq_len / w.cp, w.micro_batch, w.hidden, w.tp
     F = w.ffn_hidden or 4 * h
     if w.moe:
         F = (w.top_k + w.shared_experts) * w.moe_ffn_hidden
     inner = 8.0 + 4.0 * F / h
-    per = (10.0 + inner) / t if (w.sequence_parallel and t > 1) else 10.0 + inner / t
+    sp = w.sequence_parallel and t > 1
+    per = (10.0 + inner) / t if sp else 10.0 + inner / t
+    if w.precision in FP8_FORMATS:
+        # the four GEMM inputs a layer keeps (QKV, projection, fc1: 2·s·b·h each; fc2: 2·s·b·F)
+        # are kept as their FP8 casts, one byte a value (FP8_SAVED_GEMM_INPUTS); without sequence
+        # parallelism the QKV and fc1 inputs are among the replicated terms
+        per -= (3.0 + F / h) / t if sp else 2.0 + (1.0 + F / h) / t
     acts = s * b * h * per
     if not w.flash_attention and not (w.recompute and w.recompute_granularity == "selective"):
         acts += 5.0 * w.heads * s * w.seq_len * b / t
     return acts * w.bytes_per_value / 2.0
+
+
+def op_policy_matrices(w: Workload) -> list[tuple[str, float, bool]]:
+    """One dense layer's matrix products in forward order as torchtitan's Llama runs them, with
+    the output width one GPU holds and whether the per-op policy (``recompute_granularity`` "op")
+    keeps it: (name, width, saved).
+
+    torchtitan (models/llama/model.py; parallelize_llama.py ``_apply_ac_to_transformer_block`` at
+    commit 9dec370, the one of its H100 benchmarks) keeps the outputs of the ops in its save list
+    (``aten.mm``, the fused attention, reduce-scatters) "except every second mm", counting the
+    products of a layer from 1 in forward order: attention wq, wk, wv, wo; then the MLP w1, w3,
+    w2 (SwiGLU: ``w2(silu(w1(x)) * w3(x))``) or w1, w2. So wq, wv, w1 and w2 are kept and wk, wo
+    and w3 (w2 of a two-matrix MLP) re-run. Column-parallel outputs are split over tp; a row-
+    parallel product (wo, w2) is a full s·b·h partial sum before its reduction (PyTorch's
+    RowwiseParallel)."""
+    h, t, d = w.hidden, w.tp, w.head_width
+    kv = w.kv_heads or w.heads
+    F = w.ffn_hidden or 4 * h
+    order = [("wq", w.heads * d / t), ("wk", kv * d / t), ("wv", kv * d / t), ("wo", float(h))]
+    order += [("w1", F / t), ("w3", F / t), ("w2", float(h))] if _mlp_matrices(w) == 3 else \
+        [("w1", F / t), ("w2", float(h))]
+    return [(name, width, i % 2 == 1) for i, (name, width) in enumerate(order, start=1)]
+
+
+def op_policy_bytes_per_layer(w: Workload) -> float:
+    """Bytes one layer keeps per micro-batch under torchtitan's per-op policy
+    (:func:`op_policy_matrices`): the layer's input, which the checkpoint wrapper holds (s·b·h,
+    over tp with sequence parallelism), the kept products' outputs, the fused attention's output
+    (s·b·a·d/t) and its per-row log-sum-exp (fp32, 4·a·s·b/t bytes), and with sequence
+    parallelism the two reduce-scatters' outputs (s·b·h/t each); 16-bit values (``bytes_per_value``)."""
+    s, b, h, t = w.seq_len / w.cp, w.micro_batch, w.hidden, w.tp
+    sp = w.sequence_parallel and t > 1
+    widths = (h / t if sp else h) + sum(width for _, width, saved in op_policy_matrices(w) if saved) \
+        + w.heads * w.head_width / t + (2.0 * h / t if sp else 0.0)
+    return s * b * widths * w.bytes_per_value + 4.0 * w.heads * s * b / t
+
+
+def op_policy_recomputed_share(w: Workload) -> tuple[float, float]:
+    """Shares of the attention and of the MLP matrix weights whose products the per-op policy
+    re-runs in the backward (:func:`op_policy_matrices`): (wk + wo)/(wq + wk + wv + wo) and 1/3
+    (w3 of three equal matrices) or 1/2 (w2 of two)."""
+    a, kv, d, h = w.heads, w.kv_heads or w.heads, w.head_width, w.hidden
+    attention = (kv * d + a * d) / (2.0 * a * d + 2.0 * kv * d) if h else 0.0
+    return attention, (1.0 / 3.0 if _mlp_matrices(w) == 3 else 0.5)
 
 
 def kept_layers(w: Workload) -> int:
@@ -1160,13 +1307,183 @@ def offload_s(w: Workload, gpu: dict[str, Any], forward_s: float, backward_s: fl
     layer = activation_bytes_megatron(w)
     if w.recompute and w.recompute_granularity == "full":
         layer = layer_input_bytes(w)
-    link = float(gpu.get("host_link_GBps") or 0.0) or PCIE_X16_GBPS.get(int(gpu.get("pcie_gen") or 5), PCIE_X16_GBPS[5])
-    t = off * layer / (link * 1e9)
+    elif w.recompute and w.recompute_granularity == "op":
+        layer = op_policy_bytes_per_layer(w)
+    t = off * layer / (host_link_GBps(gpu) * 1e9)
     return max(0.0, t - forward_s), max(0.0, t - backward_s)
 
 
-def memory_per_gpu_GB(w: Workload) -> float | None:
-    """Estimated memory one GPU needs (GB, 10^9 bytes), or None when the parameters are not given.
+def host_link_GBps(gpu: dict[str, Any]) -> float:
+    """GB/s one way between a GPU and host memory: the catalog's ``host_link_GBps`` (GB200/GB300:
+    NVLink-C2C, its derivation in models/hardware/gpu.toml), else a PCIe x16 of the GPU's
+    ``pcie_gen`` at its achievable rate (``collectives.PCIE_X16_GBPS``)."""
+    return float(gpu.get("host_link_GBps") or 0.0) or PCIE_X16_GBPS.get(int(gpu.get("pcie_gen") or 5), PCIE_X16_GBPS[5])
+
+
+#: bytes per parameter each copy of the CPU optimizer step moves over the host link: the fp32 main
+#: gradient to the host and the fp32 master weight back. derived: Megatron-Core's
+#: HybridDeviceOptimizer (megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py) copies each
+#: gradient into a pinned CPU tensor of the master weight's type (fp32, ``param_update_in_fp32``)
+#: and each updated CPU weight into the GPU parameter, both with ``non_blocking=True``; PyTorch's
+#: non-blocking CPU<->GPU ``copy_`` converts types on the GPU (aten/src/ATen/native/cuda/Copy.cu:
+#: "If non_blocking is true - type conversions are performed on the GPU"), so fp32 crosses the link
+#: both ways: 4 bytes each
+CPU_OPTIMIZER_COPY_BYTES = 4.0
+#: host-memory bytes one Adam(W) step touches per parameter on the CPU: it reads the fp32 weight,
+#: gradient and two moments and writes the weight and both moments back, 7 x 4 = 28 bytes
+#: (derived from the update of Loshchilov & Hutter, ICLR 2019, Alg. 2: m, v, then the weight). A
+#: lower bound of PyTorch's CPU AdamW, which Megatron-Core steps the host shard with and which runs
+#: the update as several element-wise passes; Adam at a few FLOPs per 28 bytes is bound by memory
+#: bandwidth on these CPUs, not by their cores
+CPU_ADAM_BYTES_PER_PARAM = 28.0
+
+
+@dataclass(frozen=True)
+class OptimizerOffload:
+    """One step of the CPU optimizer on the busiest GPU (:func:`optimizer_offload_times`), seconds:
+    gradients to the host, Adam on the CPU, weights back, and what the iteration waits for."""
+
+    d2h_s: float
+    cpu_step_s: float
+    h2d_s: float
+    exposed_s: float
+    params: float  #: parameters whose optimizer runs on the host
+
+
+def optimizer_offload_times(w: Workload, gpu: dict[str, Any], host_memory_GBps: float | None
+                            ) -> OptimizerOffload:
+    """The CPU optimizer step of ``optimizer_cpu_offload`` per iteration on the busiest GPU.
+
+    N = ``optimizer_offload_fraction`` × the GPU's optimizer shard (:func:`params_on_busiest_gpu`,
+    / d with ZeRO 1 and up, the distributed optimizer). Copies: N × ``CPU_OPTIMIZER_COPY_BYTES``
+    each way over the host link (:func:`host_link_GBps`; PCIe and NVLink-C2C are full duplex, so
+    the two directions do not share it). CPU step: N × (``CPU_ADAM_BYTES_PER_PARAM`` + the two
+    copies' bytes, which the DMA reads and writes in the same host memory) over ``host_memory_GBps``,
+    the host's memory bandwidth per GPU (the server's sockets × channels × MT/s × 8 B,
+    ``hostcpu.memory_GBps`` of its catalog CPU, / its GPUs: every rank steps at the same time).
+    The step runs after the backward and the gradient reduction and before the next forward, so no
+    compute hides it (Megatron-Core calls ``optimizer.step()`` between them). How the three
+    overlap is Megatron-Core's (hybrid_optimizer.py): without ``overlap_cpu_optimizer_d2h_h2d``
+    they run on the compute stream, one after the other: d2h + step + h2d; with it, one CPU
+    optimizer per parameter, each waiting only for its own gradient's copy, and its weight copied
+    back by a post-step hook on a second stream, a three-stage pipeline: max(d2h, step, h2d) plus
+    filling and draining it with the largest parameter (the embedding or the output layer,
+    V·h/t, or an MLP matrix h·F/t, / d with the distributed optimizer): its d2h and h2d. Not
+    subtracted: the GPU's own Adam step, which the engine does not charge without offload.
+    ``host_memory_GBps`` None (a caller that knows no host CPU: ``plan``'s estimate): the copies
+    only, the CPU step left out; 0: refused (the catalog CPU has no memory figures)."""
+    if not w.optimizer_cpu_offload or w.optimizer_offload_fraction <= 0:
+        return OptimizerOffload(0.0, 0.0, 0.0, 0.0, 0.0)
+    shard = params_on_busiest_gpu(w) / (w.dp_ranks if w.zero >= 1 else 1)
+    n = w.optimizer_offload_fraction * shard
+    link = host_link_GBps(gpu) * 1e9
+    d2h = h2d = n * CPU_OPTIMIZER_COPY_BYTES / link
+    if host_memory_GBps is not None and host_memory_GBps <= 0:
+        raise UsageError("optimizer_cpu_offload: the GPU server's host CPU has no memory bandwidth in "
+                         "the catalog (cpu_model memory_channels and memory_MTps); give them, or set "
+                         "workload.optimizer_cpu_offload=false")
+    step = 0.0 if host_memory_GBps is None else \
+        n * (CPU_ADAM_BYTES_PER_PARAM + 2 * CPU_OPTIMIZER_COPY_BYTES) / (host_memory_GBps * 1e9)
+    if w.overlap_cpu_optimizer_d2h_h2d:
+        F = w.ffn_hidden or 4 * w.hidden
+        largest = max(w.vocab * w.hidden, w.hidden * F) / w.tp / (w.dp_ranks if w.zero >= 1 else 1)
+        edge = min(n, largest) * 2 * CPU_OPTIMIZER_COPY_BYTES / link
+        exposed = max(d2h, step, h2d) + edge
+    else:
+        exposed = d2h + step + h2d
+    return OptimizerOffload(d2h, step, h2d, exposed, n)
+
+
+@dataclass(frozen=True)
+class MemoryParts:
+    """What one GPU holds at its peak, by part, in GB (10^9 bytes): :func:`memory_parts`. The
+    parts add up to :func:`memory_per_gpu_GB` (``total``); ``recompute`` names the activation
+    mode ("none", "selective: core_attn", "full"), ``in_flight`` the micro-batches whose
+    activations the busiest (first) stage holds and ``kept_layers`` the layers of each kept on
+    the GPU (the rest offloaded)."""
+
+    weights: float  #: 16-bit weights (2 bytes per parameter of the shard, / d with ZeRO 3)
+    gradients: float  #: gradient buffers (4 bytes, 2 without ``grad_reduce_in_fp32``; / d from ZeRO 2)
+    optimizer: float  #: fp32 master weights, Adam momentum and variance (12 bytes, / d from ZeRO 1)
+    activations: float  #: the transformer layers' stored activations of every micro-batch in flight
+    embedding: float  #: the embedding's input and dropout output of every micro-batch in flight
+    output_layer: float  #: the output layer's and the loss's inputs (one pipeline stage only)
+    overhead: float  #: Megatron's 5% for temporaries (``ACTIVATION_OVERHEAD``; no sequence parallelism)
+    #: ZeRO 3 / FSDP: the unsharded weights and gradients of the layers in use (:func:`fsdp_buffer_bytes`)
+    buffers: float = 0.0
+    recompute: str = "none"
+    in_flight: float = 0.0
+    kept_layers: int = 0
+
+    @property
+    def model_state(self) -> float:
+        return self.weights + self.gradients + self.optimizer
+
+    @property
+    def total(self) -> float:
+        return self.model_state + self.activations + self.embedding + self.output_layer + self.overhead \
+            + self.buffers
+
+    def to_dict(self) -> dict[str, float]:
+        """The GB parts by name (``Result.memory_parts_GB``): they add up to the total."""
+        return {"weights": self.weights, "gradients": self.gradients, "optimizer": self.optimizer,
+                "activations": self.activations, "embedding": self.embedding,
+                "output_layer": self.output_layer, "overhead": self.overhead, "buffers": self.buffers}
+
+
+def _state_parts(w: Workload) -> tuple[float, float, float] | None:
+    """(weights, gradients, optimizer state) GB of :func:`model_state_GB`, or None."""
+    if parameters(w) <= 0:
+        return None
+    shard, d = params_on_busiest_gpu(w), w.dp_ranks
+    grad = GRAD_BYTES_PER_PARAM if w.grad_reduce_in_fp32 else WEIGHT_BYTES_PER_PARAM
+    # optimizer_cpu_offload: that share of the fp32 master weights and moments lives in host memory
+    kept = 1.0 - (w.optimizer_offload_fraction if w.optimizer_cpu_offload else 0.0)
+    return (shard * WEIGHT_BYTES_PER_PARAM / (d if w.zero >= 3 else 1) / 1e9,
+            shard * grad / (d if w.zero >= 2 else 1) / 1e9,
+            shard * OPTIMIZER_BYTES_PER_PARAM / (d if w.zero >= 1 else 1) / 1e9 * kept)
+
+
+#: bytes per parameter of a layer that ZeRO 3 / FSDP holds unsharded at its peak, the backward of
+#: a layer: 16-bit weights of two layers, the one computing and the next, whose all-gather is
+#: issued while it computes (PyTorch FSDP notes, "FSDP Prefetch Nuances": implicit prefetching
+#: always on, "layer 1 all-gather can overlap with layer 0 forward compute"; in backward the
+#: previous layer's), 2 x 2; and that layer's unsharded gradient before its reduce-scatter
+#: ("inside backward, local unsharded gradients are reduce-scattered into sharded gradients",
+#: PyTorch's FSDP2 tutorial), 16-bit as computed (2) and its fp32 copy in the reduce dtype
+#: (torchtitan's ``mixed_precision_reduce`` "float32" default, FSDP2 MixedPrecisionPolicy
+#: ``reduce_dtype``) (4): 10 bytes
+FSDP_UNSHARDED_BYTES_PER_LAYER_PARAM = 2 * 2.0 + 2.0 + 4.0
+
+
+def fsdp_buffer_bytes(w: Workload) -> float:
+    """Bytes of unsharded weights and gradients ZeRO 3 / FSDP holds (``zero`` 3; 0 below it):
+    ``FSDP_UNSHARDED_BYTES_PER_LAYER_PARAM`` × the parameters of the largest layer on one GPU
+    (its matrices over tp, routed experts over tp·ep as well)."""
+    if w.zero < 3 or w.kind != "transformer":
+        return 0.0
+    layer = _dense_layer_params(w) / w.tp
+    if w.moe:
+        routed = w.experts * _mlp_matrices(w) * w.hidden * w.moe_ffn_hidden
+        layer = max(layer, (_moe_layer_params(w, False) - routed) / w.tp + routed / (w.tp * w.ep))
+    return FSDP_UNSHARDED_BYTES_PER_LAYER_PARAM * layer
+
+
+def recompute_mode(w: Workload) -> str:
+    """The activation recomputation a workload asks for, in words: "none", "full" or
+    "selective: " and the modules re-run (Megatron-Core's names)."""
+    if not w.recompute:
+        return "none"
+    if w.recompute_granularity == "full":
+        return "full"
+    if w.recompute_granularity == "op":
+        return "op: every second matrix product"
+    return "selective: " + (", ".join(m.strip() for m in w.recompute_modules.split(",") if m.strip()) or "core_attn")
+
+
+def memory_parts(w: Workload) -> MemoryParts | None:
+    """Estimated memory one GPU needs, by part (:class:`MemoryParts`, GB of 10^9 bytes), or None
+    when the parameters are not given.
 
     Model state: :func:`model_state_GB`. Activations (transformers) on the first pipeline stage,
     which holds the most micro-batches in flight: 1F1B keeps min(p, m) micro-batches (Narayanan et
@@ -1181,34 +1498,57 @@ def memory_per_gpu_GB(w: Workload) -> float | None:
     tp ranks and the output layer's and loss's inputs are 4·s·b·(h + V)/t, without overhead;
     without it (compute_activation_memory_without_sp) the embedding terms stay whole, the output
     layer is (s·b·V/t + s·b·h)·2 and everything × ``ACTIVATION_OVERHEAD``. Vision: model state only.
-    Not counted: framework workspace, fragmentation, communication buffers.
+    Frameworks other than Megatron, as their recipes run: torchtitan's per-op recomputation
+    (granularity "op": :func:`op_policy_bytes_per_layer` per layer, plus the rest of one layer while
+    it is re-run), PyTorch's unfused cross-entropy (``fused_cross_entropy`` false:
+    ``UNFUSED_LOSS_FP32_COPIES`` fp32 copies of the logits and the output layer's s·b·h input in
+    place of Megatron's output-layer terms) and ZeRO 3's unsharded layers (:func:`fsdp_buffer_bytes`).
+    Not counted: the caching allocator's reserve over what is allocated (a measured peak of
+    reserved memory, as torchtitan logs it, includes it), CUDA context, NCCL's own buffers.
     """
-    state_GB = model_state_GB(w)
-    if state_GB is None:
+    state = _state_parts(w)
+    if state is None:
         return None
+    mode = recompute_mode(w)
     if w.kind == "vision":
-        return state_GB
+        return MemoryParts(*state, 0.0, 0.0, 0.0, 0.0, recompute=mode)
     s, b, h = w.seq_len / w.cp, w.micro_batch, w.hidden
     in_flight: float = min(w.pp, w.micro_batches)
     if w.interleave > 1:
         in_flight = w.pp * (1.0 + (w.pp - 1) / (w.pp * w.interleave))
     layer = activation_bytes_megatron(w)
+    kept = kept_layers(w)
     if w.recompute and w.recompute_granularity == "full":
-        acts = in_flight * kept_layers(w) * layer_input_bytes(w) + layer
+        acts = in_flight * kept * layer_input_bytes(w) + layer
+    elif w.recompute and w.recompute_granularity == "op":
+        # what the per-op policy keeps, plus the rest of one layer while it is re-run
+        saved = op_policy_bytes_per_layer(w)
+        acts = in_flight * kept * saved + max(0.0, layer - saved)
     else:
-        acts = in_flight * kept_layers(w) * layer
+        acts = in_flight * kept * layer
     # embedding input (8·s·b) and its dropout output (s·b·h) of every micro-batch in flight on the
     # first stage
     embedding = (8.0 * s * b + s * b * h * w.bytes_per_value / 2.0) * in_flight
+    unfused = 0.0
+    if not w.fused_cross_entropy and w.pp == 1:
+        # PyTorch's cross-entropy on fp32 logits: UNFUSED_LOSS_FP32_COPIES copies of the GPU's
+        # s·b·V/t logits, and the output layer's input as it keeps it (all-gathered: s·b·h)
+        unfused = UNFUSED_LOSS_FP32_COPIES * 4.0 * s * b * w.vocab / w.tp + s * b * h * w.bytes_per_value
     if w.sequence_parallel and w.tp > 1:
         # Megatron's compute_activation_memory (sequence parallel): every term, the embedding's
         # and the output layer's included, is split over the tp ranks; the output layer's and the
         # loss's inputs with one stage are 4·s·b·(h + V); no 5% overhead on this path
-        acts += embedding / w.tp
-        if w.pp == 1:
-            acts += 4.0 * s * b * (h + w.vocab) / w.tp
-        return state_GB + acts / 1e9
-    acts += embedding
-    if w.pp == 1:
-        acts += (s * b * w.vocab / w.tp + s * b * h) * 2.0
-    return state_GB + acts * ACTIVATION_OVERHEAD / 1e9
+        output = (unfused or 4.0 * s * b * (h + w.vocab) / w.tp) if w.pp == 1 else 0.0
+        return MemoryParts(*state, acts / 1e9, embedding / w.tp / 1e9, output / 1e9, 0.0,
+                           fsdp_buffer_bytes(w) / 1e9, recompute=mode, in_flight=in_flight, kept_layers=kept)
+    output = (unfused or (s * b * w.vocab / w.tp + s * b * h) * 2.0) if w.pp == 1 else 0.0
+    overhead = (acts + embedding + output) * (ACTIVATION_OVERHEAD - 1.0)
+    return MemoryParts(*state, acts / 1e9, embedding / 1e9, output / 1e9, overhead / 1e9,
+                       fsdp_buffer_bytes(w) / 1e9, recompute=mode, in_flight=in_flight, kept_layers=kept)
+
+
+def memory_per_gpu_GB(w: Workload) -> float | None:
+    """Estimated memory one GPU needs (GB, 10^9 bytes), or None when the parameters are not
+    given: the sum of :func:`memory_parts` (its sources there)."""
+    parts = memory_parts(w)
+    return None if parts is None else parts.total

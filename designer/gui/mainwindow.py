@@ -50,7 +50,7 @@ RUN_DOCK_SHARE = 0.5
 #: keeps the rest: at the default 1500x950 window that is ~380 px of canvas)
 RUN_DOCK_MAX = 0.62
 #: starting widths of the palette and of the right-hand docks, height of the bottom docks (px)
-PALETTE_WIDTH, SIDE_WIDTH, BOTTOM_HEIGHT = 280, 400, 130
+PALETTE_WIDTH, SIDE_WIDTH, BOTTOM_HEIGHT = 300, 420, 130
 
 
 def example_path() -> Path:

@@ -3,9 +3,15 @@
 The target (workload, GPUs, days, budget) and the search space (server models, adapters, switches,
 oversubscription) are set above; the search (:func:`designer.services.optimize.optimize_steps`,
 the same as ``dpu-designer optimize``) runs in a :class:`~designer.gui.worker.GeneratorWorker`
-whose points go to a local process pool. Each finished point lands on the plot (training time
-against CapEx; grey: misses the target, blue: meets it, red: on the Pareto front) at once; the front
-fills the table. **Open design** opens the selected front design in the window (asking to save the
+whose points go to a local process pool. Finished points land on the plot (training time
+against CapEx; grey: misses the target, blue: meets it, red: on the Pareto front; redrawn at most
+every :data:`REDRAW_S`); the front fills the table. The dialog keeps what ``optimize --report``
+keeps, :class:`designer.services.optimize.Chart`: the front and every design up to
+``PLOTTED`` (20,000), an even sample beyond (the plot's title says which), never every row.
+**Write every design to** a ``.csv`` or ``.parquet`` file (Browse… opens a file dialog) streams each
+row as it finishes through the path ``optimize --out`` takes
+(:func:`designer.services.optimize.steps_to_file`); Cancel keeps the rows finished under that name
+and says how many. **Open design** opens the selected front design in the window (asking to save the
 current one first), as File → New from template does.
 
 Entry point: :func:`open_optimize_dialog` (one dialog per main window, reused).
@@ -14,11 +20,12 @@ Entry point: :func:`open_optimize_dialog` (one dialog per main window, reused).
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QDialog, QDoubleSpinBox,
-                               QFormLayout, QHBoxLayout, QLabel, QLineEdit, QProgressBar,
+                               QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QProgressBar,
                                QPushButton, QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout,
                                QWidget)
 
@@ -29,6 +36,11 @@ COLUMNS = ("#", "Server", "Adapters", "Switch", "Oversub.", "CapEx (USD)", "TCO 
 
 
 from designer.services.optimize import ADAPTER_WORDS
+
+#: the row file's field as a message names it
+OUT_WHAT = "Write every design to"
+#: the plot is redrawn at most this often while a search runs (seconds; once more at its end)
+REDRAW_S = 0.25
 
 
 def front_cells(row: dict[str, Any], rank: int) -> list[str]:
@@ -52,7 +64,12 @@ class OptimizeDialog(SearchDialog, QDialog):
         self.worker: GeneratorWorker | None = None
         self._retired = RetiredWorkers(self)
         self.outcome = None
-        self.rows: list[dict[str, Any]] = []
+        from designer.services.optimize import Chart
+
+        self.chart = Chart()  #: the front and the bounded sample of the designs run (module docstring)
+        self._drawn = 0.0
+        #: the row file of the current search: (path, what is written, total designs), else None
+        self._file: tuple[str, Any, int] | None = None
         self.workload = QComboBox()
         for w in cat.workloads():
             if w.get("kind", "transformer") == "transformer" or w.get("global_batch"):
@@ -100,6 +117,16 @@ class OptimizeDialog(SearchDialog, QDialog):
         form.addRow("Switches", self.switches)
         form.addRow("Oversubscription", self.oversub)
         form.addRow("Workers", self.workers)
+        self.out = QLineEdit()
+        self.out.setPlaceholderText("not written (only the front and a sample are kept)")
+        self.out.setToolTip("a .csv or .parquet file: every design's row, in search order, as it finishes "
+                            "(what dpu-designer optimize --out writes)")
+        self.browse = QPushButton("Browse…")
+        self.browse.clicked.connect(self.choose_out)
+        orow = QHBoxLayout()
+        orow.addWidget(self.out, 1)
+        orow.addWidget(self.browse)
+        form.addRow(OUT_WHAT, orow)
         self.search_button = QPushButton("Search")
         self.search_button.setDefault(True)
         self.cancel_button = QPushButton("Cancel")
@@ -167,15 +194,39 @@ class OptimizeDialog(SearchDialog, QDialog):
                       tuple(a for a, b in self.adapters.items() if b.isChecked()), items(self.switches), over,
                       int(self.window_.design.scenario.get("seed", 0)))
 
+    def choose_out(self) -> str:
+        """Browse…: a file dialog for the row file (CSV or Parquet); the name goes to ``out``."""
+        path, chosen = QFileDialog.getSaveFileName(self, "Write every design to", self.out.text() or "designs.csv",
+                                                   "CSV (*.csv);;Parquet (*.parquet)")
+        if path:
+            if not path.lower().endswith((".csv", ".parquet")):
+                path += ".parquet" if "parquet" in chosen.lower() else ".csv"
+            self.out.setText(path)
+        return path
+
     def start(self) -> None:
-        from designer.services.optimize import optimize_steps
+        from designer.errors import UsageError
+        from designer.services.optimize import Chart, Written, optimize_steps, point_count, steps_to_file
 
         self.cancel()
         target = self.target()
         if not (target.adapters and target.servers and target.switches and target.oversubscription):
             self.status.setText("Choose at least one server model, adapter, switch and oversubscription")
             return
-        self.outcome, self.rows = None, []
+        path = self.out.text().strip()
+        if path:
+            from designer.safeio import check_output_path
+            from designer.services.rowfile import out_format
+
+            try:
+                out_format(path, OUT_WHAT)
+                check_output_path(path, what=OUT_WHAT)
+            except UsageError as exc:
+                from designer.gui.messages import gui_words
+
+                self.status.setText(f"Cannot search: {gui_words(str(exc))}")
+                return
+        self.outcome, self.chart = None, Chart()
         self._draw()
         self._fill([])
         self.progress.setRange(0, 0)
@@ -184,10 +235,41 @@ class OptimizeDialog(SearchDialog, QDialog):
         self.cancel_button.setEnabled(True)
         self.open_button.setEnabled(False)
         self._target = target
+        if not path:
+            self._file = None
+            self.worker = self._retired.start(
+                optimize_steps, target, self.window_.catalog, workers=self.workers.value(),
+                on_item=self._on_item, on_finished=self._on_finished, on_aborted=self._on_aborted,
+                on_error=self._on_error)
+            return
+        file = self._file = (path, Written(), point_count(target))
         self.worker = self._retired.start(
-            optimize_steps, target, self.window_.catalog, workers=self.workers.value(),
-            on_item=self._on_item, on_finished=self._on_finished, on_aborted=self._on_aborted,
+            steps_to_file, target, self.window_.catalog, path, workers=self.workers.value(), written=file[1],
+            what=OUT_WHAT,
+            on_item=self._on_item, on_finished=self._on_finished, on_aborted=lambda: self._kept(file),
             on_error=self._on_error)
+
+    def cancel(self, wait: bool = False) -> None:
+        running = self.is_running()
+        super().cancel(wait)
+        if running and self._file is not None:
+            self.status.setText(f"Cancelled: {self._file[0]} keeps the designs finished (in search order; "
+                                "the count follows once the points running have finished)")
+            if wait:
+                self._kept(self._file)
+
+    def _kept(self, file: tuple[str, Any, int]) -> None:
+        """A cancelled search that wrote a row file has ended: once the file is closed (its
+        generator is closed in the worker thread just after the aborted signal), say what it
+        keeps, unless another search has started since."""
+        if self._file is not file or self.worker is not None:
+            return
+        path, written, total = file
+        if not written.closed:
+            QTimer.singleShot(20, self, lambda: self._kept(file))  # gone with the dialog
+            return
+        self.status.setText(f"Cancelled: {path} keeps the first {written.rows:,} of the {total:,} designs "
+                            "(in search order)")
 
     # --- worker items (GUI thread)
     def _on_item(self, item: tuple) -> None:
@@ -199,10 +281,11 @@ class OptimizeDialog(SearchDialog, QDialog):
             self.status.setText(f"Running {item[2]} designs…")
         elif item[0] == "row":
             _, row, done, total = item
-            self.rows.append(row)
+            self.chart.add(row)
             self.progress.setValue(done)
-            self.status.setText(f"{done} of {total} designs run")
-            self._draw()
+            self.status.setText(f"{done:,} of {total:,} designs run")
+            if time.monotonic() - self._drawn >= REDRAW_S:
+                self._draw()
         else:
             self.outcome = item[1]
             self._draw()
@@ -211,10 +294,12 @@ class OptimizeDialog(SearchDialog, QDialog):
     def _on_finished(self) -> None:
         if sent_by(self, self.worker):
             o = self.outcome
-            text = (f"Done: {o.evaluated} designs, {o.feasible} meet the target, {len(o.front)} on the front"
+            text = (f"Done: {o.evaluated:,} designs, {o.feasible:,} meet the target, {len(o.front)} on the front"
                     if o is not None else "Done")
             if o is not None and not o.front:
                 text += ": raise the deadline or the budget, or add server models"
+            if self._file is not None:
+                text += f"; every design written to {self._file[0]}"
             self._ended(text)
             if self.table.rowCount():
                 self.table.selectRow(0)
@@ -227,19 +312,20 @@ class OptimizeDialog(SearchDialog, QDialog):
 
     # --- plot and table
     def _draw(self) -> None:
-        from designer.services.optimize import Front
-
-        front = Front()
-        for r in self.rows:
-            front.add(r)
-        on = {r["index"] for r in front.rows}
-        groups: dict[str, list[dict[str, Any]]] = {"miss": [], "meet": [], "front": []}
-        for r in self.rows:
-            if r.get("error"):
-                continue
-            groups["front" if r["index"] in on else "meet" if r["feasible"] else "miss"].append(r)
-        for k, rows in groups.items():
-            self.scatter[k].setData([r["training_time_days"] for r in rows], [r["capex_USD"] / 1e6 for r in rows])
+        """The chart's points (misses, meets) and its front, titled as the report's chart."""
+        self._drawn = time.monotonic()
+        front = self.chart.front.rows
+        on = {(r["training_time_days"], r["capex_USD"] / 1e6) for r in front}
+        groups: dict[str, list[tuple[float, float]]] = {"miss": [], "meet": []}
+        for x, y, ok in self.chart.points():
+            if not ok:
+                groups["miss"].append((x, y))
+            elif (x, y) not in on:
+                groups["meet"].append((x, y))
+        groups["front"] = [(r["training_time_days"], r["capex_USD"] / 1e6) for r in front]
+        for k, pts in groups.items():
+            self.scatter[k].setData([p[0] for p in pts], [p[1] for p in pts])
+        self.plot.setTitle(self.chart.shown(sep="<br>") if self.chart.count else "", size="9pt")
 
     def _fill(self, rows: list[dict[str, Any]]) -> None:
         self._front = list(rows)

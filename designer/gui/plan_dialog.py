@@ -30,12 +30,16 @@ _STAGES = {"estimate": "Estimating layouts", "engine": "Running the engine on th
 def plan_rows(result) -> list[tuple[Any, list[str]]]:
     """(candidate, cells) for each layout shown: rank, layout (the design's marked), figures."""
     rows = []
+    from designer.services.style import figure  # one precision per fact, as the CLI's plan
+
     for c in result.shown:
-        rank = result.ranked.index(c) + 1
-        rows.append((c, [str(rank), c.label + ("  (design)" if c.current else ""), str(c.gpus),
-                         f"{c.iteration_time_s:.3f}", f"{100 * c.mfu:.1f}%",
+        twins = result.alike(c)
+        mine = c.current or any(t.current for t in twins)
+        rows.append((c, [str(result.rank(c)), c.label + ("  (design)" if mine else "")
+                         + (f"  (+{len(twins)} alike)" if twins else ""), str(c.gpus),
+                         figure("seconds", c.iteration_time_s), f"{figure('percent', 100 * c.mfu)}%",
                          f"{c.memory_GB:.1f}" if c.memory_GB is not None else "-",
-                         f"{c.tokens_per_s:.4g}"]))
+                         figure("tokens_per_s", c.tokens_per_s)]))
     return rows
 
 
@@ -43,7 +47,7 @@ def dropped_lines(result) -> list[str]:
     from designer.engine.plan import REASONS
 
     lines = [f"Searched {result.searched} layouts of {result.workload} on {result.gpus} GPUs: "
-             f"{result.fit} fit in {result.memory_cap_GB:g} GB per GPU, {len(result.ranked)} ran "
+             f"{result.fit} fit in {result.memory_cap_GB:.1f} GB per GPU, {len(result.ranked)} ran "
              f"through the engine ({result.seconds:.1f} s)."]
     if result.current_note:
         lines.append(result.current_note[0].upper() + result.current_note[1:] + ".")

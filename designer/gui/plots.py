@@ -10,6 +10,7 @@ curves stay cheap.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
@@ -264,6 +265,10 @@ class LivePlots(QWidget):
 
 #: line style, symbol and symbol size per mode in the sweep plot: SmartNIC and DPU runs often give
 #: the same figure, and the later line would hide the earlier one
+#: a colour per value of a grid's second parameter (matplotlib's "tab10" order, told apart by
+#: most colour-blind readers in its first few)
+_GRID_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+                "#17becf", "#d62728")
 _SWEEP_STYLE = {"host": (Qt.PenStyle.SolidLine, "o", 7), "smartnic": (Qt.PenStyle.SolidLine, "s", 11),
                 "dpu": (Qt.PenStyle.DashLine, "t", 8)}
 
@@ -292,28 +297,40 @@ class SweepPlot(QWidget):
 
     def show_result(self, result) -> None:
         """Plot and tabulate every offload mode the result holds (all three from the sweep
-        dialog; a two-mode ``dpu-designer sweep`` result shows its two)."""
+        dialog; a two-mode ``dpu-designer sweep`` result shows its two). A grid of two parameters
+        is drawn against the first, one curve per offload mode and value of the second (a colour
+        per value, the mode's dash and symbol); the table has a column per parameter."""
         from designer.engine.compare import MODES
 
-        x = np.asarray(result.values, dtype=float)
         SCENARIOS = [m for m in MODES if result.rows and m in result.rows[0]]
+        two = len(result.params) == 2
+        # (label suffix, colour or None for the mode's own, indices of its kept points in order)
+        curves: list[tuple[str, Any, list[int]]] = [("", None, list(range(len(result.values))))]
+        if two:
+            seconds = list(dict.fromkeys(v[1] for v in result.values))
+            curves = [(f", {result.params[1]} = {b:g}", _GRID_COLORS[i % len(_GRID_COLORS)],
+                       [j for j, v in enumerate(result.values) if v[1] == b]) for i, b in enumerate(seconds)]
+        x_all = np.asarray(result.axis(0), dtype=float)
         for plot, metric, scale in ((self.days, "training_time_days", 1), (self.mfu, "mfu", 100)):
             plot.clear()
-            plot.setLabel("bottom", result.param)
-            for s in SCENARIOS:  # equal figures of two modes must both show: own dash and symbol
-                dash, symbol, size = _SWEEP_STYLE.get(s, (Qt.PenStyle.SolidLine, "o", 6))
-                plot.plot(x, scale * np.asarray(result.series(s, metric)), name=SCENARIO_LABEL[s],
-                          pen=pg.mkPen(SCENARIO_COLOR[s], width=2, style=dash), symbol=symbol,
-                          symbolBrush=SCENARIO_COLOR[s], symbolPen=SCENARIO_COLOR[s], symbolSize=size)
-        heads = [result.param] + [f"{SCENARIO_LABEL[s]} {m}" for s in SCENARIOS
-                                  for m in ("days", "MFU %")]
+            plot.setLabel("bottom", result.params[0] if two else result.param)
+            for suffix, colour, idx in curves:
+                for s in SCENARIOS:  # equal figures of two modes must both show: own dash and symbol
+                    dash, symbol, size = _SWEEP_STYLE.get(s, (Qt.PenStyle.SolidLine, "o", 6))
+                    c = colour if colour is not None else SCENARIO_COLOR[s]
+                    y = np.asarray(result.series(s, metric), dtype=float)[idx]
+                    plot.plot(x_all[idx], scale * y, name=SCENARIO_LABEL[s] + suffix,
+                              pen=pg.mkPen(c, width=2, style=dash), symbol=symbol,
+                              symbolBrush=c, symbolPen=c, symbolSize=size)
+        heads = list(result.params) + [f"{SCENARIO_LABEL[s]} {m}" for s in SCENARIOS
+                                       for m in ("days", "MFU %")]
         self.table.setColumnCount(len(heads))
         self.table.setHorizontalHeaderLabels(heads)
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
-        self.table.setRowCount(len(x))
-        for r, (value, row) in enumerate(zip(result.values, result.rows)):
-            cells = [f"{value:g}"] + [c for s in SCENARIOS for c in (
+        self.table.setRowCount(len(result.values))
+        for r, (values, row) in enumerate(zip(result.values, result.rows)):
+            cells = [f"{v:g}" for v in values] + [c for s in SCENARIOS for c in (
                 f"{row[s]['training_time_days']:.2f}", f"{100 * row[s]['mfu']:.1f}")]
             for c, text in enumerate(cells):
                 self.table.setItem(r, c, QTableWidgetItem(text))

@@ -36,26 +36,31 @@ from designer.engine.resources import INFRA_TASKS
 from designer.engine.result import BREAKDOWN_LABEL
 from designer.engine.timeline import TimelineInputs, TimelineRun, TimelineSummary, inputs_of
 from designer.gui.messages import gui_words
-from designer.report.names import (HIDDEN_BY_OVERLAP, STEADY_DAYS, TIMELINE_DAYS, TIMELINE_ITERATION,
-                                   assumed_share_line, engine_label, planner_words, power_rows,
+from designer.report.names import (HIDDEN_BY_OVERLAP, MEMORY_PER_GPU, NO_TYPICAL, STEADY_DAYS, TIMELINE_DAYS,
+                                   TIMELINE_ITERATION, activations_text, assumed_share_line, engine_label,
+                                   engine_load_notes, fits_text, has_typical, memory_rows,
+                                   optimizer_offload_text, planner_words, power_rows,
                                    tco_part_rows)
 from designer.gui.plots import SCENARIO_COLOR, SCENARIO_LABEL, LivePlots
 from designer.gui.worker import GeneratorWorker, RetiredWorkers, WorkerOwner
+from designer.services.style import PART_LABEL, delta, figure
 from designer.topology.kinds import KIND_LABEL
 
 SCENARIOS = ("host", "dpu")
 _SUMMARY_ROWS = ((TIMELINE_DAYS, lambda s: f"{s.training_time_days:,.1f}" if s.finished
                   else f"> {s.training_time_days:,.0f} (does not finish)"),
                  ("Goodput", lambda s: f"{100 * s.goodput:.1f}%"),
-                 (TIMELINE_ITERATION, lambda s: f"{s.mean_iteration_s:.3f}"),
+                 (TIMELINE_ITERATION, lambda s: figure("seconds", s.mean_iteration_s)),
                  ("Failures", lambda s: f"{s.failures}"),
                  ("Checkpoints", lambda s: f"{s.checkpoints}"),
                  ("Lost work (h)", lambda s: f"{s.time_s['lost'] / 3600:.1f}"))
 _SUMMARY_TIPS = {
     TIMELINE_DAYS: "the whole run played out with jitter, data stalls, checkpoints and failures; "
                    f"Engine results' '{STEADY_DAYS}' is the token budget at the steady iteration rate",
-    TIMELINE_ITERATION: "the iterations run and their data stalls, divided by the iterations; "
-                        "Engine results' 'Iteration time (s)' is one steady-state step"}
+    TIMELINE_ITERATION: "the iterations run (their drawn stragglers) and their data stalls, divided by "
+                        "the iterations; the checkpoint writes are left out (the timeline counts them "
+                        "apart). Engine results' 'Iteration time (s)' is one steady-state step with the "
+                        "writes spread over the iterations ('Checkpoints' part), so it can be the higher"}
 
 
 def _header(name: str) -> str:
@@ -67,12 +72,9 @@ def _header(name: str) -> str:
 
 
 #: short names of the iteration parts for the engine-results table (the full
-#: ``BREAKDOWN_LABEL`` is the row's tooltip), so the figures keep room in a narrow dock
-SHORT_PART = {"compute": "Compute", "tp_comm": "TP communication", "pp_comm": "Pipeline send/receive",
-              "cp_comm": "CP ring exchange", "ep_comm": "EP all-to-all",
-              "dp_exposed": "Exposed DP communication", "bubble": "Pipeline bubble",
-              "host_cpu_slowdown": "Host CPU over capacity", "dpu_slowdown": "Adapter over capacity",
-              "data_stall": "Data stall", "straggler": "Stragglers", "checkpoint": "Checkpoints"}
+#: ``BREAKDOWN_LABEL`` is the row's tooltip), so the figures keep room in a narrow dock: the names
+#: the CLI's tables print too (``designer.services.style.PART_LABEL``)
+SHORT_PART = PART_LABEL
 #: most cables listed in "Run figures" (the busiest first)
 FIGURE_ROWS = 40
 _ARC = re.compile(r"([\w.:-]+) → ([\w.:-]+)")
@@ -180,6 +182,22 @@ def _delta_cells(d: dict | None, fmt: str, scale: float = 1.0) -> tuple[str, str
     return fmt.format(scale * d["delta"]), change
 
 
+def _fact_cells(cmp: Comparison, fact: str, get: Any, scale: float = 1.0, unit: str = "",
+                suffix: str = "") -> tuple[list[str], tuple[str, str]]:
+    """A figure of each run at the fact's one precision (``services.style.figure``, as
+    ``dpu-designer compare`` prints it) and (DPU − host, change): the difference of the two shown
+    figures, "equal" when they read the same (no change then)."""
+    runs = cmp.runs
+    cells = [figure(fact, scale * get(r)) + ("" if figure(fact, scale * get(r)) == "–" else suffix)
+             for r in runs.values()]
+    if "host" not in runs or "dpu" not in runs:
+        return cells, ("", "")
+    host, dpu = scale * get(runs["host"]), scale * get(runs["dpu"])
+    d = delta(fact, host, dpu, unit)
+    change = f"{100 * (dpu - host) / host:+.1f}%" if d not in ("", "equal") and host else ""
+    return cells, (d, change)
+
+
 def _or_dash(value: Any, fmt: str) -> str:
     missing = value is None or (isinstance(value, float) and not math.isfinite(value))
     return "–" if missing else fmt.format(value)
@@ -199,16 +217,18 @@ def engine_rows(cmp: Comparison, costs: Any = None) -> list[EngineRow]:
         rows.append(EngineRow(label, tuple(values), *delta, tip=tip, indent=indent))
 
     rows.append(EngineRow("Iteration"))
-    add("Iteration time (s)", (f"{r.iteration_time_s:.4g}" for r in runs),
-        _delta_cells(D["iteration_time_s"], "{:+.3g}"), "one training step; the parts below add up to it")
+    add("Iteration time (s)", *_fact_cells(cmp, "seconds", lambda r: r.iteration_time_s),
+        "one training step; the parts below add up to it")
     for key, d in D["breakdown_s"].items():
         if any(r.breakdown_s.get(key, 0.0) for r in runs):
-            add(SHORT_PART.get(key, key), (f"{r.breakdown_s.get(key, 0.0):.4g}" for r in runs),
-                _delta_cells(d, "{:+.3g}"), f"{BREAKDOWN_LABEL.get(key, key)} (s per iteration)",
+            parts = next((r.optimizer_offload for r in runs if key == "optimizer_offload" and r.optimizer_offload), None)
+            add(SHORT_PART.get(key, key), *_fact_cells(cmp, "seconds", lambda r: r.breakdown_s.get(key, 0.0)),
+                f"{BREAKDOWN_LABEL.get(key, key)} (s per iteration)"
+                + (f": {optimizer_offload_text(parts)}" if parts else ""),
                 indent=True)
     dims = [d for d in ("tp", "cp", "ep", "pp", "dp") if any(r.hidden_s.get(d, 0.0) > 0 for r in runs)]
     for d in dims:
-        add(f"{d} {HIDDEN_BY_OVERLAP}", (f"{r.hidden_s.get(d, 0.0):.4g}" for r in runs),
+        add(f"{d} {HIDDEN_BY_OVERLAP}", (figure("seconds", r.hidden_s.get(d, 0.0)) for r in runs),
             tip=f"{d.upper()} communication per iteration that overlap hides behind compute (s; "
                 "Result.hidden_s): not in the iteration time, beside the exposed parts above",
             indent=True)
@@ -216,20 +236,19 @@ def engine_rows(cmp: Comparison, costs: Any = None) -> list[EngineRow]:
     if any(t.get("jobs", 1) > 1 for t in jobs):  # next to the iteration its sharing slows down
         rows += _job_rows(jobs)
     rows.append(EngineRow("Throughput, time and energy"))
-    add("TFLOP/s per GPU", (f"{r.tflops_per_gpu:.1f}" for r in runs),
-        _delta_cells(D["tflops_per_gpu"], "{:+.1f}"), "achieved model TFLOP/s per GPU")
-    add("MFU", (f"{100 * r.mfu:.1f}%" for r in runs), _delta_cells(D["mfu"], "{:+.1f} pts", 100),
+    add("TFLOP/s per GPU", *_fact_cells(cmp, "tflops", lambda r: r.tflops_per_gpu),
+        "achieved model TFLOP/s per GPU")
+    add("MFU", *_fact_cells(cmp, "percent", lambda r: r.mfu, 100, " pts", "%"),
         "model FLOPs utilization")
-    add(STEADY_DAYS, (f"{r.training_time_days:,.1f}" for r in runs),
-        _delta_cells(D["training_time_days"], "{:+,.1f}"),
+    add(STEADY_DAYS, *_fact_cells(cmp, "days", lambda r: r.training_time_days),
         "steady state: the token budget at this iteration rate; the Timelines tab's "
         f"'{TIMELINE_DAYS}' adds checkpoints, failures and the work they lose")
-    add("Energy (MWh)", (_or_dash(r.energy_kwh / 1e3, "{:.4g}") for r in runs),
-        _delta_cells(D["energy_kwh"], "{:+.4g}", 1e-3),
+    add("Energy (MWh)", *_fact_cells(cmp, "MWh", lambda r: r.energy_kwh, 1e-3),
         "the whole training run at training-load power")
+    rows += _memory_rows(runs)
     rows.append(EngineRow("Host CPU (share of its cycles)"))
-    add("Infrastructure stacks", (f"{100 * r.host_cpu.get('infra_fraction', 0.0):.1f}%" for r in runs),
-        _delta_cells(D["infra_fraction"], "{:+.1f} pts", 100),
+    add("Infrastructure stacks", *_fact_cells(cmp, "percent", lambda r: r.host_cpu.get("infra_fraction", 0.0),
+                                              100, " pts", "%"),
         f"{', '.join(INFRA_TASKS)}: what a DPU can take over; {cmp.vendor_claim()['text']}")
     tasks = dict.fromkeys(t for r in runs for t in r.host_cpu.get("by_task", {}))
     for task in (t for t in tasks if t in INFRA_TASKS):
@@ -255,10 +274,14 @@ def engine_rows(cmp: Comparison, costs: Any = None) -> list[EngineRow]:
                 tip=f"demand / capacity of the adapters' '{e}' engine, the busiest adapter's; above "
                     "100% the engine is over-subscribed and its work takes that many times as "
                     "long; 'no engine': this mode's adapters have none", indent=True)
+        rows += [EngineRow(n[:1].upper() + n[1:] + ".", tip=n, note=True)
+                 for n in engine_load_notes(cmp.runs, RUN_LABEL)]
     modes = [cmp.modes.get(name) for name in cmp.runs]
     rows.append(EngineRow("Power"))
     for label, values, tip in power_rows(runs):
         add(label, values, tip=tip)
+    if not has_typical(runs):
+        rows.append(EngineRow(NO_TYPICAL[:1].upper() + NO_TYPICAL[1:] + ".", note=True))
     if all(m and math.isfinite(m["energy_cost"]) for m in modes):
         add("Energy cost of the run (USD)", (f"{m['energy_cost']:,.0f}" if m["energy_cost"] >= 100 else
                                   f"{m['energy_cost']:.3g}" for m in modes),
@@ -275,6 +298,22 @@ def engine_rows(cmp: Comparison, costs: Any = None) -> list[EngineRow]:
         rows += [EngineRow("Costs"), EngineRow(f"Not priced: {costs}", note=True)]
     elif costs is not None and list(costs.modes) == list(cmp.runs):
         rows += cost_rows(costs)
+    return rows
+
+
+def _memory_rows(runs: list) -> list[EngineRow]:
+    """The "Memory per GPU" group: ``report.names.memory_rows`` of each run (the names and values
+    ``dpu-designer run`` prints), a part shown when some run shows it; none without an estimate."""
+    per_run = [{name: (value, tip, indent) for name, value, tip, indent in memory_rows(r)} for r in runs]
+    if not any(per_run):
+        return []
+    names = list(dict.fromkeys(name for rows in per_run for name in rows))
+    rows = [EngineRow(MEMORY_PER_GPU[:1].upper() + MEMORY_PER_GPU[1:])]
+    for name in names:
+        tip, indent = next((rows_[name][1], rows_[name][2]) for rows_ in per_run if name in rows_)
+        rows.append(EngineRow(name[:1].upper() + name[1:] if not indent else name,
+                              tuple(rows_.get(name, ("0.0" if indent else "–",))[0] for rows_ in per_run),
+                              tip=tip, indent=indent))
     return rows
 
 
@@ -360,6 +399,7 @@ def engine_notes_html(cmp: Comparison) -> str:
     claim = cmp.vendor_claim()
     out.append(f"<p>{escape(claim['text'])}.</p><p><b>Verdict:</b> {escape(claim['verdict'])}.</p>")
     out += [f"<p><i>Note: {escape(planner_words(n))}.</i></p>" for n in cmp.notes]
+    out += _memory_html(cmp)
     for title, field, tag in (("Bottlenecks", "bottlenecks", "ol"), ("Warnings", "warnings", "ul")):
         lists = {name: list(getattr(r, field)) for name, r in cmp.runs.items()}
         if not any(lists.values()):
@@ -371,6 +411,29 @@ def engine_notes_html(cmp: Comparison) -> str:
             out += [f"<h3>{title}, {escape(RUN_LABEL[name])}</h3>",
                     items(texts, tag) if texts else "<p>none</p>"]
     return "".join(out)
+
+
+def _memory_html(cmp: Comparison) -> list[str]:
+    """The memory estimate in a sentence per run, or one for all when they read the same: memory
+    per GPU against the GPU's memory, whether it fits, how the activations are counted (the
+    names and values of ``report.names.memory_rows``)."""
+    from designer.services.style import figure
+
+    texts = {}
+    for name, r in cmp.runs.items():
+        if r.memory_per_gpu_GB is None:
+            continue
+        acts = activations_text(r)
+        texts[name] = (f"{MEMORY_PER_GPU} {figure('GB', r.memory_per_gpu_GB)} GB of "
+                       f"{figure('GB', r.gpu_memory_GB)} GB GPU memory (fits: {fits_text(r)})"
+                       + (f"; {acts}" if acts else ""))
+    if not texts:
+        return []
+    if len(set(texts.values())) == 1:
+        return [f"<h3>{escape(MEMORY_PER_GPU[:1].upper() + MEMORY_PER_GPU[1:])}</h3>",
+                f"<p>{escape(next(iter(texts.values())))}.</p>"]
+    return [f"<h3>{escape(MEMORY_PER_GPU[:1].upper() + MEMORY_PER_GPU[1:])}</h3>"] + [
+        f"<p>{escape(RUN_LABEL[name])}: {escape(t)}.</p>" for name, t in texts.items()]
 
 
 class EngineResults(QWidget):

@@ -54,6 +54,28 @@ CHECK_TEXT = {"encryption": "in flight", "gpudirect_storage": "GPUDirect Storage
 #: words of setting names shown otherwise in a label made from the name
 WORD_LABELS = {"nccl": "NCCL", "fs": "FS", "tls": "TLS", "k8s": "Kubernetes", "irq": "IRQ",
                "qos": "QoS", "cpu": "CPU", "dpu": "DPU", "nic": "NIC", "gpu": "GPU", "io": "IO"}
+#: most characters of the text a spin box shows at 0 ("no checkpoints"): a longer one sets the
+#: box's least width and, with it, the whole panel's (the panel then scrolls sideways)
+ZERO_CHARS = 18
+
+
+def short_zero(text: str) -> str:
+    """What a spin box shows at 0: ``text`` when short, else its words up to :data:`ZERO_CHARS`
+    characters, cut before a word such as "in" that would end the phrase ("bulk flows in 64 KiB
+    TSO/GRO aggregates" -> "bulk flows"); the tooltip keeps the whole meaning."""
+    if len(text) <= ZERO_CHARS:
+        return text
+    out = ""
+    for word in text.split():
+        if len(out) + len(word) + 1 > ZERO_CHARS:
+            break
+        out = f"{out} {word}".strip()
+    words = out.split()
+    while len(words) > 1 and words[-1] in ("in", "of", "at", "for", "to", "the", "a", "and", "with"):
+        words.pop()
+    return " ".join(words) or text[:ZERO_CHARS]
+
+
 #: a name's last word that is its unit (dropped from the label, shown as the spin box suffix)
 UNIT_SUFFIX = {"_s": "s", "_Gbps": "Gb/s", "_GBps": "GB/s", "_pct": "%", "_ms": "ms", "_us": "us",
                "_kib": "KiB", "_bytes": "bytes"}
@@ -197,8 +219,8 @@ class ScenarioPanel(QWidget):
         lo = spec.minimum if spec.minimum is not None else (0 if whole else -1e12)
         hi = spec.maximum if spec.maximum is not None else (2**31 - 1 if whole else 1e12)
         spin.setRange(int(lo) if whole else float(lo), int(min(hi, 2**31 - 1)) if whole else float(hi))
-        if spec.zero:
-            spin.setSpecialValueText(spec.zero)  # shown at the minimum, which is 0
+        if spec.zero:  # shown at the minimum, which is 0; a long meaning in short (whole in the tooltip)
+            spin.setSpecialValueText(short_zero(spec.zero))
         spin.setKeyboardTracking(False)
         spin.setToolTip(_sentence(spec.meaning) + (f"; 0: {spec.zero}" if spec.zero else ""))
         spin.valueChanged.connect(lambda v: self._set_scenario(key, spec.type(v)))

@@ -1,8 +1,14 @@
-"""Run → Sweep: the design run over values of one parameter, in all three offload modes.
+"""Run → Sweep: the design run over values of one parameter, or a grid of two, in all three
+offload modes.
 
 The parameter is any form :func:`designer.engine.sweep.apply_param` accepts (``servers``,
-``workload.NAME``, ``scenario.NAME``, ``KIND.FIELD``, ``ID.FIELD``); the list offers the numeric ones
-of the current design with their present value. A :class:`~designer.gui.worker.GeneratorWorker`
+``workload.NAME``, ``scenario.NAME``, ``KIND.FIELD``, ``ID.FIELD``); the list offers those of the
+current design with their present value, grouped under headers as ``dpu-designer sweep FILE --list``
+prints them (:func:`designer.engine.sweep.sweepable`). **Then by** (optional) takes a second
+parameter and its values: the grid of both (every combination, the second varying fastest, as
+``dpu-designer sweep --param A --values ... --param B --values ...``) runs through the same
+stream, drawn against the first parameter as one curve per offload mode and value of the second.
+A :class:`~designer.gui.worker.GeneratorWorker`
 drives :func:`designer.services.sweeping.stream` (the path ``dpu-designer sweep`` takes): the points
 run on a process pool of all cores (started with ``spawn``, never forked from a process running Qt
 threads; the design is sent once per worker), the plot grows as points finish, and Cancel stops
@@ -15,54 +21,18 @@ from __future__ import annotations
 import threading
 from typing import Any, Iterator, Sequence
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QComboBox, QDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
                                QProgressBar, QPushButton, QVBoxLayout, QWidget)
 
-from designer.engine.sweep import SweepResult, parse_values
+from designer.engine.sweep import Grid, SweepResult, make_grid, parse_values, sweepable
 from designer.errors import UsageError
 from designer.gui.messages import gui_words
 from designer.gui.plots import SweepPlot
-from designer.gui.scenario import workload_entry
 from designer.gui.worker import GeneratorWorker, RetiredWorkers, WorkerOwner
-from designer.topology.design import SCENARIO_DEFAULTS
-from designer.topology.kinds import FIELDS, KINDS
 
 #: multiples of the present value offered as the default values of a sweep
 _STEPS = (0.5, 1, 2, 4)
-
-
-def _numeric(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def parameter_choices(design: Any, catalog: Any) -> list[tuple[str, float | None]]:
-    """(parameter, present value or None when the components differ) for the numeric settings of
-    ``design``: the server count (designs made from a template), the workload and scenario
-    settings, and the numeric fields of each component kind in the design."""
-    choices: list[tuple[str, float | None]] = []
-    template = design.meta.get("template")
-    if template:
-        choices.append(("servers", float(len(design.topology.servers()))))
-    workload = {**workload_entry(design, catalog), **design.workload}
-    choices += [(f"workload.{k}", float(v)) for k, v in workload.items()
-                if _numeric(v) and not k.startswith("published_")]
-    scenario = {**SCENARIO_DEFAULTS, **design.scenario}
-    choices += [(f"scenario.{k}", float(v)) for k, v in scenario.items() if _numeric(v)]
-    for kind in KINDS:
-        comps = design.topology.of_kind(kind)
-        if not comps:
-            continue
-        for spec in FIELDS[kind]:
-            if spec.type in ("int", "float"):
-                values = set()
-                for comp in comps:
-                    try:
-                        values.add(catalog.resolve(comp).get(spec.name))
-                    except KeyError:
-                        values.add(None)
-                one = values.pop() if len(values) == 1 else None
-                choices.append((f"{kind}.{spec.name}", float(one) if _numeric(one) else None))
-    return choices
 
 
 def default_values(present: float | None) -> str:
@@ -79,30 +49,27 @@ def default_values(present: float | None) -> str:
     return ",".join(f"{v:g}" for v in values)
 
 
-def sweep_stream(design: Any, param: str, values: Sequence[float], *, seed: int = 0,
+def sweep_stream(design: Any, param: str | Grid, values: Sequence[float] | None = None, *, seed: int = 0,
                  workers: int | None = None, cancel: threading.Event | None = None) -> Iterator[tuple]:
-    """Worker generator over :func:`designer.services.sweeping.stream`: ``("point", done, total,
-    SweepResult of the points so far in value order)`` as each point finishes, then ``("result",
-    SweepResult)``. Every point holds the three offload modes (host, SmartNIC, DPU). Setting
-    ``cancel`` (or closing the generator) stops handing out points."""
+    """Worker generator over :func:`designer.services.sweeping.stream`, the points kept in a
+    :class:`~designer.engine.sweep.Summary` as ``dpu-designer sweep`` keeps them: ``("point",
+    done, total, SweepResult of the points so far)`` as each point finishes (in value order), then
+    ``("result", SweepResult)``. ``param`` is one parameter with its ``values``, or a
+    :class:`~designer.engine.sweep.Grid`. Every point holds the three offload modes (host, SmartNIC, DPU).
+    Setting ``cancel`` (or closing the generator) stops handing out points."""
+    from designer.engine.sweep import Summary, as_grid
     from designer.services.sweeping import stream
 
-    cancel = cancel or threading.Event()
-    notes, points = stream(design, param, values, seed=seed, workers=workers, cancel=cancel)
-    rows: dict[int, dict] = {}
-
-    def so_far() -> SweepResult:
-        done = sorted(rows)
-        return SweepResult(param, tuple(values[i] for i in done), tuple(rows[i] for i in done), notes)
-
+    grid = as_grid(param, values)
+    points = stream(design, grid, seed=seed, workers=workers, cancel=cancel)
+    summary = Summary(grid)
     try:
-        for index, row in points:
-            rows[index] = row
-            yield ("point", len(rows), len(values), so_far())
+        for index, vals, row, notes in points:
+            summary.add(index, vals, row, notes)
+            yield ("point", summary.count, grid.size, summary.result())
     finally:
-        cancel.set()  # a closed generator (Cancel) hands out no more points
-        points.close()  # type: ignore[attr-defined]  # a generator
-    yield ("result", so_far())
+        points.close()  # type: ignore[attr-defined]  # a closed generator (Cancel) hands out no more points
+    yield ("result", summary.result())
 
 
 class SweepDialog(WorkerOwner, QDialog):
@@ -130,6 +97,16 @@ class SweepDialog(WorkerOwner, QDialog):
         self.present = QLabel()
         self.values = QLineEdit()
         self.values.setPlaceholderText("comma-separated, e.g. 16,64,256")
+        #: the grid's second parameter (empty: none) and its values
+        self.param2 = QComboBox()
+        self.param2.setEditable(True)
+        self.param2.setMinimumContentsLength(28)
+        self.param2.setToolTip("optional: a second parameter; every combination of both runs, one curve "
+                               "per value of this one")
+        self.param2.currentTextChanged.connect(self._param2_changed)
+        self.present2 = QLabel()
+        self.values2 = QLineEdit()
+        self.values2.setPlaceholderText("values of the second parameter, e.g. 1,2")
         self.run_button = QPushButton("Run")
         self.run_button.setDefault(True)
         self.cancel_button = QPushButton("Cancel")
@@ -145,6 +122,11 @@ class SweepDialog(WorkerOwner, QDialog):
         prow.addWidget(self.present)
         form.addRow("Parameter", prow)
         form.addRow("Values", self.values)
+        prow2 = QHBoxLayout()
+        prow2.addWidget(self.param2, 1)
+        prow2.addWidget(self.present2)
+        form.addRow("Then by (optional)", prow2)
+        form.addRow("Its values", self.values2)
         buttons = QHBoxLayout()
         for w in (self.run_button, self.cancel_button, self.progress):
             buttons.addWidget(w)
@@ -165,16 +147,39 @@ class SweepDialog(WorkerOwner, QDialog):
         if design is not self.design:
             self.cancel()
         self.design = design
-        choices = parameter_choices(design, self.catalog)
-        self._present = dict(choices)
-        keep = self.param.currentText()
-        self.param.blockSignals(True)
-        self.param.clear()
-        for name, _ in choices:
-            self.param.addItem(name)
-        self.param.blockSignals(False)
-        self.param.setCurrentText(keep if keep else (choices[0][0] if choices else ""))
+        groups = sweepable(design, self.catalog)
+        self._present = {name: present for _, rows in groups for name, present in rows}
+        keep, keep2 = self.param.currentText(), self.param2.currentText()
+        headers = self._fill(self.param, groups)
+        self._fill(self.param2, groups, none=True)
+        first = next((name for _, rows in groups for name, _ in rows), "")
+        self.param.setCurrentText(keep if keep and keep not in headers else first)
         self._param_changed(self.param.currentText())
+        self.param2.setCurrentText(keep2 if keep2 and keep2 not in headers else "")
+        self._param2_changed(self.param2.currentText())
+
+    @staticmethod
+    def _fill(combo: QComboBox, groups: list, none: bool = False) -> set[str]:
+        """The parameters of ``groups`` under bold headers that cannot be chosen (``none``: an
+        empty first entry, no second parameter); returns the headers."""
+        combo.blockSignals(True)
+        combo.clear()
+        model = combo.model()
+        headers = set()
+        if none:
+            combo.addItem("", "")
+        for title, rows in groups:
+            headers.add(title[:1].upper() + title[1:])
+            combo.addItem(title[:1].upper() + title[1:])
+            header = model.item(combo.count() - 1)  # a header: shown, not chosen
+            header.setFlags(header.flags() & ~(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable))
+            font = header.font()
+            font.setBold(True)
+            header.setFont(font)
+            for name, _ in rows:
+                combo.addItem(name, name)
+        combo.blockSignals(False)
+        return headers
 
     def _param_changed(self, text: str) -> None:
         present = self._present.get(text.strip())
@@ -182,26 +187,53 @@ class SweepDialog(WorkerOwner, QDialog):
         if present is not None:
             self.values.setText(default_values(present))
 
+    def _param2_changed(self, text: str) -> None:
+        present = self._present.get(text.strip())
+        self.present2.setText(f"now {present:g}" if present is not None else "")
+        if not text.strip():
+            self.values2.setText("")
+        elif present is not None:
+            self.values2.setText(default_values(present))
+
     # --- running
-    def start(self) -> None:
-        param = self.param.currentText().strip()
+    def grid(self) -> Grid:
+        """The sweep the fields describe: the first parameter's values, or the grid with the
+        second's; a UsageError in the dialog's words for a value or parameter it cannot take."""
+        param, param2 = self.param.currentText().strip(), self.param2.currentText().strip()
+        if not param:
+            raise UsageError("Choose a parameter to sweep")
         try:
             values = parse_values(self.values.text())
         except UsageError as exc:
-            self.status.setText(str(exc).replace("--values:", "Values:"))
-            return
-        if not param:
-            self.status.setText("Choose a parameter to sweep")
+            raise UsageError(str(exc).replace("--values:", "Values:")) from None
+        if not param2:
+            return make_grid([param], [values])
+        try:
+            values2 = parse_values(self.values2.text())
+        except UsageError as exc:
+            raise UsageError(str(exc).replace("--values:", f"Values of {param2}:")) from None
+        if param2 == param:
+            raise UsageError(f"Then by: {param} is already the first parameter; choose another one, or none")
+        try:
+            return make_grid([param, param2], [values, values2])
+        except UsageError as exc:
+            raise UsageError(str(exc).replace("sweep: ", "").replace("--values", "values")) from None
+
+    def start(self) -> None:
+        try:
+            grid = self.grid()
+        except UsageError as exc:
+            self.status.setText(str(exc))
             return
         self.cancel()
-        self.progress.setRange(0, len(values))
+        self.progress.setRange(0, grid.size)
         self.progress.setValue(0)
-        self.status.setText(f"Running {param} over {len(values)} value(s)…")
+        self.status.setText(f"Running {grid.words()}: {grid.size:,} point(s)…")
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self._cancel = threading.Event()
         self._sweeping = True  #: a sweep was started and has not ended (Cancel says so)
-        self.worker = self._retired.start(sweep_stream, self.design.copy(), param, values,
+        self.worker = self._retired.start(sweep_stream, self.design.copy(), grid,
                                           seed=int(self.design.scenario.get("seed", 0)),
                                           workers=self.workers, cancel=self._cancel,
                                           on_item=self._on_item, on_finished=self._on_finished,
@@ -229,7 +261,7 @@ class SweepDialog(WorkerOwner, QDialog):
             return
         if item[0] == "point":
             self.progress.setValue(item[1])
-            self.status.setText(f"{item[1]} of {item[2]} values done")
+            self.status.setText(f"{item[1]:,} of {item[2]:,} points done")
             self.result = item[3]
             self.plot.show_result(self.result)
         else:
@@ -238,7 +270,10 @@ class SweepDialog(WorkerOwner, QDialog):
 
     def _on_finished(self) -> None:
         if self._from_current():
-            self._ended(f"Done: {self.result.param} over {len(self.result.values)} value(s)")
+            r = self.result
+            assert r is not None  # the last item, "result", came before the end
+            self._ended(f"Done: {r.param}, {r.total if r.total is not None else len(r.values):,} point(s)"
+                        + (f" ({r.thinned})" if r.thinned else ""))
 
     def _on_aborted(self) -> None:
         if self._from_current():

@@ -36,17 +36,17 @@ from designer.services.cabling import summary_of as cable_summary_of
 from designer.services.cabling import counts_text
 from designer.report.names import (HIDDEN_BY_OVERLAP, STEADY_DAYS, TIMELINE_DAYS, TIMELINE_ITERATION,
                                    assumed_share_line, cluster_power_label, collective_label, planner_words,
-                                   power_rows,
+                                   engine_load_notes, iteration_note, power_rows, ADAPTER_POWER_TYPICAL, NO_TYPICAL, has_typical,
                                    tco_part_rows)
 from designer.report.charts import Chart, Series, line_plot, stacked_bars
 from designer.report.export import save_picture
-from designer.report.html import (STYLE, Markup, days, heading, image, num, para, percent,
+from designer.report.html import (STYLE, Markup, breakable, days, heading, image, num, para, percent,
                                   table)
 from designer.report.pdf import (DPI, PdfDocument, check_target, heading_pages, page_geometry,
                                  write_pdf)
 from designer.report.remedies import BREAKDOWN_REMEDY, remedy
 from designer.report.topology_picture import paint_scene, topology_image, topology_scene
-from designer.services.style import SCENARIO_COLOR, SCENARIO_LABEL
+from designer.services.style import SCENARIO_SHORT, delta, figure, shown_value, SCENARIO_COLOR, SCENARIO_LABEL
 from designer.topology.design import Design
 from designer.topology.validation import validate
 
@@ -56,7 +56,7 @@ SCENARIOS = ("host", "dpu")
 MODES = COMPARE_MODES
 LABEL = {s: SCENARIO_LABEL[s][0].upper() + SCENARIO_LABEL[s][1:] for s in MODES}
 #: short column titles of the three-mode tables
-SHORT = {"host": "Host", "smartnic": "SmartNIC", "dpu": "DPU"}
+SHORT = SCENARIO_SHORT
 
 #: catalog kinds as the assumptions section names them
 KIND_TITLE = {"workload": "Workload", "server": "GPU server", "gpu": "GPU", "cpu": "CPU", "dpu": "DPU",
@@ -172,7 +172,8 @@ def breakdown_chart(data: ReportData) -> Chart:
         parts = data.results[s]["breakdown_s"]
         bars.append((LABEL[s], [(BREAKDOWN_LABEL.get(k, k), float(v or 0.0))
                                 for k, v in parts.items() if k in shown]))
-    return stacked_bars(bars, title="Iteration time breakdown", unit="s")
+    return stacked_bars(bars, title="Iteration time breakdown", unit="s",
+                        total_text=lambda v: f"{figure('seconds', v)} s")  # as the tables print it
 
 
 def utilization_charts(data: ReportData) -> dict[str, Chart]:
@@ -276,16 +277,36 @@ def comparison_rows(data: ReportData) -> list[tuple[str, dict[str, Any], bool | 
     return [row for row in rows if any(v is not None for v in row[1].values())]
 
 
-def best_mode(values: dict[str, Any], lower_better: bool | None) -> str:
+def row_fact(metric: str) -> str | None:
+    """The fact (``services.style.FIGURE_FORMAT``) a comparison row shows, so its figures, its
+    DPU − host and its Best read at the one precision every view prints it in; None for a row
+    without one (text rows)."""
+    if metric.startswith("Cluster power (kW"):
+        return "kW"
+    return {"Iteration time (s)": "seconds", STEADY_DAYS: "days", TIMELINE_DAYS: "days",
+            "Goodput (%)": "percent", "Throughput (tokens/s)": "tokens_per_s",
+            "Model TFLOP/s per GPU": "tflops", "MFU (%)": "percent",
+            "Host CPU cycles on infrastructure (%)": "percent",
+            "Host CPU cycles on data loading (%)": "percent",
+            "Busiest adapter engine load (% of capacity)": "percent",
+            "Energy of the run (MWh)": "MWh"}.get(metric)
+
+
+def best_mode(values: dict[str, Any], lower_better: bool | None, fact: str | None = None) -> str:
     """The mode(s) whose figure is best: every mode within ``MIN_DIFFERENCE`` (the compare's
     threshold for a difference worth a reason) of the best figure, joined ("SmartNIC, DPU" when
     two share it); "all equal" when every mode with a figure does; "" (nothing to rank) for a
-    figure where neither direction is better, for text figures and for fewer than two figures."""
+    figure where neither direction is better, for text figures and for fewer than two figures.
+    With ``fact``, the figures are compared as shown (``services.style.figure``): "all equal" only
+    when they read the same, and a mode is best only when its shown figure is."""
     nums = {s: v for s, v in values.items() if isinstance(v, (int, float)) and math.isfinite(v)}
     if lower_better is None or len(nums) < 2:
         return ""
+    if fact is not None:
+        nums = {s: shown_value(fact, v) for s, v in nums.items()}
     best = min(nums.values()) if lower_better else max(nums.values())
-    tied = [s for s in nums if abs(nums[s] - best) <= MIN_DIFFERENCE * max(abs(nums[s]), abs(best))]
+    tied = ([s for s in nums if nums[s] == best] if fact is not None else
+            [s for s in nums if abs(nums[s] - best) <= MIN_DIFFERENCE * max(abs(nums[s]), abs(best))])
     if len(tied) == len(nums):
         return "all equal"
     return ", ".join(SHORT[s] for s in MODES if s in tied)
@@ -340,9 +361,9 @@ def _summary(data: ReportData, contents: list[tuple[str, int]]) -> str:
         "<h2>Key figures</h2>",
         table(["", *[LABEL[s] for s in MODES]], [
             ("Training time (steady state)", *[days(r[s]["training_time_days"]) for s in MODES]),
-            ("Iteration time", *[f"{num(r[s]['iteration_time_s'])} s" for s in MODES]),
+            ("Iteration time", *[f"{figure('seconds', r[s]['iteration_time_s'])} s" for s in MODES]),
             ("MFU", *[percent(r[s]["mfu"]) for s in MODES]),
-            ("Throughput", *[f"{num(r[s]['tokens_per_s'])} tokens/s" for s in MODES]),
+            ("Throughput", *[f"{figure('tokens_per_s', r[s]['tokens_per_s'])} tokens/s" for s in MODES]),
             *_mode_power_rows(data),
         ], [31, 23, 23, 23], "lrrr"),
         table(["Design", ""], [
@@ -486,32 +507,34 @@ def _results(data: ReportData, chart: tuple[float, float]) -> str:
     r = data.results
     h = r["host"]
     rows = [
-        ("Iteration time (s)", *[r[s]["iteration_time_s"] for s in MODES]),
+        ("Iteration time (s)", *[figure("seconds", r[s]["iteration_time_s"]) for s in MODES]),
         ("Training time, steady state", *[days(r[s]["training_time_days"]) for s in MODES]),
-        ("Throughput (tokens/s)", *[r[s]["tokens_per_s"] for s in MODES]),
-        ("Model TFLOP/s per GPU", *[r[s]["tflops_per_gpu"] for s in MODES]),
+        ("Throughput (tokens/s)", *[figure("tokens_per_s", r[s]["tokens_per_s"]) for s in MODES]),
+        ("Model TFLOP/s per GPU", *[figure("tflops", r[s]["tflops_per_gpu"]) for s in MODES]),
         ("MFU", *[percent(r[s]["mfu"]) for s in MODES]),
         ("Percent of dense peak", *[f"{r[s]['percent_of_peak']:.1f} %" for s in MODES]),
     ]
     total = {s: r[s]["iteration_time_s"] for s in MODES}
     parts = list(dict.fromkeys(k for s in MODES for k in r[s]["breakdown_s"]))
     brk = [(BREAKDOWN_LABEL.get(k, k),
-            *[r[s]["breakdown_s"].get(k) for s in MODES],
+            *[figure("seconds", r[s]["breakdown_s"].get(k)) for s in MODES],
             *[percent((r[s]["breakdown_s"].get(k) or 0) / total[s]) for s in MODES])
            for k in parts if _meaningful_part(k, r)]
     hidden = [d for d in ("tp", "cp", "ep", "pp", "dp")
               if any((r[s].get("hidden_s") or {}).get(d, 0.0) > 0 for s in MODES)]
-    brk += [(f"{d} {HIDDEN_BY_OVERLAP}", *[(r[s].get("hidden_s") or {}).get(d, 0.0) for s in MODES],
+    brk += [(f"{d} {HIDDEN_BY_OVERLAP}", *[figure("seconds", (r[s].get("hidden_s") or {}).get(d, 0.0)) for s in MODES],
              "", "", "") for d in hidden]
     out = [heading("Results"),
            table(["", *[LABEL[s] for s in MODES]], rows, [31, 23, 23, 23], "lrrr"),
            *_jobs(data),
+           *_memory(data),
            "<h2>Iteration breakdown (s)</h2>",
            table(["Part", *[SHORT[s] for s in MODES], *[f"share, {SHORT[s]}" for s in MODES]], brk,
                  [28, 12, 12, 12, 12, 12, 12], "lrrrrrr", small=True),
            *([para(f"'{HIDDEN_BY_OVERLAP}': communication per iteration that overlaps compute "
                    "(Result.hidden_s); it is not part of the iteration time, the exposed parts "
                    "above are.", small=True)] if hidden else []),
+           *_optimizer_offload(data),
            image("breakdown", *chart, DPI)]
     colls = h.get("collectives") or []
     if colls:
@@ -524,6 +547,40 @@ def _results(data: ReportData, chart: tuple[float, float]) -> str:
     return "".join(out)
 
 
+def _optimizer_offload(data: ReportData) -> list[str]:
+    """The CPU optimizer step by its parts, in the words ``dpu-designer run`` prints under its row
+    (``names.optimizer_offload_text`` of the host-managed run; the step is the same in every mode)."""
+    from designer.report.names import optimizer_offload_text
+
+    o = data.results["host"].get("optimizer_offload") or {}
+    if not o:
+        return []
+    from designer.services.style import part_label
+
+    return [para(f"{part_label('optimizer_offload')}: {optimizer_offload_text(o)}.", small=True)]
+
+
+def _memory(data: ReportData) -> list[str]:
+    """Memory per GPU, its parts, the GPU's memory and whether it fits, per mode, with the names
+    and values of ``dpu-designer run`` (``names.memory_rows``), and how the activations are
+    counted; nothing when the estimate is not known."""
+    from designer.report.names import MEMORY_PER_GPU, activations_text, memory_rows
+
+    per_mode = {s: {n: (v, i) for n, v, _tip, i in memory_rows(data.results[s])} for s in MODES}
+    names = list(dict.fromkeys(n for s in MODES for n in per_mode[s]))
+    if not names:
+        return []
+    indent = {n: i for s in MODES for n, (_v, i) in per_mode[s].items()}
+    rows = [(Markup("&nbsp;" * 4 + _esc(n)) if indent[n] else n[:1].upper() + n[1:],
+             *[per_mode[s].get(n, ("0.0" if indent[n] else "–",))[0] for s in MODES]) for n in names]
+    acts = activations_text(data.results["host"])
+    return [f"<h2>{_esc(MEMORY_PER_GPU[:1].upper() + MEMORY_PER_GPU[1:])}</h2>",
+            table(["", *[LABEL[s] for s in MODES]], rows, [31, 23, 23, 23], "lrrr", small=True),
+            para("The estimate of the busiest GPU by its parts (GB of 10^9 bytes), against the GPU's "
+                 "memory as vendors quote it (GiB) in the same unit"
+                 + (f"; {acts}" if acts else "") + ".", small=True)]
+
+
 #: breakdown parts that exist only with a parallel dimension above 1 (as ``dpu-designer run``)
 _LAYOUT_PARTS = {"cp_comm": "cp", "ep_comm": "ep"}
 
@@ -531,7 +588,13 @@ _LAYOUT_PARTS = {"cp_comm": "cp", "ep_comm": "ep"}
 def _meaningful_part(key: str, results: dict[str, dict]) -> bool:
     """False for a part that is zero in every mode and belongs to a parallel dimension the layout
     does not use (cp_comm without context parallelism, ep_comm without expert parallelism)."""
-    if key not in _LAYOUT_PARTS or any(results[s]["breakdown_s"].get(key) for s in MODES):
+    from designer.engine.result import SWITCH_PARTS
+
+    if any(results[s]["breakdown_s"].get(key) for s in MODES):
+        return True
+    if key in SWITCH_PARTS:  # offload not asked for
+        return bool(results["host"]["workload"].get(SWITCH_PARTS[key]))
+    if key not in _LAYOUT_PARTS:
         return True
     return int(results["host"]["workload"].get(_LAYOUT_PARTS[key], 1) or 1) > 1
 
@@ -548,7 +611,7 @@ def _mode_power_rows(data: ReportData) -> list[tuple]:
     # the title page has room for two: adapters at maxima and the cluster on the energy's basis
     # (the typical row is in "Power and energy cost of the three modes")
     rows = [(label, *values) for label, values, _ in power_rows(runs)
-            if label != "adapter power (kW, typ)"]
+            if label != ADAPTER_POWER_TYPICAL]
     if all(math.isfinite(m[s]["energy_cost"]) for s in MODES):
         rows.append(("Energy cost of the run (USD)", *[_usd(m[s]["energy_cost"]) for s in MODES]))
     return rows
@@ -565,7 +628,14 @@ def _utilization(data: ReportData, charts: dict[str, tuple[float, float]]) -> st
                        ("failures", "Failures"), ("checkpoints", "Checkpoints written"),
                        ("iterations_run", "Iterations run (incl. lost work)")):
         vals = [getattr(data.timelines[s][1], key) for s in SCENARIOS]
-        rows.append((label, *[percent(v) if key == "goodput" else v for v in vals]))
+        shown = {"goodput": percent, "mean_iteration_s": lambda v: figure("seconds", v),
+                 "training_time_days": lambda v: figure("days", v)}.get(key, lambda v: v)
+        rows.append((label, *[shown(v) for v in vals]))
+    steady, tl_host = data.results["host"], data.timelines["host"][1]
+    ckpt = (steady.get("breakdown_s") or {}).get("checkpoint", 0.0)
+    # the two iterations differ by the checkpoint writes: said where there are any
+    why = [para(f"{LABEL['host']}: {iteration_note(steady['iteration_time_s'], ckpt, tl_host.mean_iteration_s)}.",
+                small=True)] if ckpt > 0 and tl_host.finished else []
     return "".join([
         heading("Utilization over time"),
         para("The whole run played out in simulated time with jitter, data loading, checkpoints "
@@ -575,6 +645,7 @@ def _utilization(data: ReportData, charts: dict[str, tuple[float, float]]) -> st
              "sections (its steady-state figures), not over time."),
         *[image(name, *size, DPI) for name, size in charts.items()],
         table(["Run", LABEL["host"], LABEL["dpu"]], rows, [40, 30, 30], "lrr"),
+        *why,
         *[para(f"{LABEL[s]}: {data.timelines[s][1].unfinished_text()}.") for s in SCENARIOS
           if not data.timelines[s][1].finished],
     ])
@@ -584,14 +655,24 @@ def _comparison(data: ReportData) -> str:
     rows = []
     for metric, values, lower_better in comparison_rows(data):
         host, dpu = values["host"], values["dpu"]
-        diff, rel = delta_text(host, dpu)
-        rows.append((metric, *[values[s] for s in MODES], diff, rel, best_mode(values, lower_better)))
+        fact = row_fact(metric)
+        if fact is None:
+            diff, rel = delta_text(host, dpu)
+            cells = [values[s] for s in MODES]
+        else:  # at the fact's one precision, the difference of the shown figures
+            diff = delta(fact, host, dpu) or "–"
+            rel = "–" if diff in ("–", "equal") else delta_text(host, dpu)[1]
+            cells = [figure(fact, v) if isinstance(v, (int, float)) else v for s, v in values.items()]
+        rows.append((metric, *cells, diff, rel, best_mode(values, lower_better, fact)))
     h, n, d = (data.results[s] for s in MODES)
-    change = d["training_time_days"] - h["training_time_days"]
-    verdict = (f"Offloading the infrastructure stacks to the DPUs changes the steady-state "
-               f"training time from {days(h['training_time_days'])} to "
-               f"{days(d['training_time_days'])} ({'+' if change > 0 else ''}{change:,.1f} days); "
-               f"with SmartNICs it is {days(n['training_time_days'])}.")
+    change = delta("days", h["training_time_days"], d["training_time_days"])
+    verdict = ((f"Offloading the infrastructure stacks to the DPUs leaves the steady-state training "
+                f"time at {days(h['training_time_days'])} (equal at a tenth of a day)"
+                if change == "equal" else
+                f"Offloading the infrastructure stacks to the DPUs changes the steady-state "
+                f"training time from {days(h['training_time_days'])} to "
+                f"{days(d['training_time_days'])} ({change} days)")
+               + f"; with SmartNICs it is {days(n['training_time_days'])}.")
     return "".join([
         heading("Host vs SmartNIC vs DPU"),
         para("The same design run three times: host-managed (plain NICs; the host CPUs run the "
@@ -601,6 +682,8 @@ def _comparison(data: ReportData) -> str:
              "stacks). Change is DPU − host; Best names the mode with the best figure."),
         table(["Metric", *[SHORT[s] for s in MODES], "DPU − host", "Change (%)", "Best"], rows,
               [31, 11, 11, 11, 12, 12, 12], "lrrrrrl", small=True),
+        *[para(f"{n[:1].upper()}{n[1:]}.", small=True) for n in
+          (engine_load_notes(data.comparison.runs, LABEL) if data.comparison is not None else [])],
         para(verdict),
         *_modes_table(data),
         *_reasons(data),
@@ -618,16 +701,19 @@ def _modes_table(data: ReportData) -> list[str]:
     costs = all(math.isfinite(m[s]["energy_cost"]) for s in MODES)
     power = power_rows([cmp.runs[s] for s in MODES])
     rows = [(LABEL[s], *[values[i] for _, values, _ in power],
-             num(m[s]["energy_kwh"] / div) if math.isfinite(m[s]["energy_kwh"]) else "–",
-             _usd(m[s]["energy_cost"]) if costs else "–", num(m[s]["iteration_time_s"]),
+             (figure("MWh", m[s]["energy_kwh"] / div) if div > 1 else num(m[s]["energy_kwh"]))
+             if math.isfinite(m[s]["energy_kwh"]) else "–",
+             _usd(m[s]["energy_cost"]) if costs else "–", figure("seconds", m[s]["iteration_time_s"]),
              percent(m[s]["infra_fraction"])) for i, s in enumerate(MODES)]
     return ["<h2>Power and energy cost of the three modes</h2>",
             table(["Mode", *[label for label, _, _ in power], f"Energy ({unit})", "Energy cost (USD)",
-                   "Iteration (s)", "Host infra share"], rows, [20, 11, 11, 11, 11, 13, 11, 12],
-                  "lrrrrrrr", small=True),
+                   "Iteration (s)", "Host infra share"], rows,
+                  [20, *[(80 - 47) // len(power)] * len(power), 11, 13, 11, 12], "l" + "r" * (len(power) + 4),
+                  small=True),
             para("Power at training load: adapters at their catalog maxima and at their datasheet "
-                 "typical power; the cluster power on the basis the energy counts (scenario "
-                 "adapter_power; 'max' or 'typ' in its name). The host-managed and SmartNIC runs "
+                 "typical power" + ("" if has_typical([cmp.runs[s] for s in MODES]) else f" ({NO_TYPICAL})")
+                 + "; the cluster power on the basis the energy counts (scenario "
+                 "adapter_power; 'max' or 'typical' in its name). The host-managed and SmartNIC runs "
                  "price each drawn DPU as the ConnectX of the same line rate. Energy cost = energy "
                  "of the run × the electricity price of the engine's cost figures "
                  "(models/costs/energy.toml).", small=True)]
@@ -668,7 +754,7 @@ def _costs(data: ReportData) -> str:
                 "of 'dpu-designer compare'."),
            "<h2>Priced bill of materials</h2>",
            table(["Item", "Count", "Unit", "Total", "Basis", "Date, source"], lines,
-                 [24, 8, 10, 10, 13, 35], "lrrrll", small=True)]
+                 [22, 7, 11, 12, 12, 36], "lrrrll", small=True)]
     if share:
         out.append(para(f"CapEx {share} (the basis of each line's price); the more of it rests on "
                         "assumed prices, the less the totals below are worth."))
@@ -799,25 +885,26 @@ def _assumptions(data: ReportData) -> str:
            para("Every catalog figure the design uses, with its source. An entry's source covers "
                 "all its figures unless a figure has its own line.")]
     for e in assume.catalog_assumptions(data.design, data.catalog, preset):
-        figures = ", ".join(f"{f.name} = {_plain(f.value)}" for f in e.figures)
+        figures = ", ".join(f"{breakable(f.name)}\u00a0=\u00a0{_plain(f.value)}" for f in e.figures)
         out.append(f"<h3>{_esc(KIND_TITLE.get(e.kind, e.kind))}: {_esc(e.name)} ({_esc(e.id)})</h3>")
         out.append(para(f"Source: {e.source}", small=True))
         out.append(para(figures, small=True))
         own = e.own_sources
         if own:
             out.append(table(["Figure", "Value", "Source"],
-                             [(f.name, _plain(f.value), f.source) for f in own],
-                             [22, 12, 66], "lrl", small=True))
+                             [(breakable(f.name), _plain(f.value), f.source) for f in own],
+                             [24, 12, 64], "lrl", small=True))
     overrides = _grouped_overrides(assume.design_overrides(data.design))
     if overrides:
         out += ["<h2>Figures set in the design</h2>",
-                table(["Components", "Figure", "Value"], overrides, [50, 30, 20], "llr", small=True)]
+                table(["Components", "Figure", "Value"], [(c, breakable(n), v) for c, n, v in overrides],
+                      [50, 30, 20], "llr", small=True)]
     costs = assume.cost_assumptions(data.catalog)
     if costs:
         out += ["<h2>Engine cost figures</h2>",
                 table(["Table", "Figure", "Value", "Source"],
-                      [(t, f.name, _plain(f.value), f.source) for t, f in costs],
-                      [10, 22, 9, 59], "llrl", small=True)]
+                      [(breakable(t), breakable(f.name), _plain(f.value), f.source) for t, f in costs],
+                      [11, 24, 11, 54], "llrl", small=True)]
     return "".join(out)
 
 

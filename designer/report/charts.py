@@ -139,11 +139,14 @@ def _title(painter: QPainter, rect: QRectF, text: str) -> float:
 
 
 def stacked_bars(bars: Sequence[tuple[str, Sequence[tuple[str, float]]]], *, title: str,
-                 unit: str = "s") -> Chart:
+                 unit: str = "s", total_text: Callable[[float], str] | None = None) -> Chart:
     """Horizontal stacked bars, one per entry of ``bars`` = ``(bar label, [(part, value), ...])``.
 
-    Parts with the same name share a colour across bars; each bar shows its total at its end.
+    Parts with the same name share a colour across bars; each bar shows its total at its end, as
+    ``total_text`` writes it (the figure as the tables print it; default three significant digits
+    and the unit).
     """
+    total_text = total_text or (lambda total: f"{total:.3g} {unit}")
     parts: list[str] = []
     for _, segments in bars:
         parts += [name for name, _ in segments if name not in parts]
@@ -186,7 +189,7 @@ def stacked_bars(bars: Sequence[tuple[str, Sequence[tuple[str, float]]]], *, tit
                 x += w
             painter.setPen(_AXIS)
             painter.drawText(QRectF(x + 6, y, 120, bar_h), Qt.AlignLeft | Qt.AlignVCenter,
-                             f"{total:.3g} {unit}")
+                             total_text(total))
         painter.setPen(QPen(_AXIS, 1.5))
         painter.drawLine(QPointF(x0, top), QPointF(x0, plot_bottom))
         placed, _ = _legend_layout([(p, colours[p]) for p in parts], x0,

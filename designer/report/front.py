@@ -1,5 +1,6 @@
-"""The optimizer's report: the target, the Pareto front as a table and a chart of every design run
-(``dpu-designer optimize ... --report OUT.pdf``), laid out like the design report (``pdf.py``)."""
+"""The optimizer's report: the target, the Pareto front as a table and a chart of the designs run
+(``dpu-designer optimize ... --report OUT.pdf``; every one up to 20,000, an even sample beyond:
+:class:`designer.services.optimize.Chart`), laid out like the design report (``pdf.py``)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from designer.report.pdf import DPI, PdfDocument, page_geometry, write_pdf
 from designer.services.optimize import ADAPTER_WORDS, layout_words, target_words
 
 
-def front_chart(points: list[tuple[float, float, bool]], front: list[dict[str, Any]]):
-    """Training time (days) against CapEx (M USD): designs that miss the target, meet it, the front."""
+def front_chart(points: list[tuple[float, float, bool]], front: list[dict[str, Any]], title: str):
+    """Training time (days) against CapEx (M USD): designs that miss the target, meet it, the front;
+    ``points`` and ``title`` are those of a :class:`designer.services.optimize.Chart` (every design
+    run, or an even sample of them, and the title says which)."""
     on = {(r["training_time_days"], r["capex_USD"] / 1e6) for r in front}
     miss = [(x, y) for x, y, ok in points if not ok]
     meet = [(x, y) for x, y, ok in points if ok and (x, y) not in on]
@@ -22,12 +25,13 @@ def front_chart(points: list[tuple[float, float, bool]], front: list[dict[str, A
               Series("meets it", [p[0] for p in meet], [p[1] for p in meet], "#3c6ec8", points=10),
               Series("Pareto front", [r["training_time_days"] for r in front],
                      [r["capex_USD"] / 1e6 for r in front], "#d23228", points=14)]
-    return line_plot([s for s in series if s.x], title="Every design run: training time against CapEx",
+    return line_plot([s for s in series if s.x], title=title,
                      x_label="training time (days, steady state, no failures)", y_label="CapEx (million USD)")
 
 
-def build(outcome: Any, points: list[tuple[float, float, bool]], path: str | Path) -> int:
-    """Write the report; returns its page count."""
+def build(outcome: Any, chart: Any, path: str | Path) -> int:
+    """Write the report (``chart``: the search's :class:`designer.services.optimize.Chart`); returns
+    its page count."""
     t = outcome.target
     body = [STYLE, heading("The best design for a target", new_page=False),
             para(f"Target: {target_words(t)}. {outcome.evaluated} designs were run, {outcome.feasible} meet the "
@@ -43,8 +47,7 @@ def build(outcome: Any, points: list[tuple[float, float, bool]], path: str | Pat
                        for s, lay in outcome.layouts.items()], [30, 70]))
     page = page_geometry()
     width = round(page.width)
-    chart = front_chart(points, outcome.front)
-    img = chart.image(width)
+    img = front_chart(chart.points(), outcome.front, chart.title()).image(width)
     body.append(image("front", img.width(), img.height(), DPI))
     rows = [[str(i + 1), r["server"], ADAPTER_WORDS.get(r["adapters"], r["adapters"]), r["switch"],
              f"{r['oversubscription']:g}:1", f"{r['capex_USD'] / 1e6:,.2f} M", f"{r['tco_USD'] / 1e6:,.2f} M",

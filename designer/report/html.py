@@ -39,10 +39,13 @@ def num(value: Any, digits: int = 3) -> str:
 
 
 def days(value: float) -> str:
-    """Training time as the report prints it: one decimal, thousands separated."""
+    """Training time as the report prints it: at the one precision of days every view prints
+    (``services.style.figure``: one decimal, thousands separated)."""
+    from designer.services.style import figure
+
     if value is None or not math.isfinite(value):
         return "–"
-    return f"{value:,.1f} days"
+    return f"{figure('days', value)} days"
 
 
 def percent(fraction: float | None, places: int = 1) -> str:
@@ -67,10 +70,30 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], widths: Sequenc
     for row in rows:
         out.append("<tr>")
         for cell, a in zip(row, align):
-            out.append(f'<td align="{side[a]}" valign="top"{size}>{_cell(cell)}</td>')
+            # a right-aligned column holds figures: one is never broken across lines (Qt would
+            # cut "0.00000500" into "0.00000" and "500" in a narrow column); the column widens
+            style = ("white-space: nowrap; " if a == "r" else "") + ("font-size: 8pt;" if small else "")
+            css = f' style="{style.strip()}"' if style else ""
+            out.append(f'<td align="{side[a]}" valign="top"{css}>{_cell(cell)}</td>')
         out.append("</tr>")
     out.append("</table>")
     return "".join(out)
+
+
+#: a zero-width space: a place a line may break, invisible where it does not (Unicode UAX #14,
+#: class ZW), which Qt's text layout honours
+BREAK = "\u200b"
+
+
+def breakable(name: str) -> str:
+    """An identifier (``checkpoint_serialize_cycles_per_byte``) that may break after its
+    underscores only, never inside a word ("…cycles_per_by" / "te")."""
+    return name.replace("_", "_" + BREAK)
+
+
+def keep_together(text: str) -> str:
+    """``text`` with its spaces made non-breaking ("tp = 2" stays on one line)."""
+    return text.replace(" ", "\u00a0")
 
 
 class Markup(str):

@@ -264,11 +264,11 @@ class Bill:
 
     def by_basis(self) -> dict[str, float]:
         """CapEx by how its prices are known (how much of the total rests on assumptions)."""
-        out: Counter[str] = Counter()
+        out: dict[str, float] = {}
         for line in self.lines:
             if line.total_USD:
-                out[line.basis] += line.total_USD
-        return dict(out)
+                out[line.basis] = out.get(line.basis, 0.0) + line.total_USD
+        return out
 
 
 _CATEGORY = {"gpu_server": "GPU servers", "gpu": "GPUs", "cpu": "CPUs", "dpu": "DPUs", "nic": "NICs",
@@ -390,7 +390,8 @@ def management_network(design: Any, catalog: Any, drawn: Bill) -> ManagementNetw
 def own_price(props: dict[str, Any] | None) -> Price | None:
     """A component's own price (its ``price_USD`` property, with ``price_date`` and
     ``price_source``), or None when it has none."""
-    usd = _number((props or {}).get("price_USD"))
+    props = props or {}
+    usd = _number(props.get("price_USD"))
     if usd is None:
         return None
     source = str(props.get("price_source") or "").strip() or "the component's price_USD property"
@@ -570,7 +571,10 @@ class Payback:
     days: float | None     #: None: never on GPU time (b not faster)
     host_cores_freed: float
 
-    def text(self, label: dict[str, str]) -> str:
+    def text(self, label: dict[str, str], lifetime_years: float | None = None) -> str:
+        """The payback in words; with ``lifetime_years``, a payback beyond the lifetime is said
+        as such ("does not pay back within the 5-year lifetime") instead of as a count of days
+        no cluster lives to see."""
         what = (f"{label.get(self.b, self.b)} vs {label.get(self.a, self.a)}: "
                 f"{self.extra_per_server_USD:+,.0f} USD of adapters per server")
         if self.extra_capex_USD <= 0:
@@ -578,8 +582,19 @@ class Payback:
         if self.days is None:
             return (what + f"; the run is not faster ({100 * self.time_freed_fraction:+.2f}% of the fleet's time), "
                     f"so it never pays back on GPU time; it frees {self.host_cores_freed:.1f} host cores per server")
-        return (what + f"; it frees {100 * self.time_freed_fraction:.2f}% of the fleet's time, paid back after "
-                f"{self.days:,.0f} days of training; {self.host_cores_freed:.1f} host cores per server freed")
+        freed = f"; it frees {_share_text(self.time_freed_fraction)} of the fleet's time"
+        cores = f"; {self.host_cores_freed:.1f} host cores per server freed"
+        if lifetime_years is not None and self.days > lifetime_years * 365.25:
+            return (what + freed + f", so it does not pay back on GPU time within the "
+                    f"{lifetime_years:g}-year lifetime" + cores)
+        return what + freed + f", paid back after {self.days:,.0f} days of training" + cores
+
+
+def _share_text(fraction: float) -> str:
+    """A share of time in percent at two decimals; a share that rounds to 0.00% but is not zero
+    as "<0.01%" (it is not "0.00%": it frees some time)."""
+    pct = 100 * fraction
+    return "<0.01%" if 0 < pct < 0.005 else f"{pct:.2f}%"
 
 
 def payback(a: ModeCost, b: ModeCost, ra: Any, rb: Any, servers: int) -> Payback:
@@ -641,11 +656,10 @@ def costs(design: Any, catalog: Any, comparison: Any, **site_given: float | None
 
 # ------------------------------------------------------------------------------ shown everywhere
 def money(v: float | None) -> str:
-    """Dollars as every view prints them: $1.23M from a million, else whole dollars."""
+    """Dollars as every view prints them: whole dollars, thousands separated, whatever the size
+    (one format in a column: "$2,024,000" under "$253,000", not "$2.02M" beside it)."""
     if v is None or not math.isfinite(v):
         return "-"
-    if abs(v) >= 1e6:
-        return f"${v / 1e6:,.2f}M"
     return f"${v:,.0f}"
 
 
@@ -664,9 +678,9 @@ def figure_rows(c: Costs) -> list[tuple[str, list[str], str]]:
          f"CapEx + {c.site['lifetime_years'].value:g} years of energy, space and support"),
         ("TCO per hour", [f"${x.tco.per_hour_USD:,.2f}" for x in m], "the lifetime TCO over its hours"),
         (f"{unit}/s (steady state)", [f"{x.tokens_per_s:,.0f}" for x in m], "the engine's throughput"),
-        (f"{unit}/s per $M of TCO", [f"{x.per_MUSD_tco:,.1f}" for x in m], "steady-state throughput per $M"),
-        (f"{unit}/s per kW", [f"{x.per_kW:,.1f}" for x in m], "per kW of cluster power at training load"),
-        (f"{unit}/s per rack unit", [f"{x.tokens_per_s / per_u:,.1f}" if per_u else "-" for x in m],
+        (f"{unit}/s per $M of TCO", [f"{x.per_MUSD_tco:,.0f}" for x in m], "steady-state throughput per $M"),
+        (f"{unit}/s per kW", [f"{x.per_kW:,.0f}" for x in m], "per kW of cluster power at training load"),
+        (f"{unit}/s per rack unit", [f"{x.tokens_per_s / per_u:,.0f}" if per_u else "-" for x in m],
          "per rack unit the design fills"),
         (f"{unit} per $ of TCO", [f"{x.per_USD:,.0f}" for x in m], "what one dollar of TCO buys"),
         ("one training run (steady state)", [money(x.run_cost_USD) for x in m],
@@ -689,14 +703,7 @@ def basis_share_text(b: Bill) -> str:
 
 def payback_lines(c: Costs, label: dict[str, str]) -> list[str]:
     """The adapters' paybacks in words (the same sentences everywhere)."""
-    life_days = c.site["lifetime_years"].value * 365.25
-    out = []
-    for p in c.paybacks:
-        text = p.text(label)
-        if p.days is not None and p.days > life_days:
-            text += f" (longer than the {c.site['lifetime_years'].value:g}-year lifetime)"
-        out.append(text)
-    return out
+    return [p.text(label, c.site["lifetime_years"].value) for p in c.paybacks]
 
 
 # ------------------------------------------------------------------ the design's own cost figures

@@ -20,10 +20,12 @@ training time and energy (lower is better, ties kept), in point order.
 **Where it runs.** ``designer.services.parallel.run_tasks``: a local process pool by default
 (``workers`` processes; the target arrives once per worker, each loads the catalog once; a point
 is a few template options and a layout, not a design), this process (``workers=1``), or a Dask
-cluster (``scheduler="tcp://..."``; the target is scattered to every worker once). Each
-finished point is handed to ``on_row`` at once (the CLI streams them to CSV), so a large search
-never holds every row; only the running front is kept. Points are numbered before they are sent,
-so the same target and seed give the same rows and front whatever the worker count.
+cluster (``scheduler="tcp://..."``; the target is scattered to every worker once). The points are
+made one at a time and at most a few per worker are in flight; each finished point is handed to
+``on_row`` in point order (the CLI streams them to CSV or Parquet,
+``designer.services.rowfile``), so a large search never holds every row: only the running front
+is kept, and for a chart (``--report``, the app's plot) the bounded sample of :class:`Chart`. Points are numbered before they are sent, so the same target and seed give the same rows,
+in the same order, and the same front whatever the worker count.
 """
 
 from __future__ import annotations
@@ -40,10 +42,20 @@ from designer.services.parallel import run_tasks
 
 ADAPTERS = ("nic", "smartnic", "dpu")
 #: CSV columns of a point, in order
+#: the type of each column (a Parquet file's schema; ``error`` is empty unless the engine refused the point)
+COLUMN_TYPES = {"index": "int", "server": "str", "servers": "int", "adapters": "str", "switch": "str",
+                "oversubscription": "float", "tp": "int", "pp": "int", "dp": "int", "cp": "int", "ep": "int",
+                "micro_batch": "int", "interleave": "int", "recompute": "bool", "feasible": "bool",
+                "error": "str"}  # every other column: "float"
 COLUMNS = ("index", "server", "servers", "adapters", "switch", "oversubscription", "tp", "pp", "dp", "cp",
            "ep", "micro_batch", "interleave", "recompute", "feasible", "capex_USD", "tco_USD",
            "training_time_days", "energy_MWh", "tokens_per_s", "tokens_per_USD", "mfu", "iteration_time_s",
            "error")
+
+
+def columns() -> list[tuple[str, str]]:
+    """``(name, type)`` of every column, for ``designer.services.rowfile.row_file``."""
+    return [(c, COLUMN_TYPES.get(c, "float")) for c in COLUMNS]
 
 
 @dataclass(frozen=True)
@@ -166,10 +178,17 @@ def plan_layouts(target: Target, catalog: Any) -> dict[str, dict[str, Any]]:
     return out
 
 
-def points(target: Target, layouts: dict[str, dict[str, Any]], catalog: Any) -> list[Point]:
+def points(target: Target, layouts: dict[str, dict[str, Any]], catalog: Any) -> Iterator[Point]:
+    """The search's points, numbered in ``itertools.product`` order, made one at a time."""
     combos = itertools.product(target.servers, target.adapters, target.switches, target.oversubscription)
-    return [Point(i, s, target.gpus // int(catalog.get("server", s)["gpu_count"]), a, sw, float(o), layouts[s])
-            for i, (s, a, sw, o) in enumerate(combos)]
+    per = {s: int(catalog.get("server", s)["gpu_count"]) for s in target.servers}
+    return (Point(i, s, target.gpus // per[s], a, sw, float(o), layouts[s])
+            for i, (s, a, sw, o) in enumerate(combos))
+
+
+def point_count(target: Target) -> int:
+    """How many points :func:`points` makes."""
+    return math.prod(len(x) for x in (target.servers, target.adapters, target.switches, target.oversubscription))
 
 
 ADAPTER_WORDS = {"nic": "NIC", "smartnic": "SmartNIC", "dpu": "DPU"}
@@ -254,15 +273,106 @@ def optimize_steps(target: Target, catalog: Any, *, workers: int | None = None, 
     ``("result", Outcome)``. Closing the generator stops the points not started."""
     check(target, catalog)
     layouts = plan_layouts(target, catalog)
-    todo = points(target, layouts, catalog)
-    yield ("layouts", layouts, len(todo))
+    total = point_count(target)
+    yield ("layouts", layouts, total)
     front, seen, feasible = Front(), 0, 0
-    for _, row in run_tasks(evaluate, todo, target, workers=workers, scheduler=scheduler, cancel=cancel):
+    for _, row in run_tasks(evaluate, points(target, layouts, catalog), target, workers=workers,
+                            scheduler=scheduler, cancel=cancel):
         seen += 1
         feasible += bool(row.get("feasible"))
         front.add(row)
-        yield ("row", row, seen, len(todo))
-    yield ("result", Outcome(target, layouts, seen, feasible, front.rows, cancelled=seen < len(todo)))
+        yield ("row", row, seen, total)
+    yield ("result", Outcome(target, layouts, seen, feasible, front.rows, cancelled=seen < total))
+
+
+#: designs a chart of the search (the ``--report`` PDF, the app's Run -> Optimize plot) shows each;
+#: beyond that an even sample of between PLOTTED / 2 and PLOTTED more (:class:`Chart`)
+PLOTTED = 20_000
+
+
+class Chart:
+    """What a chart of a search keeps, in the CLI's ``--report`` and the app's plot alike: the
+    running Pareto front (:class:`Front`) and, of the designs run, every one numbered below
+    :data:`PLOTTED`, then an even sample (``designer.engine.sweep.EvenSample``: one in every k,
+    k doubling, at most PLOTTED more), each as ``(days, CapEx in M USD, meets the target)``.
+    So it holds at most 2 x PLOTTED points plus the front whatever the search's size (every row
+    goes to ``--out``, not to memory), and the sample depends on the point numbers alone, not on
+    the worker count. A design the engine refused (``error``) is not charted."""
+
+    def __init__(self, cap: int | None = None) -> None:
+        from designer.engine.sweep import EvenSample
+
+        cap = PLOTTED if cap is None else cap
+        self.front = Front()
+        self.count = 0  #: designs added (charted or not)
+        self._sample = EvenSample(cap, cap)
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.count += 1
+        self.front.add(row)
+        if not row.get("error"):
+            self._sample.add(int(row["index"]), (float(row["training_time_days"]), float(row["capex_USD"]) / 1e6,
+                                                 bool(row["feasible"])))
+
+    def points(self) -> list[tuple[float, float, bool]]:
+        """``(days, CapEx M USD, meets the target)`` of the designs kept, in point order."""
+        return [p for _, p in self._sample.items()]
+
+    @property
+    def sampled(self) -> bool:
+        """The chart shows a sample, not every design run."""
+        return self._sample.every > 1
+
+    def shown(self, sep: str = " ") -> str:
+        """What the chart shows, as the report's chart and the app's plot say it (``sep`` before
+        "and the Pareto front": the app breaks the line there)."""
+        if not self.sampled:
+            return "Every design run"
+        return (f"An even sample of the designs run ({len(self.points()):,} of {self.count:,}: the first "
+                f"{self._sample.head:,}, then one in every {self._sample.every:,}){sep}and the Pareto front")
+
+    def title(self) -> str:
+        """The report chart's title: :meth:`shown`, then the axes."""
+        return f"{self.shown()}: training time against CapEx"
+
+
+@dataclass
+class Written:
+    """What :func:`steps_to_file` has written, read by the caller from another thread: the rows
+    so far, and ``closed`` once the file is in place (or removed, after an error) and no more
+    rows come."""
+
+    rows: int = 0
+    closed: bool = False
+
+
+def steps_to_file(target: Target, catalog: Any, path: str, *, workers: int | None = None,
+                  scheduler: Any = None, cancel: threading.Event | None = None,
+                  written: Written | None = None, what: str = "--out") -> Iterator[tuple]:
+    """:func:`optimize_steps`, each row also written to ``path`` (``.csv`` or ``.parquet``, in
+    search order, through ``designer.services.rowfile.row_file``: what ``optimize --out`` writes).
+    The file appears under its name when the search ends; closing the generator (the app's
+    Cancel) also keeps the rows written so far under that name, as Ctrl-C does in the CLI.
+    ``written`` (a :class:`Written` the caller holds) follows the rows as they are written;
+    ``what`` names the file in a message (a full disk, a name that is not .csv or .parquet)."""
+    from designer.services.rowfile import row_file
+
+    state = written if written is not None else Written()
+    steps = optimize_steps(target, catalog, workers=workers, scheduler=scheduler, cancel=cancel)
+    try:
+        with row_file(path, columns(), what=what) as out:
+            try:
+                for item in steps:
+                    if item[0] == "row":
+                        out.write(item[1])
+                        state.rows = out.count
+                    yield item
+            except GeneratorExit:
+                # no more points handed out; the block then ends normally, so the rows are kept
+                steps.close()  # type: ignore[attr-defined]  # a generator
+                return
+    finally:
+        state.closed = True
 
 
 def optimize(target: Target, catalog: Any, *, workers: int | None = None, scheduler: Any = None,

@@ -420,6 +420,7 @@ class _Builder:
                 or used_W + power > rack_fig["power_budget_kW"] * 1000.0)
         if full:
             rack, next_u, count, used_W = self.add("rack", self.rack_model), 1, 0, 0.0
+        assert rack is not None  # a rack was just added when none was open
         self.comps[cid] = replace_item(self.comps[cid], parent=rack, slot=next_u)
         self._fill[row] = (rack, next_u + units, count + 1, used_W + power)
         if rack is not None:
@@ -714,13 +715,39 @@ def _management(b: _Builder, servers: list[str], management: str, switch: str, a
                 if rack is not None:
                     b.rack_into(leaf, rack)
             leaves += made
-        b.spines(leaves, up, aggregation, core=True)
+        _management_tree(b, leaves, up, aggregation)
         if len(leaves) == 1 and aggregation:
             # one management switch still uplinks to the site's management aggregation
             agg = b.switches(aggregation, "spine", 1)
             b.connect_up([(leaves[0], up)], agg)
     finally:
         b.management = False
+
+
+def _management_tree(b: _Builder, leaves: list[str], up: int, model: str) -> None:
+    """Aggregation above the management switches ``leaves`` (``up`` uplinks each): the fabric's
+    tiers (:meth:`_Builder.spines`, pods and a core) while three tiers of ``model`` reach them
+    all; beyond that (2,048 racks of management switches need 128 pods of a 32-port SN2700's 16
+    leaves, more than a core of 32 ports takes) a tree as deep as it must be, each switch taking
+    ``ports - up`` links from below and ``up`` links to the tier above, until one switch holds the
+    top tier's uplinks. A management network carries only BMC/OOB traffic (a few Mb/s a port,
+    against 100 Gb/s uplinks), so it need not be non-blocking like the training fabric, whose
+    templates refuse what three tiers cannot reach."""
+    ports = int(b.fig("switch", model)["ports"])
+    if len(leaves) <= 1 or math.ceil(len(leaves) / (ports // 2)) <= ports:
+        b.spines(leaves, up, model, core=True)
+        return
+    layer = leaves
+    per = max(1, (ports - up) // up)  # lower switches one aggregation switch takes, ``up`` links each
+    while len(layer) * up > ports:
+        upper: list[str] = []
+        for group in _chunks(layer, per):
+            agg = b.switches(model, "spine", 1)
+            b.connect_up([(sw, up) for sw in group], agg)
+            upper += agg
+        layer = upper
+    top = b.switches(model, "core", 1)
+    b.connect_up([(sw, up) for sw in layer], top)
 
 
 def _appliances(b: _Builder, count: int, model: str) -> list[str]:

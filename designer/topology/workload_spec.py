@@ -73,8 +73,11 @@ class WorkloadSpec:
     global_batch: int = 512
     precision: str = "bf16"
     recompute: bool = True
-    #: with ``recompute``: "full" (each layer's forward re-run) or "selective" (only the attention
-    #: core, Korthikanti et al. 2023 §5)
+    #: with ``recompute``: "full" (each layer's forward re-run), "selective" (only the attention
+    #: core, Korthikanti et al. 2023 §5, or the ``recompute_modules``) or "op" (torchtitan's per-op
+    #: policy, ``activation_checkpoint.selective_ac_option = "op"``: every layer keeps the outputs of
+    #: its matrix multiplications "except every second mm" and of the fused attention, and re-runs
+    #: the rest; ``workload.op_policy_matrices``)
     recompute_granularity: str = "full"
     #: with granularity "selective": the modules re-run in the backward pass, comma-separated
     #: (``RECOMPUTE_MODULES``, Megatron-Core's ``--recompute-modules``); "" = "core_attn"
@@ -108,6 +111,12 @@ class WorkloadSpec:
     #: ``mtp_num_layers``): each one more transformer block, a 2h→h projection and a second pass
     #: of the shared output layer and loss, on the pipeline's last stage; 0 = none
     mtp_layers: int = 0
+    #: the pipeline split counts the embedding as a layer of the first stage and the output layer
+    #: (with the loss) as one of the last (Megatron-DeepSpeed ``--pp-partition-method
+    #: 'type:transformer|embedding'``, BLOOM's tr11-176B-ml.slurm; Megatron-LM
+    #: ``--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split``): the
+    #: last GPU runs one layer fewer beside the output layer (``workload.output_layer_slot``)
+    embedding_in_pipeline_split: bool = False
     #: the MoE dispatcher reads the tokens per expert on the host in every MoE layer (Megatron-Core's
     #: alltoall and flex dispatchers as of 2025, to size the grouped GEMMs): the GPU's queue runs
     #: dry there and the launches that follow are host-bound (``workload.moe_host_s``)
@@ -120,6 +129,30 @@ class WorkloadSpec:
     #: copy of a token per chosen expert; "flex" (DeepEP / HybridEP backends) sends it once per
     #: other server holding one of its experts and fans it out there over NVLink
     moe_dispatcher: str = "alltoall"
+    #: gradients accumulate and reduce in an fp32 buffer (Megatron-Core DDP ``grad_reduce_in_fp32``,
+    #: 4 bytes per parameter, as Megatron's estimator counts); false: in the 16-bit weights' type (2),
+    #: as NeMo's Nemotron-4 340B performance recipe sets it (nemo/collections/llm/recipes/
+    #: nemotron4_340b.py ``pretrain_performance_optimizations``: ``grad_reduce_in_fp32 = False``)
+    grad_reduce_in_fp32: bool = True
+    #: the optimizer runs on the host CPU (Megatron-Core ``--optimizer-cpu-offload``,
+    #: megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py ``HybridDeviceOptimizer``): the
+    #: fp32 master weights and Adam moments of ``optimizer_offload_fraction`` of the GPU's shard live
+    #: in host memory; every step copies their gradients to the host, runs Adam on the CPU and copies
+    #: the updated weights back (``workload.optimizer_offload_s``, the breakdown's optimizer_offload)
+    optimizer_cpu_offload: bool = False
+    #: share of the shard's parameters whose optimizer goes to the host (``--optimizer-offload-fraction``,
+    #: Megatron's default 1.0); 0..1, used only with ``optimizer_cpu_offload``
+    optimizer_offload_fraction: float = 1.0
+    #: the gradient copies, the CPU step and the weight copies run concurrently, parameter by parameter
+    #: (``--overlap-cpu-optimizer-d2h-h2d``: one CPU optimizer per parameter and a copy stream each
+    #: way); false (Megatron's default): one after the other
+    overlap_cpu_optimizer_d2h_h2d: bool = False
+    #: the loss is Megatron's vocab-parallel cross-entropy, computed in place on one fp32 copy of
+    #: the logits (megatron/core/tensor_parallel/cross_entropy.py; its estimator's 4·s·b·V/t); false:
+    #: PyTorch's cross-entropy on the logits cast to fp32 (torchtitan: the model returns
+    #: ``self.output(h).float()``), which holds three fp32 copies at the loss's peak
+    #: (``workload.UNFUSED_LOSS_FP32_COPIES``)
+    fused_cross_entropy: bool = True
     flash_attention: bool = False  #: fused attention that never stores the s×s scores
     sequence_parallel: bool = False  #: LayerNorm/dropout activations split over the TP ranks
     tokens: float = 300e9
