@@ -155,6 +155,8 @@ def format_costs(c, bill: bool = True, site: bool | None = None) -> str:
         lines.append("  " + basis_share_text(c.bill))
     if c.bill.missing:
         lines.append("  not priced (left out): " + ", ".join(c.bill.missing))
+    if c.management is not None and c.management.switches:
+        lines.append(c.management.text())
     lines += [""] + (_site_lines(c) if site else [])
     return "\n".join(_mode_lines(c, LABEL, figure_rows, money, payback_lines, lines + [""]))
 

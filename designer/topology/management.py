@@ -50,8 +50,9 @@ def traffic_links_of(topology: Any, node: str) -> list[Any]:
 
 def switches_text(topology: Any) -> str:
     """``"20 switches + 5 management switches"``: the fabric switches and the management ones, as
-    ``new`` and ``validate`` count them (``"20 switches"`` without a management network)."""
-    mgmt = len(management_ids(topology))
-    fabric = len(topology.switches()) - mgmt
-    text = f"{fabric} switches"
-    return text + (f" + {mgmt} management switch{'es' if mgmt != 1 else ''}" if mgmt else "")
+    ``new``, ``validate``, the app's status bar and its inspector count them (``"20 switches"``
+    without a management network)."""
+    switches = topology.switches()
+    mgmt = sum(1 for c in switches if is_management_switch(c))
+    text = f"{len(switches) - mgmt:,} switches"
+    return text + (f" + {mgmt:,} management switch{'es' if mgmt != 1 else ''}" if mgmt else "")
