@@ -313,7 +313,7 @@ def test_the_main_window_at_1600x1000_cuts_no_editor_off(qtbot, tmp_path):
     from PySide6.QtWidgets import QAbstractSpinBox, QScrollArea
 
     from designer.gui.app import render_png
-    from designer.gui.mainwindow import MainWindow
+    from designer.gui.mainwindow import PALETTE_WIDTH, MainWindow
     from designer.gui.scenario import ZERO_CHARS
     from designer.topology import fileformat
 
@@ -331,7 +331,7 @@ def test_the_main_window_at_1600x1000_cuts_no_editor_off(qtbot, tmp_path):
         assert not area.horizontalScrollBar().isVisible(), title
     for spin in w.docks["Workload and scenario"].widget().findChildren(QAbstractSpinBox):
         assert len(spin.specialValueText()) <= ZERO_CHARS, spin.specialValueText()
-    assert w.docks["Components"].width() >= 300 - 10
+    assert w.docks["Components"].width() >= PALETTE_WIDTH - 10
 
 
 def test_a_change_that_rounds_to_zero_is_said_as_none(capsys):

@@ -50,7 +50,12 @@ RUN_DOCK_SHARE = 0.5
 #: keeps the rest: at the default 1500x950 window that is ~380 px of canvas)
 RUN_DOCK_MAX = 0.62
 #: starting widths of the palette and of the right-hand docks, height of the bottom docks (px)
-PALETTE_WIDTH, SIDE_WIDTH, BOTTOM_HEIGHT = 300, 420, 130
+PALETTE_WIDTH, SIDE_WIDTH, BOTTOM_HEIGHT = 280, 400, 130
+#: most of the window's width the palette and the side docks start with together: at 1600 px
+#: they get their widths above, in a smaller window a share of them (at 800x600 the full widths
+#: left the canvas 80 px, and the docks' and the view's scroll bars then showed and hid in turn
+#: without end)
+DOCKS_SHARE = 0.45
 
 
 def example_path() -> Path:
@@ -202,8 +207,9 @@ class MainWindow(QMainWindow):
             self._size_docks()  # the run dock is tabbed with the problems: keep them low
 
     def _size_docks(self) -> None:
+        scale = min(1.0, DOCKS_SHARE * self.width() / (PALETTE_WIDTH + SIDE_WIDTH))
         self.resizeDocks([self.docks["Components"], self.docks["Properties"]],
-                         [PALETTE_WIDTH, SIDE_WIDTH], Qt.Horizontal)
+                         [int(PALETTE_WIDTH * scale), int(SIDE_WIDTH * scale)], Qt.Horizontal)
         settings = self.docks["Workload and scenario"]
         low = min(settings.sizeHint().height(), int(0.6 * self.height()))
         self.resizeDocks([self.docks["Properties"], settings], [self.height() - low, low],
