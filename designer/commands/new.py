@@ -158,7 +158,7 @@ def _run(args: argparse.Namespace) -> int:
     out = sys.stderr if is_console(args.output) else sys.stdout
     where = "standard output" if is_console(args.output) else shown(args.output)
     print(f"wrote {where}: {len(topo.servers())} servers, {switches_text(topo)}, "
-          f"{len(topo.links)} links ({errors} design errors, {len(problems) - errors} warnings)", file=out)
+          f"{len(topo.links):,} links ({errors} design errors, {len(problems) - errors} warnings)", file=out)
     w = design.workload
     from designer.engine.fit import design_gpus, layout_of
 

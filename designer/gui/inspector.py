@@ -28,6 +28,7 @@ from designer.gui.widgets import narrow_combo
 from designer.topology.kinds import CATALOG_KIND, FIELDS, KIND_LABEL, LINK_FIELDS, PRICE_FIELDS, FieldSpec
 from designer.services import cost
 from designer.services.cabling import counts_text
+from designer.topology.management import switches_text
 
 MIXED = "(several values)"
 #: prefix of the site figures' editor names (``editors["site:pue"]``)
@@ -87,7 +88,7 @@ class Inspector(QScrollArea):
         if not ids:
             hint = QLabel("Select a component or a link to see and edit its figures.\n\n"
                           f"Design: {capped(self.editor.design.name)}\n"
-                          f"{len(topo.servers()):,} GPU servers, {len(topo.switches()):,} switches, "
+                          f"{len(topo.servers()):,} GPU servers, {switches_text(topo)}, "
                           f"{counts_text(topo)}")
             hint.setWordWrap(True)
             hint.setObjectName("hint")

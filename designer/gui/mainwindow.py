@@ -428,9 +428,10 @@ class MainWindow(QMainWindow):
                     per_model[key] = count
             gpus += count
         from designer.services.cabling import counts_text
+        from designer.topology.management import switches_text
 
         self._counts.setText(f"{len(topo.servers()):,} servers · {gpus:,} GPUs · "
-                             f"{len(topo.switches()):,} switches · {counts_text(topo)}")
+                             f"{switches_text(topo)} · {counts_text(topo)}")
 
     def revalidate(self) -> None:
         self.check_pending = False

@@ -49,9 +49,10 @@ def traffic_links_of(topology: Any, node: str) -> list[Any]:
 
 
 def switches_text(topology: Any) -> str:
-    """``"20 switches + 5 management switches"``: the fabric switches and the management ones, as
-    ``new`` and ``validate`` count them (``"20 switches"`` without a management network)."""
+    """``"1,168 switches + 608 management switches"``: the fabric switches and the management ones,
+    as ``new``, ``validate``, the app's status bar and its design summary count them (``"20
+    switches"`` without a management network), with thousands separators as the link counts."""
     mgmt = len(management_ids(topology))
     fabric = len(topology.switches()) - mgmt
-    text = f"{fabric} switches"
-    return text + (f" + {mgmt} management switch{'es' if mgmt != 1 else ''}" if mgmt else "")
+    text = f"{fabric:,} switch{'es' if fabric != 1 else ''}"
+    return text + (f" + {mgmt:,} management switch{'es' if mgmt != 1 else ''}" if mgmt else "")
