@@ -53,3 +53,49 @@ def test_counts_have_thousands_separators():
             return list(self.components.values())
 
     assert switches_text(Topo()) == "1,168 switches + 608 management switches"
+
+
+def test_memory_energy_tflops_one_name_one_value_everywhere(tmp_path, capsys):
+    """Memory per GPU was in `run` alone (not in compare, the app, the report or the sweep file);
+    the energy was 'Energy (MWh)' in the app, 'energy (MWh)' in compare, 'Energy of the run (MWh)'
+    in the report; TFLOP/s 'Model TFLOP/s per GPU' in the report alone; compare's 'training time
+    (days)' was the app's and the report's 'Training time, steady state (days)'."""
+    import csv
+
+    from designer.engine.compare import compare
+    from designer.engine.sweep import METRICS
+    from designer.gui.runview import engine_rows
+    from designer.paths import resources_dir
+    from designer.report.build import comparison_rows, gather
+    from designer.report.names import ENERGY, MEMORY, STEADY_DAYS, TFLOPS
+    from designer.services.style import figure
+    from designer.topology.catalog import load_catalog
+
+    example = resources_dir() / "examples" / "example.json"
+    catalog = load_catalog()
+    design = fileformat.load(example)
+    cmp = compare(design, catalog)
+    host = cmp.runs["host"]
+    assert host.memory_per_gpu_GB and host.memory_per_gpu_GB > 1
+    want = {MEMORY: ("GB", host.memory_per_gpu_GB), ENERGY: ("MWh", host.energy_kwh / 1e3),
+            TFLOPS: ("tflops", host.tflops_per_gpu), STEADY_DAYS: ("days", host.training_time_days)}
+    app = {r.label: r.values for r in engine_rows(cmp)}
+    report = {label: values for label, values, _ in comparison_rows(gather(design, catalog))}
+    assert main(["compare", str(example)]) == 0
+    text = capsys.readouterr().out.splitlines()
+    for name, (fact, value) in want.items():
+        shown = figure(fact, value)
+        assert app[name][0].rstrip("%") == shown, name
+        assert figure(fact, report[name]["host"]) == shown, name
+        cname = name if name.startswith("TFLOP") else name[:1].lower() + name[1:]  # compare's case
+        line = [l for l in text if l.startswith(cname + "  ")]
+        assert len(line) == 1 and line[0].split()[len(name.split())] == shown, name
+    out = tmp_path / "p.csv"
+    assert main(["sweep", str(example), "--param", "servers", "--values", "8", "--workers", "1",
+                 "--out", str(out)]) == 0
+    with open(out, newline="") as fh:
+        row = next(csv.DictReader(fh))
+    assert {"energy_MWh", "memory_per_gpu_GB"} <= set(METRICS)
+    assert figure("GB", float(row["host memory_per_gpu_GB"])) == figure("GB", host.memory_per_gpu_GB)
+    assert figure("MWh", float(row["host energy_MWh"])) == figure("MWh", host.energy_kwh / 1e3)
+    assert figure("days", float(row["host training_time_days"])) == figure("days", host.training_time_days)

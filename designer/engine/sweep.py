@@ -37,8 +37,11 @@ from designer.topology.kinds import FIELDS, KINDS
 
 #: the offload modes of every point (those of ``dpu-designer compare``, in its order)
 SCENARIOS = MODES
-#: figures kept from each engine result (keys of ``Result.to_json()``)
-METRICS = ("training_time_days", "mfu", "iteration_time_s", "tflops_per_gpu", "tokens_per_s")
+#: figures kept from each engine result (keys of ``Result.to_json()``; ``energy_MWh`` is its
+#: ``energy_kwh`` / 1000, named as ``optimize``'s file names it; ``memory_per_gpu_GB`` is NaN for a
+#: workload without the parameters it needs)
+METRICS = ("training_time_days", "mfu", "iteration_time_s", "tflops_per_gpu", "tokens_per_s",
+           "energy_MWh", "memory_per_gpu_GB")
 
 _NUMERIC = ("int", "float")
 #: workload settings a sweep may vary (the numeric fields of ``Workload``)
@@ -388,7 +391,8 @@ def engine_point(design: Design, scenario: str, seed: int) -> dict[str, float]:
     from designer.topology.catalog import load_catalog
 
     data = pipeline.run(design, load_catalog(), scenario=dict(SCENARIO_SETTINGS[scenario]), seed=seed).to_json()
-    return {m: float(data[m]) for m in METRICS}
+    data["energy_MWh"] = float(data["energy_kwh"]) / 1e3
+    return {m: math.nan if data.get(m) is None else float(data[m]) for m in METRICS}
 
 
 #: (the shared design dict, the design decoded from it): a worker decodes the design once, not per point

@@ -36,7 +36,7 @@ from designer.engine.resources import INFRA_TASKS
 from designer.engine.result import BREAKDOWN_LABEL
 from designer.engine.timeline import TimelineInputs, TimelineRun, TimelineSummary, inputs_of
 from designer.gui.messages import gui_words
-from designer.report.names import (HIDDEN_BY_OVERLAP, STEADY_DAYS, TIMELINE_DAYS, TIMELINE_ITERATION,
+from designer.report.names import (ENERGY, HIDDEN_BY_OVERLAP, MEMORY, TFLOPS, STEADY_DAYS, TIMELINE_DAYS, TIMELINE_ITERATION,
                                    NO_TYPICAL, assumed_share_line, engine_label, engine_load_notes,
                                    has_typical,
                                    planner_words, power_rows,
@@ -234,15 +234,19 @@ def engine_rows(cmp: Comparison, costs: Any = None) -> list[EngineRow]:
     if any(t.get("jobs", 1) > 1 for t in jobs):  # next to the iteration its sharing slows down
         rows += _job_rows(jobs)
     rows.append(EngineRow("Throughput, time and energy"))
-    add("TFLOP/s per GPU", *_fact_cells(cmp, "tflops", lambda r: r.tflops_per_gpu),
+    add(TFLOPS, *_fact_cells(cmp, "tflops", lambda r: r.tflops_per_gpu),
         "achieved model TFLOP/s per GPU")
     add("MFU", *_fact_cells(cmp, "percent", lambda r: r.mfu, 100, " pts", "%"),
         "model FLOPs utilization")
     add(STEADY_DAYS, *_fact_cells(cmp, "days", lambda r: r.training_time_days),
         "steady state: the token budget at this iteration rate; the Timelines tab's "
         f"'{TIMELINE_DAYS}' adds checkpoints, failures and the work they lose")
-    add("Energy (MWh)", *_fact_cells(cmp, "MWh", lambda r: r.energy_kwh, 1e-3),
+    add(ENERGY, *_fact_cells(cmp, "MWh", lambda r: r.energy_kwh, 1e-3),
         "the whole training run at training-load power")
+    if all(r.memory_per_gpu_GB is not None for r in runs):
+        add(MEMORY, *_fact_cells(cmp, "GB", lambda r: r.memory_per_gpu_GB),
+            "estimated memory of one GPU: weights, gradients, optimizer state, activations "
+            "('dpu-designer run' lists the parts)")
     rows.append(EngineRow("Host CPU (share of its cycles)"))
     add("Infrastructure stacks", *_fact_cells(cmp, "percent", lambda r: r.host_cpu.get("infra_fraction", 0.0),
                                               100, " pts", "%"),

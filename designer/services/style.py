@@ -35,6 +35,7 @@ FIGURE_FORMAT = {
     "tokens_per_s": ("{:,.0f}", "tokens/s"),
     "MWh": ("{:,.1f}", "MWh"),            #: energy of the run
     "kW": ("{:,.1f}", "kW"),              #: cluster power
+    "GB": ("{:,.1f}", "GB"),              #: memory per GPU
 }
 
 
