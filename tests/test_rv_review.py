@@ -99,3 +99,28 @@ def test_memory_energy_tflops_one_name_one_value_everywhere(tmp_path, capsys):
     assert figure("GB", float(row["host memory_per_gpu_GB"])) == figure("GB", host.memory_per_gpu_GB)
     assert figure("MWh", float(row["host energy_MWh"])) == figure("MWh", host.energy_kwh / 1e3)
     assert figure("days", float(row["host training_time_days"])) == figure("days", host.training_time_days)
+
+
+def test_a_management_switch_cut_off_from_the_rest_is_a_warning(tmp_path, capsys):
+    """Deleting a rack management switch's uplinks (or the aggregation's links) left its BMCs and
+    DPU OOB ports unreachable, and validate said '0 errors, 0 warnings'."""
+    from designer.topology.validation import validate
+
+    design = rail_optimized(servers=16, management="oob")
+    topo = design.topology
+    assert not [p for p in validate(design) if p.code.startswith("management")]
+    mgmt = management_ids(topo)
+    # the rack switch with the fewest management-to-management links: cut those
+    up = {m: [l for l in topo.links.values() if l.a in mgmt and l.b in mgmt and m in (l.a, l.b)]
+          for m in mgmt}
+    rack = min((m for m in mgmt if up[m]), key=lambda m: (len(up[m]), m))
+    for link in up[rack]:
+        del topo.links[link.id]
+    split = [p for p in validate(design) if p.code == "management-split"]
+    assert [p.component for p in split] == [rack]
+    assert split[0].severity == "warning" and "cannot be reached" in split[0].message
+    path = tmp_path / "d.json"
+    fileformat.save(design, path)
+    assert main(["validate", str(path)]) == 0  # warnings only
+    out = capsys.readouterr().out
+    assert f"warning: {rack}: management switch not linked to" in out and "Traceback" not in out
