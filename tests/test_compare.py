@@ -264,3 +264,24 @@ def test_host_managed_encryption_rules_sharp_out_and_the_dpu_keeps_it():
     why = [b for b in host.bottlenecks if b.startswith("SHARP off for the DP all-reduce")]
     assert why and "kernel TCP" in why[0] and "RDMA" in why[0]
     assert not any(b.startswith("SHARP off") for b in off.bottlenecks)
+
+
+def test_compare_prints_memory_per_gpu_as_run_and_the_app_do():
+    """``dpu-designer compare`` carries the memory rows of ``run``, the app and the report
+    (``report.names.memory_rows``): the same names and values in every column (issue 22)."""
+    from designer.commands.compare import format_table
+    from designer.commands.run import memory_lines
+    from designer.services.style import figure
+
+    cmp = compare(load(resources_dir() / "examples" / "example.json"), CAT)
+    host = cmp.runs["host"]
+    lines = format_table(cmp).splitlines()
+    (mem,) = [l for l in lines if l.startswith("memory per GPU (GB)")]
+    total = figure("GB", host.memory_per_gpu_GB)
+    assert mem.split()[4:7] == [total] * 3 and f" {total} GB" in memory_lines(host)[0]
+    (cap,) = [l for l in lines if l.startswith("GPU memory (GB)")]
+    assert cap.split()[3] == figure("GB", host.gpu_memory_GB)
+    (fits,) = [l for l in lines if l.startswith("fits in GPU memory")]
+    assert fits.split()[4:] == ["yes"] * 3
+    (weights,) = [l for l in lines if l.startswith("  weights")]
+    assert weights.split()[1] == figure("GB", host.memory_parts_GB["weights"])

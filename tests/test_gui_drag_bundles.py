@@ -115,3 +115,29 @@ def test_the_overlay_restyles_the_bundles_without_bundling_anew(qtbot):
     view.viewport().grab()
     assert _styles(layer.bundles()) == _styles(scene.bundles()) == plain
     assert layer.bundles_rebuilt == before
+
+
+def test_a_zoom_in_before_the_bundle_picture_is_done_ends_refining(qtbot, monkeypatch):
+    """Zoomed in from "zoom to fit" while the bundle picture was still being drawn a few batches
+    a frame, the layer said it was refining for ever (the bundles' flag outlived them): a caller
+    that waits for a sharp view (the bench, a screenshot) waited for nothing, and each refine
+    repainted the whole layer. At a zoom drawn from tiles it ends once the tiles are drawn."""
+    from designer.gui.cables import CableLayer
+
+    w = open_window(qtbot, rail_optimized(servers=64, storage="none"))
+    view, layer = w.view, w.scene.cables
+    monkeypatch.setattr(CableLayer, "BUDGET_MS", 0.0)  # the least progress: a batch a frame,
+    monkeypatch.setattr(CableLayer, "BUNDLE_BATCH", 16)  # of a few bundles
+    view.zoom_to_fit()
+    layer.changed()  # the bundles worked out anew: their picture drawn again, a batch a frame
+    view.viewport().repaint()
+    assert layer.bundled and layer.refining  # the bundle picture not done yet
+    view.zoom_reset()  # 100 %: tiles
+    frames = 0
+    while True:
+        view.viewport().repaint()
+        frames += 1
+        if not layer.refining:
+            break
+        assert frames < 100
+    assert not layer.bundled and layer._tiles

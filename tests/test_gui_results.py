@@ -134,3 +134,55 @@ def test_figures_are_not_cut_at_the_views_size(view, qtbot):
         for col in range(table.columnCount()):
             item = table.item(i, col)
             assert metrics.horizontalAdvance(item.text()) <= table.columnWidth(col), (row.label, col)
+
+
+def test_memory_per_gpu_reads_as_run_prints_it(view, qtbot):
+    """The Engine results show memory per GPU, its parts, the GPU's memory and whether it fits with
+    the names and values of ``dpu-designer run`` (issue 22: one number per fact)."""
+    from designer.commands.run import memory_lines
+
+    host, _ = run_engine(view, qtbot, shared_fabric(tenants=1))
+    h = column_of(view, "host-managed")
+    lines = memory_lines(host)
+    total = cells(view, "Memory per GPU (GB)")[h]
+    assert number(total) == pytest.approx(host.memory_per_gpu_GB, abs=0.05)
+    assert lines[0].startswith("memory per GPU") and f" {total} GB" in lines[0]
+    shown = [k for k, v in host.memory_parts_GB.items() if round(v, 1) > 0]
+    assert {"weights", "optimizer", "activations"} <= set(shown)
+    for key in shown:  # each part: the row's value is the one run prints beside its name
+        name = key.replace("_", " ")
+        assert f"{name} {cells(view, name)[h]}" in lines[0]
+    cap = cells(view, "GPU memory (GB)")[h]
+    assert number(cap) == pytest.approx(host.gpu_memory_GB, abs=0.05) and host.gpu_memory_GB > 0
+    assert f" {cap} GB  (fits: yes)" in lines[-1]
+    assert cells(view, "Fits in GPU memory")[h] == "yes"
+    text = view.engine.text.toPlainText()
+    assert f"memory per GPU {total} GB of {cap} GB GPU memory (fits: yes)" in text
+    assert "micro-batches in flight" in text
+
+
+def test_a_layout_over_the_gpus_memory_says_by_how_much(view, qtbot):
+    design = shared_fabric(tenants=1)
+    design.workload.update(tp=1, global_batch=96, optimizer_sharded=False)  # 18 bytes x 8B on one GPU
+    host, _ = run_engine(view, qtbot, design)
+    assert host.memory_per_gpu_GB > host.gpu_memory_GB  # premise
+    h = column_of(view, "host-managed")
+    fits = cells(view, "Fits in GPU memory")[h]
+    over = number(cells(view, "Memory per GPU (GB)")[h]) - number(cells(view, "GPU memory (GB)")[h])
+    assert fits.startswith("no: ") and fits.endswith(" GB over")
+    assert number(fits.split()[1]) == pytest.approx(over, abs=1e-6)
+
+
+def test_the_cpu_optimizer_step_row_explains_its_parts(view, qtbot):
+    """With the optimizer on the host CPU the breakdown has its row, named as run names it, with
+    the value run prints and its parts in the tip (issue 22)."""
+    from designer.report.names import optimizer_offload_text
+
+    design = shared_fabric(tenants=1)
+    design.workload.update(optimizer_cpu_offload=True)
+    host, _ = run_engine(view, qtbot, design)
+    h = column_of(view, "host-managed")
+    value = cells(view, "CPU optimizer step")[h]
+    assert number(value) == pytest.approx(host.breakdown_s["optimizer_offload"], abs=5e-4) and number(value) > 0
+    row = view.engine.rows[view.engine.row_of("CPU optimizer step")]
+    assert optimizer_offload_text(host.optimizer_offload) in row.tip

@@ -189,3 +189,29 @@ def test_the_estimate_bounds_the_engine_so_the_search_can_stop(result, monkeypat
         assert c.estimate_s <= c.iteration_time_s * (1 + 1e-9), c.label
     assert bounded.unsettled == 0 and len(bounded.ranked) < full.fit
     assert bounded.best.iteration_time_s == pytest.approx(full.best.iteration_time_s)
+
+
+def test_interleaved_layouts_are_also_tried_with_their_sends_overlapped():
+    """Issue #24 (c): the overlap of the pipeline's sends/receives belongs to the interleaved
+    schedule (NeMo's GPT-3 175B recipe: virtual pipeline 12 with overlap_p2p_comm; Megatron-LM
+    turns it off without interleaving), so the search adds it to each v > 1 of a workload that
+    has it off, keeps v 1 as the workload has it, and adds nothing where it is on already. The
+    overlapped twin is the plain layout plus pp_overlap, ranked by the engine like any layout,
+    and applying it saves the setting in the design's workload."""
+    w_off = from_dict({**plan.workload_data(small_design(), CAT), "pp": 2, "dp": 8}, 16)
+    assert not w_off.pp_overlap
+    got = plan._schedules(w_off, 4, HAS)
+    assert got == [(1, None)] + [(v, ov) for v in plan.INTERLEAVES[1:] for ov in (None, True)]
+    assert plan._schedules(w_off, 1, HAS) == [(1, None)]
+    w_on = from_dict({**plan.workload_data(small_design(), CAT), "pp": 2, "dp": 8, "pp_overlap": True}, 16)
+    assert plan._schedules(w_on, 4, HAS) == [(v, None) for v in plan.INTERLEAVES]
+    lay = {"tp": 1, "cp": 1, "pp": 2, "dp": 8, "micro_batch": 1, "interleave": 2, "pp_overlap": True,
+           "recompute": False}
+    assert plan.layout_label(lay) == "tp1 pp2 dp8 mb1 v2 p2p-overlap rc=none"
+    assert not plan._same_layout(lay, {k: v for k, v in lay.items() if k != "pp_overlap"})
+    design = small_design()
+    design.workload = plan.apply(design, lay)
+    assert design.workload["pp_overlap"] is True and design.workload["interleave"] == 2
+    plain = pipeline.run(small_design(pp=2, dp=8, interleave=2), CAT)
+    over = pipeline.run(design, CAT)
+    assert over.breakdown_s["pp_comm"] < plain.breakdown_s["pp_comm"]

@@ -126,3 +126,74 @@ def test_several_jobs_show_shared_and_alone(shared_pages):
     assert rates and number(rates.group(1)) < number(rates.group(2))
     # the bottleneck that says where the jobs meet is in the report too
     assert "jobs meet on" in page_starting(shared_pages, "Bottlenecks")
+
+
+def test_memory_per_gpu_reads_as_run_prints_it(encrypted_pages, encrypted):
+    """The Results section shows memory per GPU, its parts, the GPU's memory and whether it fits
+    with the names and values ``dpu-designer run`` prints (issue 22: one number per fact)."""
+    from designer.commands.run import memory_lines
+
+    r = compare(encrypted, CAT).runs["host"]
+    assert r.memory_per_gpu_GB is not None and r.gpu_memory_GB  # premise: the example has parameters
+    lines = memory_lines(r)
+    section = section_text(encrypted_pages, "Results")
+    total = figure("GB", r.memory_per_gpu_GB)
+    assert f"Memory per GPU (GB) {total} {total} {total}" in section  # the same in every mode
+    assert f"memory per GPU" in lines[0] and f" {total} GB" in lines[0]
+    for key, value in r.memory_parts_GB.items():
+        if round(value, 1) > 0:
+            name = key.replace("_", " ")
+            v = figure("GB", value)
+            assert f"{name} {v} {v} {v}" in section and f"{name} {v}" in lines[0]
+    cap = figure("GB", r.gpu_memory_GB)
+    assert f"GPU memory (GB) {cap} {cap} {cap}" in section and f" {cap} GB" in lines[-1]
+    fits = "yes" if r.memory_per_gpu_GB <= r.gpu_memory_GB else "no"
+    assert re.search(rf"Fits in GPU memory {fits}\S* ", section)
+    assert _words(f"micro-batches in flight, recompute {r.memory_activations['recompute']}") in section
+
+
+def test_fits_text_says_by_how_much_a_layout_is_over():
+    """``names.fits_text``: the difference of the two figures as shown, "–" without a capacity."""
+    from designer.report.names import fits_text, memory_rows
+
+    assert fits_text({"memory_per_gpu_GB": 90.04, "gpu_memory_GB": 85.89934592}) == "no: 4.1 GB over"
+    assert fits_text({"memory_per_gpu_GB": 85.9, "gpu_memory_GB": 85.89934592}) == "yes"
+    assert fits_text({"memory_per_gpu_GB": 40.0, "gpu_memory_GB": None}) == "–"
+    assert memory_rows({"memory_per_gpu_GB": None}) == []
+    rows = memory_rows({"memory_per_gpu_GB": 3.0, "memory_parts_GB": {"weights": 2.0, "output_layer": 1.0,
+                                                                      "buffers": 0.0},
+                        "gpu_memory_GB": 85.9})
+    assert [(n, v) for n, v, _t, _i in rows] == [("memory per GPU (GB)", "3.0"), ("weights", "2.0"),
+                                                ("output layer", "1.0"), ("GPU memory (GB)", "85.9"),
+                                                ("fits in GPU memory", "yes")]
+
+
+def test_offload_parts_show_in_the_breakdown_only_when_asked():
+    """The report's breakdown leaves out the zero offload parts of a workload that asks for none
+    (as ``dpu-designer run`` does) and keeps them, zero or not, when it asks."""
+    from designer.report.build import _meaningful_part
+
+    def results(**workload):
+        r = {"breakdown_s": {"activation_offload": 0.0, "optimizer_offload": 0.0, "bubble": 0.0},
+             "workload": {"cp": 1, "ep": 1, **workload}}
+        return {s: r for s in ("host", "smartnic", "dpu")}
+
+    off = results()
+    assert not _meaningful_part("activation_offload", off) and not _meaningful_part("optimizer_offload", off)
+    assert _meaningful_part("bubble", off)  # other zero parts still show
+    on = results(offload_layers=4, optimizer_cpu_offload=True)
+    assert _meaningful_part("activation_offload", on) and _meaningful_part("optimizer_offload", on)
+
+
+def test_the_cpu_optimizer_step_is_explained_under_the_breakdown():
+    from designer.report.build import ReportData, _optimizer_offload
+    from designer.report.names import optimizer_offload_text
+
+    o = {"params": 117e6, "d2h_s": 0.009, "cpu_step_s": 0.055, "h2d_s": 0.009, "overlapped": True,
+         "host_link_GBps": 50.4, "host_memory_GBps": 76.8}
+    data = ReportData.__new__(ReportData)
+    data.results = {"host": {"optimizer_offload": o}}
+    (p,) = _optimizer_offload(data)
+    assert "CPU optimizer step: " in p and _words(optimizer_offload_text(o)) in _words(p)
+    data.results = {"host": {"optimizer_offload": {}}}
+    assert _optimizer_offload(data) == []

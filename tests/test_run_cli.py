@@ -88,7 +88,8 @@ def test_zero_parts_of_absent_parallel_dimensions_are_not_printed(capsys):
     out = capsys.readouterr().out
     rows = _breakdown_rows(out)
     assert "cp_comm" not in rows and "ep_comm" not in rows
-    assert set(rows) == set(BREAKDOWN_KEYS) - {"cp_comm", "ep_comm"}
+    # nor the offload parts of a workload that asks for no offload (issue 22)
+    assert set(rows) == set(BREAKDOWN_KEYS) - {"cp_comm", "ep_comm", "activation_offload", "optimizer_offload"}
     assert " cp=" not in out.splitlines()[0] and " ep=" not in out.splitlines()[0]
     d = run_json(capsys)
     assert d["breakdown_s"]["cp_comm"] == 0 == d["breakdown_s"]["ep_comm"]

@@ -56,7 +56,7 @@ def test_counts_have_thousands_separators():
 
 
 def test_memory_energy_tflops_one_name_one_value_everywhere(tmp_path, capsys):
-    """Memory per GPU was in `run` alone (not in compare, the app, the report or the sweep file);
+    """Memory per GPU was not in the sweep file (run, compare, the app and the report have it);
     the energy was 'Energy (MWh)' in the app, 'energy (MWh)' in compare, 'Energy of the run (MWh)'
     in the report; TFLOP/s 'Model TFLOP/s per GPU' in the report alone; compare's 'training time
     (days)' was the app's and the report's 'Training time, steady state (days)'."""
@@ -67,7 +67,7 @@ def test_memory_energy_tflops_one_name_one_value_everywhere(tmp_path, capsys):
     from designer.gui.runview import engine_rows
     from designer.paths import resources_dir
     from designer.report.build import comparison_rows, gather
-    from designer.report.names import ENERGY, MEMORY, STEADY_DAYS, TFLOPS
+    from designer.report.names import ENERGY, STEADY_DAYS, TFLOPS
     from designer.services.style import figure
     from designer.topology.catalog import load_catalog
 
@@ -77,7 +77,7 @@ def test_memory_energy_tflops_one_name_one_value_everywhere(tmp_path, capsys):
     cmp = compare(design, catalog)
     host = cmp.runs["host"]
     assert host.memory_per_gpu_GB and host.memory_per_gpu_GB > 1
-    want = {MEMORY: ("GB", host.memory_per_gpu_GB), ENERGY: ("MWh", host.energy_kwh / 1e3),
+    want = {ENERGY: ("MWh", host.energy_kwh / 1e3),
             TFLOPS: ("tflops", host.tflops_per_gpu), STEADY_DAYS: ("days", host.training_time_days)}
     app = {r.label: r.values for r in engine_rows(cmp)}
     report = {label: values for label, values, _ in comparison_rows(gather(design, catalog))}

@@ -1,7 +1,7 @@
 """Issue 20: the domain model and the engine type-check clean under mypy.
 
 Runs ``python -m mypy`` with the project's own configuration (pyproject.toml ``[tool.mypy]``:
-``files = designer/topology, designer/engine``) and fails on any error, listing mypy's lines.
+``files = designer/topology, designer/engine, designer/services``) and fails on any error, listing mypy's lines.
 mypy is in the ``test`` extra, so ``pip install '.[test]'`` (the README's and CI's test command)
 installs it; without it the test is skipped with the reason. The cache goes to a temporary folder
 so the run neither reads a stale cache nor writes into the source tree (~10 s cold on 2 cores).
@@ -26,7 +26,7 @@ def test_config_names_the_checked_packages() -> None:
     would make the run below pass vacuously)."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     files = config["tool"]["mypy"]["files"]
-    assert {"designer/topology", "designer/engine"} <= set(files)
+    assert {"designer/topology", "designer/engine", "designer/services"} <= set(files)
     assert "mypy" in " ".join(config["project"]["optional-dependencies"]["test"])
 
 
@@ -44,5 +44,5 @@ def test_mypy_clean_on_topology_and_engine(tmp_path: Path) -> None:
     # it checked the packages, not an empty selection: "Success: no issues found in N source files"
     found = re.search(r"Success: no issues found in (\d+) source files", out)
     assert found, out
-    expected = sum(1 for d in ("topology", "engine") for _ in (ROOT / "designer" / d).rglob("*.py"))
+    expected = sum(1 for d in ("topology", "engine", "services") for _ in (ROOT / "designer" / d).rglob("*.py"))
     assert int(found.group(1)) == expected, out

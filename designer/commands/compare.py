@@ -63,8 +63,8 @@ def format_table(cmp) -> str:
     text (component and workload names), and one of them with a line break in it would forge a
     line of its own; the table's own text has no character that ``shown`` changes."""
     from designer.engine.compare import LABEL, loading
-    from designer.report.names import (ENERGY, MEMORY, STEADY_DAYS, TFLOPS, engine_label, engine_load_notes,
-                                       planner_words)  # the app's words
+    from designer.report.names import (ENERGY, STEADY_DAYS, TFLOPS, engine_label, engine_load_notes, memory_rows,
+                                       planner_words)  # the app's and the report's words
     from designer.services.style import delta, figure, part_label
 
     names = list(cmp.runs)
@@ -107,8 +107,10 @@ def format_table(cmp) -> str:
     unit = 1e3 if max(r.energy_kwh for r in runs) >= 1e3 else 1.0  # MWh, or kWh for short runs
     fact_row("e" + ENERGY[1:].replace("MWh", "MWh" if unit > 1 else "kWh"), "MWh", [r.energy_kwh for r in runs],
              1 / unit)
-    if all(r.memory_per_gpu_GB is not None for r in runs):  # 'run' lists its parts
-        fact_row(MEMORY[:1].lower() + MEMORY[1:], "GB", [r.memory_per_gpu_GB for r in runs])
+    memory = [{n: (v, i) for n, v, _tip, i in memory_rows(r)} for r in runs]  # as run prints them
+    for name in dict.fromkeys(n for m in memory for n in m):
+        indent = any(m.get(name, ("", False))[1] for m in memory)
+        row(("  " if indent else "") + name, [m.get(name, ("–",))[0] for m in memory])
     fact_row("host infra share", "percent", [r.host_cpu["infra_fraction"] for r in runs], 100, " pts", "%")
     for t in INFRA_TASKS:
         if any(r.host_cpu["by_task"].get(t, 0.0) for r in runs):

@@ -18,7 +18,8 @@ def register(subparsers) -> None:
         "plan", help=COMMANDS["plan"],
         description="Search every legal parallel layout of the design's workload on its GPUs "
                     "(tensor, pipeline, data, context and expert parallelism, micro-batch, "
-                    "interleaved stages, activation recomputation), drop those that do not fit in "
+                    "interleaved stages, each also with its pipeline sends/receives overlapped, "
+                    "activation recomputation), drop those that do not fit in "
                     "GPU memory, estimate the rest with the engine's compute and timing stages and "
                     "run the best estimates through the full engine on the drawn fabric.",
         epilog="The global batch, sequence length and precision stay as the workload has them "

@@ -12,6 +12,7 @@ from designer.commands import COMMANDS
 from designer.console import shown
 from designer.errors import ResultError, UsageError
 from designer.engine.resources import INFRA_TASKS
+from designer.engine.result import SWITCH_PARTS
 from designer.topology.design import SCENARIO_SPEC, Setting
 
 
@@ -135,7 +136,7 @@ def nonfinite_figures(data, where: str = "") -> list[str]:
 #: links are arrays checked at once, the optional ones may be None)
 _RESULT_FIGURES = ("iteration_time_s", "breakdown_s", "tflops_per_gpu", "mfu", "percent_of_peak",
                    "tokens_per_s", "training_time_days", "parameters", "collectives", "storage",
-                   "host_cpu", "dpu", "power_W", "samples_per_s", "memory_per_gpu_GB", "memory_parts_GB", "tenants",
+                   "host_cpu", "dpu", "power_W", "samples_per_s", "memory_per_gpu_GB", "memory_parts_GB", "gpu_memory_GB", "tenants",
                    "hidden_s")
 
 
@@ -364,8 +365,14 @@ def format_table(r, design=None) -> str:
     for k, v in r.breakdown_s.items():
         if v == 0 and k in _LAYOUT_PARTS and int(w.get(_LAYOUT_PARTS[k], 1) or 1) <= 1:
             continue  # e.g. cp_comm of a layout without context parallelism (the JSON keeps it)
+        if v == 0 and k in SWITCH_PARTS and not w.get(SWITCH_PARTS[k]):
+            continue  # activation or optimizer offload not asked for (the JSON keeps the zero)
         share = 100 * v / r.iteration_time_s if r.iteration_time_s else 0.0
         lines.append(f"  {part_label(k):<24} {v:10.3f} s  {share:5.1f}%")
+        if k == "optimizer_offload" and getattr(r, "optimizer_offload", None):
+            from designer.report.names import optimizer_offload_text
+
+            lines.append("    " + optimizer_offload_text(r.optimizer_offload))
     hidden = [f"{d} {v:.3f} s" for d, v in (r.hidden_s or {}).items() if v > 0]
     if hidden:
         lines.append("  hidden by overlap: " + ", ".join(hidden))
@@ -401,16 +408,23 @@ def format_table(r, design=None) -> str:
 
 def memory_lines(r) -> list[str]:
     """The memory estimate per GPU (``Result.memory_per_gpu_GB``) and its parts
-    (``Result.memory_parts_GB``, the names of the JSON), when the parameters are known."""
+    (``Result.memory_parts_GB``, the names of the JSON), how the activations are counted and the
+    GPU's memory with whether the estimate fits, when the parameters are known: the names and
+    values of ``report.names.memory_rows``, which the app and the report show."""
+    from designer.report.names import (GPU_MEMORY, MEMORY_PER_GPU, activations_text, fits_text,
+                                       memory_part_name, memory_parts_shown)
+    from designer.services.style import figure
+
     if r.memory_per_gpu_GB is None:
         return []
-    parts = getattr(r, "memory_parts_GB", None) or {}
-    shown = ", ".join(f"{k.replace('_', ' ')} {v:.1f}" for k, v in parts.items() if round(v, 1) > 0)
-    lines = [f"memory per GPU             {r.memory_per_gpu_GB:10.1f} GB" + (f"  ({shown})" if shown else "")]
-    acts = getattr(r, "memory_activations", None) or {}
+    shown = ", ".join(f"{memory_part_name(k)} {figure('GB', v)}" for k, v in memory_parts_shown(r))
+    lines = [f"{MEMORY_PER_GPU:<26} {figure('GB', r.memory_per_gpu_GB):>10} GB" + (f"  ({shown})" if shown else "")]
+    acts = activations_text(r)
     if acts:
-        lines.append(f"  activations of {acts['kept_layers']} layers x {acts['in_flight']:.3g} micro-batches "
-                     f"in flight, recompute {acts['recompute']}")
+        lines.append(f"  {acts}")
+    cap = getattr(r, "gpu_memory_GB", None)
+    if cap:
+        lines.append(f"{GPU_MEMORY:<26} {figure('GB', cap):>10} GB  (fits: {fits_text(r)})")
     return lines
 
 

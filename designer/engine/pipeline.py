@@ -36,8 +36,9 @@ from designer.engine.cache import EngineCache
 from designer.engine.placement import (Placement, attached_all, components_by_kind, ep_block, ep_within_domain,
                                       job_servers, parse_order, place, place_jobs, servers_of, usable_gpus,
                                       workload_order)
-from designer.engine.result import CollectiveResult, LinkResults, Result
+from designer.engine.result import BREAKDOWN_KEYS, CollectiveResult, LinkResults, Result
 from designer.engine.workload import (DEFAULT_DATASET_SAMPLES, Workload, bubble_s, compute, from_dict,
+                                      host_link_GBps, optimizer_offload_times,
                                       GPU_MEMORY_GB_BYTES, gpu_memory_GB, memory_parts, model_flops_per_iteration, model_state_GB, parameters, short,
                                       shrunk_ep_warning,
                                       training_time_s)
@@ -529,7 +530,8 @@ def _setup(design, catalog, scen: dict[str, Any], seed: int, fab: net.Fabric,
         warnings.insert(0, note)
     if ep_note:
         warnings.append(ep_note)
-    ct = compute(w, servers[0].gpu)
+    ct = compute(w, servers[0].gpu, host_memory_per_gpu_GBps(design, catalog, servers[0].id)
+                 if w.optimizer_cpu_offload else None)
     _check_finite("the compute stage's micro-batch time", ct.micro_batch_s)
     vol = tr.volumes(w)
     # storage reads: the global batch's bytes every iteration. The storage flows of the network
@@ -546,6 +548,24 @@ def _setup(design, catalog, scen: dict[str, Any], seed: int, fab: net.Fabric,
              cap=usable_capacity_GBps(fab, topo, scen), w=w, ct=ct, vol=vol, stor=stor, read_GB=read_GB,
              servers=servers, no_sharp=sharp_transport_problem(design, catalog, scen, used), kinds=kinds)
     return _Setup(run=r, pl=pl, jobs=jobs, how=how, split=split, gpu=servers[0].gpu, warnings=warnings)
+
+
+def host_memory_per_gpu_GBps(design, catalog, server_id: str) -> float:
+    """Host memory bandwidth per GPU of a GPU server: its catalog CPU's sustained STREAM TRIAD
+    bandwidth × sockets where the catalog has a measurement (``memory_stream_GBps``), else its peak
+    (``hostcpu.memory_GBps``: sockets × channels × MT/s × 8 bytes; an upper bound, so the step a
+    lower bound), each figure with its source in models/hardware/cpu.toml, over the server's GPUs,
+    which all step their CPU optimizers at once (``workload.optimizer_offload_times``); 0 when the
+    CPU has no memory figures."""
+    from designer.engine import hostcpu
+
+    f = catalog.resolve(design.topology.components[server_id])
+    cpu = catalog.get("cpu", f["cpu_model"])
+    sockets = int(f.get("cpu_sockets", 1))
+    stream = float(cpu.get("memory_stream_GBps") or 0.0)
+    bw = sockets * stream if stream > 0 else hostcpu.memory_GBps(
+        sockets, int(cpu.get("memory_channels", 0) or 0), float(cpu.get("memory_MTps", 0) or 0))
+    return bw / max(1, int(f.get("gpu_count", 1) or 1))
 
 
 def _job_workload(design, catalog, servers: list, split: list[np.ndarray], overrides: dict[str, Any],
@@ -634,6 +654,8 @@ def _result(setup: _Setup, shared: _Outcome, solo: _Outcome | None) -> Result:
         memory_parts_GB={} if parts is None else parts.to_dict(),
         memory_activations={} if parts is None or w.kind != "transformer" else {
             "recompute": parts.recompute, "in_flight": parts.in_flight, "kept_layers": parts.kept_layers},
+        gpu_memory_GB=cap_GB if cap_GB > 0 else None,
+        optimizer_offload=_optimizer_offload(setup),
         training_time_days=rate["train_s"] / 86400.0, gpus=w.gpus, parameters=rate["params"],
         workload=w.to_dict(), placement=setup.pl.only(shared.job).summary(), collectives=shared.colls,
         links=_link_results(r.fab, topo, shared.phases), bottlenecks=[], storage=shared.storage,
@@ -645,6 +667,19 @@ def _result(setup: _Setup, shared: _Outcome, solo: _Outcome | None) -> Result:
     result.bottlenecks = explain(result, w, r.fab, topo, shared.phases, shared.shapes, shared.infos, rep,
                                  alone_infos=solo.infos if solo else None, catalog=r.catalog)
     return result
+
+
+def _optimizer_offload(setup: _Setup) -> dict[str, Any]:
+    """``Result.optimizer_offload``: the CPU optimizer step by its parts, as the compute stage
+    charged it ({} without ``optimizer_cpu_offload``)."""
+    r = setup.run
+    if not r.w.optimizer_cpu_offload:
+        return {}
+    host = host_memory_per_gpu_GBps(r.design, r.catalog, r.servers[0].id)
+    t = optimizer_offload_times(r.w, setup.gpu, host)
+    return {"params": t.params, "d2h_s": t.d2h_s, "cpu_step_s": t.cpu_step_s, "h2d_s": t.h2d_s,
+            "overlapped": r.w.overlap_cpu_optimizer_d2h_h2d, "host_link_GBps": host_link_GBps(setup.gpu),
+            "host_memory_GBps": host}
 
 
 def _throughput(w: Workload, ct: Any, iteration: float, warnings: list[str]) -> dict[str, float]:
@@ -766,6 +801,7 @@ def _evaluate(r: _Run, pl: Placement, phases: dict[str, _Phase], job: int | None
     rep = _resources(r, pl.only(k), pl.jobs, iteration, colls, alone, converged, overlap,
                      others=job is None, write=write)
     breakdown.update(_resource_terms(rep))
+    breakdown = {k: breakdown[k] for k in BREAKDOWN_KEYS if k in breakdown}  # the result's order
     storage.update(read_demand_GBps=rep.storage.read_demand_GBps,
                    read_achieved_GBps=rep.storage.read_achieved_GBps,
                    checkpoint_GB=rep.storage.checkpoint_GB,
@@ -865,6 +901,8 @@ def memory_warning(w: Workload, need_GB: float, state_GB: float, have_GB: float)
         fixes.append("activation recomputation (--set workload.recompute=true)")
     if not w.offload_layers and w.kind == "transformer" and state_GB <= have_GB:
         fixes.append("activation offload to the host (--set workload.offload_layers=N, charged in time)")
+    if not w.optimizer_cpu_offload:
+        fixes.append("the optimizer on the host CPU (--set workload.optimizer_cpu_offload=true, charged in time)")
     if state_GB > have_GB:
         return (f"each GPU needs about {state_GB:.0f} GB for weights, gradients and Adam state "
                 f"(18 bytes per parameter of the busiest shard, as Megatron counts) but has {have_GB:.1f} GB ({have_GB * 1e9 / GPU_MEMORY_GB_BYTES:.0f} GiB): the job does not "

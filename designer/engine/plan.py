@@ -4,7 +4,8 @@ Like Calculon (Isaev et al., "Calculon: a Methodology and Tool for High-Level Co
 and Large Language Models", SC'23), the search enumerates every legal layout of the job's GPUs:
 tensor (tp), pipeline (pp), data (dp) parallelism, context (cp) and expert (ep) parallelism where
 the workload model has them (ep only for a mixture-of-experts model), the micro-batch, the
-interleaved pipeline's virtual stages and activation recomputation (none, full, selective where
+interleaved pipeline's virtual stages (each also with its sends/receives overlapped, as the
+published Megatron/NeMo GPT-3 175B recipe runs it: :func:`_schedules`) and activation recomputation (none, full, selective where
 the model knows it), for the workload's fixed global batch on all of the job's GPUs
 (tp·cp·pp·dp = GPUs) and, when the design's own layout runs on fewer (a batch that no layout of
 all of them splits: 385 sequences on 8,192 GPUs), on as many as it uses too (:func:`pools`), so
@@ -69,7 +70,7 @@ BOUND_RUNS = 2
 #: layouts estimated between two progress reports (a cancel takes effect at the next one)
 ESTIMATES_PER_STEP = 250
 #: workload fields a layout sets (the rest of the workload stays as the design has it)
-LAYOUT_FIELDS = ("tp", "cp", "pp", "dp", "ep", "micro_batch", "interleave", "recompute",
+LAYOUT_FIELDS = ("tp", "cp", "pp", "dp", "ep", "micro_batch", "interleave", "pp_overlap", "recompute",
                  "recompute_granularity")
 
 #: why a layout was left out, in the order the search applies the rules (keys of ``dropped``)
@@ -215,7 +216,10 @@ def layout_label(layout: dict[str, Any]) -> str:
     parts += [f"pp{layout['pp']}", f"dp{layout['dp']}"]
     if layout.get("ep", 1) > 1:
         parts.append(f"ep{layout['ep']}")
-    parts += [f"mb{layout['micro_batch']}", f"v{layout['interleave']}", f"rc={recompute_label(layout)}"]
+    parts += [f"mb{layout['micro_batch']}", f"v{layout['interleave']}"]
+    if layout.get("pp_overlap"):
+        parts.append("p2p-overlap")
+    parts.append(f"rc={recompute_label(layout)}")
     return " ".join(parts)
 
 
@@ -278,10 +282,12 @@ def _layout_space(w0: Workload, pool: int, domain: int, names: set[str]) -> Iter
                 eps = [e for e in _divisors(dp * cp) if w0.experts % e == 0] if moe else [1]
                 for ep in eps:
                     for mb in MICRO_BATCHES:
-                        for v in (INTERLEAVES if pp > 1 else (1,)):
+                        for v, ov in _schedules(w0, pp, names):
                             for rc, gran in rcs:
                                 lay: dict[str, Any] = {"tp": tp, "pp": pp, "dp": dp, "micro_batch": mb,
                                                        "interleave": v, "recompute": rc}
+                                if ov is not None:
+                                    lay["pp_overlap"] = ov
                                 if "cp" in names:
                                     lay["cp"] = cp
                                 if "ep" in names:
@@ -289,6 +295,31 @@ def _layout_space(w0: Workload, pool: int, domain: int, names: set[str]) -> Iter
                                 if gran is not None:
                                     lay["recompute_granularity"] = gran
                                 yield lay
+
+
+def _schedules(w0: Workload, pp: int, names: set[str]) -> list[tuple[int, bool | None]]:
+    """The pipeline schedules tried for ``pp`` stages: (virtual stages v, ``pp_overlap``).
+
+    Interleaving (``INTERLEAVES``) when pp > 1. The overlap of the pipeline's send/receive with
+    the neighbouring micro-batches' compute (Megatron-Core ``overlap_p2p_comm``) belongs to the
+    interleaved schedule: NeMo's "Communication Overlap" guide (docs/source/features/
+    optimizations/communication_overlap.rst, "Pipeline-parallel Communication Overlap") supports
+    it only with virtual pipelining, where the p2p traffic grows with v and "cancels off the
+    reduced pipeline bubbles", and names its GPT-3 175B training recipe as the one that uses it
+    (NeMo-Framework-Launcher conf/training/gpt3/175b.yaml: tp4 pp8, virtual pipeline 12,
+    ``overlap_p2p_comm: True``, ``batch_p2p_comm: False``); Megatron-LM's training arguments
+    turn it on by default (``--no-overlap-p2p-communication`` turns it off) and off for the
+    non-interleaved schedule. So an interleaved layout is tried with the overlap on as well as
+    with the workload's own setting (a preset of a run without it, SC'21's, stays comparable);
+    a non-interleaved one keeps the workload's setting. ``pp_overlap`` is None for the
+    workload's own setting (the layout does not set it, so ``apply`` leaves the workload's as it
+    is) and True for the overlap the search adds. The pair with the overlap is never slower in
+    the engine (``timing.pp_dim``: exposed max(0, sends - one micro-batch's compute) <= sends)
+    and needs no more memory: it is ranked, not preferred, by the same estimate and engine runs."""
+    if pp <= 1:
+        return [(1, None)]
+    adds = "pp_overlap" in names and not w0.pp_overlap
+    return [(v, ov) for v in INTERLEAVES for ov in ((None, True) if adds and v > 1 else (None,))]
 
 
 def _rule(w0: Workload, lay: dict[str, Any], domain: int) -> str | None:
@@ -461,7 +492,8 @@ def _space(design, catalog, cache: EngineCache) -> _Space:
         raise UsageError(f"GPU model '{gpu.get('id', '?')}' has no memory_GB in the catalog; the "
                          f"search needs it to drop layouts that do not fit")
     names = {f.name for f in fields(Workload)}
-    current = {k: getattr(w0, k) for k in LAYOUT_FIELDS if k in names}
+    # the design's own pipeline schedule is the one a layout without "pp_overlap" keeps
+    current = {k: getattr(w0, k) for k in LAYOUT_FIELDS if k in names and k != "pp_overlap"}
     if not current.get("recompute"):
         current.pop("recompute_granularity", None)
     return _Space(servers=servers, used=used, job_gpus=job_gpus, gpu=gpu, domain=domain, data=data, w0=w0,
@@ -779,7 +811,7 @@ def _same_figures(a: Candidate, b: Candidate) -> bool:
 
 def _same_layout(a: dict[str, Any], b: dict[str, Any]) -> bool:
     keys = set(a) | set(b)
-    norm = {"cp": 1, "ep": 1, "interleave": 1}
+    norm = {"cp": 1, "ep": 1, "interleave": 1, "pp_overlap": False}
     return all(a.get(k, norm.get(k)) == b.get(k, norm.get(k)) for k in keys
                if not (k == "recompute_granularity" and not a.get("recompute")))
 

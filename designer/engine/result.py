@@ -15,7 +15,11 @@ import numpy as np
 
 #: keys of ``Result.breakdown_s``; they add up to ``iteration_time_s``
 BREAKDOWN_KEYS = ("compute", "tp_comm", "pp_comm", "cp_comm", "ep_comm", "dp_exposed", "bubble", "host_cpu_slowdown",
-                  "dpu_slowdown", "data_stall", "straggler", "checkpoint")
+                  "dpu_slowdown", "data_stall", "straggler", "checkpoint", "activation_offload",
+                  "optimizer_offload")
+#: breakdown parts that exist only with a workload switch on (``offload_layers``,
+#: ``optimizer_cpu_offload``): the JSON keeps their zero, the tables leave a zero row out
+SWITCH_PARTS = {"activation_offload": "offload_layers", "optimizer_offload": "optimizer_cpu_offload"}
 #: what each breakdown part is called in tables, plots and reports
 BREAKDOWN_LABEL = {
     "compute": "Compute",
@@ -30,6 +34,8 @@ BREAKDOWN_LABEL = {
     "data_stall": "Data stall (storage reads, host data loading)",
     "straggler": "Stragglers (slowest worker)",
     "checkpoint": "Checkpoints (amortized)",
+    "activation_offload": "Activation offload (host link)",
+    "optimizer_offload": "CPU optimizer step (offload)",
 }
 
 
@@ -248,6 +254,16 @@ class Result:
     #: words), in_flight (micro-batches the busiest stage holds), kept_layers (its layers kept on the
     #: GPU, the rest offloaded); empty when the estimate is None
     memory_activations: dict[str, Any] = field(default_factory=dict)
+    #: the GPU's memory against which ``memory_per_gpu_GB`` is checked (``workload.gpu_memory_GB``:
+    #: the catalog's ``memory_GB``, GiB as vendors quote it, in GB of 10^9 bytes); None when the
+    #: catalog gives none
+    gpu_memory_GB: float | None = None
+    #: the CPU optimizer step of ``workload.optimizer_cpu_offload`` by its parts
+    #: (``workload.optimizer_offload_times``): params (whose optimizer runs on the host), d2h_s,
+    #: cpu_step_s, h2d_s, overlapped (``overlap_cpu_optimizer_d2h_h2d``), host_link_GBps and
+    #: host_memory_GBps (per GPU) it used; ``breakdown_s["optimizer_offload"]`` is what the
+    #: iteration waits for. Empty without offload
+    optimizer_offload: dict[str, Any] = field(default_factory=dict)
     #: training jobs sharing the fabric (``scenario.tenants``; with several, every other figure is
     #: the slowest job's, see ``pipeline.run``): jobs, placement (packed/scattered),
     #: servers_per_job, idle_servers, slowest_job; the slowest job's worst data-parallel group rate

@@ -1,8 +1,9 @@
 """Timing stage: the collectives of one iteration and the iteration before the resources stage.
 
 Iteration model (Narayanan et al. SC'21 §2.2 and §3): with m micro-batches per pipeline,
-    t_iteration = m·t_mb + bubble + exposed DP communication
-    t_mb        = compute (GEMM + memory-bound) + TP all-reduces + PP send/receive
+    t_iteration = m·t_mb + bubble + exposed DP communication + CPU optimizer step (offloaded)
+    t_mb        = compute (GEMM + memory-bound + exposed activation offload) + TP all-reduces
+                  + PP send/receive
     bubble      = (p − 1)/v · t_mb
 The DP gradient all-reduce overlaps the backward pass of the last micro-batch (gradient buckets
 are reduced as they complete); only what is left over is exposed.
@@ -267,10 +268,13 @@ def timing_of(w: Workload, ct, vol: tr.Volumes, shapes: dict[str, coll.GroupShap
     t_mb = ct.micro_batch_s + sum(d.exposed_s for d in dims.values())
     bubble = bubble_s(w, t_mb)
     dims["dp"] = dp_dim(w, ct, vol, shapes, bubble)
-    iteration = m * t_mb + bubble + dims["dp"].exposed_s
-    parts = {"compute": m * ct.micro_batch_s, "tp_comm": m * dims["tp"].exposed_s,
+    iteration = m * t_mb + bubble + dims["dp"].exposed_s + ct.optimizer_offload_s
+    # activation offload's exposed copies are in the micro-batch (the GPU waits for them there)
+    # but are their own part; the CPU optimizer step is once per iteration, after the backward
+    parts = {"compute": m * (ct.micro_batch_s - ct.offload_s), "tp_comm": m * dims["tp"].exposed_s,
              "pp_comm": m * dims["pp"].exposed_s, "cp_comm": m * dims["cp"].exposed_s,
-             "ep_comm": m * dims["ep"].exposed_s, "dp_exposed": dims["dp"].exposed_s, "bubble": bubble}
+             "ep_comm": m * dims["ep"].exposed_s, "dp_exposed": dims["dp"].exposed_s, "bubble": bubble,
+             "activation_offload": m * ct.offload_s, "optimizer_offload": ct.optimizer_offload_s}
     # the CP/EP parts are named where the result lists them (``BREAKDOWN_KEYS``), else only when
     # the job has them
     breakdown = {k: v for k, v in parts.items()

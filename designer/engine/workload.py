@@ -154,7 +154,7 @@ DEFAULT_DATASET_SAMPLES = 1_281_167
 MAX_LAYERLESS_CHUNKS = 2
 
 _BOOL_FIELDS = ("recompute", "optimizer_sharded", "flash_attention", "sequence_parallel", "fused_cross_entropy",
-                "grad_reduce_in_fp32",
+                "grad_reduce_in_fp32", "optimizer_cpu_offload", "overlap_cpu_optimizer_d2h_h2d",
                 "tp_comm_overlap", "pp_overlap", "dp_overlap", "ep_overlap", "moe_host_sync", "cuda_graphs",
                 "embedding_in_pipeline_split")
 _INT_FIELDS = {"layers", "hidden", "heads", "kv_heads", "head_dim", "offload_layers", "mtp_layers", "ffn_hidden", "vocab", "seq_len", "tp", "pp", "dp", "micro_batch",
@@ -170,7 +170,7 @@ _FLOAT_FIELDS = {"tokens": (0.0, False), "tokens_B": (0.0, False), "tflops_per_g
                  "samples_per_s_per_gpu": (0.0, True), "bytes_per_sample": (0.0, True),
                  "params": (0.0, True), "flops_per_sample": (0.0, True),
                  "dataset_samples": (0.0, True), "epochs": (0.0, False),
-                 "preprocess_core_s_per_sample": (0.0, True)}
+                 "preprocess_core_s_per_sample": (0.0, True), "optimizer_offload_fraction": (0.0, True)}
 #: most host CPU time a sample's preprocessing may take: one core-minute, far beyond any published
 #: pipeline (an ImageNet JPEG decode plus augmentation takes milliseconds); a larger value is most
 #: likely milliseconds written as seconds
@@ -301,6 +301,9 @@ def _check_ranges(w: Workload, where: str) -> None:
             raise UsageError(f"{where}: '{key}' must be at least 1, got {getattr(w, key)}")
     if w.zero_stage > 3:
         raise UsageError(f"{where}: 'zero_stage' must be 0, 1, 2 or 3, got {w.zero_stage}")
+    if w.optimizer_offload_fraction > 1:
+        raise UsageError(f"{where}: 'optimizer_offload_fraction' is the share of the optimizer sent to "
+                         f"the host, 0 to 1; got {w.optimizer_offload_fraction:g}")
     if w.recompute and w.recompute_granularity == "op" and (w.moe or w.kv_lora_rank):
         raise UsageError(f"{where}: recompute_granularity 'op' (torchtitan's per-op policy) is modelled "
                          f"for dense attention and MLP layers, not for mixture-of-experts or latent "
@@ -621,6 +624,9 @@ class ComputeTimes:
     mtp_s: float = 0.0
     #: host-bound time of the MoE layers, GPU idle waiting for launches (:func:`moe_host_s`)
     host_s: float = 0.0
+    #: per iteration, not in ``micro_batch_s``: the CPU optimizer step the iteration waits for
+    #: (``optimizer_cpu_offload``; :func:`optimizer_offload_times`)
+    optimizer_offload_s: float = 0.0
 
     @property
     def micro_batch_s(self) -> float:
@@ -893,7 +899,7 @@ def _memory_parts(w: Workload, gpu: dict[str, Any], fp8: bool, cast: float, mp: 
     return memory_s + moe_mem, cast_s, moe_mem, moe_bwd / (moe_fwd + moe_bwd)
 
 
-def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
+def compute(w: Workload, gpu: dict[str, Any], host_memory_GBps: float | None = None) -> ComputeTimes:
     """Compute time of one micro-batch on the busiest GPU of a pipeline (all its layers).
 
     Tensor-core time (``gemm_s``), per part:
@@ -919,7 +925,9 @@ def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
     gradient (``FP8_CAST_BYTES`` per value). ``gemm_efficiency`` of the result is the effective
     one: counted model FLOPs of the busiest GPU / (gemm_s × peak). Also: multi-token-prediction
     modules beyond the last stage's empty slots (``mtp_s``, in ``gemm_s``) and host-bound MoE
-    launches (``host_s``, :func:`moe_host_s`, in ``micro_batch_s``).
+    launches (``host_s``, :func:`moe_host_s`, in ``micro_batch_s``). Per iteration, outside the
+    micro-batch: the CPU optimizer step of ``optimizer_cpu_offload`` (``optimizer_offload_s``,
+    :func:`optimizer_offload_times`, with ``host_memory_GBps`` the host memory bandwidth per GPU).
     """
     peak = gpu_peak_tflops(gpu, w.precision)
     eff = _gemm_efficiency(gpu)
@@ -927,7 +935,8 @@ def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
     m = w.micro_batches
     if w.kind == "vision":
         sample_s = w.global_batch / w.gpus / m / w.samples_per_s_per_gpu
-        return ComputeTimes(flops_gpu, sample_s, 0.0, peak, eff, w.recompute)
+        return ComputeTimes(flops_gpu, sample_s, 0.0, peak, eff, w.recompute,
+                            optimizer_offload_s=optimizer_offload_times(w, gpu, host_memory_GBps).exposed_s)
     # a 16-bit run's GEMMs run at its own peak (fp16 = bf16 peak; tf32/fp32 at theirs)
     fp8 = w.precision in FP8_FORMATS and float(gpu.get("fp8_dense_tflops") or 0) > 0
     bf16_peak = gpu_peak_tflops(gpu, "bf16") if fp8 else peak
@@ -974,7 +983,8 @@ def compute(w: Workload, gpu: dict[str, Any]) -> ComputeTimes:
     return ComputeTimes(flops_gpu, gemm_s, memory_s + off_f + off_b, peak, effective, w.recompute,
                         linear, attention, logit, expert, cast_s, backward + off_b + host * 2.0 / 3.0,
                         moe_memory_s=moe_mem, sms=int(gpu.get("sms") or 0), offload_s=off_f + off_b,
-                        mtp_s=mtp, host_s=host)
+                        mtp_s=mtp, host_s=host,
+                        optimizer_offload_s=optimizer_offload_times(w, gpu, host_memory_GBps).exposed_s)
 
 
 #: Host-bound time of one MoE layer and micro-batch (forward and backward) that a device-host
@@ -1190,7 +1200,10 @@ def model_state_GB(w: Workload) -> float | None:
     optimizer) splits the 12 optimizer bytes over the cp·dp ranks ("6 + 12/d" in Megatron's
     estimator), stage 2 the 4 gradient bytes too, stage 3 (FSDP) the 2 weight bytes as well
     (Rajbhandari et al. 2020, §5). Routed experts' state is split over the expert-data-parallel
-    ranks cp·dp/ep. A job whose model state exceeds a GPU's memory cannot run."""
+    ranks cp·dp/ep. ``optimizer_cpu_offload`` keeps ``optimizer_offload_fraction`` of the 12
+    optimizer bytes in host memory (Megatron-Core's HybridDeviceOptimizer holds the fp32 master
+    weights and moments of the offloaded parameters on the CPU). A job whose model state exceeds
+    a GPU's memory cannot run."""
     state = _state_parts(w)
     return None if state is None else sum(state)
 
@@ -1296,9 +1309,89 @@ def offload_s(w: Workload, gpu: dict[str, Any], forward_s: float, backward_s: fl
         layer = layer_input_bytes(w)
     elif w.recompute and w.recompute_granularity == "op":
         layer = op_policy_bytes_per_layer(w)
-    link = float(gpu.get("host_link_GBps") or 0.0) or PCIE_X16_GBPS.get(int(gpu.get("pcie_gen") or 5), PCIE_X16_GBPS[5])
-    t = off * layer / (link * 1e9)
+    t = off * layer / (host_link_GBps(gpu) * 1e9)
     return max(0.0, t - forward_s), max(0.0, t - backward_s)
+
+
+def host_link_GBps(gpu: dict[str, Any]) -> float:
+    """GB/s one way between a GPU and host memory: the catalog's ``host_link_GBps`` (GB200/GB300:
+    NVLink-C2C, its derivation in models/hardware/gpu.toml), else a PCIe x16 of the GPU's
+    ``pcie_gen`` at its achievable rate (``collectives.PCIE_X16_GBPS``)."""
+    return float(gpu.get("host_link_GBps") or 0.0) or PCIE_X16_GBPS.get(int(gpu.get("pcie_gen") or 5), PCIE_X16_GBPS[5])
+
+
+#: bytes per parameter each copy of the CPU optimizer step moves over the host link: the fp32 main
+#: gradient to the host and the fp32 master weight back. derived: Megatron-Core's
+#: HybridDeviceOptimizer (megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py) copies each
+#: gradient into a pinned CPU tensor of the master weight's type (fp32, ``param_update_in_fp32``)
+#: and each updated CPU weight into the GPU parameter, both with ``non_blocking=True``; PyTorch's
+#: non-blocking CPU<->GPU ``copy_`` converts types on the GPU (aten/src/ATen/native/cuda/Copy.cu:
+#: "If non_blocking is true - type conversions are performed on the GPU"), so fp32 crosses the link
+#: both ways: 4 bytes each
+CPU_OPTIMIZER_COPY_BYTES = 4.0
+#: host-memory bytes one Adam(W) step touches per parameter on the CPU: it reads the fp32 weight,
+#: gradient and two moments and writes the weight and both moments back, 7 x 4 = 28 bytes
+#: (derived from the update of Loshchilov & Hutter, ICLR 2019, Alg. 2: m, v, then the weight). A
+#: lower bound of PyTorch's CPU AdamW, which Megatron-Core steps the host shard with and which runs
+#: the update as several element-wise passes; Adam at a few FLOPs per 28 bytes is bound by memory
+#: bandwidth on these CPUs, not by their cores
+CPU_ADAM_BYTES_PER_PARAM = 28.0
+
+
+@dataclass(frozen=True)
+class OptimizerOffload:
+    """One step of the CPU optimizer on the busiest GPU (:func:`optimizer_offload_times`), seconds:
+    gradients to the host, Adam on the CPU, weights back, and what the iteration waits for."""
+
+    d2h_s: float
+    cpu_step_s: float
+    h2d_s: float
+    exposed_s: float
+    params: float  #: parameters whose optimizer runs on the host
+
+
+def optimizer_offload_times(w: Workload, gpu: dict[str, Any], host_memory_GBps: float | None
+                            ) -> OptimizerOffload:
+    """The CPU optimizer step of ``optimizer_cpu_offload`` per iteration on the busiest GPU.
+
+    N = ``optimizer_offload_fraction`` × the GPU's optimizer shard (:func:`params_on_busiest_gpu`,
+    / d with ZeRO 1 and up, the distributed optimizer). Copies: N × ``CPU_OPTIMIZER_COPY_BYTES``
+    each way over the host link (:func:`host_link_GBps`; PCIe and NVLink-C2C are full duplex, so
+    the two directions do not share it). CPU step: N × (``CPU_ADAM_BYTES_PER_PARAM`` + the two
+    copies' bytes, which the DMA reads and writes in the same host memory) over ``host_memory_GBps``,
+    the host's memory bandwidth per GPU (the server's sockets × channels × MT/s × 8 B,
+    ``hostcpu.memory_GBps`` of its catalog CPU, / its GPUs: every rank steps at the same time).
+    The step runs after the backward and the gradient reduction and before the next forward, so no
+    compute hides it (Megatron-Core calls ``optimizer.step()`` between them). How the three
+    overlap is Megatron-Core's (hybrid_optimizer.py): without ``overlap_cpu_optimizer_d2h_h2d``
+    they run on the compute stream, one after the other: d2h + step + h2d; with it, one CPU
+    optimizer per parameter, each waiting only for its own gradient's copy, and its weight copied
+    back by a post-step hook on a second stream, a three-stage pipeline: max(d2h, step, h2d) plus
+    filling and draining it with the largest parameter (the embedding or the output layer,
+    V·h/t, or an MLP matrix h·F/t, / d with the distributed optimizer): its d2h and h2d. Not
+    subtracted: the GPU's own Adam step, which the engine does not charge without offload.
+    ``host_memory_GBps`` None (a caller that knows no host CPU: ``plan``'s estimate): the copies
+    only, the CPU step left out; 0: refused (the catalog CPU has no memory figures)."""
+    if not w.optimizer_cpu_offload or w.optimizer_offload_fraction <= 0:
+        return OptimizerOffload(0.0, 0.0, 0.0, 0.0, 0.0)
+    shard = params_on_busiest_gpu(w) / (w.dp_ranks if w.zero >= 1 else 1)
+    n = w.optimizer_offload_fraction * shard
+    link = host_link_GBps(gpu) * 1e9
+    d2h = h2d = n * CPU_OPTIMIZER_COPY_BYTES / link
+    if host_memory_GBps is not None and host_memory_GBps <= 0:
+        raise UsageError("optimizer_cpu_offload: the GPU server's host CPU has no memory bandwidth in "
+                         "the catalog (cpu_model memory_channels and memory_MTps); give them, or set "
+                         "workload.optimizer_cpu_offload=false")
+    step = 0.0 if host_memory_GBps is None else \
+        n * (CPU_ADAM_BYTES_PER_PARAM + 2 * CPU_OPTIMIZER_COPY_BYTES) / (host_memory_GBps * 1e9)
+    if w.overlap_cpu_optimizer_d2h_h2d:
+        F = w.ffn_hidden or 4 * w.hidden
+        largest = max(w.vocab * w.hidden, w.hidden * F) / w.tp / (w.dp_ranks if w.zero >= 1 else 1)
+        edge = min(n, largest) * 2 * CPU_OPTIMIZER_COPY_BYTES / link
+        exposed = max(d2h, step, h2d) + edge
+    else:
+        exposed = d2h + step + h2d
+    return OptimizerOffload(d2h, step, h2d, exposed, n)
 
 
 @dataclass(frozen=True)
@@ -1344,9 +1437,11 @@ def _state_parts(w: Workload) -> tuple[float, float, float] | None:
         return None
     shard, d = params_on_busiest_gpu(w), w.dp_ranks
     grad = GRAD_BYTES_PER_PARAM if w.grad_reduce_in_fp32 else WEIGHT_BYTES_PER_PARAM
+    # optimizer_cpu_offload: that share of the fp32 master weights and moments lives in host memory
+    kept = 1.0 - (w.optimizer_offload_fraction if w.optimizer_cpu_offload else 0.0)
     return (shard * WEIGHT_BYTES_PER_PARAM / (d if w.zero >= 3 else 1) / 1e9,
             shard * grad / (d if w.zero >= 2 else 1) / 1e9,
-            shard * OPTIMIZER_BYTES_PER_PARAM / (d if w.zero >= 1 else 1) / 1e9)
+            shard * OPTIMIZER_BYTES_PER_PARAM / (d if w.zero >= 1 else 1) / 1e9 * kept)
 
 
 #: bytes per parameter of a layer that ZeRO 3 / FSDP holds unsharded at its peak, the backward of

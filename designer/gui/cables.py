@@ -1198,6 +1198,8 @@ class CableLayer(QGraphicsItem):
         level = self._level(lod) if on_screen and lod < self.CACHE_LOD and bundles is None else None
         self._far_shown = level is not None
         self.bundled = bundles is not None
+        if bundles is None:  # no bundle in view is still to be drawn (a zoom in before the
+            self._b_pending = False  # bundle picture was done would else be "refining" for ever)
         if bundles is not None:
             self._paint_bundles(painter, bundles, option.exposedRect, start)
         elif level is not None:

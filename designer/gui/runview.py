@@ -36,10 +36,10 @@ from designer.engine.resources import INFRA_TASKS
 from designer.engine.result import BREAKDOWN_LABEL
 from designer.engine.timeline import TimelineInputs, TimelineRun, TimelineSummary, inputs_of
 from designer.gui.messages import gui_words
-from designer.report.names import (ENERGY, HIDDEN_BY_OVERLAP, MEMORY, TFLOPS, STEADY_DAYS, TIMELINE_DAYS, TIMELINE_ITERATION,
-                                   NO_TYPICAL, assumed_share_line, engine_label, engine_load_notes,
-                                   has_typical,
-                                   planner_words, power_rows,
+from designer.report.names import (ENERGY, HIDDEN_BY_OVERLAP, TFLOPS, MEMORY_PER_GPU, NO_TYPICAL, STEADY_DAYS, TIMELINE_DAYS,
+                                   TIMELINE_ITERATION, activations_text, assumed_share_line, engine_label,
+                                   engine_load_notes, fits_text, has_typical, memory_rows,
+                                   optimizer_offload_text, planner_words, power_rows,
                                    tco_part_rows)
 from designer.gui.plots import SCENARIO_COLOR, SCENARIO_LABEL, LivePlots
 from designer.gui.worker import GeneratorWorker, RetiredWorkers, WorkerOwner
@@ -221,8 +221,10 @@ def engine_rows(cmp: Comparison, costs: Any = None) -> list[EngineRow]:
         "one training step; the parts below add up to it")
     for key, d in D["breakdown_s"].items():
         if any(r.breakdown_s.get(key, 0.0) for r in runs):
+            parts = next((r.optimizer_offload for r in runs if key == "optimizer_offload" and r.optimizer_offload), None)
             add(SHORT_PART.get(key, key), *_fact_cells(cmp, "seconds", lambda r: r.breakdown_s.get(key, 0.0)),
-                f"{BREAKDOWN_LABEL.get(key, key)} (s per iteration)",
+                f"{BREAKDOWN_LABEL.get(key, key)} (s per iteration)"
+                + (f": {optimizer_offload_text(parts)}" if parts else ""),
                 indent=True)
     dims = [d for d in ("tp", "cp", "ep", "pp", "dp") if any(r.hidden_s.get(d, 0.0) > 0 for r in runs)]
     for d in dims:
@@ -243,10 +245,7 @@ def engine_rows(cmp: Comparison, costs: Any = None) -> list[EngineRow]:
         f"'{TIMELINE_DAYS}' adds checkpoints, failures and the work they lose")
     add(ENERGY, *_fact_cells(cmp, "MWh", lambda r: r.energy_kwh, 1e-3),
         "the whole training run at training-load power")
-    if all(r.memory_per_gpu_GB is not None for r in runs):
-        add(MEMORY, *_fact_cells(cmp, "GB", lambda r: r.memory_per_gpu_GB),
-            "estimated memory of one GPU: weights, gradients, optimizer state, activations "
-            "('dpu-designer run' lists the parts)")
+    rows += _memory_rows(runs)
     rows.append(EngineRow("Host CPU (share of its cycles)"))
     add("Infrastructure stacks", *_fact_cells(cmp, "percent", lambda r: r.host_cpu.get("infra_fraction", 0.0),
                                               100, " pts", "%"),
@@ -299,6 +298,22 @@ def engine_rows(cmp: Comparison, costs: Any = None) -> list[EngineRow]:
         rows += [EngineRow("Costs"), EngineRow(f"Not priced: {costs}", note=True)]
     elif costs is not None and list(costs.modes) == list(cmp.runs):
         rows += cost_rows(costs)
+    return rows
+
+
+def _memory_rows(runs: list) -> list[EngineRow]:
+    """The "Memory per GPU" group: ``report.names.memory_rows`` of each run (the names and values
+    ``dpu-designer run`` prints), a part shown when some run shows it; none without an estimate."""
+    per_run = [{name: (value, tip, indent) for name, value, tip, indent in memory_rows(r)} for r in runs]
+    if not any(per_run):
+        return []
+    names = list(dict.fromkeys(name for rows in per_run for name in rows))
+    rows = [EngineRow(MEMORY_PER_GPU[:1].upper() + MEMORY_PER_GPU[1:])]
+    for name in names:
+        tip, indent = next((rows_[name][1], rows_[name][2]) for rows_ in per_run if name in rows_)
+        rows.append(EngineRow(name[:1].upper() + name[1:] if not indent else name,
+                              tuple(rows_.get(name, ("0.0" if indent else "–",))[0] for rows_ in per_run),
+                              tip=tip, indent=indent))
     return rows
 
 
@@ -380,6 +395,7 @@ def engine_notes_html(cmp: Comparison) -> str:
     claim = cmp.vendor_claim()
     out.append(f"<p>{escape(claim['text'])}.</p><p><b>Verdict:</b> {escape(claim['verdict'])}.</p>")
     out += [f"<p><i>Note: {escape(planner_words(n))}.</i></p>" for n in cmp.notes]
+    out += _memory_html(cmp)
     for title, field, tag in (("Bottlenecks", "bottlenecks", "ol"), ("Warnings", "warnings", "ul")):
         lists = {name: list(getattr(r, field)) for name, r in cmp.runs.items()}
         if not any(lists.values()):
@@ -391,6 +407,29 @@ def engine_notes_html(cmp: Comparison) -> str:
             out += [f"<h3>{title}, {escape(RUN_LABEL[name])}</h3>",
                     items(texts, tag) if texts else "<p>none</p>"]
     return "".join(out)
+
+
+def _memory_html(cmp: Comparison) -> list[str]:
+    """The memory estimate in a sentence per run, or one for all when they read the same: memory
+    per GPU against the GPU's memory, whether it fits, how the activations are counted (the
+    names and values of ``report.names.memory_rows``)."""
+    from designer.services.style import figure
+
+    texts = {}
+    for name, r in cmp.runs.items():
+        if r.memory_per_gpu_GB is None:
+            continue
+        acts = activations_text(r)
+        texts[name] = (f"{MEMORY_PER_GPU} {figure('GB', r.memory_per_gpu_GB)} GB of "
+                       f"{figure('GB', r.gpu_memory_GB)} GB GPU memory (fits: {fits_text(r)})"
+                       + (f"; {acts}" if acts else ""))
+    if not texts:
+        return []
+    if len(set(texts.values())) == 1:
+        return [f"<h3>{escape(MEMORY_PER_GPU[:1].upper() + MEMORY_PER_GPU[1:])}</h3>",
+                f"<p>{escape(next(iter(texts.values())))}.</p>"]
+    return [f"<h3>{escape(MEMORY_PER_GPU[:1].upper() + MEMORY_PER_GPU[1:])}</h3>"] + [
+        f"<p>{escape(RUN_LABEL[name])}: {escape(t)}.</p>" for name, t in texts.items()]
 
 
 class EngineResults(QWidget):

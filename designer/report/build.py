@@ -34,7 +34,7 @@ from designer.report import assumptions as assume
 from designer.services.bom import Bom, bill_of_materials
 from designer.services.cabling import summary_of as cable_summary_of
 from designer.services.cabling import counts_text
-from designer.report.names import (ENERGY, HIDDEN_BY_OVERLAP, MEMORY, TFLOPS, STEADY_DAYS, TIMELINE_DAYS, TIMELINE_ITERATION,
+from designer.report.names import (ENERGY, HIDDEN_BY_OVERLAP, TFLOPS, STEADY_DAYS, TIMELINE_DAYS, TIMELINE_ITERATION,
                                    assumed_share_line, cluster_power_label, collective_label, planner_words,
                                    engine_load_notes, iteration_note, power_rows, ADAPTER_POWER_TYPICAL, NO_TYPICAL, has_typical,
                                    tco_part_rows)
@@ -273,7 +273,6 @@ def comparison_rows(data: ReportData) -> list[tuple[str, dict[str, Any], bool | 
         ("Busiest adapter engine load (% of capacity)", per_mode(lambda x: _pct(_dpu_peak(x))), True),
         (cluster_power_label([_resources(r[s]).get("energy") or {} for s in MODES]), per_mode(_power_kW), True),
         (ENERGY, per_mode(_run_MWh), True),
-        (MEMORY, per_mode(lambda x: x.get("memory_per_gpu_GB")), True),
     ]
     return [row for row in rows if any(v is not None for v in row[1].values())]
 
@@ -286,7 +285,7 @@ def row_fact(metric: str) -> str | None:
         return "kW"
     return {"Iteration time (s)": "seconds", STEADY_DAYS: "days", TIMELINE_DAYS: "days",
             "Goodput (%)": "percent", "Throughput (tokens/s)": "tokens_per_s",
-            TFLOPS: "tflops", "MFU (%)": "percent", MEMORY: "GB",
+            TFLOPS: "tflops", "MFU (%)": "percent",
             "Host CPU cycles on infrastructure (%)": "percent",
             "Host CPU cycles on data loading (%)": "percent",
             "Busiest adapter engine load (% of capacity)": "percent",
@@ -514,8 +513,6 @@ def _results(data: ReportData, chart: tuple[float, float]) -> str:
         (TFLOPS, *[figure("tflops", r[s]["tflops_per_gpu"]) for s in MODES]),
         ("MFU", *[percent(r[s]["mfu"]) for s in MODES]),
         ("Percent of dense peak", *[f"{r[s]['percent_of_peak']:.1f} %" for s in MODES]),
-        *([(MEMORY, *[figure("GB", r[s].get("memory_per_gpu_GB")) for s in MODES])]
-          if any(r[s].get("memory_per_gpu_GB") is not None for s in MODES) else []),
     ]
     total = {s: r[s]["iteration_time_s"] for s in MODES}
     parts = list(dict.fromkeys(k for s in MODES for k in r[s]["breakdown_s"]))
@@ -530,12 +527,14 @@ def _results(data: ReportData, chart: tuple[float, float]) -> str:
     out = [heading("Results"),
            table(["", *[LABEL[s] for s in MODES]], rows, [31, 23, 23, 23], "lrrr"),
            *_jobs(data),
+           *_memory(data),
            "<h2>Iteration breakdown (s)</h2>",
            table(["Part", *[SHORT[s] for s in MODES], *[f"share, {SHORT[s]}" for s in MODES]], brk,
                  [28, 12, 12, 12, 12, 12, 12], "lrrrrrr", small=True),
            *([para(f"'{HIDDEN_BY_OVERLAP}': communication per iteration that overlaps compute "
                    "(Result.hidden_s); it is not part of the iteration time, the exposed parts "
                    "above are.", small=True)] if hidden else []),
+           *_optimizer_offload(data),
            image("breakdown", *chart, DPI)]
     colls = h.get("collectives") or []
     if colls:
@@ -548,6 +547,40 @@ def _results(data: ReportData, chart: tuple[float, float]) -> str:
     return "".join(out)
 
 
+def _optimizer_offload(data: ReportData) -> list[str]:
+    """The CPU optimizer step by its parts, in the words ``dpu-designer run`` prints under its row
+    (``names.optimizer_offload_text`` of the host-managed run; the step is the same in every mode)."""
+    from designer.report.names import optimizer_offload_text
+
+    o = data.results["host"].get("optimizer_offload") or {}
+    if not o:
+        return []
+    from designer.services.style import part_label
+
+    return [para(f"{part_label('optimizer_offload')}: {optimizer_offload_text(o)}.", small=True)]
+
+
+def _memory(data: ReportData) -> list[str]:
+    """Memory per GPU, its parts, the GPU's memory and whether it fits, per mode, with the names
+    and values of ``dpu-designer run`` (``names.memory_rows``), and how the activations are
+    counted; nothing when the estimate is not known."""
+    from designer.report.names import MEMORY_PER_GPU, activations_text, memory_rows
+
+    per_mode = {s: {n: (v, i) for n, v, _tip, i in memory_rows(data.results[s])} for s in MODES}
+    names = list(dict.fromkeys(n for s in MODES for n in per_mode[s]))
+    if not names:
+        return []
+    indent = {n: i for s in MODES for n, (_v, i) in per_mode[s].items()}
+    rows = [(Markup("&nbsp;" * 4 + _esc(n)) if indent[n] else n[:1].upper() + n[1:],
+             *[per_mode[s].get(n, ("0.0" if indent[n] else "–",))[0] for s in MODES]) for n in names]
+    acts = activations_text(data.results["host"])
+    return [f"<h2>{_esc(MEMORY_PER_GPU[:1].upper() + MEMORY_PER_GPU[1:])}</h2>",
+            table(["", *[LABEL[s] for s in MODES]], rows, [31, 23, 23, 23], "lrrr", small=True),
+            para("The estimate of the busiest GPU by its parts (GB of 10^9 bytes), against the GPU's "
+                 "memory as vendors quote it (GiB) in the same unit"
+                 + (f"; {acts}" if acts else "") + ".", small=True)]
+
+
 #: breakdown parts that exist only with a parallel dimension above 1 (as ``dpu-designer run``)
 _LAYOUT_PARTS = {"cp_comm": "cp", "ep_comm": "ep"}
 
@@ -555,7 +588,13 @@ _LAYOUT_PARTS = {"cp_comm": "cp", "ep_comm": "ep"}
 def _meaningful_part(key: str, results: dict[str, dict]) -> bool:
     """False for a part that is zero in every mode and belongs to a parallel dimension the layout
     does not use (cp_comm without context parallelism, ep_comm without expert parallelism)."""
-    if key not in _LAYOUT_PARTS or any(results[s]["breakdown_s"].get(key) for s in MODES):
+    from designer.engine.result import SWITCH_PARTS
+
+    if any(results[s]["breakdown_s"].get(key) for s in MODES):
+        return True
+    if key in SWITCH_PARTS:  # offload not asked for
+        return bool(results["host"]["workload"].get(SWITCH_PARTS[key]))
+    if key not in _LAYOUT_PARTS:
         return True
     return int(results["host"]["workload"].get(_LAYOUT_PARTS[key], 1) or 1) > 1
 

@@ -26,9 +26,6 @@ TFLOPS = "TFLOP/s per GPU"
 #: ``Result.energy_kwh`` / 1000: the whole training run at training-load power (compare, app,
 #: report; ``energy_MWh`` in the sweep and optimize files)
 ENERGY = "Energy of the run (MWh)"
-#: ``Result.memory_per_gpu_GB``: the estimate of one GPU's memory (weights, gradients, optimizer
-#: state, activations, ...; ``run`` lists the parts); ``memory_per_gpu_GB`` in the sweep file
-MEMORY = "Memory per GPU (GB)"
 
 
 def iteration_note(steady_s: float, checkpoint_s: float, timeline_s: float) -> str:
@@ -65,8 +62,9 @@ def _breakdown_labels() -> dict[str, str]:
 
 
 _KEY = re.compile(r"\b(compute|tp_comm|pp_comm|cp_comm|ep_comm|dp_exposed|bubble|host_cpu_slowdown|"
-                  r"dpu_slowdown|data_stall|straggler|checkpoint)\b(?= [+−-]\d)|"
-                  r"\b(host_cpu_slowdown|dpu_slowdown|dp_exposed|tp_comm|pp_comm|cp_comm|ep_comm|data_stall)\b")
+                  r"dpu_slowdown|data_stall|straggler|checkpoint|activation_offload|optimizer_offload)\b(?= [+−-]\d)|"
+                  r"\b(host_cpu_slowdown|dpu_slowdown|dp_exposed|tp_comm|pp_comm|cp_comm|ep_comm|data_stall|"
+                  r"activation_offload|optimizer_offload)\b")
 _GROUP = re.compile(r"\bserver group (\d+)\b")
 _ENGINE = re.compile(r"\b(arm|dram|line)((?:/(?:arm|dram|line|crypto))*) engine( load)?\b")
 #: an engine key inside a sentence ("DPU arm engine" -> "DPU Arm-core engine")
@@ -256,3 +254,84 @@ def assumed_share_line(c: Any) -> str:
     from designer.services.cost import basis_share_text
 
     return basis_share_text(c.bill)
+
+
+# --- memory per GPU (issue 22): one name and one value in ``dpu-designer run``, the app's Engine
+# results and the report
+MEMORY_PER_GPU = "memory per GPU"
+GPU_MEMORY = "GPU memory"
+FITS = "fits in GPU memory"
+
+
+def _field(result: Any, name: str) -> Any:
+    """A field of a ``Result`` or of its JSON (``Result.to_json()``)."""
+    return result.get(name) if isinstance(result, dict) else getattr(result, name, None)
+
+
+def memory_part_name(key: str) -> str:
+    """A key of ``Result.memory_parts_GB`` as every view names it ("output_layer" -> "output layer")."""
+    return key.replace("_", " ")
+
+
+def memory_parts_shown(result: Any) -> list[tuple[str, float]]:
+    """The parts of the estimate a view prints, (key, GB), in the JSON's order: those that read
+    above 0 at the one precision (``services.style.FIGURE_FORMAT["GB"]``)."""
+    from designer.services.style import figure
+
+    parts = _field(result, "memory_parts_GB") or {}
+    return [(k, v) for k, v in parts.items() if figure("GB", v) not in ("0.0", "–")]
+
+
+def fits_text(result: Any) -> str:
+    """Whether the estimate fits the GPU's memory, in words: "yes", "no: 12.3 GB over" (at the
+    one precision of both figures), "–" when either is unknown."""
+    from designer.services.style import figure, shown_value
+
+    need, have = shown_value("GB", _field(result, "memory_per_gpu_GB")), \
+        shown_value("GB", _field(result, "gpu_memory_GB"))
+    if need is None or not have:
+        return "–"
+    return "yes" if need <= have else f"no: {figure('GB', need - have)} GB over"
+
+
+def activations_text(result: Any) -> str:
+    """How the activations part is counted (``Result.memory_activations``), as ``run`` prints it
+    under the memory line; "" when it is not known."""
+    acts = _field(result, "memory_activations") or {}
+    if not acts:
+        return ""
+    return (f"activations of {acts['kept_layers']} layers x {acts['in_flight']:.3g} micro-batches "
+            f"in flight, recompute {acts['recompute']}")
+
+
+def memory_rows(result: Any) -> list[tuple[str, str, str, bool]]:
+    """The memory rows every table shows: (name, value, what it is, indented): memory per GPU
+    (GB), its parts (:func:`memory_parts_shown`), the GPU's memory (``Result.gpu_memory_GB``) and
+    whether the estimate fits (:func:`fits_text`); [] when the estimate is not known (no
+    parameters)."""
+    from designer.services.style import figure
+
+    total = _field(result, "memory_per_gpu_GB")
+    if total is None:
+        return []
+    rows = [(f"{MEMORY_PER_GPU} (GB)", figure("GB", total),
+             "estimated peak per GPU (busiest pipeline stage): the sum of its parts below "
+             "(workload.memory_parts; Megatron-LM's estimator)", False)]
+    rows += [(memory_part_name(k), figure("GB", v), f"memory_parts_GB.{k}", True)
+             for k, v in memory_parts_shown(result)]
+    cap = _field(result, "gpu_memory_GB")
+    rows.append((f"{GPU_MEMORY} (GB)", figure("GB", cap),
+                 "the GPU's capacity: the catalog's memory_GB as vendors quote it, in GiB, "
+                 "counted in GB of 10^9 bytes like the estimate", False))
+    rows.append((FITS, fits_text(result), "the estimate against the GPU's memory", False))
+    return rows
+
+
+def optimizer_offload_text(o: dict) -> str:
+    """``Result.optimizer_offload`` in words, under the CPU optimizer step's row (``run``; the
+    app's tip of that row): its three parts and whether they run one after the other or
+    pipelined."""
+    how = "pipelined" if o["overlapped"] else "one after the other"
+    return (f"gradients to host {o['d2h_s']:.3f} s, Adam on the host {o['cpu_step_s']:.3f} s, weights back "
+            f"{o['h2d_s']:.3f} s ({how}; {o['params'] / 1e6:,.0f}M parameters, host link "
+            f"{o['host_link_GBps']:.3g} GB/s, host memory {o['host_memory_GBps']:.3g} GB/s per GPU)")

@@ -36,6 +36,11 @@ BREAKDOWN_REMEDY = {
                  "the slowest worker is closer to the mean.",
     "checkpoint": "Checkpoint less often (longer interval), write checkpoints asynchronously, or "
                   "add storage write bandwidth.",
+    "activation_offload": "Offload fewer layers (workload offload_layers), recompute instead, or a "
+                          "GPU with a faster host link (NVLink-C2C on GB200/GB300).",
+    "optimizer_offload": "Overlap the copies with the CPU step (overlap_cpu_optimizer_d2h_h2d), "
+                         "offload a smaller share (optimizer_offload_fraction), shard the optimizer "
+                         "over more ranks, or hosts with more memory bandwidth per GPU.",
 }
 
 #: who owns an adapter engine in the engine's sentences (``designer.engine.resources._explain``:

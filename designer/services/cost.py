@@ -260,11 +260,11 @@ class Bill:
 
     def by_basis(self) -> dict[str, float]:
         """CapEx by how its prices are known (how much of the total rests on assumptions)."""
-        out: Counter[str] = Counter()
+        out: dict[str, float] = {}
         for line in self.lines:
             if line.total_USD:
-                out[line.basis] += line.total_USD
-        return dict(out)
+                out[line.basis] = out.get(line.basis, 0.0) + line.total_USD
+        return out
 
 
 _CATEGORY = {"gpu_server": "GPU servers", "gpu": "GPUs", "cpu": "CPUs", "dpu": "DPUs", "nic": "NICs",
@@ -324,7 +324,8 @@ def bill(design: Any, catalog: Any, book: PriceBook | None = None) -> Bill:
 def own_price(props: dict[str, Any] | None) -> Price | None:
     """A component's own price (its ``price_USD`` property, with ``price_date`` and
     ``price_source``), or None when it has none."""
-    usd = _number((props or {}).get("price_USD"))
+    props = props or {}
+    usd = _number(props.get("price_USD"))
     if usd is None:
         return None
     source = str(props.get("price_source") or "").strip() or "the component's price_USD property"

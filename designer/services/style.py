@@ -14,10 +14,10 @@ SCENARIO_COLOR = {"host": "#E69F00", "smartnic": "#009E73", "dpu": "#0072B2"}
 SCENARIO_LABEL = {"host": "host-managed", "smartnic": "SmartNIC-offloaded", "dpu": "DPU-offloaded"}
 #: a scenario's short name, where a column has little room (the report's comparison, the sweep table)
 SCENARIO_SHORT = {"host": "Host", "smartnic": "SmartNIC", "dpu": "DPU"}
-#: colour per breakdown part (Okabe-Ito, then two of Paul Tol's muted colours): one per key of
+#: colour per breakdown part (Okabe-Ito, then four of Paul Tol's muted colours): one per key of
 #: ``designer.engine.result.BREAKDOWN_KEYS``, so a part keeps its colour from run to run
 BREAKDOWN_COLORS = ("#0072B2", "#E69F00", "#009E73", "#332288", "#88CCEE", "#CC79A7", "#56B4E9",
-                    "#D55E00", "#F0E442", "#999999", "#882255", "#44AA99")
+                    "#D55E00", "#F0E442", "#999999", "#882255", "#44AA99", "#117733", "#DDCC77")
 
 
 # --- one precision per fact ------------------------------------------------------------------
@@ -35,7 +35,7 @@ FIGURE_FORMAT = {
     "tokens_per_s": ("{:,.0f}", "tokens/s"),
     "MWh": ("{:,.1f}", "MWh"),            #: energy of the run
     "kW": ("{:,.1f}", "kW"),              #: cluster power
-    "GB": ("{:,.1f}", "GB"),              #: memory per GPU
+    "GB": ("{:,.1f}", "GB"),              #: memory per GPU, its parts and the GPU's capacity (10^9 bytes)
 }
 
 
@@ -87,7 +87,8 @@ PART_LABEL = {"compute": "Compute", "tp_comm": "TP communication", "pp_comm": "P
               "cp_comm": "CP ring exchange", "ep_comm": "EP all-to-all",
               "dp_exposed": "Exposed DP communication", "bubble": "Pipeline bubble",
               "host_cpu_slowdown": "Host CPU over capacity", "dpu_slowdown": "Adapter over capacity",
-              "data_stall": "Data stall", "straggler": "Stragglers", "checkpoint": "Checkpoints"}
+              "data_stall": "Data stall", "straggler": "Stragglers", "checkpoint": "Checkpoints",
+              "activation_offload": "Activation offload", "optimizer_offload": "CPU optimizer step"}
 
 
 def part_label(key: str) -> str:

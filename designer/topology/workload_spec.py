@@ -134,6 +134,19 @@ class WorkloadSpec:
     #: as NeMo's Nemotron-4 340B performance recipe sets it (nemo/collections/llm/recipes/
     #: nemotron4_340b.py ``pretrain_performance_optimizations``: ``grad_reduce_in_fp32 = False``)
     grad_reduce_in_fp32: bool = True
+    #: the optimizer runs on the host CPU (Megatron-Core ``--optimizer-cpu-offload``,
+    #: megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py ``HybridDeviceOptimizer``): the
+    #: fp32 master weights and Adam moments of ``optimizer_offload_fraction`` of the GPU's shard live
+    #: in host memory; every step copies their gradients to the host, runs Adam on the CPU and copies
+    #: the updated weights back (``workload.optimizer_offload_s``, the breakdown's optimizer_offload)
+    optimizer_cpu_offload: bool = False
+    #: share of the shard's parameters whose optimizer goes to the host (``--optimizer-offload-fraction``,
+    #: Megatron's default 1.0); 0..1, used only with ``optimizer_cpu_offload``
+    optimizer_offload_fraction: float = 1.0
+    #: the gradient copies, the CPU step and the weight copies run concurrently, parameter by parameter
+    #: (``--overlap-cpu-optimizer-d2h-h2d``: one CPU optimizer per parameter and a copy stream each
+    #: way); false (Megatron's default): one after the other
+    overlap_cpu_optimizer_d2h_h2d: bool = False
     #: the loss is Megatron's vocab-parallel cross-entropy, computed in place on one fp32 copy of
     #: the logits (megatron/core/tensor_parallel/cross_entropy.py; its estimator's 4·s·b·V/t); false:
     #: PyTorch's cross-entropy on the logits cast to fp32 (torchtitan: the model returns
