@@ -124,3 +124,18 @@ def test_a_management_switch_cut_off_from_the_rest_is_a_warning(tmp_path, capsys
     assert main(["validate", str(path)]) == 0  # warnings only
     out = capsys.readouterr().out
     assert f"warning: {rack}: management switch not linked to" in out and "Traceback" not in out
+
+
+@pytest.mark.parametrize("param, close", [("global_bach", "global_batch"), ("scenario.tenant", "tenants"),
+                                          ("bogus", None)])
+def test_an_unknown_sweep_parameter_is_one_short_line(param, close, capsys):
+    """'--param bogus' printed every workload and scenario name (1,100 characters, non-numeric
+    scenario settings among them): now close matches and where the list is."""
+    from designer.paths import resources_dir
+
+    example = resources_dir() / "examples" / "example.json"
+    assert main(["sweep", str(example), "--param", param, "--values", "1,2"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: --param {param}: ") and "\n" not in err and len(err) < 200
+    assert "--list" in err and "Traceback" not in err
+    assert (f"did you mean {close}?" in err) if close else "did you mean" not in err
