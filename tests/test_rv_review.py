@@ -139,3 +139,57 @@ def test_an_unknown_sweep_parameter_is_one_short_line(param, close, capsys):
     assert err.startswith(f"error: --param {param}: ") and "\n" not in err and len(err) < 200
     assert "--list" in err and "Traceback" not in err
     assert (f"did you mean {close}?" in err) if close else "did you mean" not in err
+
+
+def _sweep_dialog(qtbot):
+    from designer.gui.sweepdialog import SweepDialog
+    from designer.paths import resources_dir
+    from designer.topology.catalog import load_catalog
+
+    dlg = SweepDialog(load_catalog())
+    qtbot.addWidget(dlg)
+    dlg.workers = 1
+    dlg.set_design(fileformat.load(resources_dir() / "examples" / "example.json"))
+    return dlg
+
+
+def test_sweep_dialog_key_under_the_plots_and_the_table_at_one_precision(qtbot):
+    """A grid's six curve names were a key inside each plot covering the curves; the table gave
+    days as 287.06 where run, compare, the app and the CLI sweep print 287.1."""
+    from designer.services.style import figure
+
+    dlg = _sweep_dialog(qtbot)
+    dlg.param.setCurrentText("servers")
+    dlg.values.setText("8")
+    dlg.param2.setCurrentText("scenario.tenants")
+    dlg.values2.setText("1,2")
+    dlg.start()
+    qtbot.waitUntil(lambda: dlg.status.text().startswith("Done"), timeout=120_000)
+    plot = dlg.plot
+    dlg.resize(900, 700)
+    dlg.show()
+    qtbot.waitExposed(dlg)
+    qtbot.waitUntil(lambda: plot.legend.pos().y() > 0, timeout=5000)  # laid out below the plots
+    assert plot.days.legend is None and plot.mfu.legend is None  # no key inside a plot
+    names = [label.text for _, label in plot.legend.items]
+    assert len(names) == 6 and "DPU-offloaded, scenario.tenants = 2" in names
+    plot_rect = plot.days.vb.sceneBoundingRect()
+    assert not plot.legend.sceneBoundingRect().intersects(plot_rect)
+    row = dlg.result.rows[0]
+    heads = [plot.table.horizontalHeaderItem(c).text() for c in range(plot.table.columnCount())]
+    days = plot.table.item(0, heads.index("host-managed days")).text()
+    assert days == figure("days", row["host"]["training_time_days"]) and days.count(".") == 1
+    assert len(days.split(".")[1]) == 1
+    dlg.cancel(wait=True)
+
+
+def test_sweep_dialog_error_in_the_dialogs_words(qtbot):
+    dlg = _sweep_dialog(qtbot)
+    dlg.param.setCurrentText("global_bach")
+    dlg.values.setText("1,2")
+    dlg.start()
+    qtbot.waitUntil(lambda: dlg.status.text().startswith("Error"), timeout=60_000)
+    text = dlg.status.text()
+    assert "did you mean global_batch?" in text and "the Parameter list offers" in text
+    assert "--list" not in text and "sweep:" not in text and "--param" not in text
+    dlg.cancel(wait=True)
