@@ -193,3 +193,26 @@ def test_sweep_dialog_error_in_the_dialogs_words(qtbot):
     assert "did you mean global_batch?" in text and "the Parameter list offers" in text
     assert "--list" not in text and "sweep:" not in text and "--param" not in text
     dlg.cancel(wait=True)
+
+
+@pytest.mark.parametrize("field, text, want", [
+    ("oversub", "0.5", "Cannot search: Oversubscription: values must be 1 or more"),
+    ("oversub", "1,x", "Cannot search: Oversubscription: '1,x': write numbers like 1, 2"),
+    ("servers", "nope", "Cannot search: Server models: nope: not a catalog server"),
+    ("out", "x.xlsx", "e.g. points.csv")])
+def test_optimize_dialog_refuses_what_the_cli_refuses_in_its_words(qtbot, tmp_path, field, text, want):
+    """The dialog ran a search at oversubscription 0.5 (the CLI refuses it), took '1,x' for 'no
+    oversubscription chosen', and said '--server-models nope' and 'e.g. Write every design to
+    points.csv'."""
+    from designer.gui.optimize_dialog import OptimizeDialog
+
+    w = open_window(qtbot)
+    dlg = OptimizeDialog(w)
+    qtbot.addWidget(dlg)
+    dlg.workers.setValue(1)
+    getattr(dlg, field).setText(str(tmp_path / text) if field == "out" else text)
+    dlg.start()
+    status = dlg.status.text()
+    assert want in status and "--" not in status and dlg.search_button.isEnabled()
+    assert not dlg.is_running()
+    dlg.cancel(wait=True)
