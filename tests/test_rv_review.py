@@ -216,3 +216,23 @@ def test_optimize_dialog_refuses_what_the_cli_refuses_in_its_words(qtbot, tmp_pa
     assert want in status and "--" not in status and dlg.search_button.isEnabled()
     assert not dlg.is_running()
     dlg.cancel(wait=True)
+
+
+def test_optimize_dialog_cancel_keeps_the_front_found_so_far(qtbot):
+    """Cancel after some designs had run left the table empty and the chart as last redrawn
+    (up to a second old): nothing of the finished designs to open."""
+    from designer.gui.optimize_dialog import OptimizeDialog
+
+    w = open_window(qtbot)
+    dlg = OptimizeDialog(w)
+    qtbot.addWidget(dlg)
+    dlg.workers.setValue(1)
+    dlg.gpus.setValue(64)
+    dlg.start()
+    qtbot.waitUntil(lambda: dlg.chart.count >= 2, timeout=120_000)
+    dlg.cancel()
+    assert dlg.status.text().startswith("Cancel")
+    front = dlg.chart.front.rows
+    assert front and dlg.table.rowCount() == len(front)
+    assert len(dlg.scatter["front"].getData()[0]) == len(front)
+    dlg.cancel(wait=True)

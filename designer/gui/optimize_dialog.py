@@ -270,6 +270,9 @@ class OptimizeDialog(SearchDialog, QDialog):
     def cancel(self, wait: bool = False) -> None:
         running = self.is_running()
         super().cancel(wait)
+        if running:  # what the designs finished so far give: the chart and the front to pick from
+            self._draw()
+            self._fill(self.chart.front.rows)
         if running and self._file is not None:
             self.status.setText(f"Cancelled: {self._file[0]} keeps the designs finished (in search order; "
                                 "the count follows once the points running have finished)")
