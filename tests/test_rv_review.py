@@ -236,3 +236,12 @@ def test_optimize_dialog_cancel_keeps_the_front_found_so_far(qtbot):
     assert front and dlg.table.rowCount() == len(front)
     assert len(dlg.scatter["front"].getData()[0]) == len(front)
     dlg.cancel(wait=True)
+
+
+def test_run_prints_the_token_budget_as_the_report_does(capsys):
+    """run said '(1.5e+13 tokens)', the report 'Training tokens 15,000,000,000,000'."""
+    from designer.paths import resources_dir
+
+    assert main(["run", str(resources_dir() / "examples" / "example.json")]) == 0
+    (line,) = [l for l in capsys.readouterr().out.splitlines() if l.startswith("training time")]
+    assert "(15,000,000,000,000 tokens)" in line and "e+" not in line
