@@ -245,3 +245,16 @@ def test_run_prints_the_token_budget_as_the_report_does(capsys):
     assert main(["run", str(resources_dir() / "examples" / "example.json")]) == 0
     (line,) = [l for l in capsys.readouterr().out.splitlines() if l.startswith("training time")]
     assert "(15,000,000,000,000 tokens)" in line and "e+" not in line
+
+
+def test_timeline_counts_named_and_separated_as_the_report():
+    """The app's Timelines table said 'Checkpoints 6722' (the report: 'Checkpoints written
+    6,722'; 'Checkpoints' alone is the iteration's part in seconds in Engine results)."""
+    from types import SimpleNamespace
+
+    from designer.gui.runview import _SUMMARY_ROWS
+
+    rows = dict(_SUMMARY_ROWS)
+    s = SimpleNamespace(failures=1234, checkpoints=6722)
+    assert rows["Checkpoints written"](s) == "6,722" and rows["Failures"](s) == "1,234"
+    assert "Checkpoints" not in rows

@@ -51,8 +51,9 @@ _SUMMARY_ROWS = ((TIMELINE_DAYS, lambda s: f"{s.training_time_days:,.1f}" if s.f
                   else f"> {s.training_time_days:,.0f} (does not finish)"),
                  ("Goodput", lambda s: f"{100 * s.goodput:.1f}%"),
                  (TIMELINE_ITERATION, lambda s: figure("seconds", s.mean_iteration_s)),
-                 ("Failures", lambda s: f"{s.failures}"),
-                 ("Checkpoints", lambda s: f"{s.checkpoints}"),
+                 ("Failures", lambda s: f"{s.failures:,}"),
+                 # the report's name; 'Checkpoints' alone is the iteration's part in seconds
+                 ("Checkpoints written", lambda s: f"{s.checkpoints:,}"),
                  ("Lost work (h)", lambda s: f"{s.time_s['lost'] / 3600:.1f}"))
 _SUMMARY_TIPS = {
     TIMELINE_DAYS: "the whole run played out with jitter, data stalls, checkpoints and failures; "
