@@ -758,6 +758,10 @@ def _costs(data: ReportData) -> str:
     if share:
         out.append(para(f"CapEx {share} (the basis of each line's price); the more of it rests on "
                         "assumed prices, the less the totals below are worth."))
+    from designer.services.cost import management_text
+
+    if management_text(bill):
+        out.append(para(f"CapEx {management_text(bill)}."))
     if bill.missing:
         out.append(para("Not priced (left out of the CapEx): " + ", ".join(bill.missing) + "."))
     out += ["<h2>Site figures of the TCO</h2>",

@@ -248,6 +248,10 @@ class Bill:
     racks: int
     servers: int
     gpus: int
+    #: the management network's part of the bill (``designer.topology.management``): its
+    #: switches, the cables with an end on one, and what those cost at the bill's prices (their
+    #: transceivers stay on the Transceivers lines); (0, 0, 0.0) without a management network
+    management: tuple[int, int, float] = (0, 0, 0.0)
 
     @property
     def capex_USD(self) -> float:
@@ -318,7 +322,31 @@ def bill(design: Any, catalog: Any, book: PriceBook | None = None) -> Bill:
         lines.append(_line("Transceivers", f"{otype} {speed:g}G", f"{otype} transceiver, {speed:g} Gb/s", n,
                            book.transceiver(otype, speed)))
     servers = sum(1 for _ in design.topology.servers())
-    return Bill(tuple(lines), bom.power_kW, bom.rack_U, bom.racks, servers, bom.count("gpu"))
+    return Bill(tuple(lines), bom.power_kW, bom.rack_U, bom.racks, servers, bom.count("gpu"),
+                _management(design, catalog, book))
+
+
+def _management(design: Any, catalog: Any, book: PriceBook) -> tuple[int, int, float]:
+    """:attr:`Bill.management`: the management switches at their bill price (their own
+    ``price_USD`` where they have one, else the book's), and the cables with an end on one at
+    the book's cable price (``services.cabling.cables``, the cabling plan's cables)."""
+    from designer.services.cabling import cables
+    from designer.topology.management import management_ids
+
+    ids = management_ids(design.topology)
+    if not ids:
+        return (0, 0, 0.0)
+    usd = 0.0
+    for i in ids:
+        comp = design.topology.components[i]
+        price = own_price(comp.props) or book.part("switch", comp.model)
+        usd += price.USD or 0.0
+    n = 0
+    for cable in cables(design, catalog):
+        if cable.a in ids or cable.b in ids:
+            n += 1
+            usd += book.cable(cable.type).USD or 0.0
+    return (len(ids), n, usd)
 
 
 def own_price(props: dict[str, Any] | None) -> Price | None:
@@ -616,6 +644,18 @@ def figure_rows(c: Costs) -> list[tuple[str, list[str], str]]:
         ("one training run (steady state)", [money(x.run_cost_USD) for x in m],
          "training time without failures x the TCO per hour"),
     ]
+
+
+def management_text(b: Bill) -> str:
+    """The part of the CapEx the out-of-band network takes (:attr:`Bill.management`), e.g. "of
+    which the management network $801,744 (76 switches, 1,024 cables; their transceivers under
+    Transceivers)": the sentence ``cost``, the app's Engine results and the report print; ""
+    without a management network. The sum of bill prices, no formula of its own."""
+    switches, n, usd = b.management
+    if not switches:
+        return ""
+    return (f"of which the management network {money(usd)} ({switches:,} switch{'es' if switches != 1 else ''}, "
+            f"{n:,} cable{'s' if n != 1 else ''}; their transceivers under Transceivers)")
 
 
 def basis_share_text(b: Bill) -> str:
