@@ -289,3 +289,19 @@ def test_cost_names_what_the_management_network_costs(tmp_path, capsys):
     rows = [r.label for r in engine_rows(c, cost.costs(design, catalog, c))]
     assert "CapEx " + text in rows
     assert cost.management_text(cost.bill(rail_optimized(servers=16, management="none"), catalog)) == ""
+
+
+def test_report_priced_bill_heading_count_on_one_line(tmp_path):
+    """The priced bill's 'Count' heading broke as 'Coun' / 't' (a 7 % column)."""
+    import shutil
+    import subprocess
+
+    if not shutil.which("pdftotext"):
+        pytest.skip("pdftotext not installed")
+    from designer.paths import resources_dir
+
+    out = tmp_path / "r.pdf"
+    assert main(["report", str(resources_dir() / "examples" / "example.json"), "-o", str(out)]) == 0
+    text = subprocess.run(["pdftotext", "-layout", str(out), "-"], capture_output=True, text=True).stdout
+    (head,) = [l for l in text.splitlines() if l.split()[:1] == ["Item"] and "Basis" in l]
+    assert head.split()[:3] == ["Item", "Count", "Unit"]

@@ -754,7 +754,7 @@ def _costs(data: ReportData) -> str:
                 "of 'dpu-designer compare'."),
            "<h2>Priced bill of materials</h2>",
            table(["Item", "Count", "Unit", "Total", "Basis", "Date, source"], lines,
-                 [22, 7, 11, 12, 12, 36], "lrrrll", small=True)]
+                 [21, 9, 11, 12, 11, 36], "lrrrll", small=True)]
     if share:
         out.append(para(f"CapEx {share} (the basis of each line's price); the more of it rests on "
                         "assumed prices, the less the totals below are worth."))
