@@ -225,8 +225,9 @@ def test_result_text_with_an_id_that_is_not_a_plain_string_is_json_dumps(odd):
 # -- max-min fairness over the arcs the flows cross -------------------------------------------------
 
 def _max_min_over_every_arc(routes, capacity, demand):
-    """Progressive filling as written before the rounds were limited to the crossed arcs: every
-    pass over all arcs (the reference the compact rounds must equal bit for bit)."""
+    """Progressive filling as written before the rounds were limited to the crossed arcs and took
+    independent events together: one common step per round, every pass over all arcs (the
+    reference the batched rounds must agree with to rounding, in no more rounds)."""
     nf, na = len(demand), len(capacity)
     rate = np.zeros(nf)
     remaining = capacity.astype(float).copy()
@@ -272,7 +273,9 @@ def test_max_min_rates_are_those_of_rounds_over_every_arc(seed):
     demand = np.where(rng.random(nf) < 0.6, np.inf, rng.choice([0.0, 1.0, 7.5, 30.0], nf))
     sol = net.max_min(routes, capacity, demand)
     rate, it = _max_min_over_every_arc(routes, capacity, demand)
-    assert sol.rate_GBps.tolist() == rate.tolist() and sol.iterations == it
+    # a rate is now its arc's level (c - F) / S, not a sum of steps: equal to rounding
+    assert sol.rate_GBps.tolist() == pytest.approx(rate.tolist(), rel=1e-13, abs=1e-13)
+    assert 1 <= sol.iterations <= it or not (routes.routed & (demand > 0)).any()
     util = sol.arc_utilization
     assert util.tolist() == np.divide(sol.arc_load_GBps, capacity, out=np.zeros(na), where=capacity > 0).tolist()
     with pytest.raises(ValueError):

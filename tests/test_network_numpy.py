@@ -155,6 +155,82 @@ def test_max_min_is_progressive_filling(seed):
     assert all(l <= c * (1 + 1e-9) for l, c in zip(load, cap))
 
 
+def _routes_of(paths: list[list[tuple[int, float]]]) -> net.Routes:
+    flow = np.array([f for f, p in enumerate(paths) for _ in p], dtype=np.int64)
+    arc = np.array([a for p in paths for a, _ in p], dtype=np.int64)
+    share = np.array([s for p in paths for _, s in p])
+    return net.Routes(flow, arc, share, np.array([bool(p) for p in paths]), np.array([len(p) for p in paths]))
+
+
+def _levels(rates, tol=1e-9) -> int:
+    """How many distinct levels (saturation or demand events) the rates hold, to ``tol``."""
+    r = np.sort(np.asarray([x for x in rates if x > 0]))
+    return int(len(r) and 1 + np.sum(np.diff(r) > tol * np.maximum(r[1:], 1.0)))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_max_min_with_many_distinct_demand_caps_is_progressive_filling(seed):
+    """Demand caps of many distinct levels (every capped flow its own) among elastic flows, over
+    ECMP-like paths (up, across one of several spines, down): the batched rounds give the rates of
+    filling one event at a time, in no more rounds than there are distinct levels."""
+    rng = random.Random(1000 + seed)
+    leaves, spines = rng.randint(2, 5), rng.randint(1, 4)
+    # arcs: leaf l -> spine s at l * spines + s, spine s -> leaf l after them; then a host arc per flow
+    na_fabric = 2 * leaves * spines
+    nf = rng.randint(20, 120)
+    paths, cap = [], [rng.choice([25.0, 50.0, 100.0]) for _ in range(na_fabric)]
+    for f in range(nf):
+        a, b, s = rng.randrange(leaves), rng.randrange(leaves), rng.randrange(spines)
+        own = len(cap)
+        cap.append(rng.choice([12.5, 25.0, 50.0]))  # the flow's NIC
+        p = [(own, 1.0)]
+        if a != b:
+            p += [(a * spines + s, 1.0), (leaves * spines + b * spines + s, 1.0)]
+        paths.append(p)
+    demand = [rng.choice([np.inf, rng.uniform(0.05, 30.0)]) for _ in range(nf)]
+    want = _progressive_filling(paths, cap, demand)
+    sol = net.max_min(_routes_of(paths), np.array(cap), np.array(demand))
+    assert sol.rate_GBps.tolist() == pytest.approx(want, rel=1e-12, abs=1e-12)
+    assert all(r <= d * (1 + 1e-12) for r, d in zip(sol.rate_GBps, demand))
+    assert np.all(sol.arc_load_GBps <= np.array(cap) * (1 + 1e-9))
+    assert 1 <= sol.iterations <= _levels(want)
+
+
+def test_max_min_takes_saturations_on_arcs_sharing_no_flow_in_one_round():
+    """K arcs, arc k alone carrying k + 1 flows: K distinct levels (filling one event at a time
+    takes K steps), but no flow of one arc crosses another, so every arc is final at once."""
+    K = 40
+    paths = [[(k, 1.0)] for k in range(K) for _ in range(k + 1)]
+    sol = net.max_min(_routes_of(paths), np.full(K, 100.0), np.full(len(paths), np.inf))
+    assert sol.iterations == 1
+    assert sol.rate_GBps.tolist() == [100.0 / (k + 1) for k in range(K) for _ in range(k + 1)]
+
+
+def test_max_min_takes_demands_met_below_every_level_in_one_round():
+    """1,000 flows of distinct demands on one arc with room for all: each meets its demand in the
+    first round (filling one event at a time: 1,000 steps)."""
+    n = 1000
+    demand = np.arange(1, n + 1) / 8.0
+    sol = net.max_min(_routes_of([[(0, 1.0)]] * n), np.array([1e6]), demand)
+    assert sol.iterations == 1 and sol.rate_GBps.tolist() == demand.tolist()
+
+
+@pytest.mark.parametrize("K", [1, 2, 5, 12])
+def test_max_min_rounds_follow_a_chain_of_saturations(K):
+    """A chain where each arc's level waits for the arc before it: flow 0 on arc 0, flow k
+    (1 <= k < K) on arcs k - 1 and k, flow K on arc K - 1. Arc 0 (capacity 1) fills first, at
+    1/2; then arc k's other flow k + 1 gets what flow k left: capacities 1, 2.5, 5, 7, ... (2k + 1)
+    give rates 1/2, 1/2, 2, 3, ..., K, each arc's level above the one before while its first flow
+    grows (k + 1/2 > k). K arcs, K levels, K rounds: the bound (rounds <= levels) is tight."""
+    paths = [[(0, 1.0)]] + [[(k - 1, 1.0), (k, 1.0)] for k in range(1, K)] + [[(K - 1, 1.0)]]
+    cap = [1.0, 2.5, *(2.0 * k + 1 for k in range(2, K))][:K]
+    sol = net.max_min(_routes_of(paths), np.array(cap), np.full(K + 1, np.inf))
+    want = _progressive_filling(paths, cap, [np.inf] * (K + 1))
+    assert sol.rate_GBps.tolist() == pytest.approx(want, rel=1e-12)
+    assert sol.rate_GBps.tolist() == [0.5, 0.5, *map(float, range(2, K + 1))]
+    assert _levels(want) == K and sol.iterations == K
+
+
 def test_the_engine_imports_no_scipy():
     code = "import sys; from designer.engine import pipeline; print(any(m.startswith('scipy') for m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -260,37 +260,6 @@ def test_timeline_counts_named_and_separated_as_the_report():
     assert "Checkpoints" not in rows
 
 
-def test_cost_names_what_the_management_network_costs(tmp_path, capsys):
-    """The management switches were 'Switches sn2201/sn2700' among the fabric's, their RJ45
-    cables one more cable line: nothing said what the management network adds to the CapEx."""
-    from designer.engine.compare import compare
-    from designer.gui.runview import engine_rows
-    from designer.services import cost
-    from designer.services.cabling import cables
-    from designer.topology.catalog import load_catalog
-
-    catalog = load_catalog()
-    design = rail_optimized(servers=16, management="oob")
-    book = cost.price_book(design, catalog)
-    ids = management_ids(design.topology)
-    want = sum(book.part("switch", design.topology.components[i].model).USD for i in ids)
-    mine = [c for c in cables(design, catalog) if c.a in ids or c.b in ids]
-    want += sum(book.cable(c.type).USD for c in mine)
-    b = cost.bill(design, catalog)
-    assert b.management == (len(ids), len(mine), pytest.approx(want)) and 0 < want < b.capex_USD
-    text = cost.management_text(b)
-    assert text == (f"of which the management network {cost.money(want)} ({len(ids)} switches, "
-                    f"{len(mine):,} cables; their transceivers under Transceivers)")
-    path = tmp_path / "d.json"
-    fileformat.save(design, path)
-    assert main(["cost", str(path)]) == 0
-    assert "  " + text in capsys.readouterr().out.splitlines()
-    c = compare(design, catalog)
-    rows = [r.label for r in engine_rows(c, cost.costs(design, catalog, c))]
-    assert "CapEx " + text in rows
-    assert cost.management_text(cost.bill(rail_optimized(servers=16, management="none"), catalog)) == ""
-
-
 def test_report_priced_bill_heading_count_on_one_line(tmp_path):
     """The priced bill's 'Count' heading broke as 'Coun' / 't' (a 7 % column)."""
     import shutil

@@ -140,7 +140,7 @@ def format_costs(c, bill: bool = True, site: bool | None = None) -> str:
     the modes' figures and paybacks only (``compare`` prints them under its own table); ``site``
     (default: with the bill) the site figures of the TCO."""
     from designer.engine.compare import LABEL
-    from designer.services.cost import basis_share_text, figure_rows, management_text, money, payback_lines
+    from designer.services.cost import basis_share_text, figure_rows, money, payback_lines
 
     site = bill if site is None else site
     if not bill:
@@ -153,10 +153,10 @@ def format_costs(c, bill: bool = True, site: bool | None = None) -> str:
     lines.append(f"{'CapEx (as drawn)':<64}{money(c.bill.capex_USD):>14}")
     if c.bill.capex_USD:
         lines.append("  " + basis_share_text(c.bill))
-    if management_text(c.bill):
-        lines.append("  " + management_text(c.bill))
     if c.bill.missing:
         lines.append("  not priced (left out): " + ", ".join(c.bill.missing))
+    if c.management is not None and c.management.switches:
+        lines.append(c.management.text())
     lines += [""] + (_site_lines(c) if site else [])
     return "\n".join(_mode_lines(c, LABEL, figure_rows, money, payback_lines, lines + [""]))
 

@@ -1,4 +1,7 @@
-"""``dpu-designer validate FILE [--json]``: check a design file and its design rules.
+"""``dpu-designer validate FILE [--json]``: check a design file, its design rules and its own cost
+figures (``meta.costs``: the price and site overrides; a figure that is not a finite number of 0 or
+more, out of range, or under an unknown key is an error of code ``costs`` naming the key; a price
+of a model the catalog lacks a warning).
 
 ``FILE`` ``-`` reads the design from standard input. Exit 0: no errors (warnings are printed); 1:
 the design breaks rules (each printed); 2: the file cannot be read (one line:
@@ -39,13 +42,25 @@ def problems_json(problems) -> list[dict]:
             for p in problems]
 
 
+def cost_problems(design) -> list:
+    """The design's own cost figures (``meta.costs``) checked (``services.cost.meta_costs_problems``),
+    as problems of code ``costs``, errors first."""
+    from designer.services.cost import meta_costs_problems
+    from designer.topology.catalog import load_catalog
+    from designer.topology.validation import Problem
+
+    found = [Problem(sev, "costs", f"{path}: {what}", hint)
+             for sev, path, what, hint in meta_costs_problems(design.meta, load_catalog())]
+    return sorted(found, key=lambda p: p.severity != "error")
+
+
 def run(args: argparse.Namespace) -> int:
     from designer.commands.run import load_design
     from designer.topology.management import switches_text
     from designer.topology.validation import validate
 
     design = load_design(args.file)
-    problems = validate(design)
+    problems = sorted(validate(design) + cost_problems(design), key=lambda p: p.severity != "error")
     errors = sum(p.severity == "error" for p in problems)
     topo = design.topology
     from designer.safeio import is_stdin

@@ -40,8 +40,9 @@ def _network_reason(label: str, info: dict, fab: net.Fabric, topo, phase) -> str
         sib = fab.out_arc[fab.out_ptr[s]:fab.out_ptr[s + 1]]
         sib = sib[fab.is_switch[fab.arc_dst[sib]]]
         ratio = _oversubscription(fab, topo, s)
-        if len(sib) > 1 and util[sib].min() < 0.5 * util[arc]:
-            idle = int((util[sib] < 0.5 * util[arc]).sum())
+        half = 0.5 * util[arc] * (1.0 + net.UTIL_TIE)  # half used counts, give or take rounding
+        if len(sib) > 1 and util[sib].min() <= half:
+            idle = int((util[sib] <= half).sum())
             return (f"ECMP hash collisions on {a} uplinks ({idle} of {len(sib)} idle or half used) "
                     f"limit {label} to {pct:.0f}% of NIC line rate; adaptive routing would spread them")
         if ratio > 1.0 + 1e-6:

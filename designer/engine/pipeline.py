@@ -925,7 +925,9 @@ def _resource_terms(rep) -> dict[str, float]:
 def _link_results(fab: net.Fabric, topo, phases: dict[str, _Phase]) -> LinkResults:
     """Each link's busier direction, highest over the phases (capped at 1), and that phase
     (the first one on a tie; "" when no phase loads it). Arc i and arc i + links are the two
-    directions of link i (``network.fabric_of``)."""
+    directions of link i (``network.fabric_of``). A tie is utilizations within ``network.UTIL_TIE`` of
+    each other (relative): two phases that both fill a link read 1 give or take rounding (a rate
+    is worked out as ``(c - F) / S`` by ``network.max_min``), which must not pick the phase."""
     nl = len(fab.link_ids)
     best = np.zeros(nl)
     where = np.zeros(nl, dtype=np.int64)  # 0: no phase, k: the k-th phase
@@ -933,7 +935,7 @@ def _link_results(fab: net.Fabric, topo, phases: dict[str, _Phase]) -> LinkResul
     for name, ph in phases.items():
         util = ph.solved()[1].arc_utilization
         per_link = np.maximum(np.maximum(0.0, util[:nl]), util[nl:])
-        better = per_link > best
+        better = per_link > best * (1.0 + net.UTIL_TIE)
         best[better] = per_link[better]
         names.append(name)
         where[better] = len(names) - 1

@@ -20,7 +20,7 @@ from PySide6.QtGui import QColor, QImage, QPainter, QPen, QRegion, QTransform
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
 from designer.gcpause import paused
-from designer.gui.items import (BOTTLENECK, MEDIUM_COLOR, SELECT, SEVERITY_COLOR, UTIL_COLORS,
+from designer.gui.items import (BOTTLENECK, MANAGEMENT_COLOR, MEDIUM_COLOR, SELECT, SEVERITY_COLOR, UTIL_COLORS,
                                 _cosmetic)
 from designer.topology.model import Link
 
@@ -46,19 +46,23 @@ def rail_color(rail: int) -> QColor:
     return RAIL_COLORS[rail % len(RAIL_COLORS)]
 
 
+#: pen key of the management network's cables and bundles
+MANAGEMENT = "management"
+
 #: the end points of a cable that is drawn nowhere yet (a link to a component without an item)
 NO_ENDS = (0.0, 0.0, 0.0, 0.0)
 
 
 class Cable:
-    """What the canvas knows of a link: the link, its two end points (scene), its marks, and its
-    rail (None: drawn in the medium's colour).
+    """What the canvas knows of a link: the link, its two end points (scene), its marks, its
+    rail (None: drawn in the medium's colour) and whether it is a management cable (``mgmt``:
+    drawn muted, "management", under the overlay too: it carries no training traffic).
 
     The end points are ``ends`` (x1, y1, x2, y2), a tuple replaced (never changed in place) when
     the cable moves, which the layer tells by identity; ``line`` is them as a QLineF, made when
     first asked for (the layer draws from its own array: a new document's 500k cables need none)."""
 
-    __slots__ = ("lid", "link", "ends", "_line", "problems", "util", "mean", "peak", "marked", "rail")
+    __slots__ = ("lid", "link", "ends", "_line", "problems", "util", "mean", "peak", "marked", "rail", "mgmt")
 
     def __init__(self, link: Link, line: QLineF | None = None,
                  ends: tuple[float, float, float, float] | None = None) -> None:
@@ -74,6 +78,7 @@ class Cable:
         self.peak: float | None = None   # and in its busiest phase, when the run gave both
         self.marked = False
         self.rail: int | None = None
+        self.mgmt = False
 
     @property
     def line(self) -> QLineF:
@@ -87,18 +92,22 @@ class Cable:
         self.ends = (line.x1(), line.y1(), line.x2(), line.y2())
 
     def base_style(self) -> str:
-        """Pen key without the overlay: the rail ("rail:3") or the medium."""
+        """Pen key without the overlay: "management", the rail ("rail:3") or the medium."""
+        if self.mgmt:
+            return MANAGEMENT
         return self.link.medium if self.rail is None else f"rail:{self.rail}"
 
     def style(self) -> str | int:
-        """Pen key: the utilization bin under the overlay, else the rail or the medium."""
-        return self.base_style() if self.util is None else util_bin(self.util)
+        """Pen key: the utilization bin under the overlay, else the rail or the medium (a
+        management cable: "management" always)."""
+        return self.base_style() if self.util is None or self.mgmt else util_bin(self.util)
 
     def tooltip(self) -> str:
         link = self.link
         lines = [f"{link.id}: {link.a} – {link.b}",
                  f"{link.medium}, {link.lanes}× {link.speed_Gbps:g} Gb/s"
-                 + (f", rail {self.rail + 1}" if self.rail is not None else "")]
+                 + (f", rail {self.rail + 1}" if self.rail is not None and not self.mgmt else "")
+                 + (", management network (no training traffic)" if self.mgmt else "")]
         if self.util is not None:
             if self.peak is not None and self.mean is not None:
                 lines.append(f"utilization {_percent(self.mean)} averaged over the iteration, "
@@ -547,6 +556,8 @@ class CableLayer(QGraphicsItem):
             return util_pen(style)
         if style.startswith("rail:"):
             return _cosmetic(rail_color(int(style[5:])), 1.0)
+        if style == MANAGEMENT:
+            return _cosmetic(MANAGEMENT_COLOR, 1.0)
         return _cosmetic(MEDIUM_COLOR.get(style, QColor("#999")), 1.0)
 
     @staticmethod

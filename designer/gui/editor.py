@@ -19,6 +19,7 @@ from designer.gui.items import DRAWN_IN_RACK, GRID, snap
 from designer.topology.design import Design
 from designer.topology.kinds import CATALOG_KIND, KIND_LABEL, field_spec
 from designer.topology.layout import layout_by_tier
+from designer.topology.management import is_management_switch
 from designer.topology.model import ATTACHABLE, RACKABLE, Component, Link, as_dict, replace_item
 from designer.topology.validation import PORTED, parent_problem
 
@@ -125,13 +126,32 @@ class Editor(QObject):
                 return port.id
         return attached[0].id
 
-    def free_ports(self, comp_id: str) -> int:
-        """Unused ports (a server's on-board port is not counted: no port figure)."""
+    def _is_mgmt_link(self, link: Link) -> bool:
+        comps = self.topo.components
+        return is_management_switch(comps.get(link.a)) or is_management_switch(comps.get(link.b))
+
+    def port_count(self, comp: Component, management: bool = False) -> int:
+        """The ports a cable can take: with ``management`` (the other end a management switch),
+        a server's ``bmc_ports`` and a DPU's ``oob_ports``; else the network ports (a switch's
+        ``ports`` and ``uplink_ports``)."""
+        fig = self.catalog.resolve(comp)
+        if management and comp.kind in ("gpu_server", "dpu"):
+            return int(fig.get("bmc_ports" if comp.kind == "gpu_server" else "oob_ports") or 0)
+        ports = int(fig.get("ports", 1) or 1)
+        return ports + int(fig.get("uplink_ports") or 0) if comp.kind == "switch" else ports
+
+    def free_ports(self, comp_id: str, management: bool = False) -> int:
+        """Unused ports (a server's on-board port is not counted: no port figure). A management
+        cable takes a server's BMC port or a DPU's OOB port (``management``), never a network port
+        (``validation``'s ``ports-exceeded`` counts them so)."""
         comp = self.topo.components[comp_id]
-        if comp.kind not in PORTED:
+        own = management and comp.kind in ("gpu_server", "dpu")
+        if comp.kind not in PORTED and not own:
             return 1 << 30
-        ports = int(self.catalog.resolve(comp).get("ports", 1) or 1)
-        return ports - sum(l.lanes for l in self.topo.links_of(comp_id))
+        links = self.topo.links_of(comp_id)
+        if comp.kind in ("gpu_server", "dpu"):
+            links = [l for l in links if self._is_mgmt_link(l) == own]
+        return self.port_count(comp, management) - sum(l.lanes for l in links)
 
     def _host(self, comp: Component) -> str:
         return comp.parent if comp.kind in ATTACHABLE and comp.parent else comp.id
@@ -150,10 +170,15 @@ class Editor(QObject):
             return (own,)
         return (own,) + tuple(m for m in ("infiniband", "ethernet") if m != own)
 
-    def _ends(self, comp_id: str) -> list[Component]:
+    def _ends(self, comp_id: str, management: bool = False) -> list[Component]:
         """The components a cable from ``comp_id`` can plug into: a server's NICs/DPUs (those
-        with a free port first; its on-board port if it has none), else the component itself."""
+        with a free port first; its on-board port if it has none), else the component itself. To
+        a management switch (``management``): a server's BMC port, then its DPUs' OOB ports."""
         comp = self.topo.components[comp_id]
+        if comp.kind == "gpu_server" and management:
+            ends = [comp] + [c for c in self.topo.attached(comp_id)
+                             if c.kind == "dpu" and self.port_count(c, True) > 0]
+            return sorted(ends, key=lambda c: self.free_ports(c.id, True) <= 0)
         if comp.kind != "gpu_server":
             return [comp]
         attached = self.topo.attached(comp_id)
@@ -175,9 +200,10 @@ class Editor(QObject):
                             "switches or storage inside it")
         options: list[Link] = []
         reasons: list[str] = []
-        for ea in self._ends(a_id):
-            for eb in self._ends(b_id):
-                reason = self._pair_problem(ea, eb)
+        mgmt = is_management_switch(a) or is_management_switch(b)
+        for ea in self._ends(a_id, mgmt):
+            for eb in self._ends(b_id, mgmt):
+                reason = self._pair_problem(ea, eb, mgmt)
                 if reason:
                     reasons.append(reason)
                     continue
@@ -191,6 +217,9 @@ class Editor(QObject):
                     continue
                 ra, rb = self.catalog.resolve(ea), self.catalog.resolve(eb)
                 speeds = [r.get("port_speed_Gbps") for r in (ra, rb) if r.get("port_speed_Gbps")]
+                if ea.kind == eb.kind == "switch":  # on uplink ports where a switch has them
+                    speeds = [max(r.get("port_speed_Gbps") or 0, r.get("uplink_speed_Gbps") or 0)
+                              for r in (ra, rb)]
                 for medium in media:
                     options.append(Link(topo.new_id("link"), ea.id, eb.id, medium=medium,
                                         speed_Gbps=float(min(speeds)) if speeds else 400.0,
@@ -199,12 +228,17 @@ class Editor(QObject):
             self.refuse(reasons[0])
         return options
 
-    def _pair_problem(self, a: Component, b: Component) -> str | None:
+    def _pair_problem(self, a: Component, b: Component, management: bool = False) -> str | None:
         if self._host(a) == self._host(b):
             return f"{a.label} and {b.label} are in the same server; connect it to a switch"
         for c in (a, b):
-            if self.free_ports(c.id) <= 0:
-                return (f"all {int(self.catalog.resolve(c).get('ports', 1) or 1)} ports of "
+            if self.free_ports(c.id, management) <= 0:
+                if management and c.kind in ("gpu_server", "dpu"):
+                    words = "BMC port" if c.kind == "gpu_server" else "OOB management port"
+                    n = self.port_count(c, True)
+                    return (f"{c.label} has no free {words} ({n} in all) for a management cable"
+                            if n else f"{c.label} has no {words}; connect its server's BMC port instead")
+                return (f"all {self.port_count(c)} ports of "
                         f"{c.label} are in use; add a NIC/DPU or use a switch with more ports")
         if b.id in self.topo.neighbors(a.id):
             return (f"{a.label} and {b.label} are already connected; raise the link's lanes "

@@ -42,6 +42,9 @@ MEDIUM_COLOR = {
     "nvlink": QColor("#a9c48c"),
     "pcie": QColor("#b5b5b5"),
 }
+#: the management network's cables (``designer.topology.management``): a muted light grey, drawn
+#: thin under the fabric's colours, since they carry no training traffic
+MANAGEMENT_COLOR = QColor("#d4d4d4")
 SEVERITY_COLOR = {"error": QColor("#d32f2f"), "warning": QColor("#f2a900")}
 #: utilization colour scale, low to high: ColorBrewer "RdYlGn" 9-class scheme, reversed (Brewer,
 #: colorbrewer2.org); its lightness peaks at the yellow middle and falls to both ends

@@ -345,11 +345,10 @@ def cost_rows(c: Any) -> list[EngineRow]:
     if share:
         rows.append(EngineRow("CapEx " + share, tip="the price basis of each line of the bill "
                               "(dpu-designer cost FILE lists them)", note=True))
-    from designer.services.cost import management_text
-
-    if management_text(c.bill):
-        rows.append(EngineRow("CapEx " + management_text(c.bill), tip="the management switches and "
-                              "their cables at the bill's prices", note=True))
+    if c.management is not None and c.management.switches:
+        text = c.management.text()
+        rows.append(EngineRow(text[0].upper() + text[1:], tip="the bill's Management lines (dpu-designer "
+                              "cost FILE lists them); it carries no training traffic", note=True))
     lines = payback_lines(c, RUN_LABEL)
     if lines:
         rows.append(EngineRow("Payback of the adapters"))

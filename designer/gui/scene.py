@@ -14,11 +14,12 @@ from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, Signal
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QToolTip
 
 from designer.gcpause import collector_paused, paused
-from designer.gui.cables import BUNDLE_SHARE, Bundle, Cable, CableLayer, util_bin
+from designer.gui.cables import BUNDLE_SHARE, MANAGEMENT, Bundle, Cable, CableLayer, util_bin
 from designer.gui.items import (BADGE_H, BADGE_W, DETAIL_LOD, DRAWN_IN_RACK, ITEM_CLASS,
                                 ComponentItem, PortItem, RackItem, ServerItem, anchor)
 from designer.topology.design import Design
 from designer.topology.layout import layout_by_tier
+from designer.topology.management import is_management_switch, management_ids
 from designer.topology.model import ChangeEvent, Component
 
 SCENE_MARGIN = 2000.0  # room to pan and to zoom about the cursor near the edges
@@ -188,6 +189,7 @@ class DesignScene(QGraphicsScene):
             cable = self.link_items.get(ev.id)
             if cable is not None:
                 cable.link = ev.new
+                cable.mgmt = self._is_management(ev.new)
                 if self.rails:
                     cable.rail = self._rail(ev.new)
                 self._place_link(cable)
@@ -241,6 +243,11 @@ class DesignScene(QGraphicsScene):
             self._relayout_children(old.parent)
         if isinstance(item, RackItem | ServerItem):
             self._relayout_children(comp.id)
+        if comp.kind == "switch" and (old.props.get("management") is True) != (new.props.get("management") is True):
+            for link in self.design.topology.links_of(comp.id):  # drawn muted, or no longer
+                if link.id in self.link_items:
+                    self.link_items[link.id].mgmt = self._is_management(link)
+            self.cables.changed()
         if self.rails and comp.kind in ("nic", "dpu") and (old.slot, old.parent) != (new.slot, new.parent):
             for link in self.design.topology.links_of(comp.id):
                 if link.id in self.link_items:
@@ -323,6 +330,7 @@ class DesignScene(QGraphicsScene):
     # ---------------------------------------------------------------- links
     def _add_link(self, link) -> None:
         cable = Cable(link)
+        cable.mgmt = self._is_management(link)
         if self.overlay is not None:
             cable.util = self.overlay.get(link.id, 0.0)
             mean = self._overlay_mean
@@ -364,7 +372,12 @@ class DesignScene(QGraphicsScene):
         xy[(a < 0) | (b < 0)] = 0.0  # an end without a box: the cable is drawn nowhere
         ends = list(zip(*xy.T.tolist()))
         fresh = not self.link_items
-        self.link_items.update(zip(ids, map(Cable, links, repeat(None), ends)))
+        made = list(map(Cable, links, repeat(None), ends))
+        managed = management_ids(self.design.topology)
+        if managed:  # management cables are drawn muted
+            for cable, link in zip(made, links):
+                cable.mgmt = link.a in managed or link.b in managed
+        self.link_items.update(zip(ids, made))
         if fresh:
             self.cables.known(ids, ends, xy)
         self.cables.changed()
@@ -473,8 +486,12 @@ class DesignScene(QGraphicsScene):
             ga, gb = groups[ga_list[n]], groups[gb_list[n]]
             line = QLineF(*ends[n])
             one_rail = rail_lo[n] == rail_hi[n] and rail_lo[n] >= 0
-            if util is not None:
-                style: str | int = util_bin(float(util[n]))
+            mgmt = cables[int(rows[first[n]])].mgmt  # a management switch is a group of its own
+            style: str | int
+            if mgmt:
+                style, one_rail = MANAGEMENT, False
+            elif util is not None:
+                style = util_bin(float(util[n]))
             elif one_rail:
                 style = f"rail:{int(rail_lo[n])}"
             else:
@@ -482,7 +499,7 @@ class DesignScene(QGraphicsScene):
             medium = cables[int(rows[first[n]])].link.medium
             rails = frozenset((int(rail_lo[n]),)) if one_rail else frozenset()
             bundle = Bundle(ga, gb, line, int(counts[n]), style, rails)
-            bundle.base_style = medium
+            bundle.base_style = MANAGEMENT if mgmt else medium
             out.append(bundle)
         #: what :meth:`bundle_styles` needs to restyle these bundles without bundling anew: the
         #: cables' ids, the rows bundled, each one's bundle (among ``uniq``) and the drawn ones
@@ -510,7 +527,7 @@ class DesignScene(QGraphicsScene):
         util = np.zeros(n_uniq)
         np.maximum.at(util, inverse, values)
         for b, u in zip(bundles, util[drawn].tolist()):
-            b.style = util_bin(u)
+            b.style = MANAGEMENT if b.base_style == MANAGEMENT else util_bin(u)
         return True
 
     # ---------------------------------------------------------------- rails
@@ -521,6 +538,11 @@ class DesignScene(QGraphicsScene):
         if comp is None or comp.kind not in ("nic", "dpu") or not comp.parent or comp.slot is None:
             return None
         return int(comp.slot)
+
+    def _is_management(self, link) -> bool:
+        """Whether ``link`` ends on a management switch (its two ends looked at only)."""
+        comps = self.design.topology.components
+        return is_management_switch(comps.get(link.a)) or is_management_switch(comps.get(link.b))
 
     def _rail(self, link) -> int | None:
         """A cable's rail: its NIC's/DPU's; a switch-to-switch cable takes the rail of the one

@@ -26,10 +26,13 @@ OPTION_LABEL = {
     "servers_per_rack": "Servers per rack", "frontend": "Front-end network",
     "frontend_switch": "Front-end switch", "name": "Design name", "k": "Switch radix (k)",
     "su_size": "Servers per SU", "rails_per_leaf": "Rails per leaf",
+    "management": "Management network", "management_switch": "Management switch",
+    "management_aggregation": "Management aggregation",
 }
 #: words of the choice options
 CHOICE_LABEL = {"separate": "own fabric", "converged": "on the compute fabric", "none": "none",
-                "ethernet": "Ethernet"}
+                "ethernet": "Ethernet", "oob": "out-of-band (BMCs, DPU OOB ports)",
+                "oob+inband": "out-of-band + in-band (front-end)"}
 #: QSettings group of the last choice
 SETTINGS_GROUP = "template_dialog"
 

@@ -444,7 +444,7 @@ def _cables(data: ReportData) -> str:
         para(f"The canvas's {counts_text(data.design.topology)}: one cable per link lane; NVLink "
              "and PCIe links inside a server are not cabled. Lengths are estimated from the rack positions on the canvas "
              "(0.6 m per rack along a row, 2.4 m between rows, overhead tray, 10% slack) and rounded "
-             "up to orderable lengths; DAC up to 3 m (5 m below 200 Gb/s), AOC to 100 m below "
+             "up to orderable lengths; 1GbE management ports on RJ45 twisted pair to 100 m, DAC up to 3 m (5 m below 200 Gb/s), AOC to 100 m below "
              "400 Gb/s, multimode SR optics to 50 m at 400 Gb/s and above, single-mode DR to 500 m "
              "and FR to 2 km (NVIDIA LinkX cable guides). One transceiver per optical cable end; at "
              "twin-port OSFP switches (Quantum-2, Spectrum-4) one 2x400G module serves two switch ports. "
@@ -758,12 +758,12 @@ def _costs(data: ReportData) -> str:
     if share:
         out.append(para(f"CapEx {share} (the basis of each line's price); the more of it rests on "
                         "assumed prices, the less the totals below are worth."))
-    from designer.services.cost import management_text
-
-    if management_text(bill):
-        out.append(para(f"CapEx {management_text(bill)}."))
     if bill.missing:
         out.append(para("Not priced (left out of the CapEx): " + ", ".join(bill.missing) + "."))
+    if c.management is not None and c.management.switches:
+        out.append(para(c.management.text()[0].upper() + c.management.text()[1:] + ": its switches, "
+                        "cables and transceivers are the bill's Management lines; it carries no "
+                        "training traffic."))
     out += ["<h2>Site figures of the TCO</h2>",
             table(["Figure", "Value", "Basis, source"], site, [30, 12, 58], "lrl", small=True),
             "<h2>Cost per mode</h2>",

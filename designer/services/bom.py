@@ -28,10 +28,12 @@ class BomRow:
     count: int
     unit_power_W: float
     unit_U: int        #: rack units of one (0 for parts inside a server)
+    #: "management" for the management network's switches (``designer.topology.management``)
+    network: str = ""
 
     @property
     def label(self) -> str:
-        return _LABEL[self.kind]
+        return "Management switch" if self.network == "management" else _LABEL[self.kind]
 
     @property
     def power_kW(self) -> float:
@@ -68,13 +70,13 @@ def bill_of_materials(design: Design, catalog) -> Bom:
     ``base_power_W``, plus ``tdp_W`` per GPU, plus ``power_W`` of each attached NIC/DPU.
     """
     resolve = Resolver(catalog)
-    # (kind, model, unit power, unit U) -> count; parts whose props change their power or
-    # height get a row of their own
-    counts: dict[tuple[str, str, float, int], int] = {}
+    # (kind, model, unit power, unit U, network) -> count; parts whose props change their power
+    # or height get a row of their own, and management switches rows of theirs
+    counts: dict[tuple[str, str, float, int, str], int] = {}
 
-    def add(kind: str, model: str, count: int, power_W: float, units: int) -> None:
+    def add(kind: str, model: str, count: int, power_W: float, units: int, network: str = "") -> None:
         if count > 0:
-            key = (kind, model, power_W, units)
+            key = (kind, model, power_W, units, network)
             counts[key] = counts.get(key, 0) + count
 
     def name(kind: str, model: str) -> str:
@@ -99,9 +101,11 @@ def bill_of_materials(design: Design, catalog) -> Bom:
             add("cpu", cpu, int(fig["cpu_sockets"]), 0.0, 0)
         else:
             units = int(fig.get("rack_units_used", 0)) if comp.kind in ("switch", "storage") else 0
-            add(comp.kind, comp.model, 1, float(fig["power_W"]), units)
-    ordered = sorted(counts.items(), key=lambda kv: (ORDER.index(kv[0][0]),) + kv[0][1:])
-    return Bom(tuple(BomRow(k, m, name(k, m), n, p, u) for (k, m, p, u), n in ordered),
+            network = "management" if comp.kind == "switch" and fig.get("management") is True else ""
+            add(comp.kind, comp.model, 1, float(fig["power_W"]), units, network)
+    # management switches after the others (the key's last field), each group as before
+    ordered = sorted(counts.items(), key=lambda kv: (ORDER.index(kv[0][0]), kv[0][4]) + kv[0][1:4])
+    return Bom(tuple(BomRow(k, m, name(k, m), n, p, u, net) for (k, m, p, u, net), n in ordered),
                racks, capacity, budget)
 
 
@@ -149,7 +153,7 @@ def planner_rows(design: Design, catalog, bom: Bom, cable_summary) -> list[dict]
                      "speed_Gbps": speed, "medium": medium, "length_class_m": length})
 
     for r in bom.rows:
-        add(_CATEGORY[r.kind], r.model, r.name, r.count, unit_price(catalog, r.kind, r.model),
+        add("Management switches" if r.network == "management" else _CATEGORY[r.kind], r.model, r.name, r.count, unit_price(catalog, r.kind, r.model),
             r.unit_power_W if r.kind != "cpu" else None)
     racks: dict[str, int] = {}
     for comp in design.topology.components.values():

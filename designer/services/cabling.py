@@ -329,18 +329,26 @@ def _numbered(values: list) -> tuple[list, np.ndarray]:
     return distinct, np.fromiter(map(number.__getitem__, values), dtype=np.int64, count=len(values))
 
 
-def summary_of(design, catalog) -> CableSummary:
+def summary_of(design, catalog, only: str | None = None) -> CableSummary:
     """:func:`summarize` of :func:`cables` without making each cable (the lanes of a link share
     its type and length), the lengths worked out with numpy: a 500,000-link design in under a
     second. Each link's estimate is :func:`run_length_m` times ``1 + SLACK`` with the same
     double operations in the same order (so the same bits); :func:`cable_type` and
     :func:`length_class` then run once per distinct (estimate, speed), and every link adds its
     lanes to its (type, length class, speed, medium, end kinds) group, which is all the
-    summary counts."""
+    summary counts. ``only`` ``"management"``: the cables of the management network alone
+    (links to a management switch, ``designer.topology.management``); ``"traffic"``: all the
+    others; None: every cable."""
+    from designer.topology.management import is_management, management_ids
+
     comps = design.topology.components
     where = places(design, catalog)
     tally = Tally()
     links = [link for link in design.topology.links.values() if link.medium not in UNCABLED]
+    if only is not None:
+        ids = management_ids(design.topology)
+        want = only == "management"
+        links = [link for link in links if is_management(link, ids) == want]
     row = dict(zip(where, range(len(where))))
     a = np.fromiter(map(row.get, [link.a for link in links], repeat(-1)), dtype=np.int64,
                     count=len(links))

@@ -13,7 +13,11 @@ its GPUs and CPUs are inside it.
 
 **CapEx** is the sum of the bill's lines: parts by catalog model (``designer.services.bom``),
 racks, cables by type and transceivers by type and speed (``designer.services.cabling.summary_of``:
-one row per physical cable, so the cable count here is the cabling CSV's).
+one row per physical cable, so the cable count here is the cabling CSV's). The management
+network's switches, cables and transceivers (``designer.topology.management``) are lines of their
+own ("Management switches", "Management cables", "Management transceivers"), and
+:func:`management_network` adds them up: the "management network" line that ``cost``, the app's
+Engine results and the report print.
 
 **TCO over the lifetime L years** (derivation, per year of use)::
 
@@ -248,10 +252,6 @@ class Bill:
     racks: int
     servers: int
     gpus: int
-    #: the management network's part of the bill (``designer.topology.management``): its
-    #: switches, the cables with an end on one, and what those cost at the bill's prices (their
-    #: transceivers stay on the Transceivers lines); (0, 0, 0.0) without a management network
-    management: tuple[int, int, float] = (0, 0, 0.0)
 
     @property
     def capex_USD(self) -> float:
@@ -282,71 +282,109 @@ def bill(design: Any, catalog: Any, book: PriceBook | None = None) -> Bill:
 
     book = book or price_book(design, catalog)
     bom = bill_of_materials(design, catalog)
-    own: dict[tuple[str, str], list[Price]] = {}  # components with their own price_USD
+    # components with their own price_USD, by kind, model and network (as the bom's rows)
+    own: dict[tuple[str, str, str], list[Price]] = {}
     racks: Counter[str] = Counter()
     for comp in design.topology.components.values():
         if comp.kind == "rack":
             racks[comp.model] += 1
         p = own_price(comp.props)
         if p is not None:
-            own.setdefault((comp.kind, comp.model), []).append(p)
+            network = "management" if comp.kind == "switch" and comp.props.get("management") is True else ""
+            own.setdefault((comp.kind, comp.model, network), []).append(p)
     lines: list[CostLine] = []
-    merged: dict[tuple[str, str], list] = {}  # bom rows split by power/U merge by model here
+    merged: dict[tuple[str, str, str], list] = {}  # bom rows split by power/U merge by model here
     for r in bom.rows:
-        key = (r.kind, r.model)
+        key = (r.kind, r.model, r.network)
         if key in merged:
             merged[key][1] += r.count
         else:
             merged[key] = [r.name, r.count]
-    for (kind, model), (name, count) in merged.items():
+    for (kind, model, network), (name, count) in merged.items():
         if kind in ("gpu", "cpu"):
             lines.append(_line(_CATEGORY[kind], model, name, count, INCLUDED))
             continue
-        lines += _lines(_CATEGORY[kind], model, name, count, book.part(kind, model), own.get((kind, model)))
+        lines += _lines(MANAGEMENT_CATEGORIES[0] if network == "management" else _CATEGORY[kind], model, name,
+                        count, book.part(kind, model), own.get((kind, model, network)))
     for model, n in sorted(racks.items()):
         try:
             name = catalog.get("rack", model)["name"]
         except KeyError:
             name = f"{model} (not in the catalog)"
-        lines += _lines("Racks", model, name, n, book.part("rack", model), own.get(("rack", model)))
-    summary = summary_of(design, catalog)
-    cables: Counter[str] = Counter()
-    for (ctype, _speed, _medium, _length), n in summary.cables.items():
-        cables[ctype] += n
-    for ctype, n in sorted(cables.items()):
-        lines.append(_line("Cables", ctype, f"{ctype} cable", n, book.cable(ctype)))
-    optics: Counter[tuple[str, float]] = Counter()
-    for (otype, speed, _end), n in summary.transceivers.items():
-        optics[(otype, speed)] += n
-    for (otype, speed), n in sorted(optics.items()):
-        lines.append(_line("Transceivers", f"{otype} {speed:g}G", f"{otype} transceiver, {speed:g} Gb/s", n,
-                           book.transceiver(otype, speed)))
+        lines += _lines("Racks", model, name, n, book.part("rack", model), own.get(("rack", model, "")))
+    from designer.topology.management import management_ids
+
+    managed = bool(management_ids(design.topology))
+    parts = [("Cables", "Transceivers", summary_of(design, catalog, "traffic" if managed else None))]
+    if managed:
+        parts.append((*MANAGEMENT_CATEGORIES[1:], summary_of(design, catalog, "management")))
+    for cable_category, optic_category, summary in parts:
+        cables: Counter[str] = Counter()
+        for (ctype, _speed, _medium, _length), n in summary.cables.items():
+            cables[ctype] += n
+        for ctype, n in sorted(cables.items()):
+            lines.append(_line(cable_category, ctype, f"{ctype} cable", n, book.cable(ctype)))
+        optics: Counter[tuple[str, float]] = Counter()
+        for (otype, speed, _end), n in summary.transceivers.items():
+            optics[(otype, speed)] += n
+        for (otype, speed), n in sorted(optics.items()):
+            lines.append(_line(optic_category, f"{otype} {speed:g}G", f"{otype} transceiver, {speed:g} Gb/s", n,
+                               book.transceiver(otype, speed)))
     servers = sum(1 for _ in design.topology.servers())
-    return Bill(tuple(lines), bom.power_kW, bom.rack_U, bom.racks, servers, bom.count("gpu"),
-                _management(design, catalog, book))
+    return Bill(tuple(lines), bom.power_kW, bom.rack_U, bom.racks, servers, bom.count("gpu"))
 
 
-def _management(design: Any, catalog: Any, book: PriceBook) -> tuple[int, int, float]:
-    """:attr:`Bill.management`: the management switches at their bill price (their own
-    ``price_USD`` where they have one, else the book's), and the cables with an end on one at
-    the book's cable price (``services.cabling.cables``, the cabling plan's cables)."""
-    from designer.services.cabling import cables
+#: the bill's categories of the management network's lines
+MANAGEMENT_CATEGORIES = ("Management switches", "Management cables", "Management transceivers")
+
+
+@dataclass(frozen=True)
+class ManagementNetwork:
+    """The management network of a design, added up from the bill and the bill of materials:
+    its switches, the cables of its BMC/OOB ports and uplinks by type, their nameplate power, the
+    rack units they fill and their share of the CapEx."""
+
+    switches: int
+    cables: dict[str, int]
+    ports: int          #: BMC and OOB ports cabled (the cables that end on a server or DPU)
+    power_kW: float
+    rack_U: int
+    capex_USD: float
+    unpriced: tuple[str, ...] = ()
+
+    def text(self) -> str:
+        """The one sentence ``cost``, the app and the report print."""
+        if not self.switches:
+            return "management network: none drawn (dpu-designer new --management oob draws one)"
+        cables = ", ".join(f"{n:,} {t}" for t, n in self.cables.items())
+        total = sum(self.cables.values())
+        return (f"management network: {self.switches:,} switch{'es' if self.switches != 1 else ''}, "
+                f"{total:,} cable{'s' if total != 1 else ''} ({cables}), {self.ports:,} BMC/OOB ports, "
+                f"{self.power_kW:,.2f} kW nameplate, {self.rack_U:,} U, {money(self.capex_USD)} of the CapEx"
+                + (f" (not priced: {', '.join(self.unpriced)})" if self.unpriced else ""))
+
+
+def management_network(design: Any, catalog: Any, drawn: Bill) -> ManagementNetwork:
+    """:class:`ManagementNetwork` of ``design`` from its priced bill ``drawn``: switches, power and
+    U from the bill of materials' management rows, cables and CapEx from the bill's management
+    lines (:data:`MANAGEMENT_CATEGORIES`), ports from the links that end on a server or DPU."""
+    from designer.services.bom import bill_of_materials
     from designer.topology.management import management_ids
 
     ids = management_ids(design.topology)
     if not ids:
-        return (0, 0, 0.0)
-    usd = 0.0
-    for i in ids:
-        comp = design.topology.components[i]
-        price = own_price(comp.props) or book.part("switch", comp.model)
-        usd += price.USD or 0.0
-    n = 0
-    for cable in cables(design, catalog):
-        if cable.a in ids or cable.b in ids:
-            n += 1
-            usd += book.cable(cable.type).USD or 0.0
-    return (len(ids), n, usd)
+        return ManagementNetwork(0, {}, 0, 0.0, 0, 0.0)
+    rows = [r for r in bill_of_materials(design, catalog).rows if r.network == "management"]
+    mine = [ln for ln in drawn.lines if ln.category in MANAGEMENT_CATEGORIES]
+    cables = {ln.model: ln.count for ln in mine if ln.category == MANAGEMENT_CATEGORIES[1]}
+    comps = design.topology.components
+    ports = sum(max(1, int(l.lanes)) for l in design.topology.links.values()
+                if (l.a in ids) != (l.b in ids)
+                and comps.get(l.b if l.a in ids else l.a, None) is not None
+                and comps[l.b if l.a in ids else l.a].kind in ("gpu_server", "dpu"))
+    return ManagementNetwork(len(ids), cables, ports, sum(r.power_kW for r in rows), sum(r.rack_U for r in rows),
+                             sum(ln.total_USD or 0.0 for ln in mine),
+                             tuple(f"{ln.category} {ln.model}" for ln in mine if ln.total_USD is None))
 
 
 def own_price(props: dict[str, Any] | None) -> Price | None:
@@ -584,6 +622,8 @@ class Costs:
     modes: dict[str, ModeCost]
     paybacks: list[Payback]
     currency: str = "USD"
+    #: the management network's share of the bill (:func:`management_network`)
+    management: ManagementNetwork | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"currency": self.currency, "capex_USD": self.bill.capex_USD,
@@ -592,7 +632,9 @@ class Costs:
                 "site": {k: asdict(v) for k, v in self.site.items()},
                 "nameplate_kW": self.bill.nameplate_kW, "rack_U": self.bill.rack_U,
                 "modes": {m: c.to_json(self.bill.rack_U) for m, c in self.modes.items()},
-                "paybacks": [asdict(p) for p in self.paybacks]}
+                "paybacks": [asdict(p) for p in self.paybacks],
+                **({"management_network": {**asdict(self.management), "text": self.management.text()}}
+                   if self.management is not None and self.management.switches else {})}
 
 
 PAYBACK_PAIRS = (("host", "smartnic"), ("smartnic", "dpu"), ("host", "dpu"))
@@ -609,7 +651,7 @@ def costs(design: Any, catalog: Any, comparison: Any, **site_given: float | None
         modes[mode] = mode_cost(mode, result, capex, drawn, site, swaps)
     backs = [payback(modes[a], modes[b], comparison.runs[a], comparison.runs[b], drawn.servers)
              for a, b in PAYBACK_PAIRS if a in modes and b in modes]
-    return Costs(drawn, site, modes, backs, book.currency)
+    return Costs(drawn, site, modes, backs, book.currency, management_network(design, catalog, drawn))
 
 
 # ------------------------------------------------------------------------------ shown everywhere
@@ -646,18 +688,6 @@ def figure_rows(c: Costs) -> list[tuple[str, list[str], str]]:
     ]
 
 
-def management_text(b: Bill) -> str:
-    """The part of the CapEx the out-of-band network takes (:attr:`Bill.management`), e.g. "of
-    which the management network $801,744 (76 switches, 1,024 cables; their transceivers under
-    Transceivers)": the sentence ``cost``, the app's Engine results and the report print; ""
-    without a management network. The sum of bill prices, no formula of its own."""
-    switches, n, usd = b.management
-    if not switches:
-        return ""
-    return (f"of which the management network {money(usd)} ({switches:,} switch{'es' if switches != 1 else ''}, "
-            f"{n:,} cable{'s' if n != 1 else ''}; their transceivers under Transceivers)")
-
-
 def basis_share_text(b: Bill) -> str:
     """How much of the CapEx rests on which price basis (``Bill.by_basis``), largest first:
     "of which derived 67%, assumed 22%, component <1%" ("" without a CapEx); the one sentence
@@ -674,3 +704,83 @@ def basis_share_text(b: Bill) -> str:
 def payback_lines(c: Costs, label: dict[str, str]) -> list[str]:
     """The adapters' paybacks in words (the same sentences everywhere)."""
     return [p.text(label, c.site["lifetime_years"].value) for p in c.paybacks]
+
+
+# ------------------------------------------------------------------ the design's own cost figures
+#: the keys ``meta.costs`` may hold
+META_COSTS_KEYS = ("prices", "site")
+#: the keys of one price entry in ``meta.costs.prices``
+PRICE_ENTRY_KEYS = ("USD", "date", "source")
+
+
+def meta_costs_problems(meta: dict[str, Any] | None, catalog: Any) -> list[tuple[str, str, str, str]]:
+    """What is wrong with a design's own cost figures (``meta.costs``: the price and site
+    overrides ``dpu-designer cost --save`` and the inspector write), as (severity, path, what,
+    how to fix) with the key named in the path: an unknown key of ``meta.costs`` or of a price
+    entry, a price key that is not ``KIND:MODEL`` of a priced kind, a price or site figure that is
+    not a finite number, negative, or out of its range (:data:`SITE_LIMITS`) is an error (``cost``
+    refuses it); a price of a model the catalog does not have is a warning (it is never used)."""
+    out: list[tuple[str, str, str, str]] = []
+    costs_ = (meta or {}).get("costs")
+    if costs_ is None:
+        return out
+    fix = "correct it or remove it from the design file"
+    if not isinstance(costs_, dict):
+        return [("error", "meta.costs", f"must be an object of {' and '.join(META_COSTS_KEYS)}, not "
+                 f"{type(costs_).__name__}", fix)]
+    for key in costs_:
+        if key not in META_COSTS_KEYS:
+            out.append(("error", f"meta.costs.{key}", f"unknown key (known: {', '.join(META_COSTS_KEYS)})",
+                        "remove it, or move its figures under meta.costs.prices or meta.costs.site"))
+    prices = costs_.get("prices")
+    if prices is not None and not isinstance(prices, dict):
+        out.append(("error", "meta.costs.prices", "must be an object of KIND:MODEL keys", fix))
+        prices = None
+    cable_types = ("RJ45", "DAC", "AOC", "SR", "DR", "FR")
+    for key, value in (prices or {}).items():
+        path = f"meta.costs.prices.{key}"
+        kind, _, model = str(key).partition(":")
+        if kind not in (*PART_KINDS, "cable", "transceiver") or not model:
+            out.append(("error", path, f"unknown price key (write KIND:MODEL with KIND one of "
+                        f"{', '.join((*PART_KINDS, 'cable', 'transceiver'))})",
+                        "rename it, e.g. nic:connectx-7, or remove it"))
+            continue
+        entry = value if isinstance(value, dict) else {"USD": value}
+        for extra in entry:
+            if extra not in PRICE_ENTRY_KEYS:
+                out.append(("error", f"{path}.{extra}", f"unknown key (known: {', '.join(PRICE_ENTRY_KEYS)})",
+                            "remove it"))
+        usd = entry.get("USD")
+        if isinstance(usd, bool) or not isinstance(usd, (int, float)) or not math.isfinite(usd) or usd < 0:
+            out.append(("error", f"{path}.USD" if isinstance(value, dict) else path,
+                        f"{usd!r} is not a price (a finite number of 0 or more USD)",
+                        f"set it with dpu-designer cost FILE --price {key}=USD --save"))
+            continue
+        known = True
+        if kind in PART_KINDS:
+            try:
+                catalog.get(CATALOG_KIND.get(kind, kind), model)
+            except KeyError:
+                known = False
+        elif kind == "cable":
+            known = model in cable_types
+        else:
+            known = model.split(":")[0] in ("SR", "DR", "FR")
+        if not known:
+            out.append(("warning", path, f"no {kind} '{model}' in the catalog: the price is never used",
+                        "check the model id (dpu-designer catalog) or remove the price"))
+    site = costs_.get("site")
+    if site is not None and not isinstance(site, dict):
+        out.append(("error", "meta.costs.site", "must be an object of site figures", fix))
+        site = None
+    for key, value in (site or {}).items():
+        if key not in SITE_LIMITS:
+            out.append(("error", f"meta.costs.site.{key}", f"unknown key (known: {', '.join(SITE_LIMITS)})",
+                        "remove it"))
+            continue
+        problem = site_problem(str(key), value)
+        if problem:
+            out.append(("error", f"meta.costs.site.{key}", f"{value!r}: {problem}",
+                        "set it in the app's inspector (nothing selected: Site figures) or with "
+                        "dpu-designer cost FILE --save and its option, or remove it"))
+    return out

@@ -8,7 +8,9 @@ Switches and storage are boxes ``MEMBER_W`` wide (their rack, if any, shows the 
 :func:`layout_by_tier` puts blocks of rows top to bottom, each block wrapped to a common width and
 centred on it: core, spine and leaf switches, then the racks, then GPU servers outside racks, then
 the front-end (north-south) network's leaf, spine and core switches (``frontend`` switches, below
-the racks they serve, apart from the compute fabric above), then storage and loose NICs/DPUs. The common width is at least ``RACKS_PER_ROW`` racks and grows (for big
+the racks they serve, apart from the compute fabric above), then the management network's leaf,
+spine and core switches (``management`` switches: the out-of-band network of the BMC and DPU OOB
+ports), then storage and loose NICs/DPUs. The common width is at least ``RACKS_PER_ROW`` racks and grows (for big
 designs) so that the whole picture keeps about the shape of a canvas window (``ASPECT``).
 Positions are item centres in scene units.
 """
@@ -116,6 +118,7 @@ def layout_by_tier(topology: Topology, catalog=None) -> dict[str, tuple[float, f
     tiers = ("core", "spine", "leaf")
     fabric: dict[str, list[Component]] = {t: [] for t in tiers}
     front: dict[str, list[Component]] = {t: [] for t in tiers}
+    mgmt: dict[str, list[Component]] = {t: [] for t in tiers}
     racks: list[Component] = []
     in_rack: list[Component] = []
     loose_servers: list[Component] = []
@@ -133,7 +136,8 @@ def layout_by_tier(topology: Topology, catalog=None) -> dict[str, tuple[float, f
         elif kind == "switch":
             tier = c.props.get("tier", "leaf")  # a tier of another name has no row
             if isinstance(tier, str) and tier in fabric:
-                (front if c.props.get("frontend") else fabric)[tier].append(c)
+                (mgmt if c.props.get("management") is True else front if c.props.get("frontend")
+                 else fabric)[tier].append(c)
         elif kind == "rack":
             racks.append(c)
         elif kind == "storage":
@@ -151,6 +155,8 @@ def layout_by_tier(topology: Topology, catalog=None) -> dict[str, tuple[float, f
     block(loose_servers, box)
     for tier in reversed(tiers):
         block(front[tier], box)
+    for tier in reversed(tiers):
+        block(mgmt[tier], box)
     block(storage + loose, lambda c: box(c) if c.kind == "storage" else (PORT_BOX_W, MIN_H))
 
     natural = max((len(b.ids) * b.pitch() - GAP for b in blocks), default=0.0)

@@ -49,10 +49,10 @@ def traffic_links_of(topology: Any, node: str) -> list[Any]:
 
 
 def switches_text(topology: Any) -> str:
-    """``"1,168 switches + 608 management switches"``: the fabric switches and the management ones,
-    as ``new``, ``validate``, the app's status bar and its design summary count them (``"20
-    switches"`` without a management network), with thousands separators as the link counts."""
-    mgmt = len(management_ids(topology))
-    fabric = len(topology.switches()) - mgmt
-    text = f"{fabric:,} switch{'es' if fabric != 1 else ''}"
+    """``"20 switches + 5 management switches"``: the fabric switches and the management ones, as
+    ``new``, ``validate``, the app's status bar and its inspector count them (``"20 switches"``
+    without a management network)."""
+    switches = topology.switches()
+    mgmt = sum(1 for c in switches if is_management_switch(c))
+    text = f"{len(switches) - mgmt:,} switches"
     return text + (f" + {mgmt:,} management switch{'es' if mgmt != 1 else ''}" if mgmt else "")

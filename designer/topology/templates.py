@@ -423,7 +423,8 @@ class _Builder:
         assert rack is not None  # a rack was just added when none was open
         self.comps[cid] = replace_item(self.comps[cid], parent=rack, slot=next_u)
         self._fill[row] = (rack, next_u + units, count + 1, used_W + power)
-        self._rack_state[rack] = (next_u + units, used_W + power)
+        if rack is not None:
+            self._rack_state[rack] = (next_u + units, used_W + power)
 
     def rack_into(self, cid: str, rack: str) -> bool:
         """Put a component in ``rack`` (one filled by :meth:`rack`) above what it holds, when the

@@ -215,7 +215,7 @@ class _View:
             mgmt = np.append(self.per_class([k == "switch" and f.get("management") is True
                                              for k, f in zip(self.kinds, self.resolved())], bool),
                              np.zeros(len(self.extra), bool))
-            self.managed: np.ndarray | None = mgmt
+            self.managed: np.ndarray | None = mgmt  # None: no management switch in the design
             self.mgmt_link = mgmt[self.a] | mgmt[self.b]
         else:
             self.managed = None
