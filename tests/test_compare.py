@@ -236,7 +236,7 @@ def test_acceptance_compare_on_256_servers_with_encryption(r256, capsys):
             f"{100 * data['smartnic']['host_cpu']['infra_fraction']:.1f}% SmartNIC, " \
             f"{100 * dpu['host_cpu']['infra_fraction']:.1f}% DPU-offloaded"
     assert "vendor claim: 25–40% of host cycles on infrastructure; this design: " + share in text
-    assert "training time (days)" in text and "bottlenecks, host-managed" in text
+    assert "training time, steady state (days)" in text and "bottlenecks, host-managed" in text
     assert "SmartNIC-offloaded" in text and "adapter power (kW, max)" in text and "energy cost (USD)" in text
     assert "NICs as a bluefield-3 DPU" in text
 

@@ -110,7 +110,7 @@ def test_compare_prints_no_delta_below_the_shown_precision(capsys):
     assert it[:3] == ["6.935"] * 3 and it[3] == "equal", it    # was -0.000153 -0.0%
     straggler = _compare_row(out, "  Stragglers")
     assert straggler[3] == "equal", straggler                   # 0.2051 vs 0.2049: equal at ms
-    days = _compare_row(out, "training time (days)")
+    days = _compare_row(out, "training time, steady state (days)")
     assert days[3] == "equal" and len(days[0].split(".")[1]) == 1  # was 287.06 / -0.01
 
 
@@ -130,7 +130,7 @@ def test_one_precision_per_fact_across_run_compare_sweep_and_the_app(capsys):
     rows = {r.label: r.values for r in engine_rows(compare(fileformat.load(EXAMPLE), load_catalog()))}
 
     run_line = {ln.strip().split("  ")[0]: ln for ln in run.splitlines() if ln.strip()}
-    host_days = _compare_row(cmp_out, "training time (days)")[0]
+    host_days = _compare_row(cmp_out, "training time, steady state (days)")[0]
     assert f"{host_days} days" in run_line["training time"]
     assert sweep[1] == host_days and rows[STEADY_DAYS][0] == host_days
     host_it = _compare_row(cmp_out, "iteration time (s)")[0]

@@ -63,7 +63,8 @@ def format_table(cmp) -> str:
     text (component and workload names), and one of them with a line break in it would forge a
     line of its own; the table's own text has no character that ``shown`` changes."""
     from designer.engine.compare import LABEL, loading
-    from designer.report.names import engine_label, engine_load_notes, memory_rows, planner_words  # the app's and the report's words
+    from designer.report.names import (ENERGY, STEADY_DAYS, TFLOPS, engine_label, engine_load_notes, memory_rows,
+                                       planner_words)  # the app's and the report's words
     from designer.services.style import delta, figure, part_label
 
     names = list(cmp.runs)
@@ -95,16 +96,17 @@ def format_table(cmp) -> str:
         if any(r.breakdown_s.get(k, 0.0) for r in runs):
             fact_row(f"  {part_label(k)}", "seconds", [r.breakdown_s.get(k, 0.0) for r in runs])
     if any(r.tflops_per_gpu > 0 for r in runs):  # a vision workload without FLOPs has neither
-        fact_row("TFLOP/s per GPU", "tflops", [r.tflops_per_gpu for r in runs])
+        fact_row(TFLOPS, "tflops", [r.tflops_per_gpu for r in runs])
         fact_row("MFU", "percent", [r.mfu for r in runs], 100, " pts", "%")
     else:
         row("samples/s", [f"{r.samples_per_s:.4g}" for r in runs])
     if min(r.training_time_days for r in runs) >= 1:
-        fact_row("training time (days)", "days", [r.training_time_days for r in runs])
+        fact_row(STEADY_DAYS[:1].lower() + STEADY_DAYS[1:], "days", [r.training_time_days for r in runs])
     else:  # a short run (e.g. an MLPerf Storage emulation) in seconds
         fact_row("training time (s)", "seconds", [r.training_time_days for r in runs], 86400)
     unit = 1e3 if max(r.energy_kwh for r in runs) >= 1e3 else 1.0  # MWh, or kWh for short runs
-    fact_row(f"energy ({'MWh' if unit > 1 else 'kWh'})", "MWh", [r.energy_kwh for r in runs], 1 / unit)
+    fact_row("e" + ENERGY[1:].replace("MWh", "MWh" if unit > 1 else "kWh"), "MWh", [r.energy_kwh for r in runs],
+             1 / unit)
     memory = [{n: (v, i) for n, v, _tip, i in memory_rows(r)} for r in runs]  # as run prints them
     for name in dict.fromkeys(n for m in memory for n in m):
         indent = any(m.get(name, ("", False))[1] for m in memory)

@@ -157,8 +157,8 @@ def _run(args: argparse.Namespace) -> int:
     # the design on standard output (-o -) is data: the command's own lines go to stderr then
     out = sys.stderr if is_console(args.output) else sys.stdout
     where = "standard output" if is_console(args.output) else shown(args.output)
-    print(f"wrote {where}: {len(topo.servers())} servers, {switches_text(topo)}, "
-          f"{len(topo.links)} links ({errors} design errors, {len(problems) - errors} warnings)", file=out)
+    print(f"wrote {where}: {len(topo.servers()):,} servers, {switches_text(topo)}, "
+          f"{len(topo.links):,} links ({errors} design errors, {len(problems) - errors} warnings)", file=out)
     w = design.workload
     from designer.engine.fit import design_gpus, layout_of
 

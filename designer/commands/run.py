@@ -483,7 +483,7 @@ def _budget(w: dict) -> str:
     if w.get("kind") == "vision":
         samples = w.get("dataset_samples") or 0
         return f"{w.get('epochs', 1):g} epochs of {samples:,.0f} samples" if samples else "see warnings"
-    return f"{w['tokens']:.3g} tokens"
+    return f"{w['tokens']:,.0f} tokens"  # as the report's 'Training tokens' (no 1.5e+13)
 
 
 def _num(value) -> str:  # also used by compare

@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         return 1 if errors else 0
     for problem in problems:
         print(shown(problem))
-    print(f"{shown(name)}: {len(topo.components)} components ({len(topo.servers())} servers, "
-          f"{switches_text(topo)}, {len(topo.storage())} storage), {len(topo.links)} links: "
+    print(f"{shown(name)}: {len(topo.components):,} components ({len(topo.servers()):,} servers, "
+          f"{switches_text(topo)}, {len(topo.storage()):,} storage), {len(topo.links):,} links: "
           f"{errors} errors, {len(problems) - errors} warnings")
     return 1 if errors else 0

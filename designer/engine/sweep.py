@@ -37,8 +37,11 @@ from designer.topology.kinds import FIELDS, KINDS
 
 #: the offload modes of every point (those of ``dpu-designer compare``, in its order)
 SCENARIOS = MODES
-#: figures kept from each engine result (keys of ``Result.to_json()``)
-METRICS = ("training_time_days", "mfu", "iteration_time_s", "tflops_per_gpu", "tokens_per_s")
+#: figures kept from each engine result (keys of ``Result.to_json()``; ``energy_MWh`` is its
+#: ``energy_kwh`` / 1000, named as ``optimize``'s file names it; ``memory_per_gpu_GB`` is NaN for a
+#: workload without the parameters it needs)
+METRICS = ("training_time_days", "mfu", "iteration_time_s", "tflops_per_gpu", "tokens_per_s",
+           "energy_MWh", "memory_per_gpu_GB")
 
 _NUMERIC = ("int", "float")
 #: workload settings a sweep may vary (the numeric fields of ``Workload``)
@@ -235,6 +238,22 @@ def _refit(workload: dict, design: Design, param: str, value: float) -> str | No
     return f"{param} = {value:g}: {note}" if note else None
 
 
+def _scenario_numbers() -> list[str]:
+    """The scenario settings a sweep can vary (numeric defaults)."""
+    return [k for k, v in SCENARIO_DEFAULTS.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+
+
+def _close(name: str, names: list[str]) -> str:
+    """The end of an unknown parameter's message: up to three close names ("did you mean X?")
+    and where the whole list is (``sweep FILE --list``), not every name (a wall of 80 names, most
+    of them not numeric, was the message before)."""
+    import difflib
+
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    return ((f" (did you mean {' or '.join(close)}?)" if close else "")
+            + "; 'dpu-designer sweep FILE --list' lists what the design can sweep")
+
+
 def _target(design: Design, param: str) -> tuple[str, str, list, Callable[[Any], str | None]]:
     """Where ``param`` points in ``design``: (section, name, components, the value check).
 
@@ -255,11 +274,11 @@ def _target(design: Design, param: str) -> tuple[str, str, list, Callable[[Any],
     else:
         section, name = "component", tail
     if section == "workload" and name not in WORKLOAD_NUMBERS:
-        raise UsageError(f"--param {param}: '{name}' is not a numeric workload setting "
-                         f"(known: {', '.join(WORKLOAD_NUMBERS)}; scenario: {', '.join(SCENARIO_DEFAULTS)})")
+        raise UsageError(f"--param {param}: '{name}' is not a numeric workload setting"
+                         f"{_close(name, [*WORKLOAD_NUMBERS, *_scenario_numbers(), 'servers'])}")
     if section == "scenario" and name not in SCENARIO_DEFAULTS:
-        raise UsageError(f"--param {param}: unknown scenario setting '{name}' "
-                         f"(known: {', '.join(SCENARIO_DEFAULTS)})")
+        raise UsageError(f"--param {param}: unknown scenario setting '{name}'"
+                         f"{_close(name, _scenario_numbers())}")
     if section in ("workload", "scenario"):
         current = getattr(design, section).get(name, SCENARIO_DEFAULTS.get(name) if section == "scenario" else 0)
         if isinstance(current, bool) or not isinstance(current, (int, float)):
@@ -388,7 +407,8 @@ def engine_point(design: Design, scenario: str, seed: int) -> dict[str, float]:
     from designer.topology.catalog import load_catalog
 
     data = pipeline.run(design, load_catalog(), scenario=dict(SCENARIO_SETTINGS[scenario]), seed=seed).to_json()
-    return {m: float(data[m]) for m in METRICS}
+    data["energy_MWh"] = float(data["energy_kwh"]) / 1e3
+    return {m: math.nan if data.get(m) is None else float(data[m]) for m in METRICS}
 
 
 #: (the shared design dict, the design decoded from it): a worker decodes the design once, not per point

@@ -39,6 +39,10 @@ from designer.services.optimize import ADAPTER_WORDS
 
 #: the row file's field as a message names it
 OUT_WHAT = "Write every design to"
+#: the CLI's option names in the shared checks' messages (``services.optimize.check``) as this
+#: dialog's field labels
+FIELD_WORDS = {"--server-models": "Server models:", "--switches": "Switches:", "--adapters": "Adapters:",
+               "--oversubscription": "Oversubscription:", "--gpus": "GPUs:"}
 #: the plot is redrawn at most this often while a search runs (seconds; once more at its end)
 REDRAW_S = 0.25
 
@@ -180,6 +184,9 @@ class OptimizeDialog(SearchDialog, QDialog):
 
     # --- running
     def target(self):
+        """The search the fields describe; a UsageError in the dialog's words for a field it cannot
+        take (the CLI's checks, ``services.optimize.check``, with the fields' labels)."""
+        from designer.errors import UsageError
         from designer.services.optimize import Target
 
         def items(edit: QLineEdit) -> tuple[str, ...]:
@@ -188,7 +195,8 @@ class OptimizeDialog(SearchDialog, QDialog):
         try:
             over = tuple(float(x) for x in items(self.oversub))
         except ValueError:
-            over = ()
+            raise UsageError(f"Oversubscription: '{self.oversub.text().strip()}': write numbers like 1, 2 "
+                             "(1 = non-blocking)") from None
         return Target(str(self.workload.currentData()), self.gpus.value(), self.days.value() or None,
                       self.budget.value() * 1e6 or None, None, items(self.servers),
                       tuple(a for a, b in self.adapters.items() if b.isChecked()), items(self.switches), over,
@@ -208,8 +216,20 @@ class OptimizeDialog(SearchDialog, QDialog):
         from designer.errors import UsageError
         from designer.services.optimize import Chart, Written, optimize_steps, point_count, steps_to_file
 
+        from designer.gui.messages import gui_words
+        from designer.services.optimize import check
+
         self.cancel()
-        target = self.target()
+        try:
+            target = self.target()
+            if target.adapters and target.servers and target.switches and target.oversubscription:
+                check(target, self.window_.catalog)  # before any planning, as the CLI checks
+        except UsageError as exc:
+            text = str(exc)
+            for option, label in FIELD_WORDS.items():
+                text = text.replace(f"{option} ", f"{label} ", 1) if text.startswith(option) else text
+            self.status.setText(f"Cannot search: {gui_words(text)}")
+            return
         if not (target.adapters and target.servers and target.switches and target.oversubscription):
             self.status.setText("Choose at least one server model, adapter, switch and oversubscription")
             return
@@ -222,8 +242,6 @@ class OptimizeDialog(SearchDialog, QDialog):
                 out_format(path, OUT_WHAT)
                 check_output_path(path, what=OUT_WHAT)
             except UsageError as exc:
-                from designer.gui.messages import gui_words
-
                 self.status.setText(f"Cannot search: {gui_words(str(exc))}")
                 return
         self.outcome, self.chart = None, Chart()
@@ -252,6 +270,9 @@ class OptimizeDialog(SearchDialog, QDialog):
     def cancel(self, wait: bool = False) -> None:
         running = self.is_running()
         super().cancel(wait)
+        if running:  # what the designs finished so far give: the chart and the front to pick from
+            self._draw()
+            self._fill(self.chart.front.rows)
         if running and self._file is not None:
             self.status.setText(f"Cancelled: {self._file[0]} keeps the designs finished (in search order; "
                                 "the count follows once the points running have finished)")

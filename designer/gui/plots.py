@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QTableWid
 
 from designer.engine.result import BREAKDOWN_KEYS, BREAKDOWN_LABEL
 from designer.engine.timeline import COLUMNS, TRAINING, Samples
-from designer.services.style import BREAKDOWN_COLORS, SCENARIO_COLOR, SCENARIO_LABEL
+from designer.services.style import BREAKDOWN_COLORS, SCENARIO_COLOR, SCENARIO_LABEL, figure
 
 REFRESH_HZ = 25
 #: time bins of the utilization and throughput curves
@@ -292,8 +292,11 @@ class SweepPlot(QWidget):
         self.days.setLabel("left", "days")
         self.mfu.setLabel("left", "%")
         for plot in (self.days, self.mfu):
-            plot.addLegend(offset=(-5, 5), labelTextSize="8pt", brush=(255, 255, 255, 210))
             plot.showGrid(x=True, y=True, alpha=0.2)
+        #: one key under both plots, a column per offload mode: inside a plot its rows (six for a
+        #: grid of two values) covered the curves
+        self.legend = pg.LegendItem(labelTextSize="8pt", colCount=3, frame=False)
+        self.view.addItem(self.legend, row=1, col=0, colspan=2)
 
     def show_result(self, result) -> None:
         """Plot and tabulate every offload mode the result holds (all three from the sweep
@@ -311,6 +314,8 @@ class SweepPlot(QWidget):
             curves = [(f", {result.params[1]} = {b:g}", _GRID_COLORS[i % len(_GRID_COLORS)],
                        [j for j, v in enumerate(result.values) if v[1] == b]) for i, b in enumerate(seconds)]
         x_all = np.asarray(result.axis(0), dtype=float)
+        self.legend.clear()
+        self.legend.setColumnCount(len(SCENARIOS) or 1)
         for plot, metric, scale in ((self.days, "training_time_days", 1), (self.mfu, "mfu", 100)):
             plot.clear()
             plot.setLabel("bottom", result.params[0] if two else result.param)
@@ -319,9 +324,11 @@ class SweepPlot(QWidget):
                     dash, symbol, size = _SWEEP_STYLE.get(s, (Qt.PenStyle.SolidLine, "o", 6))
                     c = colour if colour is not None else SCENARIO_COLOR[s]
                     y = np.asarray(result.series(s, metric), dtype=float)[idx]
-                    plot.plot(x_all[idx], scale * y, name=SCENARIO_LABEL[s] + suffix,
-                              pen=pg.mkPen(c, width=2, style=dash), symbol=symbol,
-                              symbolBrush=c, symbolPen=c, symbolSize=size)
+                    item = plot.plot(x_all[idx], scale * y, name=SCENARIO_LABEL[s] + suffix,
+                                     pen=pg.mkPen(c, width=2, style=dash), symbol=symbol,
+                                     symbolBrush=c, symbolPen=c, symbolSize=size)
+                    if plot is self.days:  # the key names each curve once, for both plots
+                        self.legend.addItem(item, SCENARIO_LABEL[s] + suffix)
         heads = list(result.params) + [f"{SCENARIO_LABEL[s]} {m}" for s in SCENARIOS
                                        for m in ("days", "MFU %")]
         self.table.setColumnCount(len(heads))
@@ -331,6 +338,6 @@ class SweepPlot(QWidget):
         self.table.setRowCount(len(result.values))
         for r, (values, row) in enumerate(zip(result.values, result.rows)):
             cells = [f"{v:g}" for v in values] + [c for s in SCENARIOS for c in (
-                f"{row[s]['training_time_days']:.2f}", f"{100 * row[s]['mfu']:.1f}")]
+                figure("days", row[s]["training_time_days"]), figure("percent", 100 * row[s]["mfu"]))]
             for c, text in enumerate(cells):
                 self.table.setItem(r, c, QTableWidgetItem(text))

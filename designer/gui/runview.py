@@ -36,7 +36,7 @@ from designer.engine.resources import INFRA_TASKS
 from designer.engine.result import BREAKDOWN_LABEL
 from designer.engine.timeline import TimelineInputs, TimelineRun, TimelineSummary, inputs_of
 from designer.gui.messages import gui_words
-from designer.report.names import (HIDDEN_BY_OVERLAP, MEMORY_PER_GPU, NO_TYPICAL, STEADY_DAYS, TIMELINE_DAYS,
+from designer.report.names import (ENERGY, HIDDEN_BY_OVERLAP, TFLOPS, MEMORY_PER_GPU, NO_TYPICAL, STEADY_DAYS, TIMELINE_DAYS,
                                    TIMELINE_ITERATION, activations_text, assumed_share_line, engine_label,
                                    engine_load_notes, fits_text, has_typical, memory_rows,
                                    optimizer_offload_text, planner_words, power_rows,
@@ -51,8 +51,9 @@ _SUMMARY_ROWS = ((TIMELINE_DAYS, lambda s: f"{s.training_time_days:,.1f}" if s.f
                   else f"> {s.training_time_days:,.0f} (does not finish)"),
                  ("Goodput", lambda s: f"{100 * s.goodput:.1f}%"),
                  (TIMELINE_ITERATION, lambda s: figure("seconds", s.mean_iteration_s)),
-                 ("Failures", lambda s: f"{s.failures}"),
-                 ("Checkpoints", lambda s: f"{s.checkpoints}"),
+                 ("Failures", lambda s: f"{s.failures:,}"),
+                 # the report's name; 'Checkpoints' alone is the iteration's part in seconds
+                 ("Checkpoints written", lambda s: f"{s.checkpoints:,}"),
                  ("Lost work (h)", lambda s: f"{s.time_s['lost'] / 3600:.1f}"))
 _SUMMARY_TIPS = {
     TIMELINE_DAYS: "the whole run played out with jitter, data stalls, checkpoints and failures; "
@@ -236,14 +237,14 @@ def engine_rows(cmp: Comparison, costs: Any = None) -> list[EngineRow]:
     if any(t.get("jobs", 1) > 1 for t in jobs):  # next to the iteration its sharing slows down
         rows += _job_rows(jobs)
     rows.append(EngineRow("Throughput, time and energy"))
-    add("TFLOP/s per GPU", *_fact_cells(cmp, "tflops", lambda r: r.tflops_per_gpu),
+    add(TFLOPS, *_fact_cells(cmp, "tflops", lambda r: r.tflops_per_gpu),
         "achieved model TFLOP/s per GPU")
     add("MFU", *_fact_cells(cmp, "percent", lambda r: r.mfu, 100, " pts", "%"),
         "model FLOPs utilization")
     add(STEADY_DAYS, *_fact_cells(cmp, "days", lambda r: r.training_time_days),
         "steady state: the token budget at this iteration rate; the Timelines tab's "
         f"'{TIMELINE_DAYS}' adds checkpoints, failures and the work they lose")
-    add("Energy (MWh)", *_fact_cells(cmp, "MWh", lambda r: r.energy_kwh, 1e-3),
+    add(ENERGY, *_fact_cells(cmp, "MWh", lambda r: r.energy_kwh, 1e-3),
         "the whole training run at training-load power")
     rows += _memory_rows(runs)
     rows.append(EngineRow("Host CPU (share of its cycles)"))

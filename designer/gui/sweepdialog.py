@@ -281,7 +281,11 @@ class SweepDialog(WorkerOwner, QDialog):
 
     def _on_error(self, message: str) -> None:
         if self._from_current():
-            self._ended(f"Error: {gui_words(message.replace('--param ', 'parameter '))}")
+            # the CLI's words for the dialog's fields: no 'sweep:' prefix, the Parameter list
+            # instead of 'sweep FILE --list'
+            text = message.replace("--param ", "parameter ").removeprefix("sweep: ").replace(
+                "'dpu-designer sweep FILE --list' lists", "the Parameter list offers")
+            self._ended(f"Error: {gui_words(text)}")
 
     def _ended(self, status: str) -> None:
         self._sweeping = False

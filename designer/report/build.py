@@ -34,7 +34,7 @@ from designer.report import assumptions as assume
 from designer.services.bom import Bom, bill_of_materials
 from designer.services.cabling import summary_of as cable_summary_of
 from designer.services.cabling import counts_text
-from designer.report.names import (HIDDEN_BY_OVERLAP, STEADY_DAYS, TIMELINE_DAYS, TIMELINE_ITERATION,
+from designer.report.names import (ENERGY, HIDDEN_BY_OVERLAP, TFLOPS, STEADY_DAYS, TIMELINE_DAYS, TIMELINE_ITERATION,
                                    assumed_share_line, cluster_power_label, collective_label, planner_words,
                                    engine_load_notes, iteration_note, power_rows, ADAPTER_POWER_TYPICAL, NO_TYPICAL, has_typical,
                                    tco_part_rows)
@@ -266,13 +266,13 @@ def comparison_rows(data: ReportData) -> list[tuple[str, dict[str, Any], bool | 
         (TIMELINE_DAYS, timeline(lambda t: t.training_time_days), True),
         ("Goodput (%)", timeline(lambda t: 100 * t.goodput), False),
         ("Throughput (tokens/s)", per_mode(lambda x: x["tokens_per_s"]), False),
-        ("Model TFLOP/s per GPU", per_mode(lambda x: x["tflops_per_gpu"]), False),
+        (TFLOPS, per_mode(lambda x: x["tflops_per_gpu"]), False),
         ("MFU (%)", per_mode(lambda x: 100 * x["mfu"]), False),
         ("Host CPU cycles on infrastructure (%)", per_mode(lambda x: _pct(_host_infra(x))), True),
         *_loading_rows(data),
         ("Busiest adapter engine load (% of capacity)", per_mode(lambda x: _pct(_dpu_peak(x))), True),
         (cluster_power_label([_resources(r[s]).get("energy") or {} for s in MODES]), per_mode(_power_kW), True),
-        ("Energy of the run (MWh)", per_mode(_run_MWh), True),
+        (ENERGY, per_mode(_run_MWh), True),
     ]
     return [row for row in rows if any(v is not None for v in row[1].values())]
 
@@ -285,11 +285,11 @@ def row_fact(metric: str) -> str | None:
         return "kW"
     return {"Iteration time (s)": "seconds", STEADY_DAYS: "days", TIMELINE_DAYS: "days",
             "Goodput (%)": "percent", "Throughput (tokens/s)": "tokens_per_s",
-            "Model TFLOP/s per GPU": "tflops", "MFU (%)": "percent",
+            TFLOPS: "tflops", "MFU (%)": "percent",
             "Host CPU cycles on infrastructure (%)": "percent",
             "Host CPU cycles on data loading (%)": "percent",
             "Busiest adapter engine load (% of capacity)": "percent",
-            "Energy of the run (MWh)": "MWh"}.get(metric)
+            ENERGY: "MWh"}.get(metric)
 
 
 def best_mode(values: dict[str, Any], lower_better: bool | None, fact: str | None = None) -> str:
@@ -510,7 +510,7 @@ def _results(data: ReportData, chart: tuple[float, float]) -> str:
         ("Iteration time (s)", *[figure("seconds", r[s]["iteration_time_s"]) for s in MODES]),
         ("Training time, steady state", *[days(r[s]["training_time_days"]) for s in MODES]),
         ("Throughput (tokens/s)", *[figure("tokens_per_s", r[s]["tokens_per_s"]) for s in MODES]),
-        ("Model TFLOP/s per GPU", *[figure("tflops", r[s]["tflops_per_gpu"]) for s in MODES]),
+        (TFLOPS, *[figure("tflops", r[s]["tflops_per_gpu"]) for s in MODES]),
         ("MFU", *[percent(r[s]["mfu"]) for s in MODES]),
         ("Percent of dense peak", *[f"{r[s]['percent_of_peak']:.1f} %" for s in MODES]),
     ]
@@ -754,7 +754,7 @@ def _costs(data: ReportData) -> str:
                 "of 'dpu-designer compare'."),
            "<h2>Priced bill of materials</h2>",
            table(["Item", "Count", "Unit", "Total", "Basis", "Date, source"], lines,
-                 [22, 7, 11, 12, 12, 36], "lrrrll", small=True)]
+                 [21, 9, 11, 12, 11, 36], "lrrrll", small=True)]
     if share:
         out.append(para(f"CapEx {share} (the basis of each line's price); the more of it rests on "
                         "assumed prices, the less the totals below are worth."))

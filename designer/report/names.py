@@ -21,6 +21,11 @@ ITERATION = "Iteration time (s)"
 STEADY_DAYS = "Training time, steady state (days)"
 TIMELINE_DAYS = "Training time with checkpoints and failures (days)"
 TIMELINE_ITERATION = "Mean iteration, checkpoint writes apart, timeline (s)"
+#: ``Result.tflops_per_gpu``: achieved model TFLOP/s per GPU (run, compare, app, report)
+TFLOPS = "TFLOP/s per GPU"
+#: ``Result.energy_kwh`` / 1000: the whole training run at training-load power (compare, app,
+#: report; ``energy_MWh`` in the sweep and optimize files)
+ENERGY = "Energy of the run (MWh)"
 
 
 def iteration_note(steady_s: float, checkpoint_s: float, timeline_s: float) -> str:

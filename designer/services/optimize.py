@@ -264,6 +264,8 @@ def check(target: Target, catalog: Any) -> None:
     for s in target.switches:
         if s not in catalog.ids("switch"):
             raise UsageError(f"--switches {s}: not a catalog switch ({', '.join(catalog.ids('switch'))})")
+    if not all(math.isfinite(x) and x >= 1 for x in target.oversubscription):  # the CLI's check, the app's too
+        raise UsageError("--oversubscription values must be 1 or more")
 
 
 def optimize_steps(target: Target, catalog: Any, *, workers: int | None = None, scheduler: Any = None,

@@ -42,7 +42,7 @@ def out_format(path: str, what: str = "--out") -> str:
     ext = Path(path).suffix.lower()
     if ext not in FORMATS:
         raise UsageError(f"{what} {path}: write a .csv or a .parquet file (the format comes from the "
-                         f"extension), e.g. {what} points.csv")
+                         f"extension), e.g. {what + ' ' if what.startswith('--') else ''}points.csv")
     if ext == ".parquet":
         parquet_module(what)
     return ext[1:]

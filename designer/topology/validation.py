@@ -13,6 +13,11 @@
 * ``management-unwired`` (warning, in a design with a management network): a server's BMC port
   or a DPU's OOB port with no cable to a management switch (a system with ``bmc_ports = 0``
   manages itself and its DPUs on switches of its own).
+* ``management-split`` (warning): the management switches fall into parts not linked to each other
+  (switch-to-switch links between management switches): each switch outside the largest part (the
+  first in design order of equal ones) is named, since the BMCs and OOB ports on it cannot be
+  reached from where the rest of the management network is (a rack switch whose uplinks to the
+  aggregation were deleted, an aggregation switch left without links).
 * ``link-too-fast``: a link's ``speed_Gbps`` above the ``port_speed_Gbps`` of either end (a switch's
   ``uplink_speed_Gbps`` when higher).
 * ``server-isolated``: a server with no network path to the other servers; ``no-storage-path``: a server
@@ -131,7 +136,8 @@ def validate(design: Any, catalog: Any = None) -> list[Problem]:
     with collector_paused():  # the view's lists and arrays hold no cycles; collections would walk the design
         view = _View(topo, res)
         problems = (_models(view, res) + _parents(view) + _ports(view) + _speeds(view)
-                    + _reachability(view) + _racks(view, res) + _management_unwired(view))
+                    + _reachability(view) + _racks(view, res) + _management_unwired(view)
+                    + _management_split(view))
     return sorted(problems, key=lambda p: p.severity != "error")
 
 
@@ -496,6 +502,34 @@ def _reachability(view: _View) -> list[Problem]:
         for i in storage[~np.isin(label[storage], label[servers])].tolist():
             out.append(Problem("error", "storage-unreachable", "no server can reach this storage",
                                "link it to a switch of the storage or compute fabric", component=view.ids[i]))
+    return out
+
+
+def _management_split(view: _View) -> list[Problem]:
+    """``management-split`` (see the module docstring), in design order."""
+    import numpy as np
+
+    from designer.topology.parts import lowest_labels
+
+    if view.managed is None:
+        return []
+    managed = view.managed
+    both = managed[view.a] & managed[view.b]
+    label = lowest_labels(len(managed), view.a[both], view.b[both])
+    switches = np.flatnonzero(managed[:view.n])
+    parts, sizes = np.unique(label[switches], return_counts=True)
+    if len(parts) < 2:
+        return []
+    main = int(parts[np.argmax(sizes)])  # the largest; of equal ones the first (lowest label)
+    out = []
+    for i in switches[label[switches] != main].tolist():
+        out.append(Problem("warning", "management-split",
+                           f"management switch not linked to {view.ids[main]}'s part of the management "
+                           f"network ({len(parts)} unlinked parts): the BMC and OOB ports on it cannot "
+                           f"be reached from there",
+                           f"link it to a management switch of that part (its aggregation) in Connect "
+                           f"mode, or make the design again with --management oob",
+                           component=view.ids[i]))
     return out
 
 
