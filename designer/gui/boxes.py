@@ -241,13 +241,20 @@ class BoxLayer(QGraphicsItem):
         for key, (image, rect) in self._pictures.items():
             p = self._painter(image, key, rect)
             scale = key[0]
+            transform = p.transform()
             for region in regions:
                 pad = self.PAD / scale
                 area = region.adjusted(-pad, -pad, pad, pad)
-                p.setClipRect(area)
+                # clipped to whole pixels (a fractional clip blends its edges: not the pixels
+                # of a picture drawn whole)
+                pixels = transform.mapRect(area).toAlignedRect()
+                p.resetTransform()
+                p.setClipRect(pixels)
                 p.setCompositionMode(QPainter.CompositionMode_Clear)
-                p.fillRect(area, Qt.transparent)
+                p.fillRect(pixels, Qt.transparent)
                 p.setCompositionMode(QPainter.CompositionMode_SourceOver)
+                p.setTransform(transform)
+                area = transform.inverted()[0].mapRect(QRectF(pixels))
                 for item in self._boxes_in(area):
                     if item.cid not in live:
                         drawn[item.cid] = self._draw_plain(p, item)
