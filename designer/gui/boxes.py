@@ -160,17 +160,29 @@ class BoxLayer(QGraphicsItem):
 
     # ----------------------------------------------------------- drawing
     def _bounds(self) -> QRectF:
-        rect = QRectF()
-        for item in self.items.values():
-            if item.parentItem() is None:
-                rect = rect.united(item.sceneBoundingRect())
+        """Where the boxes are: the scene's content rect (it grows as a box is moved out of it)."""
+        scene = self.scene()
+        rect = scene.content_rect() if hasattr(scene, "content_rect") else scene.itemsBoundingRect()
         return rect.adjusted(-8, -8, 8, 8)
 
+    def _stacked(self) -> list[ComponentItem]:
+        """Every visible box, bottom to top: the free-standing ones in the order they were made
+        (racks first), then the rack members over them, as Qt stacks a child over its parent."""
+        free, members = [], []
+        for item in self.items.values():
+            if item.isVisible():
+                (free if item.parentItem() is None else members).append(item)
+        return free + members
+
     def _boxes_in(self, rect: QRectF) -> list[ComponentItem]:
-        """The visible boxes whose bounding rect meets ``rect``, bottom to top (as Qt stacks them)."""
-        scene = self.scene()
-        return [item for item in scene.items(rect, Qt.IntersectsItemBoundingRect, Qt.AscendingOrder)
-                if isinstance(item, ComponentItem) and item.isVisible()]
+        """The visible boxes whose bounding rect meets ``rect``, bottom to top as the whole
+        picture stacks them (:meth:`_stacked`)."""
+        found = [item for item in self.scene().items(rect, Qt.IntersectsItemBoundingRect)
+                 if isinstance(item, ComponentItem) and item.isVisible()]
+        if len(found) > 1:
+            order = {cid: n for n, cid in enumerate(self.items)}
+            found.sort(key=lambda item: (item.parentItem() is not None, order.get(item.cid, 0)))
+        return found
 
     @staticmethod
     def _draw_plain(painter: QPainter, item: ComponentItem) -> QRectF:
@@ -216,7 +228,7 @@ class BoxLayer(QGraphicsItem):
         image.fill(Qt.transparent)
         p = self._painter(image, key, bounds)
         live, drawn = self._live, self._drawn
-        for item in self._boxes_in(bounds):
+        for item in self._stacked():
             if item.cid not in live:
                 drawn[item.cid] = self._draw_plain(p, item)
         p.end()
@@ -261,6 +273,22 @@ class BoxLayer(QGraphicsItem):
             p.end()
         self.patches.extend(regions)
 
+    _last_key: tuple[float, float, float] | None = None
+    standing_in = False  #: the last frame showed a scaled picture of another zoom
+
+    def _stand_in(self, key: tuple[float, float, float]) -> tuple[QImage, QRectF] | None:
+        """The picture of the zoom nearest ``key``'s (within a factor 2) when there is none at
+        ``key`` yet, else None."""
+        if key in self._pictures or not self._pictures:
+            return None
+        near = min(self._pictures, key=lambda k: abs(math.log(k[0] / key[0])))
+        if abs(math.log2(near[0] / key[0])) > 1.0:
+            return None
+        image, bounds = self._pictures[near]
+        scale, fx, fy = near  # where its pixels are in the scene
+        return image, QRectF(bounds.left() - fx / scale, bounds.top() - fy / scale,
+                             image.width() / scale, image.height() / scale)
+
     def _on_top(self) -> list[ComponentItem]:
         """The boxes drawn over the picture: moving, selected, highlighted or marked; parents
         before their members."""
@@ -283,9 +311,21 @@ class BoxLayer(QGraphicsItem):
         scale = transform.m11()
         uniform = (transform.isAffine() and not transform.isRotating()
                    and scale == transform.m22() > 0)
-        found = self._picture(self._key(transform)) if uniform else None
+        key = self._key(transform) if uniform else None
+        last, self._last_key = self._last_key, key
         exposed = option.exposedRect
-        if found is None:  # too large a picture (or a skewed painter): the boxes in view
+        stand_in = self._stand_in(key) if key is not None and key != last else None
+        self.standing_in = stand_in is not None
+        found = None if key is None or stand_in is not None else self._picture(key)
+        if stand_in is not None:
+            # a zoom step (a new zoom since the last frame): the picture of the nearest zoom,
+            # scaled, stands in; the picture at this zoom is drawn once it rests (a next frame)
+            if self._pending:
+                self._patch()
+            image, bounds = stand_in
+            painter.setRenderHint(QPainter.SmoothPixmapTransform, True)
+            painter.drawImage(bounds, image)
+        elif found is None:  # too large a picture (or a skewed painter): the boxes in view
             live = self._live
             for item in self._boxes_in(exposed):
                 if item.cid not in live:
