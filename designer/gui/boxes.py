@@ -35,6 +35,7 @@ class BoxLayer(QGraphicsItem):
     #: most pixels of a picture (a larger one, at a zoom nearer ``DETAIL_LOD``: the boxes in view
     #: are drawn directly, by the same ``paint_far``)
     MAX_PIXELS = 4096 * 4096
+    VIEWS = 2         # a picture has at most this many times the view's pixels (else: direct)
     KEEP = 3          # pictures kept, at the last zooms shown (a zoom step needs a new one)
     FOLD_MS = 1000    # no move for this long: the moved boxes go back into the pictures
     PAD = 2.0         # screen pixels added around a patched region (rounding at the edges)
@@ -207,9 +208,10 @@ class BoxLayer(QGraphicsItem):
         p.translate(-bounds.topLeft())
         return p
 
-    def _picture(self, key: tuple[float, float, float]) -> tuple[QImage, QRectF] | None:
+    def _picture(self, key: tuple[float, float, float], limit: int | None = None
+                 ) -> tuple[QImage, QRectF] | None:
         """The picture at ``key`` (pixels a scene unit, pixel shift), drawn now if there is none;
-        None when it would be larger than ``MAX_PIXELS``."""
+        None when it would have more than ``limit`` pixels (default ``MAX_PIXELS``)."""
         found = self._pictures.pop(key, None)
         if found is not None:
             self._pictures[key] = found  # the newest last
@@ -220,7 +222,7 @@ class BoxLayer(QGraphicsItem):
         left, top = math.floor(rect.left() * scale) / scale, math.floor(rect.top() * scale) / scale
         bounds = QRectF(left, top, rect.right() - left, rect.bottom() - top)
         w, h = math.ceil(bounds.width() * scale) + 2, math.ceil(bounds.height() * scale) + 2
-        if w * h > self.MAX_PIXELS or rect.isEmpty():
+        if w * h > (self.MAX_PIXELS if limit is None else limit) or rect.isEmpty():
             return None
         if self._pending:
             self._patch()  # the other pictures brought up to date first (they share ``_drawn``)
@@ -316,7 +318,13 @@ class BoxLayer(QGraphicsItem):
         exposed = option.exposedRect
         stand_in = self._stand_in(key) if key is not None and key != last else None
         self.standing_in = stand_in is not None
-        found = None if key is None or stand_in is not None else self._picture(key)
+        device = painter.device()
+        # a picture pays when the view shows most of it (a pan copies it); nearer, where it would
+        # be much larger than the view, the boxes in view are drawn directly (measured on the
+        # 2,048-server design at 25 %: a 2,300 x 1,900 picture took ~60 ms to draw, the boxes in
+        # a 1,600 x 1,000 view less than Qt's own item painting of them did)
+        limit = min(self.MAX_PIXELS, self.VIEWS * device.width() * device.height())
+        found = None if key is None or stand_in is not None else self._picture(key, limit)
         if stand_in is not None:
             # a zoom step (a new zoom since the last frame): the picture of the nearest zoom,
             # scaled, stands in; the picture at this zoom is drawn once it rests (a next frame)
