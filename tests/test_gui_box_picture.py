@@ -141,3 +141,30 @@ def test_selection_and_marks_show_at_fit_and_an_export_draws_the_items(qtbot, co
     counts["paint"] = 0
     view.viewport().grab()
     assert counts["paint"] == 0
+
+
+def test_a_mouse_drag_of_a_switch_at_fit_moves_it_and_the_picture_follows(qtbot, counts):
+    from designer.gui.testing import drag
+
+    w = _fit(qtbot)
+    scene, view, boxes = w.scene, w.view, w.scene.boxes
+    switch = next(c for c in w.design.topology.switches() if c.pos is not None)
+    item = scene.comp_items[switch.id]
+    start = item.sceneBoundingRect().center()
+    end = start + QPointF(0.0, -400.0)
+    view.viewport().grab()
+    pictures = boxes.pictures_drawn
+    counts["paint"] = 0
+    drag(view, start, end)
+    frame = _pixels(view.viewport().grab().toImage())
+    assert w.design.topology.components[switch.id].pos[1] < switch.pos[1] - 300  # the edit happened
+    moved = item.sceneBoundingRect().center()
+    assert _at(view, frame, moved) in (QColor(items_mod.SELECT),)  # selected by the press, on top
+    boxes.fold()
+    scene.clearSelection()
+    frame = _pixels(view.viewport().grab().toImage())
+    assert _at(view, frame, moved) == item._color  # back in the picture where it is now
+    assert _at(view, frame, start) != item._color
+    assert counts["paint"] == 0
+    # moved above the picture's edge: the picture is drawn whole once, taking it in
+    assert boxes.pictures_drawn == pictures + 1

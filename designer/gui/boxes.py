@@ -164,7 +164,10 @@ class BoxLayer(QGraphicsItem):
         """Where the boxes are: the scene's content rect (it grows as a box is moved out of it)."""
         scene = self.scene()
         rect = scene.content_rect() if hasattr(scene, "content_rect") else scene.itemsBoundingRect()
-        return rect.adjusted(-8, -8, 8, 8)
+        return rect.united(self._beyond).adjusted(-8, -8, 8, 8)
+
+    #: where boxes moved beyond the scene's content rect (it grows only past its margin)
+    _beyond = QRectF()
 
     def _stacked(self) -> list[ComponentItem]:
         """Every visible box, bottom to top: the free-standing ones in the order they were made
@@ -247,8 +250,11 @@ class BoxLayer(QGraphicsItem):
         if not self._pictures:
             return
         bounds = next(iter(self._pictures.values()))[1]
-        if any(not bounds.contains(r) for r in regions):
-            self._pictures.clear()  # drawn anew when shown
+        outside = [r for r in regions if not bounds.contains(r)]
+        if outside:  # a box moved out of the pictures: drawn anew, larger, when shown
+            for r in outside:
+                self._beyond = self._beyond.united(r)
+            self._pictures.clear()
             self._drawn.clear()
             return
         live, drawn = self._live, self._drawn
@@ -313,6 +319,8 @@ class BoxLayer(QGraphicsItem):
         scale = transform.m11()
         uniform = (transform.isAffine() and not transform.isRotating()
                    and scale == transform.m22() > 0)
+        if self._pending:  # first: a box moved out of the pictures drops them
+            self._patch()
         key = self._key(transform) if uniform else None
         last, self._last_key = self._last_key, key
         exposed = option.exposedRect
