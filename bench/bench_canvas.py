@@ -162,6 +162,7 @@ def report_drag(window, comp) -> float:
     t_edit = (time.perf_counter() - t) * 1000
     release = until_sharp(view)
     cables.fold()  # what its timer does once the edits stop
+    scene.boxes.fold()  # and the box layer's: the moved boxes back into its picture
     folded = until_sharp(view)
     frames = moves + release + folded
     note("drag at fit: worst move frame", max(moves))

@@ -170,6 +170,9 @@ class ComponentItem(QGraphicsItem):
             self._size = size
             self._shape = None
         self.update()
+        boxes = getattr(self.scene(), "boxes", None)
+        if boxes is not None:  # far out: its place in the picture drawn anew
+            boxes.touched(self)
 
     def set_problems(self, problems: list) -> None:
         self.problems = problems
@@ -187,13 +190,21 @@ class ComponentItem(QGraphicsItem):
     def set_highlight(self, on: bool) -> None:
         if on != self.highlight:
             self.highlight = on
-            self.update()
+            self._restyled()
 
     def set_marked(self, on: bool) -> None:
         """Outline the item as a bottleneck (the utilization overlay)."""
         if on != self.marked:
             self.marked = on
-            self.update()
+            self._restyled()
+
+    def _restyled(self) -> None:
+        """Its look changed: repainted, by itself or (far out) by the scene's box layer, which
+        draws it on top of its picture while it is highlighted or marked."""
+        self.update()
+        boxes = getattr(self.scene(), "boxes", None)
+        if boxes is not None:
+            boxes.restyled(self)
 
     # -------------------------------------------------------------- painting
     def subtitle(self) -> str:
@@ -205,9 +216,7 @@ class ComponentItem(QGraphicsItem):
         rect = self.shape_rects()[0]
         selected = self.isSelected()  # what option.state says, without slow enum arithmetic
         if lod < DETAIL_LOD:
-            painter.fillRect(rect, SELECT if selected else color)
-            if self.marked:
-                self.paint_mark(painter, rect)
+            self.paint_far(painter, rect, selected, self.highlight, self.marked)
             return
         painter.setPen(_box_pen(color, selected or self.highlight))
         painter.setBrush(_box_brush(color, self.highlight))
@@ -219,8 +228,19 @@ class ComponentItem(QGraphicsItem):
             self.paint_marker(painter, rect)
         self.paint_mark(painter, rect)
 
-    def paint_mark(self, painter: QPainter, rect: QRectF) -> None:
-        if self.marked:
+    def paint_far(self, painter: QPainter, rect: QRectF, selected: bool, highlight: bool,
+                  marked: bool) -> None:
+        """How the box looks far out (zoom below ``DETAIL_LOD``): a block of its kind's colour
+        (the selection's when selected) and the bottleneck outline when ``marked``; ``rect`` is its
+        body in the painter's coordinates. The item's own paint far out (an export) and the
+        scene's box layer (:class:`designer.gui.boxes.BoxLayer`, on screen: its picture in the
+        plain state, the selected, highlighted, marked and moving boxes on top) both draw this."""
+        painter.fillRect(rect, SELECT if selected else self._color)
+        if marked:
+            self.paint_mark(painter, rect, True)
+
+    def paint_mark(self, painter: QPainter, rect: QRectF, marked: bool | None = None) -> None:
+        if self.marked if marked is None else marked:
             painter.setPen(_cosmetic(BOTTLENECK, 3.0))
             painter.setBrush(Qt.NoBrush)
             painter.drawRect(rect.adjusted(-3, -3, 3, 3))
@@ -301,16 +321,26 @@ class RackItem(ComponentItem):
         top_u = self.height_U() - (top - RACK_HEADER) / U_PX
         return max(1, int(round(top_u - units + 1)))
 
+    def paint_far(self, painter, rect, selected, highlight, marked) -> None:
+        """The frame, its fill and its header bar (and the bottleneck outline when ``marked``):
+        the rack as drawn at every zoom, without the labels and member bars of nearer zooms."""
+        strong = highlight or selected
+        painter.setPen(_RACK_PENS[strong])
+        painter.setBrush(_RACK_FILL[highlight])
+        painter.drawRect(rect)
+        painter.fillRect(QRectF(rect.left(), rect.top(), rect.width(), RACK_HEADER),
+                         SELECT if strong else KIND_COLOR["rack"])
+        if marked:
+            self.paint_mark(painter, rect, True)
+
     def paint(self, painter, option, widget=None) -> None:
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
         rect = self.shape_rects()[0]
-        strong = self.highlight or self.isSelected()
-        frame = SELECT if strong else KIND_COLOR["rack"]
-        painter.setPen(_RACK_PENS[strong])
-        painter.setBrush(_RACK_FILL[self.highlight])
-        painter.drawRect(rect)
+        if lod < DETAIL_LOD:
+            self.paint_far(painter, rect, self.isSelected(), self.highlight, self.marked)
+            return
+        self.paint_far(painter, rect, self.isSelected(), self.highlight, False)
         header = QRectF(rect.left(), rect.top(), rect.width(), RACK_HEADER)
-        painter.fillRect(header, frame)
         if lod >= LABEL_LOD:
             painter.setPen(Qt.white)
             painter.setFont(_BOLD_FONT)
@@ -329,7 +359,7 @@ class RackItem(ComponentItem):
                     painter.setFont(_SMALL_FONT)
                     painter.drawText(bar.adjusted(6, 0, 0, 0), Qt.AlignLeft | Qt.AlignVCenter, label)
                     painter.setPen(Qt.NoPen)
-        if self.problems and lod >= DETAIL_LOD:
+        if self.problems:
             self.paint_marker(painter, rect)
         self.paint_mark(painter, rect)
 

@@ -14,6 +14,7 @@ from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, Signal
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QToolTip
 
 from designer.gcpause import collector_paused, paused
+from designer.gui.boxes import BoxLayer
 from designer.gui.cables import BUNDLE_SHARE, MANAGEMENT, Bundle, Cable, CableLayer, util_bin
 from designer.gui.items import (BADGE_H, BADGE_W, DETAIL_LOD, DRAWN_IN_RACK, ITEM_CLASS,
                                 ComponentItem, PortItem, RackItem, ServerItem, anchor)
@@ -76,7 +77,28 @@ class DesignScene(QGraphicsScene):
         self.cables.group_box = self.group_box
         self.cables.restyler = self.bundle_styles
         self.addItem(self.cables)
-        self.sceneRectChanged.connect(lambda rect: self.cables.set_extent(rect))
+        self.boxes = BoxLayer(self.comp_items)
+        self.addItem(self.boxes)
+        self.sceneRectChanged.connect(self._extent_changed)
+        self.selectionChanged.connect(self._selection_changed)
+
+    def _extent_changed(self, rect: QRectF) -> None:
+        self.cables.set_extent(rect)
+        self.boxes.set_extent(rect)
+
+    def _selection_changed(self) -> None:
+        if self.boxes.active:  # far out the selected boxes are drawn by the box layer, on top
+            self.boxes.update()
+
+    def render(self, painter, target=QRectF(), source=QRectF(), mode=Qt.KeepAspectRatio) -> None:
+        """As Qt's, with the items painting themselves (an export: its own zoom's detail), the
+        box layer's pictures being for the view's zoom only."""
+        active = self.boxes.active
+        self.boxes.set_active(False)
+        try:
+            super().render(painter, target, source, mode)
+        finally:
+            self.boxes.set_active(active)
 
     # ------------------------------------------------------------- document
     def set_design(self, design: Design) -> None:
@@ -87,6 +109,7 @@ class DesignScene(QGraphicsScene):
         self.rebuild()
 
     def _drop_items(self) -> None:
+        active = self.boxes.active
         self.comp_items.clear()
         self.link_items.clear()
         self._lazy.clear()
@@ -102,6 +125,10 @@ class DesignScene(QGraphicsScene):
         self.cables.restyler = self.bundle_styles
         self.cables.set_extent(self.sceneRect())
         self.addItem(self.cables)
+        self.boxes = BoxLayer(self.comp_items)
+        self.boxes.set_extent(self.sceneRect())
+        self.boxes.active = active  # the new items are flagged as they come (``adopt``)
+        self.addItem(self.boxes)
 
     def detach(self) -> None:
         """Stop following the design and drop every item (the window is closing)."""
@@ -214,6 +241,7 @@ class DesignScene(QGraphicsScene):
         item = ITEM_CLASS[comp.kind](comp, self.resolve(comp))
         self.comp_items[comp.id] = item
         self.addItem(item)
+        self.boxes.adopt(item)
         if comp.kind in ("dpu", "nic") and not self._details:
             item.setVisible(comp.parent is None)
         self._home(comp)
@@ -227,6 +255,7 @@ class DesignScene(QGraphicsScene):
         item = self.comp_items.pop(comp_id, None)
         if item is None:
             return
+        self.boxes.removed(comp_id)
         for child in list(item.childItems()):
             if isinstance(child, ComponentItem):  # re-homed by their own change events
                 child.setParentItem(None)
@@ -645,6 +674,7 @@ class DesignScene(QGraphicsScene):
                         self._place_link(cable, moved=True)
         if seen:
             self.cables.moved({self.group_of(cid) for cid in comp_ids}, seen)
+        self.boxes.moved(comp_ids)
 
     def link_at(self, pos: QPointF, tolerance: float) -> str | None:
         """Id of the cable nearest to a scene point, within ``tolerance`` scene units."""
@@ -762,6 +792,7 @@ class DesignScene(QGraphicsScene):
         if details == self._details:
             return
         self._details = details
+        self.boxes.set_active(not details)  # far out the boxes come from its picture
         for item in self.comp_items.values():
             if isinstance(item, PortItem) and item.attached:
                 item.setVisible(details)
