@@ -236,7 +236,9 @@ def test_sweep_dialog_runs_servers_and_shows_plot_and_table(window, qtbot):
     assert days[0] > 1.5 * days[1]  # half the GPUs: about twice the time
     table = dialog.plot.table
     assert table.rowCount() == 2 and table.item(0, 0).text() == "4"
-    assert table.item(1, 1).text() == f"{days[1]:.2f}"
+    from designer.services.style import figure
+
+    assert table.item(1, 1).text() == figure("days", days[1])  # the precision run and compare print
 
 
 def test_sweep_bad_input_and_cancel(window, qtbot):

@@ -483,7 +483,9 @@ def _budget(w: dict) -> str:
     if w.get("kind") == "vision":
         samples = w.get("dataset_samples") or 0
         return f"{w.get('epochs', 1):g} epochs of {samples:,.0f} samples" if samples else "see warnings"
-    return f"{w['tokens']:,.0f} tokens"  # as the report's 'Training tokens' (no 1.5e+13)
+    tokens = w["tokens"]
+    # as the report's 'Training tokens' (no 1.5e+13); beyond 10^18 in powers of ten, not 300 digits
+    return f"{tokens:,.0f} tokens" if tokens < 1e18 else f"{tokens:.3g} tokens"
 
 
 def _num(value) -> str:  # also used by compare

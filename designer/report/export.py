@@ -108,10 +108,11 @@ def fit(source: QSize | QSizeF, target: QRectF) -> QRectF:
 
 # --------------------------------------------------------------------------- scenes (the canvas)
 def _layers(scene: QGraphicsScene) -> set[QGraphicsItem]:
-    """Items that span the whole canvas (the batched cable layer): they neither set the exported
-    area nor are hidden for a selection; their contents lie between the component boxes."""
-    layer = getattr(scene, "cables", None)
-    return {layer} if isinstance(layer, QGraphicsItem) else set()
+    """Items that span the whole canvas (the batched cable layer, the far-out box layer): they
+    neither set the exported area nor are hidden for a selection; their contents lie between or
+    on the component boxes."""
+    layers = (getattr(scene, name, None) for name in ("cables", "boxes"))
+    return {layer for layer in layers if isinstance(layer, QGraphicsItem)}
 
 
 def _content_rect(scene: QGraphicsScene) -> QRectF:
