@@ -120,3 +120,18 @@ def test_an_uplink_between_management_switches_runs_at_the_uplink_speed(qapp):
     for link in [l for l in topo.links.values() if {l.a, l.b} == {sw, agg}]:
         topo.remove_link(link.id)
     assert editor.link_options(sw, agg)[0].speed_Gbps == 100.0
+
+
+def test_the_canvas_key_names_the_management_cables_when_the_design_has_them(qtbot):
+    """The muted grey of the management cables has its entry under the rails' colours (a
+    reviewer saw a tan band across the switch tiers that the key did not explain)."""
+    from designer.topology.templates import rail_optimized
+
+    with_mgmt = open_window(qtbot, rail_optimized(servers=8, management="oob"))
+    key = with_mgmt.view.rail_legend
+    with_mgmt.view._show_legend()
+    assert key.rails and key.management
+    without = open_window(qtbot, rail_optimized(servers=8, management="none"))
+    without.view._show_legend()
+    assert without.view.rail_legend.rails and not without.view.rail_legend.management
+    assert key.height() > without.view.rail_legend.height()  # a row more for the entry

@@ -13,7 +13,7 @@ from PySide6.QtGui import QColor, QImage, QPainter, QPen
 from PySide6.QtWidgets import QWidget
 
 from designer.gui.cables import rail_color
-from designer.gui.items import SELECT, PortItem, RackItem, kind_color
+from designer.gui.items import MANAGEMENT_COLOR, SELECT, PortItem, RackItem, kind_color
 
 #: the overview map's longest side (px)
 MINIMAP_PX = 200
@@ -195,13 +195,16 @@ class RailLegend(QWidget):
         super().__init__(parent)
         self.setAttribute(Qt.WA_TransparentForMouseEvents)
         self.rails: list[int] = []
+        self.management = False
 
-    def set_rails(self, rails: list[int]) -> None:
+    def set_rails(self, rails: list[int], management: bool = False) -> None:
+        """The rails' colours and, when the design has a management network, its muted grey."""
         self.rails = list(rails)
+        self.management = management
         per_row = 10
-        rows = max(1, (len(self.rails) + per_row - 1) // per_row)
+        rows = max(1, (len(self.rails) + per_row - 1) // per_row) + (1 if management else 0)
         cols = min(per_row, max(1, len(self.rails)))
-        self.setFixedSize(max(130, 16 + cols * (self.SWATCH + 18)), 28 + rows * (self.SWATCH + self.GAP))
+        self.setFixedSize(max(150, 16 + cols * (self.SWATCH + 18)), 28 + rows * (self.SWATCH + self.GAP))
         self.update()
 
     def paintEvent(self, event) -> None:  # noqa: N802
@@ -212,4 +215,9 @@ class RailLegend(QWidget):
             p.fillRect(QRectF(x, y + 3, self.SWATCH, self.SWATCH - 6), rail_color(rail))
             p.drawText(QRectF(x + self.SWATCH + 2, y, 16, self.SWATCH), Qt.AlignLeft | Qt.AlignVCenter,
                        str(rail + 1))
+        if self.management:
+            y = 24 + ((len(self.rails) + 9) // 10) * (self.SWATCH + self.GAP)
+            p.fillRect(QRectF(10, y + 3, self.SWATCH, self.SWATCH - 6), MANAGEMENT_COLOR)
+            p.drawText(QRectF(10 + self.SWATCH + 4, y, self.width() - self.SWATCH - 24, self.SWATCH),
+                       Qt.AlignLeft | Qt.AlignVCenter, "management (BMC/OOB)")
         p.end()

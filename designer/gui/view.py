@@ -153,7 +153,8 @@ class CanvasView(QGraphicsView):
         self.legend.scene = self.dscene
         self.legend._sync()
         self.legend.setVisible(self.dscene.overlay is not None)
-        self.rail_legend.set_rails(self.dscene.rails)
+        self.rail_legend.set_rails(self.dscene.rails, management=any(
+            getattr(c, "mgmt", False) for c in self.dscene.link_items.values()))
         self.rail_legend.setVisible(self.dscene.overlay is None and bool(self.dscene.rails))
         self._place_legend()
 
