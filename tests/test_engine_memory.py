@@ -199,7 +199,8 @@ def test_run_prints_the_memory_estimate_by_its_parts(tmp_path):
     w = W.Workload(**r.workload)
     p = W.memory_parts(w)
     assert r.memory_activations == {"recompute": p.recompute, "in_flight": p.in_flight, "kept_layers": p.kept_layers}
-    assert (f"activations of {p.kept_layers} layers x {p.in_flight:.3g} micro-batches in flight, "
+    n = f"{p.in_flight:.3g}"
+    assert (f"activations of {p.kept_layers} layers x {n} micro-batch{'' if n == '1' else 'es'} in flight, "
             f"recompute {p.recompute}") in format_table(r)
 
 

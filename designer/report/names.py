@@ -300,7 +300,8 @@ def activations_text(result: Any) -> str:
     acts = _field(result, "memory_activations") or {}
     if not acts:
         return ""
-    return (f"activations of {acts['kept_layers']} layers x {acts['in_flight']:.3g} micro-batches "
+    n = f"{acts['in_flight']:.3g}"
+    return (f"activations of {acts['kept_layers']} layers x {n} micro-batch{'' if n == '1' else 'es'} "
             f"in flight, recompute {acts['recompute']}")
 
 
