@@ -88,25 +88,13 @@ class SweepDialog(WorkerOwner, QDialog):
         self.workers: int | None = None
         self._cancel = threading.Event()
         self._present: dict[str, float | None] = {}
-        self.param = QComboBox()
-        self.param.setEditable(True)
-        self.param.setMinimumContentsLength(28)
-        self.param.setToolTip("servers, workload.NAME, scenario.NAME, KIND.FIELD (every component "
-                              "of a kind) or ID.FIELD (one component)")
-        self.param.currentTextChanged.connect(self._param_changed)
-        self.present = QLabel()
-        self.values = QLineEdit()
-        self.values.setPlaceholderText("comma-separated, e.g. 16,64,256")
+        self.param, self.present, self.values = self._parameter_row(
+            "servers, workload.NAME, scenario.NAME, KIND.FIELD (every component of a kind) or "
+            "ID.FIELD (one component)", "comma-separated, e.g. 16,64,256", self._param_changed)
         #: the grid's second parameter (empty: none) and its values
-        self.param2 = QComboBox()
-        self.param2.setEditable(True)
-        self.param2.setMinimumContentsLength(28)
-        self.param2.setToolTip("optional: a second parameter; every combination of both runs, one curve "
-                               "per value of this one")
-        self.param2.currentTextChanged.connect(self._param2_changed)
-        self.present2 = QLabel()
-        self.values2 = QLineEdit()
-        self.values2.setPlaceholderText("values of the second parameter, e.g. 1,2")
+        self.param2, self.present2, self.values2 = self._parameter_row(
+            "optional: a second parameter; every combination of both runs, one curve per value of "
+            "this one", "values of the second parameter, e.g. 1,2", self._param2_changed)
         self.run_button = QPushButton("Run")
         self.run_button.setDefault(True)
         self.cancel_button = QPushButton("Cancel")
@@ -180,6 +168,19 @@ class SweepDialog(WorkerOwner, QDialog):
                 combo.addItem(name, name)
         combo.blockSignals(False)
         return headers
+
+    @staticmethod
+    def _parameter_row(tip: str, hint: str, changed) -> tuple[QComboBox, QLabel, QLineEdit]:
+        """A parameter's editable choice (tooltip ``tip``, ``changed`` on a new text), the label of
+        its present value and the field of its values (placeholder ``hint``)."""
+        box = QComboBox()
+        box.setEditable(True)
+        box.setMinimumContentsLength(28)
+        box.setToolTip(tip)
+        box.currentTextChanged.connect(changed)
+        values = QLineEdit()
+        values.setPlaceholderText(hint)
+        return box, QLabel(), values
 
     def _param_changed(self, text: str) -> None:
         present = self._present.get(text.strip())
