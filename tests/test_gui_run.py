@@ -91,14 +91,16 @@ def test_an_engine_error_is_shown_not_raised(view, qtbot):
 def test_cancel_during_a_long_step_keeps_the_worker_until_it_ends(view, qtbot):
     import threading
 
-    release = threading.Event()
+    release, began = threading.Event(), threading.Event()
 
     def slow_step():  # an engine run cannot be interrupted between two yields
+        began.set()
         release.wait(10)
         yield ("engine", "host")
 
     view._start(slow_step)
     worker = view.worker
+    assert began.wait(10)  # the step runs in its thread (cancelling before it starts is another case)
     view.cancel()
     assert view.worker is None and view.run_button.isEnabled()
     assert view.busy() and worker.is_running()  # not dropped while its thread runs
