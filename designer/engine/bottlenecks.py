@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 from designer.engine import network as net
@@ -21,7 +23,7 @@ def _oversubscription(fab: net.Fabric, topo, switch: int) -> float:
 
 def _tier(topo, node: str) -> str:
     c = topo.components[node]
-    return c.props.get("tier", "leaf") if c.kind == "switch" else c.kind.replace("gpu_server", "server")
+    return cast(str, c.props.get("tier", "leaf") if c.kind == "switch" else c.kind.replace("gpu_server", "server"))
 
 
 def _network_reason(label: str, info: dict, fab: net.Fabric, topo, phase) -> str | None:

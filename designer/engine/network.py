@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from hashlib import blake2b
 from itertools import compress, repeat
 from operator import eq, ne
-from typing import TYPE_CHECKING, Any, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Sequence, cast
 
 import numpy as np
 
@@ -737,7 +737,7 @@ def _take(base: np.ndarray, extra: np.ndarray, at: np.ndarray) -> np.ndarray:
     """``np.concatenate([base, extra])[at]`` without copying ``base`` (the routing walk's
     ~1M-arc lookup table) to append the few arcs of one hop."""
     if not len(extra):
-        return base[at]
+        return cast(np.ndarray, base[at])
     nb = len(base)
     out = np.empty(len(at), dtype=base.dtype)
     inside = at < nb
@@ -833,7 +833,7 @@ class Solution:
         if self._utilization is not None:
             return self._utilization
         cap = self.arc_capacity_GBps
-        return np.divide(self.arc_load_GBps, cap, out=np.zeros_like(cap), where=cap > 0)
+        return cast(np.ndarray, np.divide(self.arc_load_GBps, cap, out=np.zeros_like(cap), where=cap > 0))
 
 
 def max_min(routes: Routes, capacity: np.ndarray, demand: np.ndarray) -> Solution:

@@ -21,7 +21,7 @@ import math
 from array import array
 from dataclasses import dataclass, replace
 from operator import attrgetter
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import numpy as np
 
@@ -208,7 +208,7 @@ def usable_capacity_GBps(fab: net.Fabric, topology, scen: dict[str, Any]) -> np.
         cap = net.arc_capacity_GBps(fab, topology)
         if not len(cap):
             return cap
-        return cap * congestion.capacity_factors(net.link_media(fab, topology), routing)[fab.arc_link]
+        return cast(np.ndarray, cap * congestion.capacity_factors(net.link_media(fab, topology), routing)[fab.arc_link])
     # the same figures as ``network.arc_capacity_GBps`` (speed x lanes / 8 per link; x 1 changes
     # nothing) and ``congestion.capacity_factors`` per link, each field read in one comprehension;
     # the factor is asked once per distinct medium (a design has one or two)
@@ -222,11 +222,11 @@ def usable_capacity_GBps(fab: net.Fabric, topology, scen: dict[str, Any]) -> np.
         distinct = list(dict.fromkeys(media))
         factor = dict(zip(distinct, congestion.capacity_factors(distinct, routing).tolist()))
         cap = cap * np.fromiter(map(factor.__getitem__, media), dtype=float, count=n)
-    return cap[fab.arc_link]
+    return cast(np.ndarray, cap[fab.arc_link])
 
 
 def _line_GBps(topology, endpoint: str, fab: net.Fabric) -> float:
-    return sum(l.capacity_Gbps for l in net.links_of(fab, topology, endpoint)) / 8.0
+    return cast(float, sum(l.capacity_Gbps for l in net.links_of(fab, topology, endpoint)) / 8.0)
 
 
 def _min_line_GBps(topology, endpoints: list[str], fab: net.Fabric) -> float:
@@ -242,7 +242,7 @@ def _min_line_GBps(topology, endpoints: list[str], fab: net.Fabric) -> float:
     rates = [sum([links[ids[k]].capacity_Gbps]) / 8.0
              for k in net.sorted_unique(fab.arc_link[fab.out_arc[start[one]]]).tolist()]
     rates += [_line_GBps(topology, endpoints[i], fab) for i in np.flatnonzero(~one).tolist()]
-    return min(rates)
+    return cast(float, min(rates))
 
 
 def _median(x: np.ndarray) -> float:
@@ -780,7 +780,7 @@ def _slowest_job(infos: dict[str, dict[str, Any]]) -> int:
     the most bytes), then pipeline, then tensor parallel; job 0 when no group crosses servers."""
     for dim in ("dp", "pp", "tp"):
         if "worst_job" in infos[dim]:
-            return infos[dim]["worst_job"]
+            return cast(int, infos[dim]["worst_job"])
     return 0
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from itertools import chain
 from operator import attrgetter, itemgetter
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, cast
 
 import numpy as np
 
@@ -489,7 +489,7 @@ class Placement:
 
     def group_job(self, dim: str) -> np.ndarray:
         """Job of every group of ``dim`` (all ranks of a group belong to one job)."""
-        return self.job[self.groups[dim][:, 0]]
+        return cast(np.ndarray, self.job[self.groups[dim][:, 0]])
 
     def only(self, job: int) -> "Placement":
         """Job ``job`` by itself: its ranks renumbered from 0, its groups, the same servers."""
@@ -512,7 +512,7 @@ class Placement:
         if self._endpoints is None:
             t = self.rail_table()
             self._endpoints = t.names[t.rank]
-        return self._endpoints[np.asarray(ranks, dtype=np.int64).ravel()].tolist()
+        return cast("list[str | None]", self._endpoints[np.asarray(ranks, dtype=np.int64).ravel()].tolist())
 
     def rail_table(self) -> "RailTable":
         """Every server's rails as integer rows (:class:`RailTable`), made once per placement."""

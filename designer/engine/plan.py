@@ -49,7 +49,7 @@ import math
 import time
 from collections import Counter
 from dataclasses import dataclass, field, fields
-from typing import Any, Callable, Generator, Iterator
+from typing import Any, Callable, Generator, Iterator, cast
 
 from designer.engine import collectives as coll
 from designer.engine.cache import EngineCache
@@ -225,13 +225,13 @@ def layout_label(layout: dict[str, Any]) -> str:
 
 def layout_gpus(layout: dict[str, Any]) -> int:
     """tp·cp·pp·dp of a layout (expert parallelism is carved out of cp·dp)."""
-    return layout["tp"] * layout.get("cp", 1) * layout["pp"] * layout["dp"]
+    return cast(int, layout["tp"] * layout.get("cp", 1) * layout["pp"] * layout["dp"])
 
 
 def recompute_label(layout: dict[str, Any]) -> str:
     if not layout.get("recompute"):
         return "none"
-    return layout.get("recompute_granularity", "full")
+    return cast(str, layout.get("recompute_granularity", "full"))
 
 
 def _divisors(n: int) -> list[int]:
@@ -781,7 +781,7 @@ def search(design, catalog, *, top: int = 5, evaluate: int | None = None,
             result = item[1]
     if result is None:  # search_steps ends with a result or raises
         raise RuntimeError("the layout search ended without a result")
-    return result
+    return cast("PlanResult", result)
 
 
 def apply(design, layout: dict[str, Any]) -> dict[str, Any]:
@@ -832,7 +832,7 @@ def _rail_line_GBps(topology, srv) -> float:
         return 0.0
     from designer.topology.management import traffic_links_of
 
-    return sum(l.capacity_Gbps for l in traffic_links_of(topology, srv.rails[0])) / 8.0
+    return cast(float, sum(l.capacity_Gbps for l in traffic_links_of(topology, srv.rails[0])) / 8.0)
 
 
 def _nothing_fits(dropped: Counter, examples: dict[str, str], pool: int, cap: float) -> str:

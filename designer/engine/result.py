@@ -9,7 +9,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
-from typing import Any, Iterator, overload
+from typing import Any, Iterator, overload, cast
 
 import numpy as np
 
@@ -346,7 +346,7 @@ class Result:
         table = np.array([share[ph] for ph in names], dtype=float)
         at = dict(zip(names, range(len(names))))
         codes = np.fromiter(map(at.__getitem__, phases), dtype=np.int64, count=len(phases))
-        return np.asarray(util, dtype=float) * table[codes]
+        return cast(np.ndarray, np.asarray(util, dtype=float) * table[codes])
 
     def top_links(self, n: int = 10) -> list[LinkResult]:
         if isinstance(self.links, LinkResults):

@@ -40,7 +40,7 @@ from __future__ import annotations
 import csv
 import math
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping, cast
 
 import numpy as np
 
@@ -336,7 +336,7 @@ def _max_normal_moments(n: int) -> tuple[float, float]:
     from scipy import integrate, special  # here: scipy.special/integrate take ~0.4 s to import
 
     def density(x: float) -> float:
-        return n * math.exp(-0.5 * x * x) / math.sqrt(2 * math.pi) * special.ndtr(x) ** (n - 1)
+        return cast(float, n * math.exp(-0.5 * x * x) / math.sqrt(2 * math.pi) * special.ndtr(x) ** (n - 1))
 
     m1 = integrate.quad(lambda x: x * density(x), -12, 12, limit=200)[0]
     m2 = integrate.quad(lambda x: x * x * density(x), -12, 12, limit=200)[0]
@@ -390,7 +390,7 @@ class TimelineRun:
             # M_n = Phi^-1(U^(1/n)) written with expm1 so that U^(1/n) near 1 keeps its precision
             from scipy import special
             mx = -special.ndtri(-np.expm1(np.log(u) / n))
-            return np.maximum(t0 * (1 + inp.jitter_sigma * mx), 0.0).sum(axis=1)
+            return cast(np.ndarray, np.maximum(t0 * (1 + inp.jitter_sigma * mx), 0.0).sum(axis=1))
         mean, var = self._moments
         z = rng.standard_normal(m)
         return k * t0 * (1 + inp.jitter_sigma * mean) + math.sqrt(k * var) * t0 * inp.jitter_sigma * z

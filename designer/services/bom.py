@@ -8,6 +8,8 @@ own and the rows add up to the design's total.
 
 from __future__ import annotations
 
+from typing import cast
+
 from dataclasses import dataclass
 
 from designer.textsafe import csv_cell
@@ -82,7 +84,7 @@ def bill_of_materials(design: Design, catalog) -> Bom:
     def name(kind: str, model: str) -> str:
         if not resolve.known(kind, model):
             return f"{model or '(no model)'} (not in the catalog)"
-        return catalog.get(CATALOG_KIND.get(kind, kind), model)["name"]
+        return cast(str, catalog.get(CATALOG_KIND.get(kind, kind), model)["name"])
 
     racks, capacity, budget = 0, 0, 0.0
     for comp in design.topology.components.values():

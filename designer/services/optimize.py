@@ -35,7 +35,7 @@ import math
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from designer.errors import UsageError
 from designer.services.parallel import run_tasks
@@ -392,7 +392,7 @@ def optimize(target: Target, catalog: Any, *, workers: int | None = None, schedu
         elif item[0] == "result":
             outcome = item[1]
     assert outcome is not None
-    return outcome
+    return cast("Outcome", outcome)
 
 
 def point_of(row: dict[str, Any], layouts: dict[str, dict[str, Any]]) -> Point:

@@ -34,7 +34,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, cast
 
 from designer import paths
 from designer.topology import kinds
@@ -106,7 +106,7 @@ class Catalog:
         entry = self._entry(kind, id)
         if field not in entry:
             raise KeyError(f"{kind} '{id}' has no figure '{field}'")
-        return entry.get("sources", {}).get(field) or entry.get("source", "")
+        return cast(str, entry.get("sources", {}).get(field) or entry.get("source", ""))
 
     def resolve(self, component: Any) -> dict[str, Any]:
         """Effective figures of a component: kind defaults <- catalog entry <- ``component.props``.

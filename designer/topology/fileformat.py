@@ -48,7 +48,7 @@ import re
 import stat
 from itertools import chain, repeat
 from operator import attrgetter, itemgetter
-from typing import Annotated, Any, Callable, Iterable, Literal, Union
+from typing import Annotated, Any, Callable, Iterable, Literal, Union, cast
 
 import msgspec
 
@@ -560,7 +560,7 @@ def _sound_numbers(col: list[Any]) -> bool:
         return True
     types = set(map(type, col))
     if types == {int}:
-        return min(col) >= -MAX_INT and max(col) <= MAX_INT
+        return cast(bool, min(col) >= -MAX_INT and max(col) <= MAX_INT)
     if types == {float}:
         return math.isfinite(sum(col)) or all(map(math.isfinite, col))
     return all(-MAX_INT <= v <= MAX_INT if type(v) is int else math.isfinite(v) for v in col)

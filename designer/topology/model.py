@@ -10,7 +10,7 @@ import copy
 import re
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, cast
 
 import msgspec
 
@@ -748,6 +748,6 @@ class Topology:
         import networkx as nx
 
         try:
-            return nx.shortest_path(self.graph(), a, b)
+            return cast("list[str] | None", nx.shortest_path(self.graph(), a, b))
         except (nx.NetworkXNoPath, nx.NodeNotFound):
             return None

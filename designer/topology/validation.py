@@ -44,7 +44,7 @@ from __future__ import annotations
 import difflib
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from designer.gcpause import collector_paused
 from designer.topology import kinds
@@ -111,7 +111,7 @@ class Resolver:
 
     def _resolve(self, comp: Any) -> dict[str, Any]:
         if self.known(comp.kind, comp.model):
-            return self.catalog.resolve(comp)
+            return cast("dict[str, Any]", self.catalog.resolve(comp))
         return {**kinds.defaults(comp.kind), **(comp.props or {})}
 
     def gpu_power_W(self, gpu_model: str) -> float:
