@@ -47,3 +47,15 @@ def run_view(qtbot):
     v.show()
     yield v
     v.cancel(wait=True)
+
+
+@pytest.fixture()
+def gui_settings(tmp_path, monkeypatch):
+    """What a window test needs around it: the app's settings in a folder of the test's own
+    (``XDG_CONFIG_HOME``: recent files, dock state and autosave never touch the user's), and
+    "discard" answered where closing a window with changes would ask (a dialog would block the
+    run). A GUI test module takes it with ``pytestmark = pytest.mark.usefixtures("gui_settings")``."""
+    from PySide6.QtWidgets import QMessageBox
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.Discard)

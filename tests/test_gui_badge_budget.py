@@ -3,17 +3,14 @@ few milliseconds' worth a frame, nearest the centre first, until all are made.""
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMessageBox
 
 from designer.gui.items import ServerItem
 from designer.gui.testing import open_window
 from designer.topology.templates import rail_optimized
 
 
-@pytest.fixture(autouse=True)
-def _config(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.Discard)
+#: settings in a folder of its own; a window closed with changes discards them (conftest)
+pytestmark = pytest.mark.usefixtures("gui_settings")
 
 
 def test_badges_in_view_are_made_within_a_budget_nearest_first_until_all_are(qtbot):

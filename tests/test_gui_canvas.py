@@ -4,7 +4,7 @@ copy/paste, inspector edits, zoom, problems list."""
 import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QWheelEvent
-from PySide6.QtWidgets import QApplication, QMessageBox, QSpinBox
+from PySide6.QtWidgets import QApplication, QSpinBox
 
 from designer.gui.items import GRID, PortItem
 from designer.gui.testing import (center_of, click, drag, new_ids, open_window, palette_drop,
@@ -13,11 +13,8 @@ from designer.topology.design import Design
 from designer.topology.model import Component, Link, Topology
 
 
-@pytest.fixture(autouse=True)
-def _config(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    # closing a window with changes asks; answer "discard" instead of blocking on a dialog
-    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.Discard)
+#: settings in a folder of its own; a window closed with changes discards them (conftest)
+pytestmark = pytest.mark.usefixtures("gui_settings")
 
 
 EMPTY = QPointF(-3000, -3000)   # left of and above everything in the example design

@@ -4,7 +4,6 @@ use, a model change keeping the switch's tier, connect mode's button, redo keys,
 import pytest
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import QMessageBox
 
 from designer.gui.editor import RefusedEdit
 from designer.gui.testing import center_of, click, drag, open_window
@@ -13,10 +12,8 @@ from designer.topology.model import Component, Topology
 from designer.topology.validation import validate
 
 
-@pytest.fixture(autouse=True)
-def _config(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.Discard)
+#: settings in a folder of its own; a window closed with changes discards them (conftest)
+pytestmark = pytest.mark.usefixtures("gui_settings")
 
 
 def small(*extra: Component) -> Design:

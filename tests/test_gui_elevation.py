@@ -2,17 +2,14 @@
 
 import pytest
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QMessageBox
 
 from designer.gui.elevation_view import MAX_RACKS
 from designer.gui.testing import open_window
 from designer.report.elevation import natural_size
 
 
-@pytest.fixture(autouse=True)
-def _config(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.Discard)
+#: settings in a folder of its own; a window closed with changes discards them (conftest)
+pytestmark = pytest.mark.usefixtures("gui_settings")
 
 
 def test_the_elevation_shows_each_rack_with_its_members_and_exports(qtbot, tmp_path):

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from PySide6.QtCore import QPoint, QSettings, Qt
-from PySide6.QtWidgets import QComboBox, QLabel, QMessageBox
+from PySide6.QtWidgets import QComboBox, QLabel
 
 from designer.cli import main
 from designer.gui.testing import open_window
@@ -26,10 +26,8 @@ from designer.topology.templates import leaf_spine, rail_optimized
 EXAMPLE = resources_dir() / "examples" / "example.json"
 
 
-@pytest.fixture(autouse=True)
-def _config(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.Discard)
+#: settings in a folder of its own; a window closed with changes discards them (conftest)
+pytestmark = pytest.mark.usefixtures("gui_settings")
 
 
 # ------------------------------------------------------------------ one number per fact: cables

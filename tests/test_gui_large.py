@@ -5,7 +5,7 @@ from collections import Counter
 
 import pytest
 from PySide6.QtCore import QPointF, Qt
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QApplication
 
 from designer.gui.cables import RAIL_COLORS, CableLayer, rail_color
 from designer.gui.plots import MIN_ROW_PX
@@ -13,10 +13,8 @@ from designer.gui.testing import open_window
 from designer.topology.templates import rail_optimized
 
 
-@pytest.fixture(autouse=True)
-def _config(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.Discard)
+#: settings in a folder of its own; a window closed with changes discards them (conftest)
+pytestmark = pytest.mark.usefixtures("gui_settings")
 
 
 @pytest.fixture(scope="module")

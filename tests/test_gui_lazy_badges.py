@@ -6,7 +6,7 @@ design's screenshot, 204k of whose items were badges)."""
 
 import pytest
 from PySide6.QtCore import QPointF
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QApplication
 
 from designer.gui.items import DETAIL_LOD, PortItem, anchor
 from designer.gui.mainwindow import MainWindow
@@ -14,10 +14,8 @@ from designer.topology.templates import rail_optimized
 from designer.topology.validation import Problem
 
 
-@pytest.fixture(autouse=True)
-def _config(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.Discard)
+#: settings in a folder of its own; a window closed with changes discards them (conftest)
+pytestmark = pytest.mark.usefixtures("gui_settings")
 
 
 @pytest.fixture

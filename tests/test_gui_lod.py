@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QImage, QPainter, QTransform
-from PySide6.QtWidgets import QApplication, QMessageBox, QStyleOptionGraphicsItem, QWidget
+from PySide6.QtWidgets import QApplication, QStyleOptionGraphicsItem, QWidget
 
 from designer.gui.cables import Cable, CableLayer
 from designer.gui.items import MEDIUM_COLOR, SELECT, SEVERITY_COLOR, UTIL_COLORS
@@ -24,10 +24,8 @@ from designer.topology.validation import Problem
 ZOOMS = (0.25, 0.5, 1.0, 2.0)
 
 
-@pytest.fixture(autouse=True)
-def _config(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.Discard)
+#: settings in a folder of its own; a window closed with changes discards them (conftest)
+pytestmark = pytest.mark.usefixtures("gui_settings")
 
 
 # ------------------------------------------------------------------ culling

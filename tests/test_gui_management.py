@@ -3,7 +3,7 @@ by default for a new design), the canvas draws its cables muted (close in, as bu
 under the utilization overlay), and the status bar counts its switches apart."""
 
 import pytest
-from PySide6.QtWidgets import QDialog, QMessageBox
+from PySide6.QtWidgets import QDialog
 
 from designer.gui.cables import MANAGEMENT, CableLayer
 from designer.gui.items import MANAGEMENT_COLOR
@@ -14,10 +14,8 @@ from designer.topology.management import management_ids
 from designer.topology.templates import leaf_spine
 
 
-@pytest.fixture(autouse=True)
-def _config(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.Discard)
+#: settings in a folder of its own; a window closed with changes discards them (conftest)
+pytestmark = pytest.mark.usefixtures("gui_settings")
 
 
 def test_the_dialog_offers_the_management_network_on_by_default(qtbot):

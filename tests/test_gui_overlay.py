@@ -4,7 +4,6 @@ the far-out picture cache), bottlenecks outlined, a legend, tooltips; ``None`` r
 import pytest
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QImage, QPainter
-from PySide6.QtWidgets import QMessageBox
 
 from designer.gui.items import BOTTLENECK, MEDIUM_COLOR, UTIL_COLORS
 from designer.gui.scene import DesignScene
@@ -14,10 +13,8 @@ from designer.topology.design import Design
 from designer.topology.model import Component, Link, Topology
 
 
-@pytest.fixture(autouse=True)
-def _config(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.Discard)
+#: settings in a folder of its own; a window closed with changes discards them (conftest)
+pytestmark = pytest.mark.usefixtures("gui_settings")
 
 
 def _design():

@@ -6,7 +6,6 @@ nothing is outlined as a bottleneck that the engine does not name."""
 
 import pytest
 from PySide6.QtCore import QPointF, Qt
-from PySide6.QtWidgets import QMessageBox
 
 from designer.engine.pipeline import run
 from designer.gui.cables import util_bin
@@ -19,10 +18,8 @@ from designer.topology.templates import rail_optimized
 TOP = len(UTIL_COLORS) - 1
 
 
-@pytest.fixture(autouse=True)
-def _config(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.Discard)
+#: settings in a folder of its own; a window closed with changes discards them (conftest)
+pytestmark = pytest.mark.usefixtures("gui_settings")
 
 
 @pytest.fixture(scope="module")

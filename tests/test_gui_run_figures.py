@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-from PySide6.QtWidgets import QMessageBox
 
 from designer.cli import main
 from designer.commands.compare import format_table
@@ -30,10 +29,8 @@ ROOT = Path(__file__).parent.parent
 EXAMPLE = ROOT / "resources" / "examples" / "example.json"
 
 
-@pytest.fixture(autouse=True)
-def _config(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.Discard)
+#: settings in a folder of its own; a window closed with changes discards them (conftest)
+pytestmark = pytest.mark.usefixtures("gui_settings")
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,6 @@ equal to a replay of the commands on the stack, and the canvas shows exactly the
 import random
 
 import pytest
-from PySide6.QtWidgets import QMessageBox
 
 from designer.gui.commands import apply_event
 from designer.gui.editor import RefusedEdit
@@ -13,10 +12,8 @@ from designer.gui.testing import open_window, random_edit
 EDITS = 2000
 
 
-@pytest.fixture(autouse=True)
-def _config(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.Discard)
+#: settings in a folder of its own; a window closed with changes discards them (conftest)
+pytestmark = pytest.mark.usefixtures("gui_settings")
 
 
 def test_random_edits_match_a_replay_of_the_stack(qtbot):

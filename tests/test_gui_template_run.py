@@ -2,17 +2,15 @@
 reaches the user whole and in the window's words (issue #14)."""
 
 import pytest
-from PySide6.QtWidgets import QDialog, QMessageBox
+from PySide6.QtWidgets import QDialog
 
 from designer.gui.messages import gui_words
 from designer.gui.testing import open_window
 from designer.gui.template_dialog import TemplateDialog
 
 
-@pytest.fixture(autouse=True)
-def _config(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.Discard)
+#: settings in a folder of its own; a window closed with changes discards them (conftest)
+pytestmark = pytest.mark.usefixtures("gui_settings")
 
 
 def _template(monkeypatch, name: str, **values) -> None:

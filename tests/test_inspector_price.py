@@ -4,7 +4,7 @@ is refused with a message."""
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLineEdit, QMessageBox
+from PySide6.QtWidgets import QLineEdit
 
 from designer.gui.inspector import parse_number, show_number
 from designer.gui.testing import open_window
@@ -12,10 +12,8 @@ from designer.services import cost
 from designer.topology import fileformat
 
 
-@pytest.fixture(autouse=True)
-def _config(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.Discard)
+#: settings in a folder of its own; a window closed with changes discards them (conftest)
+pytestmark = pytest.mark.usefixtures("gui_settings")
 
 
 def _type(qtbot, edit: QLineEdit, text: str) -> None:

@@ -7,15 +7,12 @@ import csv
 import threading
 
 import pytest
-from PySide6.QtWidgets import QMessageBox
 
 pytest.importorskip("pytestqt")
 
 
-@pytest.fixture(autouse=True)
-def _config(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.Discard)
+#: settings in a folder of its own; a window closed with changes discards them (conftest)
+pytestmark = pytest.mark.usefixtures("gui_settings")
 
 
 @pytest.fixture()

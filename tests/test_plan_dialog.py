@@ -1,7 +1,6 @@
 """Run → Plan layout dialog (designer.gui.plan_dialog), offscreen."""
 
 import pytest
-from PySide6.QtWidgets import QMessageBox
 
 from PySide6.QtWidgets import QWidget
 
@@ -14,10 +13,8 @@ from designer.topology.catalog import load_catalog
 pytest.importorskip("pytestqt")
 
 
-@pytest.fixture(autouse=True)
-def _config(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.Discard)
+#: settings in a folder of its own; a window closed with changes discards them (conftest)
+pytestmark = pytest.mark.usefixtures("gui_settings")
 
 
 def small():

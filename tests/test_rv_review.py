@@ -3,7 +3,7 @@ CLI, the app and the report, and hostile input. One test per finding, each faili
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QMessageBox
+from PySide6.QtWidgets import QLabel
 import pytest
 
 from designer.cli import main
@@ -13,10 +13,8 @@ from designer.topology.management import management_ids, switches_text
 from designer.topology.templates import rail_optimized
 
 
-@pytest.fixture(autouse=True)
-def _config(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.Discard)
+#: settings in a folder of its own; a window closed with changes discards them (conftest)
+pytestmark = pytest.mark.usefixtures("gui_settings")
 
 
 def test_management_switches_counted_apart_in_the_app_as_new_counts_them(qtbot, tmp_path, capsys):

@@ -2,16 +2,14 @@
 nvl72 template from its option specs and the design it makes runs at once."""
 
 import pytest
-from PySide6.QtWidgets import QComboBox, QDialog, QMessageBox
+from PySide6.QtWidgets import QComboBox, QDialog
 
 from designer.gui.testing import open_window
 from designer.gui.template_dialog import TemplateDialog
 
 
-@pytest.fixture(autouse=True)
-def _config(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.Discard)
+#: settings in a folder of its own; a window closed with changes discards them (conftest)
+pytestmark = pytest.mark.usefixtures("gui_settings")
 
 
 def test_nvl72_from_the_template_dialog_runs(qtbot, monkeypatch):
