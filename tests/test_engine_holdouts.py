@@ -32,7 +32,10 @@ GAP_530B = ("-14%, two parts: (1) the engine's own -7% on SC'21 Table 1's 530B r
             "difference: the engine's MFU divides the paper's own model FLOPs, 72*B*s*l*h^2*(1 + s/6h + "
             "V/12hl) = 1.482e19 per iteration (logits and the s/6h attention term included; "
             "test_530b_mfu_counts_the_papers_model_flops), so the gap is time: 42.1% and 54.2% are 50.4 s "
-            "and 39.1 s per iteration on 2,240 x 312 TFLOP/s, the engine 58.4 s and 45.6 s")
+            "and 39.1 s per iteration on 2,240 x 312 TFLOP/s, the engine 58.4 s and 45.6 s. Part (1) is one end of a trend over SC'21 Table 1, not a 530B "
+            "fault: the engine's error runs with model size, +8% (1.7B), +2% (7.5B), -3% (146B, 310B), -7% "
+            "(530B), -11% (1T), so a sourced correction would be a GEMM rate that rises with h (and a "
+            "straggler share that does not, 2.6% to 4.4%) across every row, not a 530B constant")
 
 
 #: BLOOM is inside the band since its pipeline split is expressed (embedding_in_pipeline_split):
