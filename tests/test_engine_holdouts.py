@@ -28,7 +28,14 @@ GAP_530B = ("-14%, two parts: (1) the engine's own -7% on SC'21 Table 1's 530B r
             "software gain no part of the engine tells apart (same shapes, layout, fabric): 0.93/1.07 = "
             "0.86. The parts of the prediction: compute 82%, TP all-reduces 5-6%, pipeline sends 4-5% "
             "(charged without overlap), stragglers 4%. The speed-up of selective over full recomputation "
-            "is reproduced (test_selective_recompute_gains_what_the_paper_reports)")
+            "is reproduced (test_selective_recompute_gains_what_the_paper_reports). Not a FLOP-count "
+            "difference: the engine's MFU divides the paper's own model FLOPs, 72*B*s*l*h^2*(1 + s/6h + "
+            "V/12hl) = 1.482e19 per iteration (logits and the s/6h attention term included; "
+            "test_530b_mfu_counts_the_papers_model_flops), so the gap is time: 42.1% and 54.2% are 50.4 s "
+            "and 39.1 s per iteration on 2,240 x 312 TFLOP/s, the engine 58.4 s and 45.6 s. Part (1) is one end of a trend over SC'21 Table 1, not a 530B "
+            "fault: the engine's error runs with model size, +8% (1.7B), +2% (7.5B), -3% (146B, 310B), -7% "
+            "(530B), -11% (1T), so a sourced correction would be a GEMM rate that rises with h (and a "
+            "straggler share that does not, 2.6% to 4.4%) across every row, not a 530B constant")
 
 
 #: BLOOM is inside the band since its pipeline split is expressed (embedding_in_pipeline_split):
@@ -127,6 +134,21 @@ def test_selective_recompute_gains_what_the_paper_reports():
     sel, _, _ = korthikanti("selective")
     full, _, _ = korthikanti("full")
     assert 1.15 < sel / full < 1.40
+
+
+def test_530b_mfu_counts_the_papers_model_flops():
+    """The hold-out's gap is not a different FLOP count: the engine's MFU for the 530B run divides
+    Korthikanti et al.'s model FLOPs, 72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h)) (no recomputation
+    counted; logits and the attention-score term included), written out here from the paper's
+    shape, by 2,240 GPUs x the A100's 312 TFLOP/s bf16 peak (datasheet) x the iteration time. The
+    published MFUs therefore stand for iteration times (50.4 s full, 39.1 s selective) that the
+    engine's (58.4 s, 45.6 s) are compared with directly."""
+    e = REF["korthikanti_530b"]["workload"]
+    B, s, l, h, V = e["global_batch"], e["seq_len"], e["layers"], e["hidden"], e["vocab"]
+    paper_flops = 72 * B * s * l * h ** 2 * (1 + s / (6 * h) + V / (12 * l * h))
+    for mode in ("full", "selective"):
+        mfu, published, r = korthikanti(mode)
+        assert mfu / 100 * r.gpus * 312e12 * r.iteration_time_s == pytest.approx(paper_flops, rel=1e-3)
 
 
 def test_530b_hardware_rate_is_table_1s():
